@@ -1,0 +1,33 @@
+//! chat-autoparser: read any LLM chat template, work out how the model writes
+//! reasoning, content and tool calls, and (in later stages) decode its output.
+//!
+//! The pipeline has one module per stage:
+//!
+//! - [`template`]: compile and render a chat template with transformers'
+//!   semantics ([`ChatTemplate`]);
+//! - [`analysis`]: render paired variants, diff them, and collect the markers
+//!   into an [`Analysis`].
+//!
+//! ```
+//! use chat_autoparser::{ChatTemplate, RenderRequest, TemplateConfig};
+//! use serde_json::json;
+//!
+//! let source = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}\
+//!               {% if add_generation_prompt %}<|assistant|>{% endif %}";
+//! let tmpl = ChatTemplate::new(source, &TemplateConfig::default())?;
+//! let prompt = tmpl.render(&RenderRequest {
+//!     messages: vec![json!({"role": "user", "content": "hi"})],
+//!     add_generation_prompt: true,
+//!     ..Default::default()
+//! })?;
+//! assert_eq!(prompt, "<|user|>hi\n<|assistant|>");
+//! # Ok::<(), chat_autoparser::Error>(())
+//! ```
+
+pub mod analysis;
+mod error;
+pub mod template;
+
+pub use analysis::Analysis;
+pub use error::{Error, ErrorKind, Location, Result};
+pub use template::{ChatTemplate, RenderRequest, TemplateConfig, TemplateSource};

@@ -1,0 +1,215 @@
+//! Rendering chat templates with the semantics HuggingFace transformers gives them.
+//!
+//! transformers renders `chat_template` in a jinja2 `ImmutableSandboxedEnvironment`
+//! with `trim_blocks`, `lstrip_blocks`, loop controls, a `tojson` built on Python's
+//! `json.dumps`, `raise_exception` and `strftime_now`. [`ChatTemplate`] reproduces
+//! that environment on minijinja so prompts are byte-identical to Python's.
+//!
+//! Invariants:
+//! - rendering never panics and is bounded: fuel (instructions), recursion depth
+//!   and output size come from [`Limits`]; exceeding one is an [`ErrorKind::Limit`]
+//!   error;
+//! - the same request renders to the same bytes (the clock is injectable; the
+//!   analysis pins it);
+//! - values print the way Python prints them (`True`, `None`, `{'a': 1}`).
+
+mod clock;
+mod environment;
+mod limits;
+mod pyjson;
+mod pymethods;
+mod pyrepr;
+mod source;
+
+use std::sync::Arc;
+
+use minijinja::Environment;
+use serde_json::{Map, Value as Json};
+
+use crate::error::{Error, ErrorKind, Location, Result};
+
+pub use clock::{Clock, FixedClock, SystemClock};
+pub use limits::Limits;
+pub use source::TemplateSource;
+
+/// Name under which the template is registered in its environment.
+const TEMPLATE_NAME: &str = "chat_template";
+
+/// Settings that do not change between renders of one template.
+#[derive(Clone)]
+pub struct TemplateConfig {
+    /// The tokenizer's BOS token, exposed to the template as `bos_token`.
+    pub bos_token: Option<String>,
+    /// The tokenizer's EOS token, exposed to the template as `eos_token`.
+    pub eos_token: Option<String>,
+    /// Resource bounds for every render.
+    pub limits: Limits,
+    /// Source of `strftime_now`'s time.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for TemplateConfig {
+    fn default() -> Self {
+        TemplateConfig {
+            bos_token: None,
+            eos_token: None,
+            limits: Limits::default(),
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+impl std::fmt::Debug for TemplateConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TemplateConfig")
+            .field("bos_token", &self.bos_token)
+            .field("eos_token", &self.eos_token)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One render: the conversation and the switches a chat API passes to the template.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RenderRequest {
+    /// OpenAI-format messages (`role`, `content`, `tool_calls`, `reasoning_content`, ...).
+    pub messages: Vec<Json>,
+    /// OpenAI-format tool definitions; `None` renders with `tools = None` as transformers does.
+    pub tools: Option<Vec<Json>>,
+    /// Append the assistant header so the model continues as the assistant.
+    pub add_generation_prompt: bool,
+    /// Sets the `enable_thinking` template variable when given.
+    pub enable_thinking: Option<bool>,
+    /// Further template variables (`reasoning_effort`, `builtin_tools`, ...).
+    pub extra: Map<String, Json>,
+}
+
+/// A compiled chat template, ready to render.
+pub struct ChatTemplate {
+    env: Environment<'static>,
+    source: String,
+    config: TemplateConfig,
+}
+
+impl std::fmt::Debug for ChatTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatTemplate")
+            .field("source_len", &self.source.len())
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl ChatTemplate {
+    /// Compiles `source`. A syntax error carries the line and column.
+    pub fn new(source: &str, config: &TemplateConfig) -> Result<ChatTemplate> {
+        let env = environment::build(source, config).map_err(|e| from_jinja(e, source))?;
+        Ok(ChatTemplate { env, source: source.to_owned(), config: config.clone() })
+    }
+
+    /// Compiles a template loaded with [`TemplateSource::load`], taking BOS/EOS from it.
+    pub fn from_source(source: &TemplateSource, config: &TemplateConfig) -> Result<ChatTemplate> {
+        let mut config = config.clone();
+        if config.bos_token.is_none() {
+            config.bos_token = source.bos_token.clone();
+        }
+        if config.eos_token.is_none() {
+            config.eos_token = source.eos_token.clone();
+        }
+        ChatTemplate::new(&source.template, &config)
+    }
+
+    /// The template text as given.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The configuration the template was compiled with.
+    pub fn config(&self) -> &TemplateConfig {
+        &self.config
+    }
+
+    /// Renders one request to prompt text.
+    pub fn render(&self, request: &RenderRequest) -> Result<String> {
+        let context = self.context(request);
+        let template = self
+            .env
+            .get_template(TEMPLATE_NAME)
+            .map_err(|e| from_jinja(e, &self.source))?;
+        let mut out = limits::BoundedBuffer::new(self.config.limits.max_output_bytes);
+        match template.render_captured_to(context, &mut out) {
+            Ok(_) => Ok(out.into_string()),
+            Err(_) if out.overflowed() => Err(Error::new(
+                ErrorKind::Limit,
+                format!("output exceeds {} bytes", self.config.limits.max_output_bytes),
+            )),
+            Err(e) => Err(from_jinja(e, &self.source)),
+        }
+    }
+
+    /// Names of the variables the template reads but does not define
+    /// (`messages`, `tools`, `enable_thinking`, ...), sorted.
+    pub fn variables(&self) -> Vec<String> {
+        let Ok(template) = self.env.get_template(TEMPLATE_NAME) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = template.undeclared_variables(false).into_iter().collect();
+        names.sort();
+        names
+    }
+
+    fn context(&self, request: &RenderRequest) -> minijinja::Value {
+        let mut ctx = Map::new();
+        // Caller extras first so the named fields below win on a clash.
+        for (k, v) in &request.extra {
+            ctx.insert(k.clone(), v.clone());
+        }
+        ctx.insert("messages".into(), Json::Array(request.messages.clone()));
+        ctx.insert("tools".into(), request.tools.clone().map_or(Json::Null, Json::Array));
+        ctx.insert("documents".into(), ctx.get("documents").cloned().unwrap_or(Json::Null));
+        ctx.insert("add_generation_prompt".into(), Json::Bool(request.add_generation_prompt));
+        if let Some(on) = request.enable_thinking {
+            ctx.insert("enable_thinking".into(), Json::Bool(on));
+        }
+        if let Some(bos) = &self.config.bos_token {
+            ctx.insert("bos_token".into(), Json::String(bos.clone()));
+        }
+        if let Some(eos) = &self.config.eos_token {
+            ctx.insert("eos_token".into(), Json::String(eos.clone()));
+        }
+        minijinja::Value::from(minijinja::value::Serde(ctx))
+    }
+}
+
+/// Converts a minijinja error into ours, keeping the source location.
+fn from_jinja(err: minijinja::Error, source: &str) -> Error {
+    use minijinja::ErrorKind as K;
+    let detail = err.detail().unwrap_or("").to_owned();
+    let kind = match err.kind() {
+        K::SyntaxError | K::BadEscape => ErrorKind::Syntax,
+        K::OutOfFuel => ErrorKind::Limit,
+        K::InvalidOperation if environment::is_raised(&detail) => ErrorKind::Raised,
+        _ if detail.contains("recursion") => ErrorKind::Limit,
+        _ => ErrorKind::Render,
+    };
+    let message = match kind {
+        ErrorKind::Raised => environment::raised_message(&detail).to_owned(),
+        ErrorKind::Limit if err.kind() == K::OutOfFuel => {
+            "template ran out of fuel (too many instructions)".to_owned()
+        }
+        _ if detail.is_empty() => err.kind().to_string(),
+        _ => format!("{}: {}", err.kind(), detail),
+    };
+    Error::new(kind, message).at(location(&err, source))
+}
+
+fn location(err: &minijinja::Error, source: &str) -> Option<Location> {
+    if let Some(range) = err.range() {
+        let start = range.start.min(source.len());
+        let before = source.get(..start)?;
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        return Some(Location { line, column });
+    }
+    err.line().map(|line| Location { line, column: 1 })
+}
