@@ -1,1 +1,59 @@
-fn main() {}
+//! `chat-autoparser`: the debug command line over the library.
+//!
+//! Contract (DESIGN §5): exit 0 on success, 2 on bad usage, 1 on a template or
+//! input error with a one-line message on stderr. Human output by default,
+//! `--json` for machines.
+
+mod analyze_cmd;
+
+use std::process::ExitCode;
+
+use chat_autoparser::{ChatTemplate, Error, TemplateConfig, TemplateSource};
+
+const USAGE: &str = "usage: chat-autoparser analyze TEMPLATE [--json]
+TEMPLATE is a .jinja file or a tokenizer_config.json";
+
+/// A command-line failure: bad usage (exit 2) or a library error (exit 1).
+pub enum Failure {
+    Usage(String),
+    Library(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Library(e)
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(msg)) => {
+            eprintln!("chat-autoparser: {msg}\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Library(e)) => {
+            eprintln!("chat-autoparser: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<(), Failure> {
+    match args.first().map(String::as_str) {
+        Some("analyze") => analyze_cmd::run(&args[1..]),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(Failure::Usage(format!("unknown command {other:?}"))),
+        None => Err(Failure::Usage("missing command".into())),
+    }
+}
+
+/// Loads and compiles the template named on the command line.
+pub fn load_template(path: &str) -> Result<ChatTemplate, Failure> {
+    let source = TemplateSource::load(std::path::Path::new(path))?;
+    Ok(ChatTemplate::from_source(&source, &TemplateConfig::default())?)
+}

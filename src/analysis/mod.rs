@@ -1,2 +1,296 @@
-//! placeholder
-pub struct Analysis;
+//! Differential analysis: what a template's assistant turns look like.
+//!
+//! [`analyze`] renders probe conversations (see `probe`) that differ in one
+//! thing each, cuts away what every render shares, and reads markers off the
+//! text around known needles. The result, [`Analysis`], is plain data:
+//! serializable, deterministic byte for byte, and usable without the template.
+//!
+//! Stages, one module each:
+//! - `probe`: the conversations and how the template wants them encoded;
+//! - `diff` / `markers`: splitting renders without cutting markers;
+//! - `outputs`: from full renders to "what the model writes" per variant;
+//! - `reasoning`, `content`, `tools`, `arguments`: reading each part's markers.
+//!
+//! Invariants: no code keys on a model name or on strings peculiar to one
+//! template; a variant the template refuses is recorded in
+//! [`Analysis::comparisons`] and never aborts the analysis.
+
+mod arguments;
+mod content;
+pub mod diff;
+mod json_scan;
+pub mod markers;
+mod outputs;
+mod probe;
+mod reasoning;
+mod report;
+mod tools;
+
+use serde::{Deserialize, Serialize};
+
+use crate::template::{ChatTemplate, FixedClock, TemplateConfig};
+use crate::Result;
+
+pub use report::{Comparison, ComparisonStatus};
+
+/// Version of the [`Analysis`] data layout; bumped on incompatible changes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Everything the analysis found about a template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// [`FORMAT_VERSION`] at the time of analysis.
+    pub format_version: u32,
+    /// How assistant turns begin and end.
+    pub turn: TurnFormat,
+    /// How reasoning is marked and how the generation prompt affects it.
+    pub reasoning: Reasoning,
+    /// Markers wrapped around visible content (`<response>`...), if any.
+    pub content: ContentFormat,
+    /// How tool calls are written, when the template renders them.
+    pub tools: Option<ToolFormat>,
+    /// Marker tokens a tokenizer must keep whole for the parser to see them.
+    pub preserved_tokens: Vec<String>,
+    /// Every comparison that was run, and whether the template supported it.
+    pub comparisons: Vec<Comparison>,
+    /// Template variables the template reads (generic inspection).
+    pub variables: Vec<String>,
+}
+
+/// How an assistant turn is framed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnFormat {
+    /// The generation prompt after the user turn, per thinking setting.
+    pub generation_prompt: GenerationPrompts,
+    /// Text the template writes after an assistant turn's content (`<|im_end|>\n`).
+    pub end_of_turn: String,
+    /// The first marker of `end_of_turn`: the token a model emits to stop.
+    pub stop_marker: String,
+}
+
+/// Generation prompts: the text after the user turn that opens the assistant turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GenerationPrompts {
+    /// With no thinking switch passed.
+    pub default: String,
+    /// With `enable_thinking` true, when the template reads the switch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_on: Option<String>,
+    /// With `enable_thinking` false, when the template reads the switch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_off: Option<String>,
+}
+
+/// How the model marks its reasoning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReasoningMode {
+    /// No reasoning markers found.
+    None,
+    /// `start ... end` may appear before the content.
+    Tag,
+    /// No start marker: reasoning runs from the start of the output to `end`.
+    Delimiter,
+    /// The default generation prompt opens the block; the model writes `... end`.
+    ForcedOpen,
+    /// The default generation prompt holds an empty, closed block: no reasoning.
+    ForcedClosed,
+    /// Reasoning is only rendered on turns that call tools.
+    ToolsOnly,
+}
+
+/// What a generation prompt does to the reasoning block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PromptEffect {
+    /// Nothing: the model may open a block itself.
+    None,
+    /// The prompt ends inside an opened block.
+    Opens,
+    /// The prompt contains an empty closed block.
+    Closes,
+}
+
+/// Reasoning markers and behaviour.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reasoning {
+    /// Summary under the default generation prompt.
+    pub mode: ReasoningMode,
+    /// Opening marker (`<think>`), empty for delimiter-only reasoning.
+    pub start: String,
+    /// Closing marker (`</think>`).
+    pub end: String,
+    /// Effect of the default generation prompt.
+    pub default_prompt: PromptEffect,
+    /// Effect with `enable_thinking` true, when the template reads it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_on: Option<PromptEffect>,
+    /// Effect with `enable_thinking` false, when the template reads it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_off: Option<PromptEffect>,
+    /// Reasoning is rendered only on turns with tool calls.
+    pub only_with_tool_calls: bool,
+}
+
+/// Markers around visible content.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContentFormat {
+    /// Text before the content (`<response>`, `<|channel|>final<|message|>`), raw.
+    pub start: String,
+    /// Text after the content, before the end of turn, raw.
+    pub end: String,
+}
+
+/// The family a tool-call format belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolClass {
+    /// The whole call is JSON: `{"name": "f", "arguments": {...}}`.
+    JsonNative,
+    /// Name in markers, arguments a JSON object: `<function=f>{...}</function>`.
+    TagJson,
+    /// Name and each argument in markers: `<function=f><parameter=x>1</parameter>`.
+    TagTagged,
+    /// A Python call: `f(x=1, y="a")`.
+    PythonCall,
+}
+
+/// How tool calls are written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolFormat {
+    /// The format family.
+    pub class: ToolClass,
+    /// Before the first call (`[TOOL_CALLS]`, `<tool_calls>`), raw.
+    pub section_start: String,
+    /// After the last call, raw.
+    pub section_end: String,
+    /// Before each call (`<tool_call>\n`), raw.
+    pub call_start: String,
+    /// After each call (`\n</tool_call>`), raw.
+    pub call_end: String,
+    /// Between two calls, raw.
+    pub call_separator: String,
+    /// The template renders two calls in one turn.
+    pub parallel: bool,
+    /// Where the function name is.
+    pub name: NameSlot,
+    /// How the arguments are written.
+    pub arguments: ArgumentsSlot,
+    /// Where a call id is written, if anywhere.
+    pub id: Option<IdSlot>,
+    /// Content written in the same turn appears before the calls.
+    pub content_with_calls: bool,
+    /// How the template wants tool calls in the conversation it renders.
+    pub input: ToolInput,
+}
+
+/// How the template wants tool-call history passed to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInput {
+    /// A turn with calls and no text has `content: null` (else `""`).
+    pub null_content: bool,
+    /// `arguments` is passed as an object (else as JSON text).
+    pub object_arguments: bool,
+}
+
+/// Where a tool call's name is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum NameSlot {
+    /// A string field of the call's JSON object, by key path (`["function", "name"]`).
+    JsonField { path: Vec<String> },
+    /// The name is the single key of the call's JSON object.
+    JsonKey,
+    /// Between two markers (`<function=` and `>`).
+    Tagged { prefix: String, suffix: String },
+}
+
+/// How a tool call's arguments are written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum ArgumentsSlot {
+    /// A JSON object; `path` locates it inside the call's JSON (empty: the
+    /// object follows the name's suffix); `as_string`: written as JSON text.
+    Json { path: Vec<String>, as_string: bool },
+    /// One marker-wrapped pair per argument.
+    Tagged(TaggedArguments),
+    /// Python keyword arguments: `f(a="x", b=1)`.
+    Python,
+}
+
+/// Markers of the tagged-argument format, all raw.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaggedArguments {
+    /// Before an argument's name (`<parameter=`, `<arg_key>`).
+    pub name_prefix: String,
+    /// After an argument's name (`>\n`, `</arg_key>\n`).
+    pub name_suffix: String,
+    /// Before a string value (`<arg_value>`).
+    pub value_prefix: String,
+    /// Before a non-string value when it differs from `value_prefix` (typed attributes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub typed_value_prefix: Option<String>,
+    /// After a value (`\n</parameter>`, `</arg_value>`).
+    pub value_suffix: String,
+    /// Between two arguments.
+    pub separator: String,
+    /// After the last argument, before the call's end (`\n</function>`).
+    pub end: String,
+    /// String values are written raw (else JSON-quoted).
+    pub raw_strings: bool,
+}
+
+/// Where a call id is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum IdSlot {
+    /// A field of the call's JSON object.
+    JsonField { path: Vec<String> },
+    /// Between markers, at `position` relative to the name.
+    Tagged { prefix: String, suffix: String, before_name: bool },
+}
+
+/// Analyzes a compiled template.
+///
+/// Renders use a pinned clock so the result does not depend on the date.
+pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
+    let pinned = pin_clock(template)?;
+    let template = pinned.as_ref().unwrap_or(template);
+    let mut report = report::Report::default();
+    let outputs = outputs::collect(template, &mut report)?;
+    let reasoning = reasoning::detect(&outputs, template.source(), &mut report);
+    let content = content::detect(&outputs, &reasoning, &mut report);
+    let tools = tools::detect(&outputs, &reasoning, &mut report);
+    let turn = outputs.turn_format(&mut report);
+    let preserved_tokens = report::preserved_tokens(&reasoning, &content, tools.as_ref(), &turn);
+    Ok(Analysis {
+        format_version: FORMAT_VERSION,
+        turn,
+        reasoning,
+        content,
+        tools,
+        preserved_tokens,
+        comparisons: report.finish(),
+        variables: template.variables(),
+    })
+}
+
+/// Date-stamping templates (`strftime_now`) would make the analysis depend on
+/// the day; recompile with a fixed clock when the caller's clock is not fixed.
+fn pin_clock(template: &ChatTemplate) -> Result<Option<ChatTemplate>> {
+    if !template.source().contains("strftime_now") {
+        return Ok(None);
+    }
+    let config = TemplateConfig {
+        clock: std::sync::Arc::new(FixedClock(1_735_689_600)), // 2025-01-01T00:00:00Z
+        ..template.config().clone()
+    };
+    ChatTemplate::new(template.source(), &config).map(Some)
+}
+
+impl ChatTemplate {
+    /// Runs the differential analysis on this template. See [`analyze`].
+    pub fn analyze(&self) -> Result<Analysis> {
+        analyze(self)
+    }
+}

@@ -171,12 +171,13 @@ impl ChatTemplate {
         if let Some(on) = request.enable_thinking {
             ctx.insert("enable_thinking".into(), Json::Bool(on));
         }
-        if let Some(bos) = &self.config.bos_token {
-            ctx.insert("bos_token".into(), Json::String(bos.clone()));
-        }
-        if let Some(eos) = &self.config.eos_token {
-            ctx.insert("eos_token".into(), Json::String(eos.clone()));
-        }
+        // transformers always passes the tokenizer's special tokens; a template
+        // given without a tokenizer still gets them, as empty text, so that
+        // `bos_token + ...` does not fail on an undefined value.
+        let bos = self.config.bos_token.clone().unwrap_or_default();
+        let eos = self.config.eos_token.clone().unwrap_or_default();
+        ctx.insert("bos_token".into(), Json::String(bos));
+        ctx.insert("eos_token".into(), Json::String(eos));
         minijinja::Value::from(minijinja::value::Serde(ctx))
     }
 }

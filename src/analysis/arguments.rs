@@ -1,0 +1,134 @@
+//! Tagged-argument markers (T5, T6, A1, A3).
+//!
+//! In `NAME X1 first X2 XXXX ...`, X1 is the name's suffix plus an argument's
+//! name prefix, X2 the argument's name suffix plus value prefix. The zero-arg
+//! render (`NAME Z`) shares only the name's suffix with X1; the two-arg render
+//! shows what lies between two arguments (value suffix + separator + name
+//! prefix); the integer-argument render shows whether non-string values get a
+//! different prefix (typed attributes) or are quoted.
+//!
+//! Invariant: every returned marker is text taken from a render.
+
+use super::diff::common_prefix_len;
+use super::markers;
+use super::outputs::{Outputs, Variant};
+use super::probe::{ARG, ARG2, NAME, NUM_ARG, NUM_VALUE, VALUE};
+use super::report::Report;
+use super::TaggedArguments;
+
+/// Reads the tagged-argument markers; returns the function name's suffix too.
+pub fn tagged(outputs: &Outputs, lead: &str, one: &str, after_name: usize, report: &mut Report) -> (String, TaggedArguments) {
+    let arg_at = one[after_name..].find(ARG).map_or(after_name, |i| after_name + i);
+    let value_at = one[arg_at..].find(VALUE).map_or(arg_at, |i| arg_at + i);
+    let x1 = &one[after_name..arg_at];
+    let x2 = &one[arg_at + ARG.len()..value_at];
+    let post = &one[value_at + VALUE.len()..];
+    let variant = |v| outputs.ok(v).and_then(|t| t.strip_prefix(lead));
+
+    // T5: the zero-argument render shares only the name's suffix with X1.
+    let name_suffix_len = match variant(Variant::CallNoArgs).and_then(|z| after(z, NAME)) {
+        Some(z) => {
+            report.found("T5", format!("after the name with no arguments: \"{}\"", markers::visible(z)));
+            common_prefix_len(&[x1, z])
+        }
+        None => {
+            report.default_unsupported("T5", "the zero-argument call did not render");
+            leading_markers_len(x1)
+        }
+    };
+    let name_prefix = &x1[name_suffix_len..];
+
+    // T6: between two arguments.
+    let (value_suffix, separator) = match variant(Variant::CallTwoArgs).and_then(|t| between(t, VALUE, ARG2)) {
+        Some(m) => {
+            report.found("T6", format!("between arguments: \"{}\"", markers::visible(m)));
+            let suffix_len = common_prefix_len(&[m, post]);
+            let rest = &m[suffix_len..];
+            let sep = rest.strip_suffix(name_prefix).unwrap_or(rest);
+            (&m[..suffix_len], sep)
+        }
+        None => {
+            report.default_unsupported("T6", "the two-argument call did not render");
+            (leading_text(post), "")
+        }
+    };
+    report_arg_name(outputs, report);
+
+    // A3: integers may be written with a different prefix, or quoted.
+    let (name_suffix, value_prefix) = split_pair(x2);
+    let typed_value_prefix = match variant(Variant::CallNumber).and_then(|t| between(t, NUM_ARG, &NUM_VALUE.to_string())) {
+        Some(x2n) if x2n != x2 => {
+            report.found("A3", format!("integers: \"{}\", strings: \"{}\"", markers::visible(x2n), markers::visible(x2)));
+            Some(split_pair(x2n).1.to_owned())
+        }
+        Some(_) => {
+            report.same("A3");
+            None
+        }
+        None => {
+            report.default_unsupported("A3", "the integer-argument call did not render");
+            None
+        }
+    };
+    let tagged = TaggedArguments {
+        name_prefix: name_prefix.to_owned(),
+        name_suffix: name_suffix.to_owned(),
+        value_prefix: value_prefix.to_owned(),
+        typed_value_prefix,
+        value_suffix: value_suffix.to_owned(),
+        separator: separator.to_owned(),
+        end: String::new(),
+        raw_strings: !(x2.ends_with('"') && value_suffix.starts_with('"')),
+    };
+    (x1[..name_suffix_len].to_owned(), tagged)
+}
+
+/// The text after the first `needle`.
+fn after<'a>(text: &'a str, needle: &str) -> Option<&'a str> {
+    text.find(needle).map(|i| &text[i + needle.len()..])
+}
+
+/// The text between the first `a` and the next `b` after it.
+fn between<'a>(text: &'a str, a: &str, b: &str) -> Option<&'a str> {
+    let rest = after(text, a)?;
+    rest.find(b).map(|i| &rest[..i])
+}
+
+/// Splits `</arg_key>\n<arg_value>` into the name's suffix and the value's
+/// prefix at the last marker, when the text ends in a marker preceded by more.
+fn split_pair(x2: &str) -> (&str, &str) {
+    let last = markers::tokens(x2).last().copied();
+    match last {
+        Some(m) if x2.ends_with(m) && x2.len() > m.len() && !x2[..x2.len() - m.len()].trim().is_empty() => {
+            x2.split_at(x2.len() - m.len())
+        }
+        _ => (x2, ""),
+    }
+}
+
+/// Length of the complete markers (and whitespace) at the start of `text`.
+fn leading_markers_len(text: &str) -> usize {
+    let mut i = 0;
+    loop {
+        let ws = text[i..].len() - text[i..].trim_start().len();
+        match markers::marker_at(text, i + ws) {
+            Some(r) => i = r.end,
+            None => return i + ws,
+        }
+    }
+}
+
+/// The first marker (with surrounding whitespace) of `text`, or its first line.
+fn leading_text(text: &str) -> &str {
+    let n = leading_markers_len(text);
+    if n > 0 { &text[..n] } else { text.split_inclusive('\n').next().unwrap_or("") }
+}
+
+/// A1: the argument name must be written verbatim.
+fn report_arg_name(outputs: &Outputs, report: &mut Report) {
+    match outputs.get(Variant::CallArg2) {
+        Ok(t) if t.contains(ARG2) => report.found("A1", "argument name written verbatim"),
+        Ok(_) => report.unsupported("A1", "argument name not written"),
+        Err(e) => report.unsupported("A1", e),
+    }
+}

@@ -1,0 +1,81 @@
+//! Finding JSON values inside rendered text, and paths inside JSON values.
+//!
+//! Tool calls are often JSON embedded in markers. A JSON value is recognised by
+//! parsing from each `{` or `[`; the parser reports how many bytes it used.
+
+use std::ops::Range;
+
+use serde_json::Value as Json;
+
+/// The JSON value that starts at byte `start`, with its span.
+pub fn value_at(s: &str, start: usize) -> Option<(Range<usize>, Json)> {
+    let rest = s.get(start..)?;
+    if !rest.starts_with(['{', '[']) {
+        return None;
+    }
+    let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<Json>();
+    match stream.next() {
+        Some(Ok(value)) => Some((start..start + stream.byte_offset(), value)),
+        _ => None,
+    }
+}
+
+/// Every JSON object in `s` (including nested ones), in order of start.
+pub fn objects(s: &str) -> Vec<(Range<usize>, Json)> {
+    s.char_indices()
+        .filter(|(_, c)| *c == '{')
+        .filter_map(|(i, _)| value_at(s, i))
+        .collect()
+}
+
+/// Whether `value` contains the string `needle` as a string or as a key.
+pub fn mentions(value: &Json, needle: &str) -> bool {
+    match value {
+        Json::String(s) => s == needle,
+        Json::Array(items) => items.iter().any(|v| mentions(v, needle)),
+        Json::Object(map) => map.iter().any(|(k, v)| k == needle || mentions(v, needle)),
+        _ => false,
+    }
+}
+
+/// Key path to the first value satisfying `pred` (depth-first, in key order).
+pub fn path_to(value: &Json, pred: &dyn Fn(&Json) -> bool) -> Option<Vec<String>> {
+    if pred(value) {
+        return Some(Vec::new());
+    }
+    let children: Vec<(String, &Json)> = match value {
+        Json::Object(map) => map.iter().map(|(k, v)| (k.clone(), v)).collect(),
+        Json::Array(items) => items.iter().enumerate().map(|(i, v)| (i.to_string(), v)).collect(),
+        _ => return None,
+    };
+    children.into_iter().find_map(|(key, child)| {
+        path_to(child, pred).map(|mut rest| {
+            rest.insert(0, key);
+            rest
+        })
+    })
+}
+
+/// The end of the JSON object that starts at or after `from`, with its start.
+pub fn next_object(s: &str, from: usize) -> Option<(Range<usize>, Json)> {
+    s.get(from..)?
+        .char_indices()
+        .filter(|(_, c)| *c == '{')
+        .find_map(|(i, _)| value_at(s, from + i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_embedded_objects_and_paths() {
+        let s = "[TOOL_CALLS][{\"function\": {\"name\": \"f\"}, \"id\": \"c1\"}]";
+        let objs = objects(s);
+        assert_eq!(objs.len(), 2);
+        assert_eq!(&s[objs[0].0.clone()], "{\"function\": {\"name\": \"f\"}, \"id\": \"c1\"}");
+        let path = path_to(&objs[0].1, &|v| v == "f").unwrap();
+        assert_eq!(path, vec!["function", "name"]);
+        assert!(mentions(&objs[0].1, "c1"));
+    }
+}

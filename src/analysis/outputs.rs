@@ -1,0 +1,229 @@
+//! From full renders to "what the model writes" for each probe variant.
+//!
+//! Every probe renders `user → assistant(variant)`. All of them, and the
+//! generation prompt, share the text up to the assistant turn; all variants
+//! share the end-of-turn text. Cutting both away (at marker boundaries) leaves
+//! each variant's *output*: the text a model would generate after the prompt.
+//!
+//! Invariant: `outputs[v] == render(v)[prefix_len .. len - trailer_len]` for
+//! every variant that rendered; failed variants keep their error.
+
+use serde_json::json;
+
+use super::diff::{common_prefix_len, common_suffix_len};
+use super::markers;
+use super::probe::{self, Encoding, Prober, Turn};
+use super::report::Report;
+use super::{GenerationPrompts, TurnFormat};
+use crate::template::ChatTemplate;
+use crate::{Error, Result};
+
+/// Names of the probe variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Variant {
+    Content,
+    Content2,
+    Reasoning,
+    Call,
+    CallName2,
+    CallValue2,
+    CallArg2,
+    CallTwoArgs,
+    CallNoArgs,
+    CallNumber,
+    CallId2,
+    TwoCalls,
+    ContentCall,
+    ReasoningCall,
+}
+
+impl Variant {
+    const ALL: [Variant; 14] = [
+        Variant::Content,
+        Variant::Content2,
+        Variant::Reasoning,
+        Variant::Call,
+        Variant::CallName2,
+        Variant::CallValue2,
+        Variant::CallArg2,
+        Variant::CallTwoArgs,
+        Variant::CallNoArgs,
+        Variant::CallNumber,
+        Variant::CallId2,
+        Variant::TwoCalls,
+        Variant::ContentCall,
+        Variant::ReasoningCall,
+    ];
+
+    fn is_call(self) -> bool {
+        !matches!(self, Variant::Content | Variant::Content2 | Variant::Reasoning)
+    }
+
+    fn turn(self) -> Turn {
+        use probe::*;
+        let call = |name, args, id| vec![probe::Call::new(name, args, id)];
+        let one = || json!({ARG: VALUE});
+        let (content, reasoning, calls) = match self {
+            Variant::Content => (Some(CONTENT), None, vec![]),
+            Variant::Content2 => (Some(CONTENT2), None, vec![]),
+            Variant::Reasoning => (Some(CONTENT), Some(REASONING), vec![]),
+            Variant::Call => (None, None, call(NAME, one(), ID)),
+            Variant::CallName2 => (None, None, call(NAME2, one(), ID)),
+            Variant::CallValue2 => (None, None, call(NAME, json!({ARG: VALUE2}), ID)),
+            Variant::CallArg2 => (None, None, call(NAME, json!({ARG2: VALUE}), ID)),
+            Variant::CallTwoArgs => (None, None, call(NAME, json!({ARG: VALUE, ARG2: VALUE2}), ID)),
+            Variant::CallNoArgs => (None, None, call(NAME, json!({}), ID)),
+            Variant::CallNumber => (None, None, call(NAME, json!({NUM_ARG: NUM_VALUE}), ID)),
+            Variant::CallId2 => (None, None, call(NAME, one(), ID2)),
+            // Both calls share one id, so an id written in the call's framing
+            // aligns like any other framing text (T7 varies the id on its own).
+            Variant::TwoCalls => {
+                (None, None, vec![probe::Call::new(NAME, one(), ID), probe::Call::new(NAME2, one(), ID)])
+            }
+            Variant::ContentCall => (Some(CONTENT), None, call(NAME, one(), ID)),
+            Variant::ReasoningCall => (None, Some(REASONING), call(NAME, one(), ID)),
+        };
+        Turn { content, reasoning, calls }
+    }
+}
+
+/// The outputs of every variant, plus the prompt-side facts around them.
+#[derive(Debug)]
+pub struct Outputs {
+    renders: Vec<(Variant, Result<String>)>,
+    prefix_len: usize,
+    trailer_len: usize,
+    /// Generation prompts after the user turn: default, thinking on, thinking off.
+    pub prompts: [Option<String>; 3],
+    /// How tool calls were encoded for this template, when any rendered.
+    pub encoding: Option<Encoding>,
+    /// Whether the template reads `enable_thinking`.
+    pub has_thinking_switch: bool,
+    /// Turns were closed by a second user turn (the template refuses to end on
+    /// an assistant turn).
+    pub follow_up: bool,
+}
+
+/// Renders all variants and cuts them into outputs.
+pub fn collect(template: &ChatTemplate, report: &mut Report) -> Result<Outputs> {
+    let prober = Prober::new(template);
+    let full_prompt = prober.prompt().map_err(|e| {
+        Error::new(crate::ErrorKind::Analysis, format!("template cannot render a user turn: {}", e.message()))
+            .at(e.location())
+    })?;
+    let has_switch = template.variables().iter().any(|v| v == "enable_thinking");
+    let switch = |on: bool| has_switch.then(|| prober.generation_prompt(Some(on)).ok()).flatten();
+    let prompts = [prober.generation_prompt(None).ok(), switch(true), switch(false)];
+
+    let content = Variant::Content.turn();
+    let plain = Encoding { null_content: false, object_args: true };
+    let follow_up = prober.turn(&content, plain, false).is_err() && prober.turn(&content, plain, true).is_ok();
+    let encoding = find_encoding(&prober, follow_up, report);
+    let renders: Vec<(Variant, Result<String>)> = Variant::ALL
+        .iter()
+        .filter_map(|&v| {
+            let render = match (v.is_call(), encoding) {
+                (false, _) => prober.turn(&v.turn(), plain, follow_up),
+                (true, Some(enc)) => prober.turn(&v.turn(), enc, follow_up),
+                (true, None) => return None,
+            };
+            Some((v, render))
+        })
+        .collect();
+
+    let ok: Vec<&str> = renders.iter().filter_map(|(_, r)| r.as_deref().ok()).collect();
+    let mut with_prompt = ok.clone();
+    with_prompt.push(&full_prompt);
+    // Normally the generation prompt shares everything up to the assistant turn
+    // with the history renders; if it diverges inside the user turn, the
+    // history renders alone decide.
+    let user_len = full_prompt.len() - prompts[0].as_ref().map_or(0, String::len);
+    let with_prompt_len = common_prefix_len(&with_prompt);
+    let prefix_len = if with_prompt_len >= user_len { with_prompt_len } else { common_prefix_len(&ok) };
+    let tails: Vec<&str> = ok.iter().map(|s| &s[prefix_len.min(s.len())..]).collect();
+    let trailer_len = common_suffix_len(&tails);
+    Ok(Outputs { renders, prefix_len, trailer_len, prompts, encoding, has_thinking_switch: has_switch, follow_up })
+}
+
+/// Finds how the template wants tool calls: `content` null or empty,
+/// `arguments` object or text. The first encoding whose render shows the
+/// call's name and argument value wins.
+fn find_encoding(prober: &Prober<'_>, follow_up: bool, report: &mut Report) -> Option<Encoding> {
+    let turn = Variant::Call.turn();
+    let mut last_error = String::from("tool calls are not rendered");
+    for (null_content, object_args) in [(true, true), (false, true), (true, false), (false, false)] {
+        let encoding = Encoding { null_content, object_args };
+        match prober.turn(&turn, encoding, follow_up) {
+            Ok(text) if text.contains(probe::NAME) && text.contains(probe::VALUE) => return Some(encoding),
+            Ok(text) if text.contains(probe::NAME) => last_error = "argument values are not rendered".into(),
+            Ok(_) => {}
+            Err(e) => last_error = e.to_string(),
+        }
+    }
+    report.unsupported("T1", last_error);
+    None
+}
+
+impl Outputs {
+    /// The output of `variant`, or why there is none.
+    pub fn get(&self, variant: Variant) -> std::result::Result<&str, String> {
+        match self.renders.iter().find(|(v, _)| *v == variant) {
+            Some((_, Ok(text))) => {
+                let end = text.len().saturating_sub(self.trailer_len).max(self.prefix_len.min(text.len()));
+                Ok(&text[self.prefix_len.min(text.len())..end])
+            }
+            Some((_, Err(e))) => Err(e.to_string()),
+            None => Err("tool calls are not rendered".into()),
+        }
+    }
+
+    /// The output of `variant` when it rendered.
+    pub fn ok(&self, variant: Variant) -> Option<&str> {
+        self.get(variant).ok()
+    }
+
+    /// The trailer every variant shares (the end of the turn).
+    pub fn trailer(&self) -> &str {
+        self.renders
+            .iter()
+            .find_map(|(_, r)| r.as_deref().ok())
+            .map_or("", |t| &t[t.len() - self.trailer_len.min(t.len())..])
+    }
+
+    /// Turn framing: generation prompts and end-of-turn text.
+    pub fn turn_format(&self, report: &mut Report) -> TurnFormat {
+        let end_of_turn = match self.ok(Variant::Content) {
+            Some(out) => {
+                let after = out.find(probe::CONTENT).map_or("", |i| &out[i + probe::CONTENT.len()..]);
+                format!("{after}{}", self.trailer())
+            }
+            None => self.trailer().to_owned(),
+        };
+        // Behind a follow-up user turn, only the first marker ends the assistant's turn.
+        let end_of_turn = match (self.follow_up, markers::tokens(&end_of_turn).first()) {
+            (true, Some(m)) => end_of_turn[..end_of_turn.find(m).unwrap_or(0) + m.len()].to_owned(),
+            _ => end_of_turn,
+        };
+        let stop_marker = markers::tokens(&end_of_turn).first().map_or_else(
+            || end_of_turn.trim().to_owned(),
+            |t| (*t).to_owned(),
+        );
+        match self.get(Variant::Content) {
+            Ok(_) if self.follow_up => report.found(
+                "EOT",
+                format!("\"{}\" (turn closed by a follow-up user turn: the template refuses to end on an assistant turn)", markers::visible(&end_of_turn)),
+            ),
+            Ok(_) => report.found("EOT", format!("\"{}\"", markers::visible(&end_of_turn))),
+            Err(e) => report.unsupported("EOT", e),
+        }
+        TurnFormat {
+            generation_prompt: GenerationPrompts {
+                default: self.prompts[0].clone().unwrap_or_default(),
+                thinking_on: self.prompts[1].clone(),
+                thinking_off: self.prompts[2].clone(),
+            },
+            end_of_turn,
+            stop_marker,
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! The probe conversations: one user turn followed by one assistant turn, with
+//! needles in every slot the analysis wants to find.
+//!
+//! Every variant differs from its partner in exactly one thing (a name, a value,
+//! an argument, the call count...). Needles are strings that do not occur in
+//! template scaffolding, so finding one locates the slot it fills.
+//!
+//! Invariant: a variant that the template refuses is recorded as an error, never
+//! propagated: the analysis must complete on templates that lack a branch.
+
+use serde_json::{json, Map, Value as Json};
+
+use crate::template::{ChatTemplate, RenderRequest};
+use crate::Error;
+
+/// Needles. All are ASCII, distinct, and unlikely in real scaffolding.
+pub const USER: &str = "UUUU";
+pub const CONTENT: &str = "XYZ";
+pub const CONTENT2: &str = "QQQ";
+pub const REASONING: &str = "RRRR";
+pub const NAME: &str = "foofoo";
+pub const NAME2: &str = "barbar";
+pub const ARG: &str = "first";
+pub const ARG2: &str = "second";
+pub const NUM_ARG: &str = "third";
+pub const VALUE: &str = "XXXX";
+pub const VALUE2: &str = "YYYY";
+pub const NUM_VALUE: i64 = 7777;
+pub const ID: &str = "call00001";
+pub const ID2: &str = "call99999";
+
+/// One tool call in a probe.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub name: &'static str,
+    pub args: Json,
+    pub id: &'static str,
+}
+
+impl Call {
+    pub fn new(name: &'static str, args: Json, id: &'static str) -> Call {
+        Call { name, args, id }
+    }
+}
+
+/// One assistant turn in a probe.
+#[derive(Debug, Clone, Default)]
+pub struct Turn {
+    pub content: Option<&'static str>,
+    pub reasoning: Option<&'static str>,
+    pub calls: Vec<Call>,
+}
+
+/// How this template wants tool calls fed to it, found by trial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Encoding {
+    /// Content of a tool-call turn without text: `None` or `""`.
+    pub null_content: bool,
+    /// `arguments` as a JSON object (true) or as JSON text.
+    pub object_args: bool,
+}
+
+/// The tool definitions every probe passes.
+pub fn tools() -> Vec<Json> {
+    [NAME, NAME2]
+        .iter()
+        .map(|name| {
+            json!({"type": "function", "function": {
+                "name": name,
+                "description": "Probe tool.",
+                "parameters": {"type": "object", "properties": {
+                    ARG: {"type": "string", "description": "A text."},
+                    ARG2: {"type": "string", "description": "A text."},
+                    NUM_ARG: {"type": "integer", "description": "A number."}
+                }, "required": [ARG]}
+            }})
+        })
+        .collect()
+}
+
+/// Renders probes of one template.
+pub struct Prober<'t> {
+    template: &'t ChatTemplate,
+    tools: Vec<Json>,
+    /// Template variables every render gets (e.g. a pinned `enable_thinking`).
+    pub extra: Map<String, Json>,
+}
+
+impl<'t> Prober<'t> {
+    pub fn new(template: &'t ChatTemplate) -> Prober<'t> {
+        Prober { template, tools: tools(), extra: Map::new() }
+    }
+
+    /// The generation prompt after a user turn: the text the prompt adds to
+    /// the rendered user turn (which is rendered with the same switch, since
+    /// some templates change their system text with it).
+    pub fn generation_prompt(&self, enable_thinking: Option<bool>) -> Result<String, Error> {
+        let with = self.render(vec![user()], true, enable_thinking)?;
+        let without = self.render(vec![user()], false, enable_thinking).unwrap_or_default();
+        let shared = super::diff::common_prefix_len(&[&with, &without]);
+        Ok(with[shared..].to_owned())
+    }
+
+    /// The conversation user → assistant `turn`, without a generation prompt;
+    /// with `follow_up`, a second user turn closes the assistant turn (for
+    /// templates that refuse to end on an assistant turn).
+    pub fn turn(&self, turn: &Turn, encoding: Encoding, follow_up: bool) -> Result<String, Error> {
+        let mut messages = vec![user(), assistant(turn, encoding)];
+        if follow_up {
+            messages.push(json!({"role": "user", "content": USER}));
+        }
+        self.render(messages, false, None)
+    }
+
+    /// The user turn followed by the generation prompt, in full.
+    pub fn prompt(&self) -> Result<String, Error> {
+        self.render(vec![user()], true, None)
+    }
+
+    fn render(&self, messages: Vec<Json>, add_generation_prompt: bool, enable_thinking: Option<bool>) -> Result<String, Error> {
+        self.template.render(&RenderRequest {
+            messages,
+            tools: Some(self.tools.clone()),
+            add_generation_prompt,
+            enable_thinking,
+            extra: self.extra.clone(),
+        })
+    }
+}
+
+fn user() -> Json {
+    json!({"role": "user", "content": USER})
+}
+
+fn assistant(turn: &Turn, encoding: Encoding) -> Json {
+    let mut msg = Map::new();
+    msg.insert("role".into(), "assistant".into());
+    let content = match (turn.content, turn.calls.is_empty(), encoding.null_content) {
+        (Some(text), _, _) => Json::from(text),
+        (None, false, true) => Json::Null,
+        (None, _, _) => Json::from(""),
+    };
+    msg.insert("content".into(), content);
+    if let Some(reasoning) = turn.reasoning {
+        msg.insert("reasoning_content".into(), reasoning.into());
+    }
+    if !turn.calls.is_empty() {
+        let calls: Vec<Json> = turn.calls.iter().map(|c| call_json(c, encoding)).collect();
+        msg.insert("tool_calls".into(), Json::Array(calls));
+    }
+    Json::Object(msg)
+}
+
+fn call_json(call: &Call, encoding: Encoding) -> Json {
+    let arguments = if encoding.object_args {
+        call.args.clone()
+    } else {
+        Json::String(call.args.to_string())
+    };
+    json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}})
+}

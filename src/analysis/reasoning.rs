@@ -1,0 +1,172 @@
+//! Reasoning markers (R1), the thinking switch (R2) and tools-only reasoning (R3).
+//!
+//! R1 reads the markers around the reasoning needle in a turn with reasoning
+//! and content. Templates that ignore `reasoning_content` still reveal markers
+//! through their generation prompts (an opened `<think>\n`, or an empty closed
+//! block when thinking is off): R2 reads those. A lone opening marker implies
+//! its conventional closing marker (`<x>` → `</x>`, see `markers::closing_for`).
+//!
+//! Invariant: `start` and `end` are trimmed marker text; an empty `end` means
+//! mode `None`.
+
+use super::{diff, markers};
+use super::outputs::{Outputs, Variant};
+use super::probe::REASONING;
+use super::report::Report;
+use super::{PromptEffect, Reasoning, ReasoningMode};
+
+/// Runs R1–R3 and summarises the reasoning format.
+pub fn detect(outputs: &Outputs, source: &str, report: &mut Report) -> Reasoning {
+    let from_turns = markers_from_turn(outputs, report);
+    let tails: [Option<&str>; 3] = outputs.prompts.each_ref().map(Option::as_deref);
+    let from_prompts = markers_from_prompts(&tails, source);
+    let (mut start, end) = from_turns.or(from_prompts).unwrap_or_default();
+    if start.is_empty() {
+        // The prompt may open the block that history renders share with it.
+        start = opened_by_prompt(&tails, &end).unwrap_or_default();
+    }
+    report_switch(outputs, &tails, report);
+
+    let effect = |tail: Option<&str>| tail.map(|t| prompt_effect(t, &start, &end));
+    let default_prompt = effect(tails[0]).unwrap_or(PromptEffect::None);
+    let only_with_tool_calls = tools_only(outputs, report);
+    let mode = match (end.is_empty(), only_with_tool_calls, default_prompt) {
+        (true, _, _) => ReasoningMode::None,
+        (false, true, _) => ReasoningMode::ToolsOnly,
+        (false, false, PromptEffect::Opens) => ReasoningMode::ForcedOpen,
+        (false, false, PromptEffect::Closes) => ReasoningMode::ForcedClosed,
+        (false, false, PromptEffect::None) if start.is_empty() => ReasoningMode::Delimiter,
+        _ => ReasoningMode::Tag,
+    };
+    let (thinking_on, thinking_off) = if outputs.has_thinking_switch {
+        (effect(tails[1]), effect(tails[2]))
+    } else {
+        (None, None)
+    };
+    Reasoning { mode, start, end, default_prompt, thinking_on, thinking_off, only_with_tool_calls }
+}
+
+/// R1: markers around the reasoning needle in a reasoning + content turn;
+/// for templates that render reasoning only beside tool calls, the same on a
+/// reasoning + call turn.
+fn markers_from_turn(outputs: &Outputs, report: &mut Report) -> Option<(String, String)> {
+    let read = |plain, with| match (outputs.get(plain), outputs.get(with)) {
+        (Ok(p), Ok(w)) => Ok(w.contains(REASONING).then(|| block_markers(p, w)).flatten()),
+        (Err(e), _) | (_, Err(e)) => Err(e),
+    };
+    let found = match read(Variant::Content, Variant::Reasoning) {
+        Ok(Some(pair)) => Some(pair),
+        Ok(None) => {
+            report.same("R1");
+            read(Variant::Call, Variant::ReasoningCall).ok().flatten()
+        }
+        Err(e) => {
+            report.unsupported("R1", e);
+            None
+        }
+    };
+    if let Some((start, end)) = &found {
+        report.found("R1", format!("start \"{}\", end \"{}\"", markers::visible(start), markers::visible(end)));
+    }
+    found
+}
+
+/// The reasoning markers in `with`, a render of `plain` plus reasoning.
+fn block_markers(plain: &str, with: &str) -> Option<(String, String)> {
+    let split = diff::split(plain, with);
+    let (left, right) = split.markers_first();
+    if left.trim().is_empty() {
+        if let Some(at) = right.find(REASONING) {
+            let start = right[..at].trim();
+            let end = right[at + REASONING.len()..].trim();
+            if !end.is_empty() {
+                return Some((start.to_owned(), end.to_owned()));
+            }
+        }
+    }
+    // `plain` renders an empty block too, so the markers are shared text:
+    // take the nearest marker on each side of the needle.
+    let at = with.find(REASONING)?;
+    let start = markers::tokens(&with[..at]).last().copied().unwrap_or("");
+    let end = markers::tokens(&with[at + REASONING.len()..]).first().copied()?;
+    Some((start.to_owned(), end.to_owned()))
+}
+
+/// Markers from the generation prompts: an empty closed block (`<think>` with
+/// only whitespace before its conventional closer), or a trailing opening
+/// marker whose conventional closer the template source also contains.
+fn markers_from_prompts(tails: &[Option<&str>; 3], source: &str) -> Option<(String, String)> {
+    tails.iter().flatten().find_map(|tail| {
+        let tokens = markers::tokens(tail);
+        let empty_block = tokens.windows(2).find(|pair| {
+            let (open, close) = (pair[0], pair[1]);
+            markers::closing_for(open).as_deref() == Some(close)
+                && tail.find(open).zip(tail.find(close)).is_some_and(|(o, c)| {
+                    c > o && tail[o + open.len()..c].trim().is_empty()
+                })
+        });
+        if let Some(pair) = empty_block {
+            return Some((pair[0].to_owned(), pair[1].to_owned()));
+        }
+        let open = tokens.last().filter(|open| tail.trim_end().ends_with(**open))?;
+        let close = markers::closing_for(open).filter(|c| source.contains(c.as_str()))?;
+        Some(((*open).to_owned(), close))
+    })
+}
+
+/// The opening marker a generation prompt ends with, when its conventional
+/// closer is `end`.
+fn opened_by_prompt(tails: &[Option<&str>; 3], end: &str) -> Option<String> {
+    tails.iter().flatten().find_map(|tail| {
+        let last = markers::tokens(tail).last().copied()?;
+        (tail.trim_end().ends_with(last) && markers::closing_for(last).as_deref() == Some(end))
+            .then(|| last.to_owned())
+    })
+}
+
+/// R2: how the thinking switch changes the generation prompt.
+fn report_switch(outputs: &Outputs, tails: &[Option<&str>; 3], report: &mut Report) {
+    if !outputs.has_thinking_switch {
+        report.unsupported("R2", "template does not read enable_thinking");
+        return;
+    }
+    match (tails[1], tails[2]) {
+        (Some(on), Some(off)) if on == off => report.same("R2"),
+        (Some(on), Some(off)) => report.found(
+            "R2",
+            format!("on \"{}\", off \"{}\"", markers::visible(on), markers::visible(off)),
+        ),
+        _ => report.unsupported("R2", "a generation prompt with enable_thinking failed to render"),
+    }
+}
+
+/// How a generation prompt's tail affects the reasoning block.
+fn prompt_effect(tail: &str, start: &str, end: &str) -> PromptEffect {
+    let tail = tail.trim_end();
+    if end.is_empty() {
+        return PromptEffect::None;
+    }
+    if !start.is_empty() && tail.ends_with(start) {
+        return PromptEffect::Opens;
+    }
+    if tail.contains(end) {
+        return PromptEffect::Closes;
+    }
+    PromptEffect::None
+}
+
+/// R3: reasoning rendered on a tool-call turn but not on a content turn.
+fn tools_only(outputs: &Outputs, report: &mut Report) -> bool {
+    let (Some(call), Ok(with_call)) = (outputs.ok(Variant::Call), outputs.get(Variant::ReasoningCall)) else {
+        report.default_unsupported("R3", "tool calls with reasoning did not render");
+        return false;
+    };
+    let on_calls = with_call.contains(REASONING) && !call.contains(REASONING);
+    let on_content = outputs.ok(Variant::Reasoning).is_some_and(|o| o.contains(REASONING));
+    match (on_calls, on_content) {
+        (false, _) => report.same("R3"),
+        (true, true) => report.found("R3", "reasoning rendered with content and with tool calls"),
+        (true, false) => report.found("R3", "reasoning rendered only with tool calls"),
+    }
+    on_calls && !on_content
+}

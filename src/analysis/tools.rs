@@ -1,0 +1,392 @@
+//! Tool-call format (T1–T7): where calls go, what wraps them, where the name,
+//! arguments and id are.
+//!
+//! The *core* of a call is the part that carries its data: the JSON object for
+//! JSON-native calls, or the span from the name to the end of the arguments.
+//! Aligning the cores of a one-call and a two-call output gives the framing:
+//! text before the first core = section start + call start; between the cores
+//! = call end + separator + call start; after the last core = call end +
+//! section end. Call start/end are the parts shared by those three texts.
+//!
+//! Invariant: every marker string is text copied from a render (never
+//! invented), so the parser only ever looks for text the template writes.
+
+use std::ops::Range;
+
+use serde_json::Value as Json;
+
+use super::diff::{common_prefix_len, common_suffix_len};
+use super::json_scan;
+use super::markers::{self, visible};
+use super::outputs::{Outputs, Variant};
+use super::probe::{ARG, CONTENT, ID, NAME, NAME2, VALUE};
+use super::report::Report;
+use super::{arguments, ArgumentsSlot, IdSlot, NameSlot, Reasoning, ToolClass, ToolFormat, ToolInput};
+
+/// Where the call cores are in the one-call and two-call outputs.
+struct Cores {
+    class: ToolClass,
+    one: Range<usize>,
+    two: Option<(Range<usize>, Range<usize>)>,
+}
+
+/// The framing around call cores.
+#[derive(Debug, Default)]
+struct Frame {
+    section_start: String,
+    call_start: String,
+    call_end: String,
+    separator: String,
+    section_end: String,
+    parallel: bool,
+}
+
+/// Runs the tool comparisons and reads the tool-call format.
+pub fn detect(outputs: &Outputs, reasoning: &Reasoning, report: &mut Report) -> Option<ToolFormat> {
+    let encoding = outputs.encoding?;
+    let full = match outputs.get(Variant::Call) {
+        Ok(o) => o,
+        Err(e) => {
+            report.unsupported("T1", e);
+            return None;
+        }
+    };
+    let lead = reasoning_lead(full, reasoning);
+    let one = &full[lead.len()..];
+    let two = outputs.ok(Variant::TwoCalls).and_then(|t| t.strip_prefix(lead));
+    report_two(outputs, two, report);
+    let Some(cores) = locate(one, two) else {
+        report.unsupported("T1", format!("no call structure found in \"{}\"", visible(one)));
+        return None;
+    };
+    let frame = frame(one, &cores, two);
+    let (name, arguments, call_start) = slots(outputs, lead, one, &cores, &frame, report);
+    let id = id_slot(outputs, lead, one, &cores, report);
+    report_name_and_value(outputs, report);
+    if cores.class != ToolClass::TagTagged {
+        report_argument_variants(outputs, report);
+    }
+    report.found("T1", format!("{:?} call: \"{}\"", cores.class, visible(one)));
+    let content_with_calls = outputs.ok(Variant::ContentCall).is_some_and(|o| o.contains(CONTENT));
+    let (name, call_start, id) = separate_id(name, call_start, id);
+    let mut format = ToolFormat {
+        class: cores.class,
+        section_start: frame.section_start,
+        section_end: frame.section_end,
+        call_start,
+        call_end: frame.call_end,
+        call_separator: frame.separator,
+        parallel: frame.parallel,
+        name,
+        arguments,
+        id,
+        content_with_calls,
+        input: ToolInput { null_content: encoding.null_content, object_arguments: encoding.object_args },
+    };
+    if let ArgumentsSlot::Tagged(args) = &format.arguments {
+        // The last value's suffix was counted in the call end; it belongs to the argument.
+        if let Some(rest) = format.call_end.strip_prefix(args.value_suffix.as_str()) {
+            format.call_end = rest.to_owned();
+        }
+    }
+    Some(format)
+}
+
+/// An empty reasoning block some templates write before every call.
+fn reasoning_lead<'a>(output: &'a str, reasoning: &Reasoning) -> &'a str {
+    if reasoning.end.is_empty() {
+        return "";
+    }
+    match output.find(&reasoning.end) {
+        Some(i) if output[..i].trim() == reasoning.start.trim() || output[..i].trim().is_empty() => {
+            let end = i + reasoning.end.len();
+            let ws = output[end..].len() - output[end..].trim_start().len();
+            &output[..end + ws]
+        }
+        _ => "",
+    }
+}
+
+fn report_two(outputs: &Outputs, two: Option<&str>, report: &mut Report) {
+    match (outputs.get(Variant::TwoCalls), two) {
+        (Err(e), _) => report.unsupported("T2", e),
+        (Ok(t), _) if !t.contains(NAME2) => report.unsupported("T2", "only one call of two is rendered"),
+        (Ok(_), Some(_)) => report.found("T2", "two calls rendered"),
+        (Ok(_), None) => report.unsupported("T2", "two-call output does not start like the one-call output"),
+    }
+}
+
+/// Finds the call cores and the format class.
+fn locate(one: &str, two: Option<&str>) -> Option<Cores> {
+    let two = two.filter(|t| t.contains(NAME2));
+    json_cores(one, two)
+        .or_else(|| marker_cores(one, two, ToolClass::TagJson, tag_json_end))
+        .or_else(|| marker_cores(one, two, ToolClass::PythonCall, python_end))
+        .or_else(|| marker_cores(one, two, ToolClass::TagTagged, tagged_end))
+}
+
+/// JSON-native: the outermost JSON object holding one call's name and value.
+fn json_cores(one: &str, two: Option<&str>) -> Option<Cores> {
+    let core_of = |text: &str, name: &str, other: &str| {
+        json_scan::objects(text)
+            .into_iter()
+            .filter(|(_, v)| json_scan::mentions(v, name) && !json_scan::mentions(v, other))
+            .filter(|(r, _)| text[r.clone()].contains(VALUE))
+            .min_by_key(|(r, _)| (r.start, usize::MAX - r.end))
+            .map(|(r, _)| r)
+    };
+    let one_core = core_of(one, NAME, NAME2)?;
+    let two_cores = two.and_then(|t| Some((core_of(t, NAME, NAME2)?, core_of(t, NAME2, NAME)?)));
+    Some(Cores { class: ToolClass::JsonNative, one: one_core, two: two_cores })
+}
+
+/// Marker formats: the core runs from the name to where `end_of` says.
+fn marker_cores(
+    one: &str,
+    two: Option<&str>,
+    class: ToolClass,
+    end_of: fn(&str, usize) -> Option<usize>,
+) -> Option<Cores> {
+    let core = |text: &str, name: &str| {
+        let start = text.find(name)?;
+        Some(start..end_of(text, start + name.len())?)
+    };
+    let one_core = core(one, NAME)?;
+    let two_cores = two.and_then(|t| Some((core(t, NAME)?, core(t, NAME2)?)));
+    Some(Cores { class, one: one_core, two: two_cores })
+}
+
+/// Tag + JSON: a JSON object holding the argument follows the name.
+fn tag_json_end(text: &str, after_name: usize) -> Option<usize> {
+    let (span, value) = json_scan::next_object(text, after_name)?;
+    let between = &text[after_name..span.start];
+    (value.get(ARG) == Some(&Json::from(VALUE)) && !between.contains(VALUE)).then_some(span.end)
+}
+
+/// Python call: `(` right after the name, up to the matching `)`.
+fn python_end(text: &str, after_name: usize) -> Option<usize> {
+    let rest = text.get(after_name..)?.strip_prefix('(')?;
+    if !rest.trim_start().starts_with(ARG) {
+        return None;
+    }
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut depth = 1usize;
+    for (i, c) in rest.char_indices() {
+        match (quote, c) {
+            (Some(_), _) if escaped => escaped = false,
+            (Some(_), '\\') => escaped = true,
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(after_name + 1 + i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Tagged arguments: the core ends after the first argument value.
+fn tagged_end(text: &str, after_name: usize) -> Option<usize> {
+    let arg = text.get(after_name..)?.find(ARG)? + after_name;
+    let value = text[arg..].find(VALUE)? + arg;
+    Some(value + VALUE.len())
+}
+
+/// Splits the text around cores into section and per-call framing.
+fn frame(one: &str, cores: &Cores, two: Option<&str>) -> Frame {
+    let pre = &one[..cores.one.start];
+    let post = &one[cores.one.end..];
+    let (Some(two), Some((a, b))) = (two, cores.two.as_ref()) else {
+        return Frame { call_start: pre.into(), call_end: post.into(), ..Frame::default() };
+    };
+    let inter = &two[a.end..b.start];
+    let end_len = common_prefix_len(&[inter, post]);
+    let start_len = common_suffix_len(&[&inter[end_len..], pre]);
+    Frame {
+        section_start: pre[..pre.len() - start_len].into(),
+        call_start: pre[pre.len() - start_len..].into(),
+        call_end: inter[..end_len].into(),
+        separator: inter[end_len..inter.len() - start_len].into(),
+        section_end: post[end_len..].into(),
+        parallel: true,
+    }
+}
+
+/// Reads the name and argument slots; returns them with the call start that
+/// remains once a name prefix is taken off.
+fn slots(
+    outputs: &Outputs,
+    lead: &str,
+    one: &str,
+    cores: &Cores,
+    frame: &Frame,
+    report: &mut Report,
+) -> (NameSlot, ArgumentsSlot, String) {
+    let core = &one[cores.one.clone()];
+    if cores.class == ToolClass::JsonNative {
+        let value: Json = serde_json::from_str(core).unwrap_or(Json::Null);
+        return (json_name(&value), json_arguments(&value), frame.call_start.clone());
+    }
+    let (call_start, prefix) = split_name_prefix(&frame.call_start);
+    let after_name = cores.one.start + NAME.len();
+    let (suffix, arguments) = match cores.class {
+        ToolClass::TagJson => {
+            let args_start = json_scan::next_object(one, after_name).map_or(after_name, |(r, _)| r.start);
+            (one[after_name..args_start].to_owned(), ArgumentsSlot::Json { path: vec![], as_string: false })
+        }
+        ToolClass::PythonCall => ("(".to_owned(), ArgumentsSlot::Python),
+        _ => {
+            let (suffix, tagged) = arguments::tagged(outputs, lead, one, after_name, report);
+            (suffix, ArgumentsSlot::Tagged(tagged))
+        }
+    };
+    (NameSlot::Tagged { prefix: prefix.to_owned(), suffix }, arguments, call_start.to_owned())
+}
+
+/// Splits the text before a name into the call's start and the name's prefix:
+/// an unclosed marker at the end (`<function=`), or text after the last marker
+/// (`functions.`), is the name prefix.
+fn split_name_prefix(text: &str) -> (&str, &str) {
+    let mut last_end = 0;
+    let mut i = 0;
+    while i < text.len() {
+        match markers::marker_at(text, i) {
+            Some(r) => {
+                last_end = r.end;
+                i = r.end;
+            }
+            None => i += text[i..].chars().next().map_or(1, char::len_utf8),
+        }
+    }
+    let rest = &text[last_end..];
+    let ws = rest.len() - rest.trim_start().len();
+    text.split_at(last_end + ws)
+}
+
+fn json_name(value: &Json) -> NameSlot {
+    match json_scan::path_to(value, &|v| v == NAME) {
+        Some(path) => NameSlot::JsonField { path },
+        None => NameSlot::JsonKey,
+    }
+}
+
+fn json_arguments(value: &Json) -> ArgumentsSlot {
+    let is_args = |v: &Json| v.get(ARG) == Some(&Json::from(VALUE));
+    if let Some(path) = json_scan::path_to(value, &is_args) {
+        return ArgumentsSlot::Json { path, as_string: false };
+    }
+    let is_text_args = |v: &Json| v.as_str().and_then(|s| serde_json::from_str::<Json>(s).ok()).is_some_and(|p| is_args(&p));
+    match json_scan::path_to(value, &is_text_args) {
+        Some(path) => ArgumentsSlot::Json { path, as_string: true },
+        None => ArgumentsSlot::Json { path: vec![], as_string: false },
+    }
+}
+
+/// T7: where the call id is written.
+fn id_slot(outputs: &Outputs, lead: &str, one: &str, cores: &Cores, report: &mut Report) -> Option<IdSlot> {
+    let other = outputs.ok(Variant::CallId2).and_then(|t| t.strip_prefix(lead));
+    let Some(at) = one.find(ID) else {
+        match other {
+            Some(o) if o == one => report.same("T7"),
+            Some(_) => report.unsupported("T7", "the id changes the output but is not written verbatim"),
+            None => report.default_unsupported("T7", "the call-id variant did not render"),
+        }
+        return None;
+    };
+    report.found("T7", format!("id written at byte {at} of the call output"));
+    if cores.class == ToolClass::JsonNative && cores.one.contains(&at) {
+        let value: Json = serde_json::from_str(&one[cores.one.clone()]).ok()?;
+        return json_scan::path_to(&value, &|v| v == ID).map(|path| IdSlot::JsonField { path });
+    }
+    let before = &one[..at];
+    let prefix_start = markers::tokens(before)
+        .last()
+        .and_then(|m| before.rfind(m))
+        .unwrap_or_else(|| before.rfind(char::is_whitespace).map_or(0, |i| i + 1));
+    let after = &one[at + ID.len()..];
+    let suffix_len = markers::marker_at(after, 0).map_or_else(
+        || after.find(char::is_whitespace).unwrap_or(after.len()),
+        |r| r.end,
+    );
+    Some(IdSlot::Tagged {
+        prefix: before[prefix_start..].to_owned(),
+        suffix: after[..suffix_len].to_owned(),
+        before_name: at < cores.one.start,
+    })
+}
+
+/// An id written in the framing (before the name, or between the name and
+/// the arguments) is cut out of that framing text into its own slot.
+fn separate_id(name: NameSlot, call_start: String, id: Option<IdSlot>) -> (NameSlot, String, Option<IdSlot>) {
+    let Some(IdSlot::Tagged { prefix: id_prefix, suffix: id_suffix, before_name }) = id else {
+        return (name, call_start, id);
+    };
+    let cut = |text: &str| -> Option<(String, String)> {
+        let at = text.find(ID)?;
+        let start = text[..at].rfind(id_prefix.as_str()).unwrap_or(at);
+        Some((text[..start].to_owned(), text[at + ID.len()..].to_owned()))
+    };
+    let id = |suffix: String| Some(IdSlot::Tagged { prefix: id_prefix.clone(), suffix, before_name });
+    if before_name {
+        if let Some((start, rest)) = cut(&call_start) {
+            // What follows the id up to the name stays in the name's prefix.
+            let name = match name {
+                NameSlot::Tagged { prefix, suffix } => NameSlot::Tagged { prefix: format!("{}{prefix}", rest.strip_prefix(id_suffix.as_str()).unwrap_or(&rest)), suffix },
+                other => other,
+            };
+            return (name, start, id(id_suffix.clone()));
+        }
+        if let NameSlot::Tagged { prefix, suffix } = &name {
+            if let Some((before, rest)) = cut(prefix) {
+                let name = NameSlot::Tagged { prefix: rest.strip_prefix(id_suffix.as_str()).unwrap_or(&rest).to_owned(), suffix: suffix.clone() };
+                return (name, format!("{call_start}{before}"), id(id_suffix.clone()));
+            }
+        }
+    } else if let NameSlot::Tagged { prefix, suffix } = &name {
+        if let Some((before, rest)) = cut(suffix) {
+            let name = NameSlot::Tagged { prefix: prefix.clone(), suffix: before };
+            return (name, call_start, id(if rest.is_empty() { id_suffix.clone() } else { rest }));
+        }
+    }
+    (name, call_start, id(id_suffix.clone()))
+}
+
+/// T4 (name) and A2 (value): the variants must differ only in the needle.
+fn report_name_and_value(outputs: &Outputs, report: &mut Report) {
+    let pairs = [("T4", Variant::CallName2, NAME), ("A2", Variant::CallValue2, VALUE)];
+    for (name, variant, needle) in pairs {
+        match (outputs.get(Variant::Call), outputs.get(variant)) {
+            (Ok(a), Ok(b)) if a == b => report.same(name),
+            (Ok(a), Ok(_)) => match a.find(needle) {
+                Some(at) => report.found(name, format!("written at byte {at} of the call output")),
+                None => report.unsupported(name, "needle not written"),
+            },
+            (Err(e), _) | (_, Err(e)) => report.unsupported(name, e),
+        }
+    }
+}
+
+/// T5, T6, A1, A3 for formats whose arguments are JSON or Python: the
+/// variants must render and differ from the one-argument call.
+fn report_argument_variants(outputs: &Outputs, report: &mut Report) {
+    let variants = [
+        ("T5", Variant::CallNoArgs),
+        ("T6", Variant::CallTwoArgs),
+        ("A1", Variant::CallArg2),
+        ("A3", Variant::CallNumber),
+    ];
+    for (name, variant) in variants {
+        match (outputs.get(Variant::Call), outputs.get(variant)) {
+            (Ok(a), Ok(b)) if a == b => report.same(name),
+            (Ok(_), Ok(b)) => report.found(name, format!("arguments: \"{}\"", visible(b))),
+            (Err(e), _) | (_, Err(e)) => report.unsupported(name, e),
+        }
+    }
+}
