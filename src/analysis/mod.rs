@@ -130,6 +130,9 @@ pub struct Reasoning {
     pub thinking_off: Option<PromptEffect>,
     /// Reasoning is rendered only on turns with tool calls.
     pub only_with_tool_calls: bool,
+    /// The message field the template reads reasoning from (`reasoning_content`,
+    /// `reasoning` or `thinking`).
+    pub field: String,
 }
 
 /// Markers around visible content.

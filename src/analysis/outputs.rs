@@ -154,7 +154,9 @@ fn find_encoding(prober: &Prober<'_>, follow_up: bool, report: &mut Report) -> O
     for (null_content, object_args) in [(true, true), (false, true), (true, false), (false, false)] {
         let encoding = Encoding { null_content, object_args };
         match prober.turn(&turn, encoding, follow_up) {
-            Ok(text) if text.contains(probe::NAME) && text.contains(probe::VALUE) => return Some(encoding),
+            Ok(text) if text.contains(probe::NAME) && text.contains(probe::VALUE) => {
+                return Some(prefer_printable_content(prober, &turn, encoding, &text, follow_up))
+            }
             Ok(text) if text.contains(probe::NAME) => last_error = "argument values are not rendered".into(),
             Ok(_) => {}
             Err(e) => last_error = e.to_string(),
@@ -162,6 +164,19 @@ fn find_encoding(prober: &Prober<'_>, follow_up: bool, report: &mut Report) -> O
     }
     report.unsupported("T1", last_error);
     None
+}
+
+/// `content: null` is the OpenAI convention, but a template that prints it
+/// writes the text `None` into the prompt; then `""` is the better encoding.
+fn prefer_printable_content(prober: &Prober<'_>, turn: &Turn, encoding: Encoding, text: &str, follow_up: bool) -> Encoding {
+    if !encoding.null_content {
+        return encoding;
+    }
+    let empty = Encoding { null_content: false, ..encoding };
+    match prober.turn(turn, empty, follow_up) {
+        Ok(other) if other.matches("None").count() < text.matches("None").count() => empty,
+        _ => encoding,
+    }
 }
 
 impl Outputs {

@@ -84,11 +84,34 @@ pub struct Prober<'t> {
     tools: Vec<Json>,
     /// Template variables every render gets (e.g. a pinned `enable_thinking`).
     pub extra: Map<String, Json>,
+    /// The message field that carries reasoning for this template.
+    pub reasoning_field: &'static str,
+}
+
+/// Message fields templates read reasoning from, in order of preference.
+pub const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "thinking"];
+
+/// The reasoning field a template reads: the first of [`REASONING_FIELDS`]
+/// accessed as an attribute or item in its source (generic inspection of what
+/// the template reads), else `reasoning_content`.
+pub fn reasoning_field(source: &str) -> &'static str {
+    REASONING_FIELDS
+        .into_iter()
+        .find(|field| {
+            [format!(".{field}"), format!("['{field}']"), format!("[\"{field}\"]"), format!("'{field}' in"), format!("\"{field}\" in")]
+                .iter()
+                .any(|form| source.match_indices(form.as_str()).any(|(i, _)| {
+                    // `.reasoning` must not match `.reasoning_content`.
+                    !source[i + form.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                }))
+        })
+        .unwrap_or(REASONING_FIELDS[0])
 }
 
 impl<'t> Prober<'t> {
     pub fn new(template: &'t ChatTemplate) -> Prober<'t> {
-        Prober { template, tools: tools(), extra: Map::new() }
+        let reasoning_field = reasoning_field(template.source());
+        Prober { template, tools: tools(), extra: Map::new(), reasoning_field }
     }
 
     /// The generation prompt after a user turn: the text the prompt adds to
@@ -105,7 +128,7 @@ impl<'t> Prober<'t> {
     /// with `follow_up`, a second user turn closes the assistant turn (for
     /// templates that refuse to end on an assistant turn).
     pub fn turn(&self, turn: &Turn, encoding: Encoding, follow_up: bool) -> Result<String, Error> {
-        let mut messages = vec![user(), assistant(turn, encoding)];
+        let mut messages = vec![user(), assistant(turn, encoding, self.reasoning_field)];
         if follow_up {
             messages.push(json!({"role": "user", "content": USER}));
         }
@@ -132,7 +155,7 @@ fn user() -> Json {
     json!({"role": "user", "content": USER})
 }
 
-fn assistant(turn: &Turn, encoding: Encoding) -> Json {
+fn assistant(turn: &Turn, encoding: Encoding, reasoning_field: &str) -> Json {
     let mut msg = Map::new();
     msg.insert("role".into(), "assistant".into());
     let content = match (turn.content, turn.calls.is_empty(), encoding.null_content) {
@@ -142,7 +165,7 @@ fn assistant(turn: &Turn, encoding: Encoding) -> Json {
     };
     msg.insert("content".into(), content);
     if let Some(reasoning) = turn.reasoning {
-        msg.insert("reasoning_content".into(), reasoning.into());
+        msg.insert(reasoning_field.into(), reasoning.into());
     }
     if !turn.calls.is_empty() {
         let calls: Vec<Json> = turn.calls.iter().map(|c| call_json(c, encoding)).collect();
@@ -158,4 +181,18 @@ fn call_json(call: &Call, encoding: Encoding) -> Json {
         Json::String(call.args.to_string())
     };
     json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reasoning_field;
+
+    #[test]
+    fn reasoning_field_is_the_one_the_template_reads() {
+        assert_eq!(reasoning_field("{{ message.reasoning_content }}"), "reasoning_content");
+        assert_eq!(reasoning_field("{% if message.thinking %}{{ message['thinking'] }}"), "thinking");
+        assert_eq!(reasoning_field("{{ m.reasoning_content }}{{ m.reasoning }}"), "reasoning_content");
+        assert_eq!(reasoning_field("{{ m.reasoning_effort }}"), "reasoning_content");
+        assert_eq!(reasoning_field("no reasoning"), "reasoning_content");
+    }
 }

@@ -43,7 +43,8 @@ pub fn detect(outputs: &Outputs, source: &str, report: &mut Report) -> Reasoning
     } else {
         (None, None)
     };
-    Reasoning { mode, start, end, default_prompt, thinking_on, thinking_off, only_with_tool_calls }
+    let field = super::probe::reasoning_field(source).to_owned();
+    Reasoning { mode, start, end, default_prompt, thinking_on, thinking_off, only_with_tool_calls, field }
 }
 
 /// R1: markers around the reasoning needle in a reasoning + content turn;
