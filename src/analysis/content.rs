@@ -2,7 +2,8 @@
 //!
 //! Read from the plain content turn: whatever surrounds the content needle,
 //! except an empty reasoning block the template writes on every turn (that
-//! belongs to reasoning). Whitespace-only wrappers are scaffolding, not markers.
+//! belongs to reasoning) and the end-of-turn marker. Whitespace-only wrappers
+//! are scaffolding, not markers.
 
 use super::markers::visible;
 use super::outputs::{Outputs, Variant};
@@ -11,7 +12,7 @@ use super::probe::CONTENT;
 use super::{ContentFormat, Reasoning};
 
 /// Reads the content wrappers.
-pub fn detect(outputs: &Outputs, reasoning: &Reasoning, report: &mut Report) -> ContentFormat {
+pub fn detect(outputs: &Outputs, reasoning: &Reasoning, stop_marker: &str, report: &mut Report) -> ContentFormat {
     let out = match outputs.get(Variant::Content) {
         Ok(out) => out,
         Err(e) => {
@@ -29,7 +30,13 @@ pub fn detect(outputs: &Outputs, reasoning: &Reasoning, report: &mut Report) -> 
             start = &start[i + reasoning.end.len()..];
         }
     }
-    let end = &out[at + CONTENT.len()..];
+    let mut end = &out[at + CONTENT.len()..];
+    // The turn's own end marker is not a content wrapper.
+    if !stop_marker.is_empty() {
+        if let Some(i) = end.find(stop_marker) {
+            end = &end[..i];
+        }
+    }
     let keep = |s: &str| if s.trim().is_empty() { String::new() } else { s.to_owned() };
     let format = ContentFormat { start: keep(start), end: keep(end) };
     match format.start.is_empty() && format.end.is_empty() {

@@ -55,6 +55,10 @@ pub struct Analysis {
     pub comparisons: Vec<Comparison>,
     /// Template variables the template reads (generic inspection).
     pub variables: Vec<String>,
+    /// Caller variables the template needs but does not default; the analysis
+    /// rendered with them set to empty text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assumed_empty: Vec<String>,
 }
 
 /// How an assistant turn is framed.
@@ -262,9 +266,9 @@ pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
     let mut report = report::Report::default();
     let outputs = outputs::collect(template, &mut report)?;
     let reasoning = reasoning::detect(&outputs, template.source(), &mut report);
-    let content = content::detect(&outputs, &reasoning, &mut report);
-    let tools = tools::detect(&outputs, &reasoning, &mut report);
     let turn = outputs.turn_format(&mut report);
+    let content = content::detect(&outputs, &reasoning, &turn.stop_marker, &mut report);
+    let tools = tools::detect(&outputs, &reasoning, &mut report);
     let preserved_tokens = report::preserved_tokens(&reasoning, &content, tools.as_ref(), &turn);
     Ok(Analysis {
         format_version: FORMAT_VERSION,
@@ -275,6 +279,7 @@ pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
         preserved_tokens,
         comparisons: report.finish(),
         variables: template.variables(),
+        assumed_empty: outputs.assumed_empty.clone(),
     })
 }
 

@@ -102,15 +102,25 @@ pub struct Outputs {
     /// Turns were closed by a second user turn (the template refuses to end on
     /// an assistant turn).
     pub follow_up: bool,
+    /// Caller variables that had to be set to empty text for the template to render.
+    pub assumed_empty: Vec<String>,
 }
 
 /// Renders all variants and cuts them into outputs.
 pub fn collect(template: &ChatTemplate, report: &mut Report) -> Result<Outputs> {
-    let prober = Prober::new(template);
-    let full_prompt = prober.prompt().map_err(|e| {
-        Error::new(crate::ErrorKind::Analysis, format!("template cannot render a user turn: {}", e.message()))
-            .at(e.location())
-    })?;
+    let mut prober = Prober::new(template);
+    let full_prompt = match prober.prompt() {
+        Ok(prompt) => prompt,
+        Err(first) => {
+            // Some templates read caller-supplied variables (`functions`,
+            // `datetime`) without a default; probe again with them empty.
+            prober.extra = assumed_empty(template);
+            prober.prompt().map_err(|_| {
+                Error::new(crate::ErrorKind::Analysis, format!("template cannot render a user turn: {}", first.message()))
+                    .at(first.location())
+            })?
+        }
+    };
     let has_switch = template.variables().iter().any(|v| v == "enable_thinking");
     let switch = |on: bool| has_switch.then(|| prober.generation_prompt(Some(on)).ok()).flatten();
     let prompts = [prober.generation_prompt(None).ok(), switch(true), switch(false)];
@@ -142,7 +152,26 @@ pub fn collect(template: &ChatTemplate, report: &mut Report) -> Result<Outputs> 
     let prefix_len = if with_prompt_len >= user_len { with_prompt_len } else { common_prefix_len(&ok) };
     let tails: Vec<&str> = ok.iter().map(|s| &s[prefix_len.min(s.len())..]).collect();
     let trailer_len = common_suffix_len(&tails);
-    Ok(Outputs { renders, prefix_len, trailer_len, prompts, encoding, has_thinking_switch: has_switch, follow_up })
+    let assumed_empty = prober.extra.keys().cloned().collect();
+    Ok(Outputs { renders, prefix_len, trailer_len, prompts, encoding, has_thinking_switch: has_switch, follow_up, assumed_empty })
+}
+
+/// Variables the renderer always passes; everything else a template reads
+/// comes from the caller.
+const PROVIDED: &[&str] = &[
+    "messages", "tools", "documents", "add_generation_prompt", "bos_token", "eos_token",
+    "enable_thinking", "raise_exception", "strftime_now", "namespace", "range", "dict",
+    "lipsum", "cycler", "joiner", "loop", "true", "false", "none", "True", "False", "None",
+];
+
+/// Every caller-supplied variable the template reads, as empty text.
+fn assumed_empty(template: &ChatTemplate) -> serde_json::Map<String, serde_json::Value> {
+    template
+        .variables()
+        .into_iter()
+        .filter(|v| !PROVIDED.contains(&v.as_str()))
+        .map(|v| (v, serde_json::Value::String(String::new())))
+        .collect()
 }
 
 /// Finds how the template wants tool calls: `content` null or empty,
@@ -207,18 +236,19 @@ impl Outputs {
 
     /// Turn framing: generation prompts and end-of-turn text.
     pub fn turn_format(&self, report: &mut Report) -> TurnFormat {
-        let end_of_turn = match self.ok(Variant::Content) {
-            Some(out) => {
-                let after = out.find(probe::CONTENT).map_or("", |i| &out[i + probe::CONTENT.len()..]);
-                format!("{after}{}", self.trailer())
-            }
-            None => self.trailer().to_owned(),
-        };
-        // Behind a follow-up user turn, only the first marker ends the assistant's turn.
-        let end_of_turn = match (self.follow_up, markers::tokens(&end_of_turn).first()) {
-            (true, Some(m)) => end_of_turn[..end_of_turn.find(m).unwrap_or(0) + m.len()].to_owned(),
-            _ => end_of_turn,
-        };
+        // The turn ends at the first marker after the content, skipping the
+        // closer of a content wrapper (`<|END_RESPONSE|>` after
+        // `<|START_RESPONSE|>`). Only that marker (and the whitespace after
+        // it) is the turn's end: templates may append more turns after the
+        // conversation (instructions, a follow-up user turn).
+        let content_out = self.ok(Variant::Content).unwrap_or("");
+        let (before, after) = content_out.split_once(probe::CONTENT).unwrap_or(("", ""));
+        let mut source = format!("{after}{}", self.trailer());
+        let closer = markers::tokens(before).last().and_then(|open| markers::closing_for(open));
+        if let Some(rest) = closer.and_then(|c| source.trim_start().strip_prefix(c.as_str()).map(str::to_owned)) {
+            source = rest;
+        }
+        let end_of_turn = through_first_marker(&source).to_owned();
         let stop_marker = markers::tokens(&end_of_turn).first().map_or_else(
             || end_of_turn.trim().to_owned(),
             |t| (*t).to_owned(),
@@ -241,4 +271,13 @@ impl Outputs {
             stop_marker,
         }
     }
+}
+
+/// `text` up to the end of its first marker and the whitespace after it; all
+/// of `text` when it has no marker.
+fn through_first_marker(text: &str) -> &str {
+    let Some(first) = markers::tokens(text).first().copied() else { return text };
+    let end = text.find(first).map_or(text.len(), |i| i + first.len());
+    let ws = text[end..].len() - text[end..].trim_start().len();
+    &text[..end + ws]
 }
