@@ -12,17 +12,11 @@
 //!   accept a wrong marker.
 //!
 //! The expected values were decided by reading each template, not by copying
-//! the analysis output. Where the analysis is wrong for a shipped template,
-//! the wrong value is *not* frozen: the field is listed in [`KNOWN_BUGS`] with
-//! its correct value, the golden file stores that correct value, the golden
-//! comparison skips the field, and a separate `#[ignore = "analysis bug: ..."]`
-//! test asserts the correct value. When the bug is fixed, delete the entry and
-//! the `ignore`.
+//! the analysis output: a wrong value is fixed in the analysis, never frozen.
 //!
 //! Regenerating: `UPDATE_GOLDEN=1 cargo test --test analysis_golden` writes the
-//! files instead of comparing (known-bug fields are written with their correct
-//! values). Review the diff (`git diff tests/golden`) before committing: the
-//! `markers_*` tests still run and still check the key markers.
+//! files instead of comparing. Review the diff (`git diff tests/golden`) before
+//! committing: the `markers_*` tests still run and still check the key markers.
 
 use std::path::{Path, PathBuf};
 
@@ -48,33 +42,6 @@ const TEMPLATES: [&str; 8] = [
 /// Shipped templates that are tested elsewhere and need no golden analysis.
 /// (`qwen3_5-fixed` has its own fixtures T01–T17, DESIGN §6.)
 const NOT_GOLDEN: [&str; 1] = ["qwen3_5-fixed"];
-
-/// A field the analysis gets wrong for a shipped template.
-struct KnownBug {
-    template: &'static str,
-    /// JSON pointer into the serialized analysis.
-    pointer: &'static str,
-    /// What the field should hold.
-    correct: fn() -> Value,
-    /// What is wrong, for the test output.
-    reason: &'static str,
-}
-
-/// Fields not frozen in the goldens (each has an ignored test below).
-const KNOWN_BUGS: &[KnownBug] = &[
-    KnownBug {
-        template: "qwen-coder-xml",
-        pointer: "/tools/arguments/end",
-        correct: || json!("</function>\n"),
-        reason: "the function close after the last argument is never put in TaggedArguments.end",
-    },
-    KnownBug {
-        template: "qwen-coder-xml",
-        pointer: "/tools/call_end",
-        correct: || json!("</tool_call>"),
-        reason: "call_end also holds the function close \"</function>\\n\" (it belongs in arguments.end)",
-    },
-];
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -104,22 +71,12 @@ fn updating() -> bool {
     std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1")
 }
 
-fn bugs_of(name: &str) -> impl Iterator<Item = &'static KnownBug> + '_ {
-    KNOWN_BUGS.iter().filter(move |b| b.template == name)
-}
-
 /// Compares (or, with `UPDATE_GOLDEN=1`, writes) the golden analysis of `name`.
 fn check_golden(name: &str) {
     let analysis = analyze(name);
-    let mut actual = serde_json::to_value(&analysis).expect("analysis serializes");
+    let actual = serde_json::to_value(&analysis).expect("analysis serializes");
     let path = golden_path(name);
     if updating() {
-        for bug in bugs_of(name) {
-            match actual.pointer_mut(bug.pointer) {
-                Some(slot) => *slot = (bug.correct)(),
-                None => panic!("{name}: known-bug field {} is not in the analysis", bug.pointer),
-            }
-        }
         write_golden(&path, &actual);
         eprintln!("wrote {}", path.display());
         return;
@@ -132,9 +89,8 @@ fn check_golden(name: &str) {
     if let Err(e) = serde_json::from_value::<Analysis>(golden.clone()) {
         panic!("{}: not a valid Analysis: {e}", path.display());
     }
-    let skip: Vec<&str> = bugs_of(name).map(|b| b.pointer).collect();
     let mut diffs = Vec::new();
-    diff_values("", &golden, &actual, &skip, &mut diffs);
+    diff_values("", &golden, &actual, &mut diffs);
     if !diffs.is_empty() {
         panic!(
             "analysis of templates/{name}.jinja differs from {} in {} field(s):\n{}\n\
@@ -155,32 +111,26 @@ fn write_golden(path: &Path, value: &Value) {
 }
 
 /// Collects one readable line per differing leaf, as JSON pointers.
-fn diff_values(at: &str, golden: &Value, actual: &Value, skip: &[&str], out: &mut Vec<String>) {
-    if skip.contains(&at) {
-        return;
-    }
+fn diff_values(at: &str, golden: &Value, actual: &Value, out: &mut Vec<String>) {
     match (golden, actual) {
         (Value::Object(g), Value::Object(a)) => {
             for (k, gv) in g {
                 let p = format!("{at}/{}", escape_pointer(k));
                 match a.get(k) {
-                    Some(av) => diff_values(&p, gv, av, skip, out),
-                    None if !skip.contains(&p.as_str()) => out.push(format!("  {p}: golden {}, analysis has no such field", show(gv))),
-                    None => {}
+                    Some(av) => diff_values(&p, gv, av, out),
+                    None => out.push(format!("  {p}: golden {}, analysis has no such field", show(gv))),
                 }
             }
             for (k, av) in a {
                 if !g.contains_key(k) {
                     let p = format!("{at}/{}", escape_pointer(k));
-                    if !skip.contains(&p.as_str()) {
-                        out.push(format!("  {p}: new field in the analysis: {}", show(av)));
-                    }
+                    out.push(format!("  {p}: new field in the analysis: {}", show(av)));
                 }
             }
         }
         (Value::Array(g), Value::Array(a)) if g.len() == a.len() => {
             for (i, (gv, av)) in g.iter().zip(a).enumerate() {
-                diff_values(&format!("{at}/{i}"), gv, av, skip, out);
+                diff_values(&format!("{at}/{i}"), gv, av, out);
             }
         }
         _ if golden == actual => {}
@@ -274,23 +224,16 @@ fn every_shipped_template_has_a_golden() {
 }
 
 #[test]
-fn known_bugs_point_at_existing_fields() {
-    for bug in KNOWN_BUGS {
-        assert!(TEMPLATES.contains(&bug.template), "{}", bug.template);
-        let value = serde_json::to_value(analyze(bug.template)).unwrap();
-        assert!(value.pointer(bug.pointer).is_some(), "{}: {} does not exist", bug.template, bug.pointer);
-    }
-}
-
-#[test]
 fn golden_diff_reports_each_field() {
     let golden = json!({"a": {"b": "x", "c": [1, 2]}, "d": 1});
     let actual = json!({"a": {"b": "y", "c": [1, 3]}, "e": 2});
     let mut out = Vec::new();
-    diff_values("", &golden, &actual, &["/a/b"], &mut out);
+    diff_values("", &golden, &actual, &mut out);
     let text = out.join("\n");
-    assert!(!text.contains("/a/b"), "{text}");
-    assert!(text.contains("/a/c/1") && text.contains("/d") && text.contains("/e"), "{text}");
+    assert_eq!(out.len(), 4, "{text}");
+    for pointer in ["/a/b", "/a/c/1", "/d", "/e"] {
+        assert!(text.contains(pointer), "{pointer} missing from:\n{text}");
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -433,16 +376,11 @@ fn markers_qwen_coder_xml() {
 }
 
 #[test]
-#[ignore = "analysis bug: TaggedArguments.end is never filled; the function close \"</function>\\n\" lands in call_end"]
 fn qwen_coder_xml_function_close_is_arguments_end() {
     let a = analyze("qwen-coder-xml");
     let t = tools(&a);
     assert_eq!(tagged_args(t).end, "</function>\n");
     assert_eq!(t.call_end, "</tool_call>");
-    for bug in bugs_of("qwen-coder-xml") {
-        let value = serde_json::to_value(&a).unwrap();
-        assert_eq!(value.pointer(bug.pointer), Some(&(bug.correct)()), "{}: {}", bug.pointer, bug.reason);
-    }
 }
 
 // ---------------------------------------------------------------------------

@@ -83,10 +83,20 @@ pub fn detect(outputs: &Outputs, reasoning: &Reasoning, report: &mut Report) -> 
         content_with_calls,
         input: ToolInput { null_content: encoding.null_content, object_arguments: encoding.object_args },
     };
-    if let ArgumentsSlot::Tagged(args) = &format.arguments {
+    if let (ArgumentsSlot::Tagged(args), NameSlot::Tagged { prefix, .. }) = (&mut format.arguments, &format.name) {
         // The last value's suffix was counted in the call end; it belongs to the argument.
         if let Some(rest) = format.call_end.strip_prefix(args.value_suffix.as_str()) {
             format.call_end = rest.to_owned();
+        }
+        // The closer of the tag the name opened (`</function>` for `<function=`) ends the arguments.
+        if let Some(close) = tag_closer(prefix) {
+            let at = format.call_end.len() - format.call_end.trim_start().len();
+            if format.call_end[at..].starts_with(&close) {
+                let end = at + close.len();
+                let end = end + format.call_end[end..].len() - format.call_end[end..].trim_start().len();
+                args.end = format.call_end[..end].to_owned();
+                format.call_end = format.call_end[end..].to_owned();
+            }
         }
     }
     Some(format)
@@ -389,4 +399,14 @@ fn report_argument_variants(outputs: &Outputs, report: &mut Report) {
             (Err(e), _) | (_, Err(e)) => report.unsupported(name, e),
         }
     }
+}
+
+/// The closing tag of the tag a name prefix opens: `<function=` → `</function>`,
+/// `<invoke name="` → `</invoke>`, `<｜DSML｜invoke name="` → `</｜DSML｜invoke>`.
+fn tag_closer(prefix: &str) -> Option<String> {
+    let open = prefix.rfind('<')?;
+    let tag = &prefix[open + 1..];
+    let word_end = tag.find(|c: char| c == '=' || c == ' ' || c == '>').unwrap_or(tag.len());
+    let word = &tag[..word_end];
+    (!word.is_empty() && !word.starts_with('/') && !prefix[open..].contains('>')).then(|| format!("</{word}>"))
 }
