@@ -20,7 +20,8 @@ pub fn detect(outputs: &Outputs, source: &str, report: &mut Report) -> Reasoning
     let from_turns = markers_from_turn(outputs, report);
     let tails: [Option<&str>; 3] = outputs.prompts.each_ref().map(Option::as_deref);
     let from_prompts = markers_from_prompts(&tails, source);
-    let (mut start, end) = from_turns.or(from_prompts).unwrap_or_default();
+    let from_history = || markers_from_history(outputs);
+    let (mut start, end) = from_turns.or(from_prompts).or_else(from_history).unwrap_or_default();
     if start.is_empty() {
         // The prompt may open the block that history renders share with it.
         start = opened_by_prompt(&tails, &end).unwrap_or_default();
@@ -93,26 +94,37 @@ fn block_markers(plain: &str, with: &str) -> Option<(String, String)> {
     Some((start.to_owned(), end.to_owned()))
 }
 
-/// Markers from the generation prompts: an empty closed block (`<think>` with
-/// only whitespace before its conventional closer), or a trailing opening
-/// marker whose conventional closer the template source also contains.
+/// Markers from the generation prompts: an empty closed block, or a trailing
+/// opening marker whose conventional closer the template source also contains.
 fn markers_from_prompts(tails: &[Option<&str>; 3], source: &str) -> Option<(String, String)> {
     tails.iter().flatten().find_map(|tail| {
-        let tokens = markers::tokens(tail);
-        let empty_block = tokens.windows(2).find(|pair| {
-            let (open, close) = (pair[0], pair[1]);
-            markers::closing_for(open).as_deref() == Some(close)
-                && tail.find(open).zip(tail.find(close)).is_some_and(|(o, c)| {
-                    c > o && tail[o + open.len()..c].trim().is_empty()
-                })
-        });
-        if let Some(pair) = empty_block {
-            return Some((pair[0].to_owned(), pair[1].to_owned()));
+        if let Some(pair) = empty_block(tail) {
+            return Some(pair);
         }
+        let tokens = markers::tokens(tail);
         let open = tokens.last().filter(|open| tail.trim_end().ends_with(**open))?;
         let close = markers::closing_for(open).filter(|c| source.contains(c.as_str()))?;
         Some(((*open).to_owned(), close))
     })
+}
+
+/// An empty closed block in `text`: a marker followed, with only whitespace
+/// between, by its conventional closer (`<think>\n\n</think>`).
+fn empty_block(text: &str) -> Option<(String, String)> {
+    let tokens = markers::tokens(text);
+    tokens.windows(2).find_map(|pair| {
+        let (open, close) = (pair[0], pair[1]);
+        let o = text.find(open)?;
+        let c = o + open.len() + text[o + open.len()..].find(close)?;
+        (markers::closing_for(open).as_deref() == Some(close) && text[o + open.len()..c].trim().is_empty())
+            .then(|| (open.to_owned(), close.to_owned()))
+    })
+}
+
+/// Markers of an empty block the template writes before content in history.
+fn markers_from_history(outputs: &Outputs) -> Option<(String, String)> {
+    let out = outputs.ok(Variant::Content)?;
+    empty_block(&out[..out.find(super::probe::CONTENT)?])
 }
 
 /// The opening marker a generation prompt ends with, when its conventional
