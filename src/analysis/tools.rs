@@ -146,7 +146,9 @@ fn json_cores(one: &str, two: Option<&str>) -> Option<Cores> {
             .map(|(r, _)| r)
     };
     let one_core = core_of(one, NAME, NAME2)?;
-    let two_cores = two.and_then(|t| Some((core_of(t, NAME, NAME2)?, core_of(t, NAME2, NAME)?)));
+    let two_cores = two
+        .and_then(|t| Some((core_of(t, NAME, NAME2)?, core_of(t, NAME2, NAME)?)))
+        .filter(|(a, b)| a.end <= b.start);
     Some(Cores { class: ToolClass::JsonNative, one: one_core, two: two_cores })
 }
 
@@ -157,12 +159,26 @@ fn marker_cores(
     class: ToolClass,
     end_of: fn(&str, usize) -> Option<usize>,
 ) -> Option<Cores> {
-    let core = |text: &str, name: &str| {
-        let start = text.find(name)?;
-        Some(start..end_of(text, start + name.len())?)
+    // The first occurrence of the name that starts a well-formed call: the
+    // name may also appear earlier (a tool list written before the calls).
+    // The first well-formed call after `from`, starting at the occurrence of
+    // the name nearest its arguments: the name may also appear earlier (a tool
+    // list, or scaffolding naming the other tool).
+    let core = |text: &str, name: &str, from: usize| {
+        let found: Vec<(usize, usize)> = text
+            .get(from..)?
+            .match_indices(name)
+            .filter_map(|(i, _)| Some((from + i, end_of(text, from + i + name.len())?)))
+            .collect();
+        let end = found.first()?.1;
+        found.iter().rev().find(|(_, e)| *e == end).map(|(start, end)| *start..*end)
     };
-    let one_core = core(one, NAME)?;
-    let two_cores = two.and_then(|t| Some((core(t, NAME)?, core(t, NAME2)?)));
+    let one_core = core(one, NAME, 0)?;
+    let two_cores = two.and_then(|t| {
+        let a = core(t, NAME, 0)?;
+        let b = core(t, NAME2, a.end)?;
+        Some((a, b))
+    });
     Some(Cores { class, one: one_core, two: two_cores })
 }
 
