@@ -3,7 +3,14 @@
 //! transformers renders `chat_template` in a jinja2 `ImmutableSandboxedEnvironment`
 //! with `trim_blocks`, `lstrip_blocks`, loop controls, a `tojson` built on Python's
 //! `json.dumps`, `raise_exception` and `strftime_now`. [`ChatTemplate`] reproduces
-//! that environment on minijinja so prompts are byte-identical to Python's.
+//! that environment on minijinja so prompts are byte-identical to Python's:
+//! `pyvalue` gives the caller's data Python's behaviour (`None` is not iterable,
+//! `d.items` is a method), `pyfilters`/`pymethods` transcribe jinja2's filters
+//! and Python's string methods, `pyrepr`/`pyjson` print like `str()` and
+//! `json.dumps`, and `rewrite` adapts the statements minijinja lacks or treats
+//! differently (`{% generation %}`, `{% set ns.x %}`, `{% raw %}`).
+//! `tests/render_fidelity.rs` checks all of it against jinja2 itself, and lists
+//! the two known divergences (Markup `+` escaping, `tojson` of a generator).
 //!
 //! Invariants:
 //! - rendering never panics and is bounded: fuel (instructions), recursion depth
@@ -16,9 +23,13 @@
 mod clock;
 mod environment;
 mod limits;
+mod namespace;
+mod pyfilters;
 mod pyjson;
 mod pymethods;
 mod pyrepr;
+mod pyvalue;
+mod rewrite;
 mod source;
 
 use std::sync::Arc;
@@ -88,6 +99,8 @@ pub struct RenderRequest {
 pub struct ChatTemplate {
     env: Environment<'static>,
     source: String,
+    /// The text minijinja compiled, and how its offsets map back to `source`.
+    rewritten: rewrite::Rewritten,
     config: TemplateConfig,
 }
 
@@ -103,8 +116,9 @@ impl std::fmt::Debug for ChatTemplate {
 impl ChatTemplate {
     /// Compiles `source`. A syntax error carries the line and column.
     pub fn new(source: &str, config: &TemplateConfig) -> Result<ChatTemplate> {
-        let env = environment::build(source, config).map_err(|e| from_jinja(e, source))?;
-        Ok(ChatTemplate { env, source: source.to_owned(), config: config.clone() })
+        let rewritten = rewrite::rewrite(source);
+        let env = environment::build(&rewritten, config).map_err(|e| from_jinja(e, source, &rewritten))?;
+        Ok(ChatTemplate { env, source: source.to_owned(), rewritten, config: config.clone() })
     }
 
     /// Compiles a template loaded with [`TemplateSource::load`], taking BOS/EOS from it.
@@ -135,7 +149,7 @@ impl ChatTemplate {
         let template = self
             .env
             .get_template(TEMPLATE_NAME)
-            .map_err(|e| from_jinja(e, &self.source))?;
+            .map_err(|e| from_jinja(e, &self.source, &self.rewritten))?;
         let mut out = limits::BoundedBuffer::new(self.config.limits.max_output_bytes);
         match template.render_captured_to(context, &mut out) {
             Ok(_) => Ok(out.into_string()),
@@ -143,7 +157,7 @@ impl ChatTemplate {
                 ErrorKind::Limit,
                 format!("output exceeds {} bytes", self.config.limits.max_output_bytes),
             )),
-            Err(e) => Err(from_jinja(e, &self.source)),
+            Err(e) => Err(from_jinja(e, &self.source, &self.rewritten)),
         }
     }
 
@@ -158,6 +172,8 @@ impl ChatTemplate {
         names
     }
 
+    /// The variables transformers passes to `render`, as Python-shaped values
+    /// (see `pyvalue`): JSON `null` becomes a `None` that cannot be iterated.
     fn context(&self, request: &RenderRequest) -> minijinja::Value {
         let mut ctx = Map::new();
         // Caller extras first so the named fields below win on a clash.
@@ -178,18 +194,23 @@ impl ChatTemplate {
         let eos = self.config.eos_token.clone().unwrap_or_default();
         ctx.insert("bos_token".into(), Json::String(bos));
         ctx.insert("eos_token".into(), Json::String(eos));
-        minijinja::Value::from(minijinja::value::Serde(ctx))
+        // The root stays a plain map: variable lookup must not see dict methods.
+        let root: std::collections::BTreeMap<String, minijinja::Value> =
+            ctx.iter().map(|(k, v)| (k.clone(), pyvalue::from_json(v))).collect();
+        minijinja::Value::from(root)
     }
 }
 
 /// Converts a minijinja error into ours, keeping the source location.
-fn from_jinja(err: minijinja::Error, source: &str) -> Error {
+fn from_jinja(err: minijinja::Error, source: &str, rewritten: &rewrite::Rewritten) -> Error {
     use minijinja::ErrorKind as K;
-    let detail = err.detail().unwrap_or("").to_owned();
+    // Our own errors may sit underneath minijinja's (a filter called by `map`).
+    let detail = innermost_detail(&err);
     let kind = match err.kind() {
         K::SyntaxError | K::BadEscape => ErrorKind::Syntax,
         K::OutOfFuel => ErrorKind::Limit,
-        K::InvalidOperation if environment::is_raised(&detail) => ErrorKind::Raised,
+        _ if environment::is_raised(&detail) => ErrorKind::Raised,
+        _ if limits::is_limit(&detail) => ErrorKind::Limit,
         _ if detail.contains("recursion") => ErrorKind::Limit,
         _ => ErrorKind::Render,
     };
@@ -198,15 +219,31 @@ fn from_jinja(err: minijinja::Error, source: &str) -> Error {
         ErrorKind::Limit if err.kind() == K::OutOfFuel => {
             "template ran out of fuel (too many instructions)".to_owned()
         }
+        ErrorKind::Limit if limits::is_limit(&detail) => detail.trim_start_matches(limits::LIMIT).to_owned(),
         _ if detail.is_empty() => err.kind().to_string(),
         _ => format!("{}: {}", err.kind(), detail),
     };
-    Error::new(kind, message).at(location(&err, source))
+    Error::new(kind, message).at(location(&err, source, rewritten))
 }
 
-fn location(err: &minijinja::Error, source: &str) -> Option<Location> {
+/// The detail of the deepest error in the chain that has one marker of ours,
+/// else the outer detail.
+fn innermost_detail(err: &minijinja::Error) -> String {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = current {
+        if let Some(detail) = e.downcast_ref::<minijinja::Error>().and_then(minijinja::Error::detail) {
+            if environment::is_raised(detail) || limits::is_limit(detail) {
+                return detail.to_owned();
+            }
+        }
+        current = e.source();
+    }
+    err.detail().unwrap_or("").to_owned()
+}
+
+fn location(err: &minijinja::Error, source: &str, rewritten: &rewrite::Rewritten) -> Option<Location> {
     if let Some(range) = err.range() {
-        let start = range.start.min(source.len());
+        let start = rewritten.original_offset(range.start).min(source.len());
         let before = source.get(..start)?;
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;

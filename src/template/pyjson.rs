@@ -3,7 +3,10 @@
 //! Differences from minijinja's builtin `tojson` that change prompts: keys keep
 //! insertion order, separators default to `", "` and `": "`, nothing is
 //! HTML-escaped, non-ASCII stays as-is unless `ensure_ascii=True`, floats print
-//! with Python's `repr`.
+//! with Python's `repr`, and what Python cannot serialize (namespaces,
+//! undefined) is an error. Generators are the exception: see `Writer::value`.
+//!
+//! Invariant: the text never exceeds the byte bound passed to [`dumps`].
 
 use std::fmt::Write;
 
@@ -11,6 +14,7 @@ use minijinja::value::{Value, ValueKind};
 use minijinja::{Error, ErrorKind};
 
 use super::pyrepr::float_repr;
+use super::{limits, pyvalue};
 
 /// The keyword arguments of `json.dumps` that templates use.
 #[derive(Debug, Clone, Default)]
@@ -26,24 +30,25 @@ pub(crate) struct Options {
 /// Python accepts an int (spaces) or a string as `indent`.
 pub(crate) fn indent_of(v: &Value) -> Option<String> {
     match v.kind() {
-        ValueKind::Number => v.as_i64().map(|n| " ".repeat(n.clamp(0, 64) as usize)),
+        // Larger indents are legal; the output bound stops them if they matter.
+        ValueKind::Number => v.as_i64().map(|n| " ".repeat(n.clamp(0, 4096) as usize)),
         ValueKind::String => v.as_str().map(str::to_owned),
         _ => None,
     }
 }
 
-/// Serializes `value` the way `json.dumps(value, **options)` would.
-pub(crate) fn dumps(value: &Value, options: &Options) -> Result<String, Error> {
+/// Serializes `value` the way `json.dumps(value, **options)` would, failing
+/// once the text would exceed `max` bytes.
+pub(crate) fn dumps(value: &Value, options: &Options, max: usize) -> Result<String, Error> {
     let (item_sep, key_sep) = match &options.separators {
         Some([item, key]) => (item.as_str(), key.as_str()),
         // Python drops the trailing space of the item separator when indenting.
         None if options.indent.is_some() => (",", ": "),
         None => (", ", ": "),
     };
-    let writer = Writer { options, item_sep, key_sep };
-    let mut out = String::new();
-    writer.value(&mut out, value, 0)?;
-    Ok(out)
+    let mut writer = Writer { options, item_sep, key_sep, out: String::new(), max };
+    writer.value(value, 0)?;
+    Ok(writer.out)
 }
 
 /// Deeper nesting than this is refused rather than risking the stack.
@@ -53,122 +58,153 @@ struct Writer<'a> {
     options: &'a Options,
     item_sep: &'a str,
     key_sep: &'a str,
+    out: String,
+    max: usize,
+}
+
+fn not_serializable(type_name: &str) -> Error {
+    Error::new(
+        ErrorKind::InvalidOperation,
+        format!("Object of type {type_name} is not JSON serializable"),
+    )
 }
 
 impl Writer<'_> {
-    fn value(&self, out: &mut String, value: &Value, depth: usize) -> Result<(), Error> {
+    fn push(&mut self, s: &str) -> Result<(), Error> {
+        if self.out.len() + s.len() > self.max {
+            return Err(limits::too_large("tojson result", self.out.len() + s.len(), self.max));
+        }
+        self.out.push_str(s);
+        Ok(())
+    }
+
+    fn value(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
         if depth > MAX_DEPTH {
             return Err(Error::new(ErrorKind::InvalidOperation, "tojson: value nested too deeply"));
         }
+        if pyvalue::is_none(value) {
+            return self.push("null");
+        }
         match value.kind() {
-            ValueKind::None => out.push_str("null"),
-            ValueKind::Undefined => {
-                return Err(Error::new(
-                    ErrorKind::InvalidOperation,
-                    "tojson: Object of type Undefined is not JSON serializable",
-                ))
-            }
-            ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
-            ValueKind::Number => self.number(out, value),
-            ValueKind::String => self.string(out, value.as_str().unwrap_or_default()),
-            ValueKind::Seq | ValueKind::Iterable => self.seq(out, value, depth)?,
-            ValueKind::Map => self.map(out, value, depth)?,
-            _ => self.string(out, &value.to_string()),
-        }
-        Ok(())
-    }
-
-    fn number(&self, out: &mut String, value: &Value) {
-        let text = value.to_string();
-        if text.contains(['.', 'e', 'E', 'n', 'N']) {
-            let f = f64::try_from(value.clone()).unwrap_or(f64::NAN);
-            out.push_str(&match float_repr(f).as_str() {
-                "nan" => "NaN".to_owned(),
-                "inf" => "Infinity".to_owned(),
-                "-inf" => "-Infinity".to_owned(),
-                other => other.to_owned(),
-            });
-        } else {
-            out.push_str(&text);
+            ValueKind::Undefined => Err(not_serializable("Undefined")),
+            ValueKind::Bool => self.push(if value.is_true() { "true" } else { "false" }),
+            ValueKind::Number => self.push(&number(value)),
+            ValueKind::String => self.string(value.as_str().unwrap_or_default()),
+            ValueKind::Seq => self.seq(value, depth),
+            // Lazy concatenations of lists are lists. Python cannot serialize a
+            // generator (`tools|map(...)|tojson` raises); llama.cpp's minja, for
+            // which some corpus templates are written, writes a list. We follow
+            // minja there so those templates stay renderable and analyzable:
+            // the one place where we render what transformers rejects.
+            ValueKind::Iterable if pyvalue::is_generator(value) || value.len().is_some() => self.seq(value, depth),
+            ValueKind::Map => self.map(value, depth),
+            _ => Err(not_serializable(pyvalue::type_name(value))),
         }
     }
 
-    fn string(&self, out: &mut String, s: &str) {
-        out.push('"');
+    fn string(&mut self, s: &str) -> Result<(), Error> {
+        let mut text = String::with_capacity(s.len() + 2);
+        text.push('"');
         for c in s.chars() {
             match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '\u{8}' => out.push_str("\\b"),
-                '\u{c}' => out.push_str("\\f"),
+                '"' => text.push_str("\\\""),
+                '\\' => text.push_str("\\\\"),
+                '\n' => text.push_str("\\n"),
+                '\r' => text.push_str("\\r"),
+                '\t' => text.push_str("\\t"),
+                '\u{8}' => text.push_str("\\b"),
+                '\u{c}' => text.push_str("\\f"),
                 c if (c as u32) < 0x20 || (self.options.ensure_ascii && !c.is_ascii()) => {
                     let mut units = [0u16; 2];
                     for unit in c.encode_utf16(&mut units) {
-                        let _ = write!(out, "\\u{unit:04x}");
+                        let _ = write!(text, "\\u{unit:04x}");
                     }
                 }
-                c => out.push(c),
+                c => text.push(c),
             }
         }
-        out.push('"');
+        text.push('"');
+        self.push(&text)
     }
 
-    fn seq(&self, out: &mut String, value: &Value, depth: usize) -> Result<(), Error> {
-        let items: Vec<Value> = value.try_iter()?.collect();
-        out.push('[');
-        for (i, item) in items.iter().enumerate() {
-            self.separator(out, i, depth + 1);
-            self.value(out, item, depth + 1)?;
+    fn seq(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
+        self.push("[")?;
+        let mut empty = true;
+        for (i, item) in value.try_iter()?.enumerate() {
+            self.separator(i, depth + 1)?;
+            self.value(&item, depth + 1)?;
+            empty = false;
         }
-        self.close(out, items.is_empty(), depth);
-        out.push(']');
-        Ok(())
+        self.close(empty, depth)?;
+        self.push("]")
     }
 
-    fn map(&self, out: &mut String, value: &Value, depth: usize) -> Result<(), Error> {
+    fn map(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
         let mut keys: Vec<Value> = value.try_iter()?.collect();
         if self.options.sort_keys {
-            keys.sort_by_key(|k| k.to_string());
+            keys.sort_by_key(key_text);
         }
-        out.push('{');
+        self.push("{")?;
         for (i, key) in keys.iter().enumerate() {
-            self.separator(out, i, depth + 1);
-            // JSON keys are strings; Python converts ints/bools/None the same way.
-            let key_text = match key.kind() {
-                ValueKind::String => key.as_str().unwrap_or_default().to_owned(),
-                ValueKind::None => "null".to_owned(),
-                ValueKind::Bool => if key.is_true() { "true" } else { "false" }.to_owned(),
-                _ => key.to_string(),
-            };
-            self.string(out, &key_text);
-            out.push_str(self.key_sep);
-            self.value(out, &value.get_item(key)?, depth + 1)?;
+            self.separator(i, depth + 1)?;
+            self.string(&key_text(key))?;
+            self.push(self.key_sep)?;
+            self.value(&value.get_item(key)?, depth + 1)?;
         }
-        self.close(out, keys.is_empty(), depth);
-        out.push('}');
-        Ok(())
+        self.close(keys.is_empty(), depth)?;
+        self.push("}")
     }
 
     /// Writes what comes before the `index`-th item at nesting `depth`.
-    fn separator(&self, out: &mut String, index: usize, depth: usize) {
+    fn separator(&mut self, index: usize, depth: usize) -> Result<(), Error> {
         if index > 0 {
-            out.push_str(self.item_sep);
+            self.push(self.item_sep)?;
         }
-        if let Some(indent) = &self.options.indent {
-            out.push('\n');
-            out.push_str(&indent.repeat(depth));
+        match &self.options.indent {
+            Some(indent) => {
+                let text = format!("\n{}", indent.repeat(depth));
+                self.push(&text)
+            }
+            None => Ok(()),
         }
     }
 
     /// Writes what comes before a closing bracket.
-    fn close(&self, out: &mut String, empty: bool, depth: usize) {
-        if let (Some(indent), false) = (&self.options.indent, empty) {
-            out.push('\n');
-            out.push_str(&indent.repeat(depth));
+    fn close(&mut self, empty: bool, depth: usize) -> Result<(), Error> {
+        match (&self.options.indent, empty) {
+            (Some(indent), false) => {
+                let text = format!("\n{}", indent.repeat(depth));
+                self.push(&text)
+            }
+            _ => Ok(()),
         }
+    }
+}
+
+/// JSON keys are strings; Python converts ints, floats, bools and None itself.
+fn key_text(key: &Value) -> String {
+    if pyvalue::is_none(key) {
+        return "null".to_owned();
+    }
+    match key.kind() {
+        ValueKind::String => key.as_str().unwrap_or_default().to_owned(),
+        ValueKind::Bool => if key.is_true() { "true" } else { "false" }.to_owned(),
+        ValueKind::Number => number(key),
+        _ => key.to_string(),
+    }
+}
+
+/// Python's JSON number text: ints as is, floats by `repr`, non-finite as JS names.
+fn number(value: &Value) -> String {
+    if value.is_integer() {
+        return value.to_string();
+    }
+    let f = f64::try_from(value.clone()).unwrap_or(f64::NAN);
+    match float_repr(f).as_str() {
+        "nan" => "NaN".to_owned(),
+        "inf" => "Infinity".to_owned(),
+        "-inf" => "-Infinity".to_owned(),
+        other => other.to_owned(),
     }
 }
 
@@ -177,7 +213,7 @@ mod tests {
     use super::*;
 
     fn dump(json: serde_json::Value, options: &Options) -> String {
-        dumps(&Value::from(minijinja::value::Serde(json)), options).unwrap()
+        dumps(&Value::from(minijinja::value::Serde(json)), options, 1 << 20).unwrap()
     }
 
     #[test]

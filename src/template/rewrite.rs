@@ -1,0 +1,360 @@
+//! Source rewrites that adapt jinja2 templates to minijinja before compiling.
+//!
+//! Two statements have no minijinja equivalent with the behaviour we need:
+//!
+//! - transformers' `{% generation %}...{% endgeneration %}` only marks assistant
+//!   spans for a token mask and never changes the text; it becomes an
+//!   always-true `{% if true %}...{% endif %}`;
+//! - `{% set ns.attr = value %}` (and the block form `{% set ns.attr %}...{% endset %}`)
+//!   become calls of our bounded namespace's setter (see [`super::namespace`]);
+//! - `{% raw %}...{% endraw %}` becomes a string literal inside an always-true
+//!   `if`, with jinja2's whitespace rules applied to the text here: jinja2 keeps
+//!   the newline after `{% raw %}` (no trim_blocks there), minijinja drops it.
+//!
+//! Invariants: only block tags are rewritten, found by a scanner that skips
+//! string literals, `{{ ... }}`, `{# ... #}` and `{% raw %}` regions, so text
+//! that merely looks like a tag is never touched; whitespace-control markers
+//! (`-`, `+`) and line breaks are preserved, so trim/lstrip behaviour and line
+//! numbers are unchanged; [`Rewritten::original_offset`] maps any offset of the
+//! rewritten text back to the source, so error columns stay exact.
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::namespace::SET_METHOD;
+
+/// Variable that receives the (empty) result of a rewritten namespace assignment.
+const SET_SINK: &str = "__chat_autoparser_ns_set";
+/// Variable that captures the body of a rewritten namespace block assignment.
+const BLOCK_SINK: &str = "__chat_autoparser_ns_block";
+
+/// Rewritten template text and the way back to source offsets.
+#[derive(Debug, Clone)]
+pub(crate) struct Rewritten {
+    pub text: String,
+    /// `(offset in text, offset in source)` at the start of each piece.
+    pieces: Vec<(usize, usize, bool)>,
+}
+
+impl Rewritten {
+    /// The source offset of `offset` in the rewritten text. Offsets inside
+    /// inserted text map to the position of the statement they replace.
+    pub(crate) fn original_offset(&self, offset: usize) -> usize {
+        let i = self.pieces.partition_point(|&(new, _, _)| new <= offset).saturating_sub(1);
+        match self.pieces.get(i) {
+            Some(&(new, old, true)) => old + (offset - new),
+            Some(&(_, old, false)) => old,
+            None => offset,
+        }
+    }
+}
+
+/// Applies every rewrite to `source`.
+pub(crate) fn rewrite(source: &str) -> Rewritten {
+    let mut builder = Builder { source, text: String::new(), pieces: Vec::new(), copied_to: 0 };
+    let mut open_blocks: Vec<Option<(String, String)>> = Vec::new();
+    let mut open_raw: Option<Tag> = None;
+    for tag in tags(source) {
+        let body = &source[tag.body.clone()];
+        let keyword = body.split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap_or("");
+        match keyword {
+            "raw" => open_raw = Some(tag),
+            "endraw" => {
+                if let Some(raw) = open_raw.take() {
+                    raw_block(&mut builder, &raw, &tag);
+                }
+            }
+            "generation" | "endgeneration" => {
+                let replacement = if keyword == "generation" { "if true" } else { "endif" };
+                builder.replace(tag.body.clone(), replacement);
+            }
+            "set" => open_blocks.extend(namespace_set(&mut builder, &tag, body)),
+            "endset" => {
+                if let Some(Some((target, attr))) = open_blocks.pop() {
+                    close_namespace_block(&mut builder, &tag, &target, &attr);
+                }
+            }
+            _ => {}
+        }
+    }
+    builder.finish()
+}
+
+/// Rewrites a `set` whose target is `name.attr`. Returns, for a block `set`,
+/// what its `endset` must assign (`None` for an ordinary block set).
+fn namespace_set(builder: &mut Builder<'_>, tag: &Tag, body: &str) -> Option<Option<(String, String)>> {
+    static TARGET: OnceLock<Regex> = OnceLock::new();
+    let target = TARGET.get_or_init(|| {
+        Regex::new(r"^set\s+([A-Za-z_][A-Za-z0-9_]*)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*").expect("static regex")
+    });
+    let Some(caps) = target.captures(body) else {
+        return is_block_set(body).then_some(None);
+    };
+    let (name, attr) = (caps[1].to_owned(), caps[2].to_owned());
+    let rest = &body[caps[0].len()..];
+    let start = tag.body.start;
+    if let Some(expr) = rest.strip_prefix('=').filter(|e| !e.starts_with('=')).map(str::trim_start) {
+        // `set ns.attr = expr`: keep `expr` verbatim so its offsets map exactly.
+        let expr_start = tag.body.end - expr.len();
+        builder.replace(start..expr_start, &format!("set {SET_SINK} = {name}.{SET_METHOD}('{attr}', ("));
+        builder.insert(tag.body.end, "))");
+        return None;
+    }
+    if !(rest.is_empty() || rest.starts_with('|')) {
+        // Not valid jinja2; leave it for the compiler to report.
+        return None;
+    }
+    // Block form, possibly with filters: `set ns.attr | upper`.
+    builder.replace(start..start + caps[0].len(), &format!("set {BLOCK_SINK} "));
+    Some(Some((name, attr)))
+}
+
+/// Whether a `set` tag (not targeting a namespace) opens a block.
+fn is_block_set(body: &str) -> bool {
+    let mut depth = 0i32;
+    for c in body.chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            '=' if depth == 0 => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+/// After `{% endset %}` of a namespace block, assigns the captured text.
+fn close_namespace_block(builder: &mut Builder<'_>, tag: &Tag, name: &str, attr: &str) {
+    // The endset's closing whitespace control moves to the new tag after it.
+    let close = &builder.source[tag.close_marker.clone()];
+    let assign = format!("{{% set {SET_SINK} = {name}.{SET_METHOD}('{attr}', {BLOCK_SINK}) {close}");
+    builder.replace(tag.close_marker.clone(), "%}");
+    builder.insert(tag.end, &assign);
+}
+
+/// `{%a raw b%}TEXT{%c endraw d%}` → `{%a if true %}{{ 'TEXT' }}{% endif d%}`,
+/// with TEXT trimmed as jinja2's lexer trims it.
+fn raw_block(builder: &mut Builder<'_>, raw: &Tag, endraw: &Tag) {
+    let source = builder.source;
+    let mut text = &source[raw.end..endraw.start];
+    if source[raw.close_marker.clone()].starts_with('-') {
+        text = text.trim_start_matches(super::pymethods::is_py_space);
+    }
+    match source.as_bytes().get(endraw.start + 2) {
+        Some(b'-') => text = text.trim_end_matches(super::pymethods::is_py_space),
+        Some(b'+') => {}
+        // lstrip_blocks: spaces and tabs before the tag on its own line.
+        _ => {
+            if let Some((head, last_line)) = text.rsplit_once('\n') {
+                if last_line.chars().all(|c| c == ' ' || c == '\t') {
+                    text = &text[..head.len() + 1];
+                }
+            }
+        }
+    }
+    let literal = text.replace('\\', "\\\\").replace('\'', "\\'");
+    builder.replace(raw.body.clone(), "if true");
+    builder.replace(raw.close_marker.clone(), "%}");
+    builder.replace(raw.end..endraw.body.end, &format!("{{{{ '{literal}' }}}}{{% endif"));
+}
+
+/// Accumulates the rewritten text piece by piece, in source order.
+struct Builder<'a> {
+    source: &'a str,
+    text: String,
+    pieces: Vec<(usize, usize, bool)>,
+    copied_to: usize,
+}
+
+impl Builder<'_> {
+    fn copy_to(&mut self, end: usize) {
+        if end > self.copied_to {
+            self.pieces.push((self.text.len(), self.copied_to, true));
+            self.text.push_str(&self.source[self.copied_to..end]);
+            self.copied_to = end;
+        }
+    }
+
+    fn replace(&mut self, range: Range<usize>, with: &str) {
+        self.copy_to(range.start);
+        self.pieces.push((self.text.len(), range.start, false));
+        self.text.push_str(with);
+        self.copied_to = range.end;
+    }
+
+    fn insert(&mut self, at: usize, text: &str) {
+        self.replace(at..at, text);
+    }
+
+    fn finish(mut self) -> Rewritten {
+        self.copy_to(self.source.len());
+        Rewritten { text: self.text, pieces: self.pieces }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Scanning
+
+/// One `{% ... %}` tag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Tag {
+    /// Offset of `{%`.
+    start: usize,
+    /// Offset just past `%}`.
+    end: usize,
+    /// The statement between the delimiters, without markers and outer spaces.
+    body: Range<usize>,
+    /// The closing marker with its whitespace control: `%}`, `-%}` or `+%}`.
+    close_marker: Range<usize>,
+}
+
+/// Every block tag of `source`, skipping comments, expressions, strings and raw blocks.
+fn tags(source: &str) -> Vec<Tag> {
+    let bytes = source.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some((open, kind)) = find_opening(bytes, i) {
+        let Some(close) = (match kind {
+            b'#' => find(bytes, open + 2, b"#}").map(|c| c + 2),
+            _ => skip_code(bytes, open + 2, if kind == b'{' { b'}' } else { b'%' }),
+        }) else {
+            break;
+        };
+        i = close;
+        if kind != b'%' {
+            continue;
+        }
+        let tag = block_tag(source, open, close);
+        if &source[tag.body.clone()] == "raw" {
+            // Raw text ends at the first endraw tag, whatever it contains.
+            let Some(end) = end_of_raw(source, close) else {
+                break;
+            };
+            out.push(tag);
+            out.push(block_tag(source, end.start, end.end));
+            i = end.end;
+        } else {
+            out.push(tag);
+        }
+    }
+    out
+}
+
+/// The `{% endraw %}` tag that closes a raw block opened before `from`.
+fn end_of_raw(source: &str, from: usize) -> Option<Range<usize>> {
+    static ENDRAW: OnceLock<Regex> = OnceLock::new();
+    let endraw = ENDRAW.get_or_init(|| Regex::new(r"\{%[-+]?\s*endraw\s*[-+]?%\}").expect("static regex"));
+    endraw.find_at(source, from).map(|m| m.range())
+}
+
+/// The next `{{`, `{%` or `{#` at or after `from`, with its second byte.
+fn find_opening(bytes: &[u8], from: usize) -> Option<(usize, u8)> {
+    (from..bytes.len().saturating_sub(1))
+        .find(|&i| bytes[i] == b'{' && matches!(bytes[i + 1], b'{' | b'%' | b'#'))
+        .map(|i| (i, bytes[i + 1]))
+}
+
+fn find(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    bytes.get(from..)?.windows(needle.len()).position(|w| w == needle).map(|p| p + from)
+}
+
+/// Skips template code up to `X}` (X = `%` or `}`) outside strings and
+/// brackets; returns the offset just past it.
+fn skip_code(bytes: &[u8], mut i: usize, closer: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    while i < bytes.len() {
+        match bytes[i] {
+            quote @ (b'\'' | b'"') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' => depth = depth.saturating_sub(1),
+            b'}' if depth > 0 => depth -= 1,
+            c if c == closer && depth == 0 && bytes.get(i + 1) == Some(&b'}') => return Some(i + 2),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn block_tag(source: &str, open: usize, end: usize) -> Tag {
+    let bytes = source.as_bytes();
+    let mut start = open + 2;
+    if matches!(bytes.get(start), Some(b'-' | b'+')) {
+        start += 1;
+    }
+    let mut close = end - 2;
+    if close > start && matches!(bytes[close - 1], b'-' | b'+') {
+        close -= 1;
+    }
+    let inner = &source[start..close];
+    let lead = inner.len() - inner.trim_start().len();
+    let trail = inner.len() - inner.trim_end().len();
+    let body = (start + lead)..(close - trail).max(start + lead);
+    Tag { start: open, end, body, close_marker: close..end }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(source: &str) -> String {
+        rewrite(source).text
+    }
+
+    #[test]
+    fn generation_tags_become_if_true() {
+        assert_eq!(text("a{%- generation %}b{% endgeneration -%}c"), "a{%- if true %}b{% endif -%}c");
+        assert_eq!(text("{{ add_generation_prompt }}"), "{{ add_generation_prompt }}");
+    }
+
+    #[test]
+    fn namespace_assignments_call_the_setter() {
+        assert_eq!(
+            text("{%- set ns.x = a if b else c -%}"),
+            "{%- set __chat_autoparser_ns_set = ns.__setattr__('x', (a if b else c)) -%}"
+        );
+        assert_eq!(text("{% set x = 1 %}{% set ns.y == 1 %}"), "{% set x = 1 %}{% set ns.y == 1 %}");
+    }
+
+    #[test]
+    fn namespace_block_assignments_capture_then_call_the_setter() {
+        assert_eq!(
+            text("{% set a %}x{% endset %}{% set ns.t | trim %} y {% set b %}z{% endset %}{% endset -%}\n"),
+            "{% set a %}x{% endset %}{% set __chat_autoparser_ns_block | trim %} y {% set b %}z{% endset %}\
+             {% endset %}{% set __chat_autoparser_ns_set = ns.__setattr__('t', __chat_autoparser_ns_block) -%}\n"
+        );
+    }
+
+    #[test]
+    fn text_that_only_looks_like_a_tag_is_kept() {
+        let source = "{{ '{% set ns.x = 1 %}' }}{# {% generation %} #}{% raw %}{% set ns.x = 1 %}{% endraw %}\
+                      {% if '%}' %}{% set ns.q = {'a': {'b': '%}'}} %}{% endif %}";
+        let out = text(source);
+        assert!(out.starts_with("{{ '{% set ns.x = 1 %}' }}{# {% generation %} #}{% if true %}{{ '{% set ns.x = 1 %}' }}{% endif %}"));
+        assert!(out.ends_with("ns.__setattr__('q', ({'a': {'b': '%}'}})) %}{% endif %}"));
+    }
+
+    #[test]
+    fn raw_blocks_become_literals_trimmed_like_jinja2() {
+        assert_eq!(text("  {% raw %}\n  {{ x }}\n  {% endraw %}\n"), "  {% if true %}{{ '\n  {{ x }}\n' }}{% endif %}\n");
+        assert_eq!(text("{%- raw -%}\n 'a'\\ \n{%- endraw -%}"), "{%- if true %}{{ '\\'a\\'\\\\' }}{% endif -%}");
+        assert_eq!(text("{% raw %}x\n  {%+ endraw +%}"), "{% if true %}{{ 'x\n  ' }}{% endif +%}");
+    }
+
+    #[test]
+    fn offsets_map_back_to_the_source() {
+        let source = "{% set ns.x = 1 + %}";
+        let out = rewrite(source);
+        let plus = out.text.find('+').unwrap();
+        assert_eq!(out.original_offset(plus), source.find('+').unwrap());
+        assert_eq!(out.original_offset(0), 0);
+        assert_eq!(out.original_offset(out.text.len()), source.len());
+    }
+}
