@@ -26,6 +26,7 @@
 
 use std::path::{Path, PathBuf};
 
+use chat_autoparser::analysis::NameSlot;
 use chat_autoparser::{ChatTemplate, TemplateConfig};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngSeed};
@@ -336,11 +337,13 @@ fn second_tool_name_in_call_scaffolding() {
     let source = "{% for m in messages %}{% for tc in m.tool_calls %}barbar {{ tc.function.name }}\
                   {{ tc.function.arguments }}{% endfor %}{% endfor %}";
     assert_no_panic(source);
-    // The scaffolding `barbar ` is each call's start, not the section's.
+    // The scaffolding `barbar ` is written before each call's name (its
+    // prefix), not once before the section.
     let source = source.replace("arguments }}", "arguments | tojson }}");
     let analysis = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap().analyze().unwrap();
     let tools = analysis.tools.expect("calls are found");
-    assert_eq!((tools.section_start.as_str(), tools.call_start.as_str()), ("", "barbar "));
+    assert_eq!(tools.section_start, "");
+    assert_eq!(tools.name, NameSlot::Tagged { prefix: "barbar ".into(), suffix: String::new() });
 }
 
 /// JSON-native variant: the tool list JSON, then the turn's calls as JSON.

@@ -264,7 +264,8 @@ pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
     let pinned = pin_clock(template)?;
     let template = pinned.as_ref().unwrap_or(template);
     let mut report = report::Report::default();
-    let outputs = outputs::collect(template, &mut report)?;
+    let variables = template.variables();
+    let outputs = outputs::collect(template, &variables, &mut report)?;
     let reasoning = reasoning::detect(&outputs, template.source(), &mut report);
     let turn = outputs.turn_format(&mut report);
     let content = content::detect(&outputs, &reasoning, &turn.stop_marker, &mut report);
@@ -278,7 +279,7 @@ pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
         tools,
         preserved_tokens,
         comparisons: report.finish(),
-        variables: template.variables(),
+        variables,
         assumed_empty: outputs.assumed_empty.clone(),
     })
 }

@@ -107,21 +107,21 @@ pub struct Outputs {
 }
 
 /// Renders all variants and cuts them into outputs.
-pub fn collect(template: &ChatTemplate, report: &mut Report) -> Result<Outputs> {
+pub fn collect(template: &ChatTemplate, variables: &[String], report: &mut Report) -> Result<Outputs> {
     let mut prober = Prober::new(template);
     let full_prompt = match prober.prompt() {
         Ok(prompt) => prompt,
         Err(first) => {
             // Some templates read caller-supplied variables (`functions`,
             // `datetime`) without a default; probe again with them empty.
-            prober.extra = assumed_empty(template);
+            prober.extra = assumed_empty(variables);
             prober.prompt().map_err(|_| {
                 Error::new(crate::ErrorKind::Analysis, format!("template cannot render a user turn: {}", first.message()))
                     .at(first.location())
             })?
         }
     };
-    let has_switch = template.variables().iter().any(|v| v == "enable_thinking");
+    let has_switch = variables.iter().any(|v| v == "enable_thinking");
     let switch = |on: bool| has_switch.then(|| prober.generation_prompt(Some(on)).ok()).flatten();
     let prompts = [prober.generation_prompt(None).ok(), switch(true), switch(false)];
 
@@ -165,12 +165,11 @@ const PROVIDED: &[&str] = &[
 ];
 
 /// Every caller-supplied variable the template reads, as empty text.
-fn assumed_empty(template: &ChatTemplate) -> serde_json::Map<String, serde_json::Value> {
-    template
-        .variables()
-        .into_iter()
+fn assumed_empty(variables: &[String]) -> serde_json::Map<String, serde_json::Value> {
+    variables
+        .iter()
         .filter(|v| !PROVIDED.contains(&v.as_str()))
-        .map(|v| (v, serde_json::Value::String(String::new())))
+        .map(|v| (v.clone(), serde_json::Value::String(String::new())))
         .collect()
 }
 

@@ -8,6 +8,9 @@
 //! Invariant: a variant that the template refuses is recorded as an error, never
 //! propagated: the analysis must complete on templates that lack a branch.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use serde_json::{json, Map, Value as Json};
 
 use crate::template::{ChatTemplate, RenderRequest};
@@ -86,6 +89,8 @@ pub struct Prober<'t> {
     pub extra: Map<String, Json>,
     /// The message field that carries reasoning for this template.
     pub reasoning_field: &'static str,
+    /// Renders already made, by request.
+    cache: RefCell<HashMap<String, Result<String, Error>>>,
 }
 
 /// Message fields templates read reasoning from, in order of preference.
@@ -111,7 +116,7 @@ pub fn reasoning_field(source: &str) -> &'static str {
 impl<'t> Prober<'t> {
     pub fn new(template: &'t ChatTemplate) -> Prober<'t> {
         let reasoning_field = reasoning_field(template.source());
-        Prober { template, tools: tools(), extra: Map::new(), reasoning_field }
+        Prober { template, tools: tools(), extra: Map::new(), reasoning_field, cache: RefCell::default() }
     }
 
     /// The generation prompt after a user turn: the text the prompt adds to
@@ -140,14 +145,25 @@ impl<'t> Prober<'t> {
         self.render(vec![user()], true, None)
     }
 
+    /// Renders once per distinct request: several comparisons share renders
+    /// (the generation prompt, the one-call turn), and rendering is most of
+    /// the analysis' cost.
     fn render(&self, messages: Vec<Json>, add_generation_prompt: bool, enable_thinking: Option<bool>) -> Result<String, Error> {
-        self.template.render(&RenderRequest {
+        let key = (Json::Array(messages), add_generation_prompt, enable_thinking, Json::Object(self.extra.clone()));
+        let text_key = serde_json::to_string(&key).unwrap_or_default();
+        if let Some(hit) = self.cache.borrow().get(&text_key) {
+            return hit.clone();
+        }
+        let Json::Array(messages) = key.0 else { unreachable!("built as an array above") };
+        let result = self.template.render(&RenderRequest {
             messages,
             tools: Some(self.tools.clone()),
             add_generation_prompt,
             enable_thinking,
             extra: self.extra.clone(),
-        })
+        });
+        self.cache.borrow_mut().insert(text_key, result.clone());
+        result
     }
 }
 
