@@ -32,15 +32,23 @@ pub(super) fn raised_message(detail: &str) -> &str {
     detail.strip_prefix(RAISED).unwrap_or(detail)
 }
 
+/// transformers' whitespace handling: `trim_blocks`, `lstrip_blocks`, and
+/// jinja2's default of dropping one trailing newline.
+fn syntax() -> Result<SyntaxConfig, Error> {
+    SyntaxConfig::builder().trim_blocks(true).lstrip_blocks(true).keep_trailing_newline(false).build()
+}
+
+/// Compiles `text` alone, for its syntax error.
+pub(super) fn check_syntax(text: &str) -> Result<(), Error> {
+    let mut env = Environment::new();
+    env.set_syntax(syntax()?);
+    env.template_from_str(text).map(|_| ())
+}
+
 /// Builds the environment and compiles the rewritten `source` into it.
 pub(super) fn build(source: &Rewritten, config: &TemplateConfig) -> Result<Environment<'static>, Error> {
     let mut env = Environment::new();
-    let syntax = SyntaxConfig::builder()
-        .trim_blocks(true)
-        .lstrip_blocks(true)
-        .keep_trailing_newline(false)
-        .build()?;
-    env.set_syntax(syntax);
+    env.set_syntax(syntax()?);
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
     // Prompts are not HTML: escaping would corrupt them.
     env.set_auto_escape_callback(|_| AutoEscape::None);

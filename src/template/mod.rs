@@ -117,8 +117,11 @@ impl ChatTemplate {
     /// Compiles `source`. A syntax error carries the line and column.
     pub fn new(source: &str, config: &TemplateConfig) -> Result<ChatTemplate> {
         let rewritten = rewrite::rewrite(source);
-        let env = environment::build(&rewritten, config).map_err(|e| from_jinja(e, source, &rewritten))?;
-        Ok(ChatTemplate { env, source: source.to_owned(), rewritten, config: config.clone() })
+        match environment::build(&rewritten, config) {
+            Ok(env) => Ok(ChatTemplate { env, source: source.to_owned(), rewritten, config: config.clone() }),
+            Err(e) if e.kind() == minijinja::ErrorKind::SyntaxError => Err(syntax_error(e, source, &rewritten)),
+            Err(e) => Err(from_jinja(e, source, &rewritten)),
+        }
     }
 
     /// Compiles a template loaded with [`TemplateSource::load`], taking BOS/EOS from it.
@@ -198,6 +201,16 @@ impl ChatTemplate {
         let root: std::collections::BTreeMap<String, minijinja::Value> =
             ctx.iter().map(|(k, v)| (k.clone(), pyvalue::from_json(v))).collect();
         minijinja::Value::from(root)
+    }
+}
+
+/// A syntax error as the template's author wrote it: the error of the source
+/// without our namespace rewrite, whose inserted text would show in messages.
+fn syntax_error(err: minijinja::Error, source: &str, rewritten: &rewrite::Rewritten) -> Error {
+    let plain = rewrite::rewrite_for_diagnostics(source);
+    match environment::check_syntax(&plain.text) {
+        Err(plain_err) => from_jinja(plain_err, source, &plain),
+        Ok(()) => from_jinja(err, source, rewritten),
     }
 }
 

@@ -53,6 +53,17 @@ impl Rewritten {
 
 /// Applies every rewrite to `source`.
 pub(crate) fn rewrite(source: &str) -> Rewritten {
+    rewrite_with(source, true)
+}
+
+/// The rewrites minijinja needs to parse jinja2, without the namespace one:
+/// its syntax errors read as the template's own (no `)` we added), so a
+/// template that fails to compile is reported from this text.
+pub(crate) fn rewrite_for_diagnostics(source: &str) -> Rewritten {
+    rewrite_with(source, false)
+}
+
+fn rewrite_with(source: &str, namespaces: bool) -> Rewritten {
     let mut builder = Builder { source, text: String::new(), pieces: Vec::new(), copied_to: 0 };
     let mut open_blocks: Vec<Option<(String, String)>> = Vec::new();
     let mut open_raw: Option<Tag> = None;
@@ -70,8 +81,8 @@ pub(crate) fn rewrite(source: &str) -> Rewritten {
                 let replacement = if keyword == "generation" { "if true" } else { "endif" };
                 builder.replace(tag.body.clone(), replacement);
             }
-            "set" => open_blocks.extend(namespace_set(&mut builder, &tag, body)),
-            "endset" => {
+            "set" if namespaces => open_blocks.extend(namespace_set(&mut builder, &tag, body)),
+            "endset" if namespaces => {
                 if let Some(Some((target, attr))) = open_blocks.pop() {
                     close_namespace_block(&mut builder, &tag, &target, &attr);
                 }
