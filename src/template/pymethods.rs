@@ -200,7 +200,7 @@ pub(crate) fn replace(s: &str, args: &[Value], limit: usize) -> Result<Value, Er
     let count = int_arg(args, 2).and_then(|n| usize::try_from(n).ok());
     let occurrences = if old.is_empty() { s.chars().count() + 1 } else { s.matches(old).count() };
     let replaced = count.map_or(occurrences, |n| n.min(occurrences));
-    let size = s.len() + replaced * new.len();
+    let size = s.len() - replaced * old.len() + replaced * new.len();
     if size > limit {
         return Err(limits::too_large("str.replace result", size, limit));
     }

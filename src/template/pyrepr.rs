@@ -43,16 +43,16 @@ pub(crate) fn to_str(value: &Value, max: usize) -> Result<String, Error> {
 
 /// Python `repr(value)` within `max` bytes.
 pub(crate) fn repr(value: &Value, max: usize) -> Result<String, Error> {
-    let mut writer = Writer { out: String::new(), max };
+    let mut writer = Writer { out: String::new(), max, attempted: 0 };
     match writer.value(value, 0) {
         Ok(()) => Ok(writer.out),
-        Err(Overflow) => Err(limits::too_large("printed value", writer.out.len(), max)),
+        Err(Overflow) => Err(limits::too_large("printed value", writer.attempted, max)),
     }
 }
 
 /// `repr` for `Display` implementations: cut with `...` at the display budget.
 pub(crate) fn display_repr(value: &Value) -> String {
-    let mut writer = Writer { out: String::new(), max: DISPLAY_BUDGET };
+    let mut writer = Writer { out: String::new(), max: DISPLAY_BUDGET, attempted: 0 };
     if writer.value(value, 0).is_err() {
         writer.out.push_str("...");
     }
@@ -65,11 +65,14 @@ struct Overflow;
 struct Writer {
     out: String,
     max: usize,
+    /// The size the text would have reached when the budget ran out.
+    attempted: usize,
 }
 
 impl Writer {
     fn push(&mut self, s: &str) -> Result<(), Overflow> {
         if self.out.len() + s.len() > self.max {
+            self.attempted = self.out.len() + s.len();
             return Err(Overflow);
         }
         self.out.push_str(s);
@@ -149,6 +152,7 @@ impl Writer {
     /// Python's `repr(str)`: single quotes unless the text has `'` and no `"`.
     fn string(&mut self, s: &str) -> Result<(), Overflow> {
         if self.out.len() + s.len() > self.max {
+            self.attempted = self.out.len() + s.len();
             return Err(Overflow);
         }
         let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
