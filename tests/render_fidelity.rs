@@ -348,14 +348,10 @@ fn thinking(name: &'static str, on: bool) -> Conversation {
 
 fn conversations() -> Vec<Conversation> {
     let special = "He said \"hi\" & 'bye' <b>bold</b> </s> {{ not jinja }}\nline 2\n\n\tΑθήνα 東京 🚀";
-    let reasoning = vec![
-        user("What is 2+2?"),
-        json!({"role": "assistant", "content": "4.", "reasoning_content": "2 plus 2 is 4."}),
-        user("And 3+3?"),
-    ];
+    let reasoning = vec![user("What is 2+2?"), reasoning_turn("4.", "2 plus 2 is 4."), user("And 3+3?")];
     vec![
         conversation("plain", plain_chat()),
-        conversation("system", vec![json!({"role": "system", "content": "You are terse."}), user("Hi")]),
+        conversation("system", vec![system("You are terse."), user("Hi")]),
         with_tools("tools", vec![user("What's the weather in Paris?")]),
         with_tools("call-object-args", tool_round_trip(weather_args(), Json::Null)),
         with_tools("call-string-args", tool_round_trip(Json::String(weather_args().to_string()), json!(""))),
@@ -364,6 +360,71 @@ fn conversations() -> Vec<Conversation> {
         thinking("thinking-on", true),
         thinking("thinking-off", false),
         conversation("special-chars", vec![user(special), assistant(special), user(special)]),
+        // Beyond the basic set: shapes that real clients send.
+        conversation("content-parts", content_parts()),
+        conversation("two-systems", vec![system("A."), system("B."), user("Hi")]),
+        conversation("think-in-content", vec![user("q"), assistant("<think>\nhmm\n</think>\n\nanswer"), user("q2")]),
+        with_tools("call-with-reasoning", call_with_reasoning()),
+        with_tools("call-without-content-key", call_without_content_key()),
+        with_tools("ends-with-tool-result", ends_with_tool_result()),
+        with_tools("nested-arguments", nested_arguments()),
+        Conversation { enable_thinking: Some(false), ..with_tools("tools-thinking-off", vec![user("w?")]) },
+        Conversation {
+            enable_thinking: Some(true),
+            ..conversation("reasoning-thinking-on", vec![user("q"), reasoning_turn("a", "r"), user("q2")])
+        },
+    ]
+}
+
+fn system(text: &str) -> Json {
+    json!({"role": "system", "content": text})
+}
+
+fn reasoning_turn(content: &str, reasoning: &str) -> Json {
+    json!({"role": "assistant", "content": content, "reasoning_content": reasoning})
+}
+
+/// OpenAI's list-of-parts content.
+fn content_parts() -> Vec<Json> {
+    let parts = |texts: &[&str]| -> Json { texts.iter().map(|t| json!({"type": "text", "text": t})).collect() };
+    vec![
+        json!({"role": "user", "content": parts(&["Look:", "two parts"])}),
+        json!({"role": "assistant", "content": parts(&["ok"])}),
+        user("again"),
+    ]
+}
+
+fn call_with_reasoning() -> Vec<Json> {
+    vec![
+        user("w?"),
+        json!({"role": "assistant", "content": "", "reasoning_content": "need the tool",
+               "tool_calls": [call("call_1", "get_weather", weather_args())]}),
+        tool_result("call_1", "get_weather", r#"{"t": 1}"#),
+    ]
+}
+
+fn call_without_content_key() -> Vec<Json> {
+    vec![
+        user("w?"),
+        json!({"role": "assistant", "tool_calls": [call("call_1", "get_weather", json!({}))]}),
+        tool_result("call_1", "get_weather", "ok"),
+    ]
+}
+
+fn ends_with_tool_result() -> Vec<Json> {
+    let mut messages = tool_round_trip(weather_args(), Json::Null);
+    messages.pop();
+    messages
+}
+
+fn nested_arguments() -> Vec<Json> {
+    let arguments = json!({"query": "a \"b\" <c>", "filters": ["x", "y"], "threshold": 1.0, "max_results": 3,
+                           "nested": {"deep": [1, {"k": null}]}});
+    vec![
+        user("search"),
+        json!({"role": "assistant", "content": "", "tool_calls": [call("call_1", "search_web", arguments)]}),
+        tool_result("call_1", "search_web", "[]"),
+        assistant("done"),
     ]
 }
 
