@@ -56,6 +56,14 @@ fn at(line: usize, column: usize) -> Option<Location> {
 // ---------------------------------------------------------------------------
 // Syntax errors
 
+/// Each `(source, message, location)` fails to compile with exactly that error.
+fn assert_syntax_errors(cases: &[(&str, &str, Option<Location>)]) {
+    for &(source, message, location) in cases {
+        let err = ChatTemplate::new(source, &TemplateConfig::default()).unwrap_err();
+        assert_eq!((err.kind(), err.message(), err.location()), (ErrorKind::Syntax, message, location), "{source:?}");
+    }
+}
+
 #[test]
 fn syntax_errors_carry_line_and_column() {
     let cases = [
@@ -63,10 +71,7 @@ fn syntax_errors_carry_line_and_column() {
         ("line one\n  {{ messages[0] + }}", "syntax error: unexpected end of variable block", at(2, 20)),
         ("{% for m in messages %}\n{% endfor", "syntax error: unexpected end of input, expected end of block", at(2, 4)),
     ];
-    for (source, message, location) in cases {
-        let err = ChatTemplate::new(source, &TemplateConfig::default()).unwrap_err();
-        assert_eq!((err.kind(), err.message(), err.location()), (ErrorKind::Syntax, message, location), "{source:?}");
-    }
+    assert_syntax_errors(&cases);
 }
 
 #[test]
@@ -80,10 +85,7 @@ fn syntax_errors_after_rewritten_statements_point_into_the_source() {
         // A raw block becomes a string literal.
         ("{% raw %}\n{% endraw %}\n{{ 'a' ~ }}", "syntax error: unexpected end of variable block", at(3, 10)),
     ];
-    for (source, message, location) in cases {
-        let err = ChatTemplate::new(source, &TemplateConfig::default()).unwrap_err();
-        assert_eq!((err.kind(), err.message(), err.location()), (ErrorKind::Syntax, message, location), "{source:?}");
-    }
+    assert_syntax_errors(&cases);
 }
 
 // ---------------------------------------------------------------------------
