@@ -171,6 +171,7 @@ const SNIPPETS: &[&str] = &[
     "{% generation %}{{ s }}{% endgeneration %}|{%- generation -%}\n  x\n{%- endgeneration %}",
     // Globals.
     r#"{{ strftime_now('%Y-%m-%d %H:%M:%S %A %B %j %d %b %y %I%p %a %-d %%') }}"#,
+    r#"{{ strftime_now('%c|%C|%D|%e|%F|%g|%G|%h|%k|%l|%r|%R|%s|%T|%u|%U|%V|%w|%W|%x|%X|%z|%Z|%f|%q') }}"#,
     r#"{{ raise_exception('refused: ' ~ s) }}"#,
 ];
 
