@@ -12,4 +12,9 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import jinja2' 2>/dev/nul
     .venv/bin/pip install --quiet --disable-pip-version-check -r tools/requirements.txt
 fi
 export CHAT_AUTOPARSER_PYTHON="$PWD/.venv/bin/python"
-exec cargo test --locked "$@"
+# Show what passing tests print: the fidelity count and the corpus summaries
+# are the measured results a CI log should carry.
+case " $* " in
+    *" -- "*) exec cargo test --locked "$@" ;;
+    *) exec cargo test --locked "$@" -- --show-output ;;
+esac
