@@ -226,6 +226,9 @@ fn row(name: &str, a: &Analysis) -> Vec<String> {
             if !g.raw_strings {
                 cell.push_str(" (strings JSON-quoted)");
             }
+            if let Some((open, close)) = &g.escaped_value {
+                cell.push_str(&format!(" (markup values in {} ... {})", code(open), code(close)));
+            }
             cell
         }
     };

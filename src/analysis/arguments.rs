@@ -5,14 +5,15 @@
 //! render (`NAME Z`) shares only the name's suffix with X1; the two-arg render
 //! shows what lies between two arguments (value suffix + separator + name
 //! prefix); the integer-argument render shows whether non-string values get a
-//! different prefix (typed attributes) or are quoted.
+//! different prefix (typed attributes) or are quoted; the markup-value render
+//! (A4) shows a wrapper such as CDATA around values holding `<`, `&`, newlines.
 //!
 //! Invariant: every returned marker is text taken from a render.
 
 use super::diff::common_prefix_len;
 use super::markers;
 use super::outputs::{Outputs, Variant};
-use super::probe::{ARG, ARG2, NAME, NUM_ARG, NUM_VALUE, VALUE};
+use super::probe::{ARG, ARG2, MARKUP_VALUE, NAME, NUM_ARG, NUM_VALUE, VALUE};
 use super::report::Report;
 use super::TaggedArguments;
 
@@ -54,22 +55,26 @@ pub fn tagged(outputs: &Outputs, lead: &str, one: &str, after_name: usize, repor
     };
     report_arg_name(outputs, report);
 
-    // A3: integers may be written with a different prefix, or quoted.
-    let (name_suffix, value_prefix) = split_pair(x2);
-    let typed_value_prefix = match variant(Variant::CallNumber).and_then(|t| between(t, NUM_ARG, &NUM_VALUE.to_string())) {
+    // A3: integers may be written with a different prefix (a typed
+    // attribute such as ` string="false"`): the name's suffix is what both
+    // prefixes share, up to where an attribute starts.
+    let number = variant(Variant::CallNumber).and_then(|t| between(t, NUM_ARG, &NUM_VALUE.to_string()));
+    let ((name_suffix, value_prefix), typed_value_prefix) = match number {
         Some(x2n) if x2n != x2 => {
             report.found("A3", format!("integers: \"{}\", strings: \"{}\"", markers::visible(x2n), markers::visible(x2)));
-            Some(split_pair(x2n).1.to_owned())
+            let shared = attribute_boundary(x2, common_prefix_len(&[x2, x2n]));
+            (x2.split_at(shared), Some(x2n[shared..].to_owned()))
         }
         Some(_) => {
             report.same("A3");
-            None
+            (split_pair(x2), None)
         }
         None => {
             report.default_unsupported("A3", "the integer-argument call did not render");
-            None
+            (split_pair(x2), None)
         }
     };
+    let escaped_value = escaped_value(variant(Variant::CallMarkup), x2, value_suffix, report);
     let tagged = TaggedArguments {
         name_prefix: name_prefix.to_owned(),
         name_suffix: name_suffix.to_owned(),
@@ -79,8 +84,38 @@ pub fn tagged(outputs: &Outputs, lead: &str, one: &str, after_name: usize, repor
         separator: separator.to_owned(),
         end: String::new(),
         raw_strings: !(x2.ends_with('"') && value_suffix.starts_with('"')),
+        escaped_value,
     };
     (x1[..name_suffix_len].to_owned(), tagged)
+}
+
+/// Moves a shared-prefix length back to where an attribute starts (the last
+/// space), so `" string="true">` / `" string="false">` share `"`.
+fn attribute_boundary(text: &str, shared: usize) -> usize {
+    text[..shared].rfind(' ').unwrap_or(shared)
+}
+
+/// A4: the wrapper (`<![CDATA[`...`]]>`) some templates put around values
+/// holding `<`, `&` or a newline, when the value is still written verbatim.
+fn escaped_value(render: Option<&str>, x2: &str, value_suffix: &str, report: &mut Report) -> Option<(String, String)> {
+    let Some(render) = render else {
+        report.default_unsupported("A4", "the markup-value call did not render");
+        return None;
+    };
+    let Some(at) = render.find(MARKUP_VALUE) else {
+        report.unsupported("A4", "a value with markup characters is not written verbatim (escaped)");
+        return None;
+    };
+    let before = between(render, ARG, MARKUP_VALUE)?;
+    let after = &render[at + MARKUP_VALUE.len()..];
+    let prefix = before.strip_prefix(x2).unwrap_or(before);
+    let suffix = after.find(value_suffix.trim()).map_or("", |i| &after[..i]);
+    if prefix.is_empty() && suffix.trim().is_empty() {
+        report.same("A4");
+        return None;
+    }
+    report.found("A4", format!("values with markup wrapped in \"{}\" ... \"{}\"", markers::visible(prefix), markers::visible(suffix)));
+    Some((prefix.to_owned(), suffix.to_owned()))
 }
 
 /// The text after the first `needle`.

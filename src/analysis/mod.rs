@@ -245,6 +245,9 @@ pub struct TaggedArguments {
     pub end: String,
     /// String values are written raw (else JSON-quoted).
     pub raw_strings: bool,
+    /// Wrapper around values holding `<`, `&` or a newline (`<![CDATA[`, `]]>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escaped_value: Option<(String, String)>,
 }
 
 /// Where a call id is written.

@@ -31,6 +31,7 @@ pub enum Variant {
     CallTwoArgs,
     CallNoArgs,
     CallNumber,
+    CallMarkup,
     CallId2,
     TwoCalls,
     ContentCall,
@@ -38,7 +39,7 @@ pub enum Variant {
 }
 
 impl Variant {
-    const ALL: [Variant; 14] = [
+    const ALL: [Variant; 15] = [
         Variant::Content,
         Variant::Content2,
         Variant::Reasoning,
@@ -49,6 +50,7 @@ impl Variant {
         Variant::CallTwoArgs,
         Variant::CallNoArgs,
         Variant::CallNumber,
+        Variant::CallMarkup,
         Variant::CallId2,
         Variant::TwoCalls,
         Variant::ContentCall,
@@ -74,6 +76,7 @@ impl Variant {
             Variant::CallTwoArgs => (None, None, call(NAME, json!({ARG: VALUE, ARG2: VALUE2}), ID)),
             Variant::CallNoArgs => (None, None, call(NAME, json!({}), ID)),
             Variant::CallNumber => (None, None, call(NAME, json!({NUM_ARG: NUM_VALUE}), ID)),
+            Variant::CallMarkup => (None, None, call(NAME, json!({ARG: MARKUP_VALUE}), ID)),
             Variant::CallId2 => (None, None, call(NAME, one(), ID2)),
             // Both calls share one id, so an id written in the call's framing
             // aligns like any other framing text (T7 varies the id on its own).

@@ -29,6 +29,8 @@ pub const NUM_ARG: &str = "third";
 pub const VALUE: &str = "XXXX";
 pub const VALUE2: &str = "YYYY";
 pub const NUM_VALUE: i64 = 7777;
+/// A value with the characters markup-based formats must protect.
+pub const MARKUP_VALUE: &str = "X<&\nY";
 pub const ID: &str = "call00001";
 pub const ID2: &str = "call99999";
 

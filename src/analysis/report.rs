@@ -24,6 +24,7 @@ pub const COMPARISONS: &[(&str, &str)] = &[
     ("A1", "argument name first vs second"),
     ("A2", "argument value XXXX vs YYYY"),
     ("A3", "string value vs integer value"),
+    ("A4", "plain value vs value with <, & and a newline"),
     ("EOT", "content as the last assistant turn"),
 ];
 

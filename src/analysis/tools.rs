@@ -407,6 +407,7 @@ fn report_argument_variants(outputs: &Outputs, report: &mut Report) {
         ("T6", Variant::CallTwoArgs),
         ("A1", Variant::CallArg2),
         ("A3", Variant::CallNumber),
+        ("A4", Variant::CallMarkup),
     ];
     for (name, variant) in variants {
         match (outputs.get(Variant::Call), outputs.get(variant)) {
