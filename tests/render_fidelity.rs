@@ -30,10 +30,12 @@
 //! reproduce (filters, tests, methods, printing, whitespace), so a regression
 //! shows up even where the corpus does not reach.
 
-use std::io::{BufRead, BufReader, Write};
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
+
+use common::reference::{python_with_jinja2, render_all, Outcome};
 
 use chat_autoparser::template::FixedClock;
 use chat_autoparser::{ChatTemplate, ErrorKind, RenderRequest, TemplateConfig};
@@ -57,16 +59,6 @@ struct Job<'a> {
     case: &'a Case,
 }
 
-/// What one side produced for one job.
-#[derive(Debug)]
-enum Outcome {
-    Rendered(String),
-    /// The template called `raise_exception`.
-    Raised(String),
-    /// Any other failure (syntax, undefined, type error, sandbox refusal...).
-    Failed(String),
-}
-
 #[test]
 fn corpus_renders_match_jinja2() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -76,6 +68,10 @@ fn corpus_renders_match_jinja2() {
         return;
     }
     let Some(python) = python_with_jinja2() else {
+        println!(
+            "render fidelity: tier skipped, no python with jinja2 (set CHAT_AUTOPARSER_PYTHON, \
+             or run tools/test.sh, which creates .venv)"
+        );
         return;
     };
     let templates = corpus_templates(&corpus);
@@ -187,6 +183,10 @@ fn snippet_request() -> RenderRequest {
 #[test]
 fn snippets_match_jinja2() {
     let Some(python) = python_with_jinja2() else {
+        println!(
+            "render fidelity: tier skipped, no python with jinja2 (set CHAT_AUTOPARSER_PYTHON, \
+             or run tools/test.sh, which creates .venv)"
+        );
         return;
     };
     let case = Case { name: "snippet".into(), request: snippet_request() };
@@ -204,31 +204,13 @@ fn snippets_match_jinja2() {
 
 /// Renders `jobs` on both sides, optionally dumps them, and compares.
 fn run(python: &str, jobs: &[Job<'_>]) -> Report {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/jinja_reference.py");
     let ours = render_ours(jobs);
-    let theirs = render_python(python, &script, jobs);
+    let requests: Vec<(&str, Json)> = jobs.iter().map(|job| (job.source, python_context(&job.case.request))).collect();
+    let theirs = render_all(python, &requests, NOW);
     if let Ok(path) = std::env::var("CHAT_AUTOPARSER_FIDELITY_DUMP") {
         dump(Path::new(&path), jobs, &ours, &theirs);
     }
     compare(jobs, &ours, &theirs)
-}
-
-/// The interpreter named by `CHAT_AUTOPARSER_PYTHON`, else `python3`, if it imports jinja2.
-fn python_with_jinja2() -> Option<String> {
-    let python = std::env::var("CHAT_AUTOPARSER_PYTHON").unwrap_or_else(|_| "python3".into());
-    let found = Command::new(&python)
-        .args(["-c", "import jinja2"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !found {
-        println!(
-            "render fidelity: tier skipped, `{python}` cannot import jinja2 (set \
-             CHAT_AUTOPARSER_PYTHON, or run tools/test.sh, which creates .venv)"
-        );
-    }
-    found.then_some(python)
 }
 
 /// `(file name, source)` of every `.jinja` file, sorted by name.
@@ -496,46 +478,6 @@ fn python_context(request: &RenderRequest) -> Json {
     }
     ctx.extend(request.extra.clone());
     Json::Object(ctx)
-}
-
-/// Renders every job in one Python process. Requests are written from a
-/// thread so a full stdout pipe can never deadlock the writer.
-fn render_python(python: &str, script: &Path, jobs: &[Job<'_>]) -> Vec<Outcome> {
-    let mut child = Command::new(python)
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start the jinja2 reference renderer");
-    let lines: Vec<String> = jobs
-        .iter()
-        .map(|job| {
-            json!({"template": job.source, "context": python_context(&job.case.request), "now": NOW}).to_string()
-        })
-        .collect();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        for line in lines {
-            writeln!(stdin, "{line}").expect("write to the reference renderer");
-        }
-    });
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let outcomes: Vec<Outcome> =
-        stdout.lines().map(|l| parse_answer(&l.expect("read reference output"))).collect();
-    writer.join().unwrap();
-    assert!(child.wait().unwrap().success(), "reference renderer failed");
-    assert_eq!(outcomes.len(), jobs.len(), "one answer per request");
-    outcomes
-}
-
-fn parse_answer(line: &str) -> Outcome {
-    let answer: Json = serde_json::from_str(line).expect("reference answers are JSON");
-    let text = |key: &str| answer[key].as_str().unwrap_or_default().to_owned();
-    match (answer["ok"].as_bool(), answer["kind"].as_str()) {
-        (Some(true), _) => Outcome::Rendered(text("output")),
-        (_, Some("raised")) => Outcome::Raised(text("error")),
-        _ => Outcome::Failed(format!("{}: {}", text("kind"), text("error"))),
-    }
 }
 
 // ---------------------------------------------------------------------------

@@ -16,9 +16,11 @@
 //!   bytes (or the same `raise_exception` message). It skips with a message when
 //!   no Python with jinja2 is found, unless `CHAT_AUTOPARSER_PYTHON` names one.
 
-use std::io::Write;
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Stdio};
+
+use common::reference::{python_with_jinja2, render_all, Outcome};
 
 use chat_autoparser::{ChatTemplate, ErrorKind, RenderRequest, TemplateConfig};
 use serde_json::{json, Map, Value as Json};
@@ -357,60 +359,6 @@ fn readme_lists_every_template() {
 
 // ---------------------------------------------------------------- agreement with Python jinja2
 
-/// jinja2 configured as transformers configures it for chat templates.
-const PYTHON_RENDERER: &str = r#"
-import json, sys
-from jinja2.exceptions import TemplateError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-class Raised(TemplateError):
-    pass
-
-def raise_exception(message):
-    raise Raised(message)
-
-def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
-    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
-
-env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
-env.filters["tojson"] = tojson
-env.globals["raise_exception"] = raise_exception
-job = json.load(sys.stdin)
-results = []
-for t in job["templates"]:
-    template = env.from_string(t["source"])
-    row = []
-    for context in t["contexts"]:
-        try:
-            row.append({"ok": template.render(**context)})
-        except Raised as e:
-            row.append({"raised": str(e)})
-        except Exception as e:
-            row.append({"error": type(e).__name__ + ": " + str(e)})
-    results.append(row)
-json.dump(results, sys.stdout)
-"#;
-
-/// The interpreter to compare with: `CHAT_AUTOPARSER_PYTHON` (required to work
-/// when set), else `python3` if it imports jinja2.
-fn python_with_jinja2() -> Option<String> {
-    let named = std::env::var("CHAT_AUTOPARSER_PYTHON")
-        .ok()
-        .filter(|p| !p.is_empty());
-    let python = named.clone().unwrap_or_else(|| "python3".to_owned());
-    let works = Command::new(&python)
-        .args(["-c", "import jinja2"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    match (works, named) {
-        (true, _) => Some(python),
-        (false, Some(p)) => panic!("CHAT_AUTOPARSER_PYTHON={p} cannot import jinja2"),
-        (false, None) => None,
-    }
-}
-
 /// The variants every template renders: (name, request).
 fn matrix() -> Vec<(&'static str, RenderRequest)> {
     let user = |text: &str| json!({"role": "user", "content": text});
@@ -605,12 +553,9 @@ fn python_context(family: &Family, request: &RenderRequest) -> Json {
     if let Some(on) = request.enable_thinking {
         ctx["enable_thinking"] = json!(on);
     }
-    if let Some(bos) = family.bos {
-        ctx["bos_token"] = json!(bos);
-    }
-    if let Some(eos) = family.eos {
-        ctx["eos_token"] = json!(eos);
-    }
+    // The crate passes missing special tokens as empty text.
+    ctx["bos_token"] = json!(family.bos.unwrap_or(""));
+    ctx["eos_token"] = json!(family.eos.unwrap_or(""));
     ctx
 }
 
@@ -621,53 +566,32 @@ fn renders_match_python_jinja2() {
         return;
     };
     let cases = matrix();
-    let job = json!({"templates": FAMILIES.iter().map(|f| json!({
-        "source": source(f),
-        "contexts": cases.iter().map(|(_, r)| python_context(f, r)).collect::<Vec<_>>(),
-    })).collect::<Vec<_>>()});
-    let mut child = Command::new(&python)
-        .args(["-c", PYTHON_RENDERER])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start python");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(job.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().expect("python output");
-    assert!(
-        output.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let theirs: Vec<Vec<Json>> = serde_json::from_slice(&output.stdout).expect("python answer");
+    let sources: Vec<String> = FAMILIES.iter().map(source).collect();
+    let requests: Vec<(&str, Json)> = FAMILIES
+        .iter()
+        .zip(&sources)
+        .flat_map(|(f, src)| cases.iter().map(move |(_, r)| (src.as_str(), python_context(f, r))))
+        .collect();
+    let outcomes = render_all(&python, &requests, 0);
+    let theirs: Vec<&[Outcome]> = outcomes.chunks(cases.len()).collect();
 
     let mut mismatches = Vec::new();
     let mut rendered = 0;
     for (f, row) in FAMILIES.iter().zip(&theirs) {
         let tmpl = compile(f);
-        for ((case, request), want) in cases.iter().zip(row) {
+        for ((case, request), want) in cases.iter().zip(row.iter()) {
             let ours = tmpl.render(request);
             let agree = match (&ours, want) {
-                (Ok(text), w) if w["ok"].is_string() => {
+                (Ok(text), Outcome::Rendered(theirs)) => {
                     rendered += 1;
-                    w["ok"] == **text
+                    text == theirs
                 }
-                (Err(e), w) if w["raised"].is_string() => {
-                    e.kind() == ErrorKind::Raised && w["raised"] == e.message()
-                }
-                (Err(e), w) if w["error"].is_string() => e.kind() != ErrorKind::Raised,
+                (Err(e), Outcome::Raised(message)) => e.kind() == ErrorKind::Raised && e.message() == message,
+                (Err(e), Outcome::Failed(_)) => e.kind() != ErrorKind::Raised,
                 _ => false,
             };
             if !agree {
-                mismatches.push(format!(
-                    "{} / {case}:\n  ours:   {ours:?}\n  python: {want}",
-                    f.name
-                ));
+                mismatches.push(format!("{} / {case}:\n  ours:   {ours:?}\n  python: {want:?}", f.name));
             }
         }
     }
