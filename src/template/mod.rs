@@ -102,6 +102,8 @@ pub struct ChatTemplate {
     /// The text minijinja compiled, and how its offsets map back to `source`.
     rewritten: rewrite::Rewritten,
     config: TemplateConfig,
+    /// The last tool list rendered, with its template values.
+    tools_memo: std::sync::Mutex<Option<(Vec<Json>, minijinja::Value)>>,
 }
 
 impl std::fmt::Debug for ChatTemplate {
@@ -118,7 +120,7 @@ impl ChatTemplate {
     pub fn new(source: &str, config: &TemplateConfig) -> Result<ChatTemplate> {
         let rewritten = rewrite::rewrite(source);
         match environment::build(&rewritten, config) {
-            Ok(env) => Ok(ChatTemplate { env, source: source.to_owned(), rewritten, config: config.clone() }),
+            Ok(env) => Ok(ChatTemplate { env, source: source.to_owned(), rewritten, config: config.clone(), tools_memo: Default::default() }),
             Err(e) if e.kind() == minijinja::ErrorKind::SyntaxError => Err(syntax_error(e, source, &rewritten)),
             Err(e) => Err(from_jinja(e, source, &rewritten)),
         }
@@ -178,29 +180,43 @@ impl ChatTemplate {
     /// The variables transformers passes to `render`, as Python-shaped values
     /// (see `pyvalue`): JSON `null` becomes a `None` that cannot be iterated.
     fn context(&self, request: &RenderRequest) -> minijinja::Value {
-        let mut ctx = Map::new();
+        use std::collections::BTreeMap;
+        let mut root: BTreeMap<String, minijinja::Value> = BTreeMap::new();
         // Caller extras first so the named fields below win on a clash.
         for (k, v) in &request.extra {
-            ctx.insert(k.clone(), v.clone());
+            root.insert(k.clone(), pyvalue::from_json(v));
         }
-        ctx.insert("messages".into(), Json::Array(request.messages.clone()));
-        ctx.insert("tools".into(), request.tools.clone().map_or(Json::Null, Json::Array));
-        ctx.insert("documents".into(), ctx.get("documents").cloned().unwrap_or(Json::Null));
-        ctx.insert("add_generation_prompt".into(), Json::Bool(request.add_generation_prompt));
+        root.insert("messages".into(), pyvalue::from_json_items(&request.messages));
+        root.insert("tools".into(), self.tools_value(request.tools.as_deref()));
+        root.entry("documents".into()).or_insert_with(pyvalue::none);
+        root.insert("add_generation_prompt".into(), request.add_generation_prompt.into());
         if let Some(on) = request.enable_thinking {
-            ctx.insert("enable_thinking".into(), Json::Bool(on));
+            root.insert("enable_thinking".into(), on.into());
         }
         // transformers always passes the tokenizer's special tokens; a template
         // given without a tokenizer still gets them, as empty text, so that
         // `bos_token + ...` does not fail on an undefined value.
-        let bos = self.config.bos_token.clone().unwrap_or_default();
-        let eos = self.config.eos_token.clone().unwrap_or_default();
-        ctx.insert("bos_token".into(), Json::String(bos));
-        ctx.insert("eos_token".into(), Json::String(eos));
+        let token = |t: &Option<String>| minijinja::Value::from(t.as_deref().unwrap_or_default());
+        root.insert("bos_token".into(), token(&self.config.bos_token));
+        root.insert("eos_token".into(), token(&self.config.eos_token));
         // The root stays a plain map: variable lookup must not see dict methods.
-        let root: std::collections::BTreeMap<String, minijinja::Value> =
-            ctx.iter().map(|(k, v)| (k.clone(), pyvalue::from_json(v))).collect();
         minijinja::Value::from(root)
+    }
+
+    /// The tool list as template values. Conversion is memoized on the last
+    /// list seen: callers render many times with the same tools, and template
+    /// values are immutable, so sharing one is safe.
+    fn tools_value(&self, tools: Option<&[Json]>) -> minijinja::Value {
+        let Some(tools) = tools else { return pyvalue::none() };
+        let mut memo = self.tools_memo.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match memo.as_ref() {
+            Some((json, value)) if json.as_slice() == tools => value.clone(),
+            _ => {
+                let value = pyvalue::from_json_items(tools);
+                *memo = Some((tools.to_vec(), value.clone()));
+                value
+            }
+        }
     }
 }
 

@@ -104,6 +104,11 @@ pub(crate) fn from_json(json: &Json) -> Value {
     }
 }
 
+/// Converts a JSON array given as a slice (no copy of the JSON needed).
+pub(crate) fn from_json_items(items: &[Json]) -> Value {
+    Value::from_object(PyList { items: items.iter().map(from_json).collect() })
+}
+
 /// JSON numbers keep Python's int/float distinction (`1` vs `1.0`).
 fn number(n: &serde_json::Number) -> Value {
     if let Some(i) = n.as_i64() {
