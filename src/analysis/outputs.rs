@@ -188,8 +188,8 @@ fn find_encoding(prober: &Prober<'_>, follow_up: bool, report: &mut Report) -> O
             Ok(text) if text.contains(probe::NAME) && text.contains(probe::VALUE) => {
                 return Some(prefer_printable_content(prober, &turn, encoding, &text, follow_up))
             }
-            Ok(text) if text.contains(probe::NAME) => last_error = "argument values are not rendered".into(),
-            Ok(_) => {}
+            // The name alone may come from the tool list in the system turn.
+            Ok(_) => last_error = "tool calls are not rendered (the probe call's argument value is absent)".into(),
             Err(e) => last_error = e.to_string(),
         }
     }
