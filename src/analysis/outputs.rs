@@ -107,23 +107,14 @@ pub struct Outputs {
     pub follow_up: bool,
     /// Caller variables that had to be set to empty text for the template to render.
     pub assumed_empty: Vec<String>,
+    /// The message field the probes put reasoning in.
+    pub reasoning_field: &'static str,
 }
 
 /// Renders all variants and cuts them into outputs.
 pub fn collect(template: &ChatTemplate, variables: &[String], report: &mut Report) -> Result<Outputs> {
     let mut prober = Prober::new(template);
-    let full_prompt = match prober.prompt() {
-        Ok(prompt) => prompt,
-        Err(first) => {
-            // Some templates read caller-supplied variables (`functions`,
-            // `datetime`) without a default; probe again with them empty.
-            prober.extra = assumed_empty(variables);
-            prober.prompt().map_err(|_| {
-                Error::new(crate::ErrorKind::Analysis, format!("template cannot render a user turn: {}", first.message()))
-                    .at(first.location())
-            })?
-        }
-    };
+    let full_prompt = first_prompt(&mut prober, variables)?;
     let has_switch = variables.iter().any(|v| v == "enable_thinking");
     let switch = |on: bool| has_switch.then(|| prober.generation_prompt(Some(on)).ok()).flatten();
     let prompts = [prober.generation_prompt(None).ok(), switch(true), switch(false)];
@@ -135,28 +126,51 @@ pub fn collect(template: &ChatTemplate, variables: &[String], report: &mut Repor
     let renders: Vec<(Variant, Result<String>)> = Variant::ALL
         .iter()
         .filter_map(|&v| {
-            let render = match (v.is_call(), encoding) {
-                (false, _) => prober.turn(&v.turn(), plain, follow_up),
-                (true, Some(enc)) => prober.turn(&v.turn(), enc, follow_up),
-                (true, None) => return None,
-            };
-            Some((v, render))
+            let encoding = if v.is_call() { encoding? } else { plain };
+            Some((v, prober.turn(&v.turn(), encoding, follow_up)))
         })
         .collect();
+    let user_len = full_prompt.len() - prompts[0].as_ref().map_or(0, String::len);
+    let (prefix_len, trailer_len) = shared_ends(&renders, &full_prompt, user_len);
+    Ok(Outputs {
+        renders,
+        prefix_len,
+        trailer_len,
+        prompts,
+        encoding,
+        has_thinking_switch: has_switch,
+        follow_up,
+        assumed_empty: prober.extra.keys().cloned().collect(),
+        reasoning_field: prober.reasoning_field,
+    })
+}
 
+/// The user turn with the generation prompt. Some templates read
+/// caller-supplied variables (`functions`, `datetime`) without a default:
+/// when the first render fails, they are set to empty text for every probe.
+fn first_prompt(prober: &mut Prober<'_>, variables: &[String]) -> Result<String> {
+    prober.prompt().or_else(|first| {
+        prober.extra = assumed_empty(variables);
+        prober.prompt().map_err(|_| {
+            Error::new(crate::ErrorKind::Analysis, format!("template cannot render a user turn: {}", first.message()))
+                .at(first.location())
+        })
+    })
+}
+
+/// Lengths of the prefix every render shares with the generation prompt, and
+/// of the trailer every render shares.
+fn shared_ends(renders: &[(Variant, Result<String>)], full_prompt: &str, user_len: usize) -> (usize, usize) {
     let ok: Vec<&str> = renders.iter().filter_map(|(_, r)| r.as_deref().ok()).collect();
     let mut with_prompt = ok.clone();
-    with_prompt.push(&full_prompt);
+    with_prompt.push(full_prompt);
     // Normally the generation prompt shares everything up to the assistant turn
     // with the history renders; if it diverges inside the user turn, the
     // history renders alone decide.
-    let user_len = full_prompt.len() - prompts[0].as_ref().map_or(0, String::len);
     let with_prompt_len = common_prefix_len(&with_prompt);
     let prefix_len = if with_prompt_len >= user_len { with_prompt_len } else { common_prefix_len(&ok) };
     let tails: Vec<&str> = ok.iter().map(|s| &s[prefix_len.min(s.len())..]).collect();
-    let trailer_len = common_suffix_len(&tails);
-    let assumed_empty = prober.extra.keys().cloned().collect();
-    Ok(Outputs { renders, prefix_len, trailer_len, prompts, encoding, has_thinking_switch: has_switch, follow_up, assumed_empty })
+    (prefix_len, common_suffix_len(&tails))
 }
 
 /// Variables the renderer always passes; everything else a template reads

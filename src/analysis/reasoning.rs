@@ -1,10 +1,11 @@
 //! Reasoning markers (R1), the thinking switch (R2) and tools-only reasoning (R3).
 //!
 //! R1 reads the markers around the reasoning needle in a turn with reasoning
-//! and content. Templates that ignore `reasoning_content` still reveal markers
+//! and content. Templates that ignore the reasoning field still reveal markers
 //! through their generation prompts (an opened `<think>\n`, or an empty closed
-//! block when thinking is off): R2 reads those. A lone opening marker implies
-//! its conventional closing marker (`<x>` → `</x>`, see `markers::closing_for`).
+//! block when thinking is off; R2 compares those) or through an empty block
+//! written before every answer. A lone opening marker implies its conventional
+//! closing marker (`<x>` → `</x>`, see `markers::closing_for`).
 //!
 //! Invariant: `start` and `end` are trimmed marker text; an empty `end` means
 //! mode `None`.
@@ -18,18 +19,18 @@ use super::{PromptEffect, Reasoning, ReasoningMode};
 /// Runs R1–R3 and summarises the reasoning format.
 pub fn detect(outputs: &Outputs, source: &str, report: &mut Report) -> Reasoning {
     let from_turns = markers_from_turn(outputs, report);
-    let tails: [Option<&str>; 3] = outputs.prompts.each_ref().map(Option::as_deref);
-    let from_prompts = markers_from_prompts(&tails, source);
+    let prompts: [Option<&str>; 3] = outputs.prompts.each_ref().map(Option::as_deref);
+    let from_prompts = markers_from_prompts(&prompts, source);
     let from_history = || markers_from_history(outputs);
     let (mut start, end) = from_turns.or(from_prompts).or_else(from_history).unwrap_or_default();
     if start.is_empty() {
         // The prompt may open the block that history renders share with it.
-        start = opened_by_prompt(&tails, &end).unwrap_or_default();
+        start = opened_by_prompt(&prompts, &end).unwrap_or_default();
     }
-    report_switch(outputs, &tails, report);
+    report_switch(outputs, &prompts, report);
 
-    let effect = |tail: Option<&str>| tail.map(|t| prompt_effect(t, &start, &end));
-    let default_prompt = effect(tails[0]).unwrap_or(PromptEffect::None);
+    let effect = |prompt: Option<&str>| prompt.map(|p| prompt_effect(p, &start, &end));
+    let default_prompt = effect(prompts[0]).unwrap_or(PromptEffect::None);
     let only_with_tool_calls = tools_only(outputs, report);
     let mode = match (end.is_empty(), only_with_tool_calls, default_prompt) {
         (true, _, _) => ReasoningMode::None,
@@ -40,11 +41,11 @@ pub fn detect(outputs: &Outputs, source: &str, report: &mut Report) -> Reasoning
         _ => ReasoningMode::Tag,
     };
     let (thinking_on, thinking_off) = if outputs.has_thinking_switch {
-        (effect(tails[1]), effect(tails[2]))
+        (effect(prompts[1]), effect(prompts[2]))
     } else {
         (None, None)
     };
-    let field = super::probe::reasoning_field(source).to_owned();
+    let field = outputs.reasoning_field.to_owned();
     Reasoning { mode, start, end, default_prompt, thinking_on, thinking_off, only_with_tool_calls, field }
 }
 
@@ -96,13 +97,13 @@ fn block_markers(plain: &str, with: &str) -> Option<(String, String)> {
 
 /// Markers from the generation prompts: an empty closed block, or a trailing
 /// opening marker whose conventional closer the template source also contains.
-fn markers_from_prompts(tails: &[Option<&str>; 3], source: &str) -> Option<(String, String)> {
-    tails.iter().flatten().find_map(|tail| {
-        if let Some(pair) = empty_block(tail) {
+fn markers_from_prompts(prompts: &[Option<&str>; 3], source: &str) -> Option<(String, String)> {
+    prompts.iter().flatten().find_map(|prompt| {
+        if let Some(pair) = empty_block(prompt) {
             return Some(pair);
         }
-        let tokens = markers::tokens(tail);
-        let open = tokens.last().filter(|open| tail.trim_end().ends_with(**open))?;
+        let tokens = markers::tokens(prompt);
+        let open = tokens.last().filter(|open| prompt.trim_end().ends_with(**open))?;
         let close = markers::closing_for(open).filter(|c| source.contains(c.as_str()))?;
         Some(((*open).to_owned(), close))
     })
@@ -129,21 +130,21 @@ fn markers_from_history(outputs: &Outputs) -> Option<(String, String)> {
 
 /// The opening marker a generation prompt ends with, when its conventional
 /// closer is `end`.
-fn opened_by_prompt(tails: &[Option<&str>; 3], end: &str) -> Option<String> {
-    tails.iter().flatten().find_map(|tail| {
-        let last = markers::tokens(tail).last().copied()?;
-        (tail.trim_end().ends_with(last) && markers::closing_for(last).as_deref() == Some(end))
+fn opened_by_prompt(prompts: &[Option<&str>; 3], end: &str) -> Option<String> {
+    prompts.iter().flatten().find_map(|prompt| {
+        let last = markers::tokens(prompt).last().copied()?;
+        (prompt.trim_end().ends_with(last) && markers::closing_for(last).as_deref() == Some(end))
             .then(|| last.to_owned())
     })
 }
 
 /// R2: how the thinking switch changes the generation prompt.
-fn report_switch(outputs: &Outputs, tails: &[Option<&str>; 3], report: &mut Report) {
+fn report_switch(outputs: &Outputs, prompts: &[Option<&str>; 3], report: &mut Report) {
     if !outputs.has_thinking_switch {
         report.unsupported("R2", "template does not read enable_thinking");
         return;
     }
-    match (tails[1], tails[2]) {
+    match (prompts[1], prompts[2]) {
         (Some(on), Some(off)) if on == off => report.same("R2"),
         (Some(on), Some(off)) => report.found(
             "R2",
@@ -153,16 +154,16 @@ fn report_switch(outputs: &Outputs, tails: &[Option<&str>; 3], report: &mut Repo
     }
 }
 
-/// How a generation prompt's tail affects the reasoning block.
-fn prompt_effect(tail: &str, start: &str, end: &str) -> PromptEffect {
-    let tail = tail.trim_end();
+/// How a generation prompt affects the reasoning block.
+fn prompt_effect(prompt: &str, start: &str, end: &str) -> PromptEffect {
+    let prompt = prompt.trim_end();
     if end.is_empty() {
         return PromptEffect::None;
     }
-    if !start.is_empty() && tail.ends_with(start) {
+    if !start.is_empty() && prompt.ends_with(start) {
         return PromptEffect::Opens;
     }
-    if tail.contains(end) {
+    if prompt.contains(end) {
         return PromptEffect::Closes;
     }
     PromptEffect::None
