@@ -78,20 +78,25 @@ pub fn snap_forward(s: &str, i: usize) -> usize {
     span_containing(s, i).map_or(i, |r| r.end)
 }
 
-/// Every marker in `s`, in order, non-overlapping.
-pub fn tokens(s: &str) -> Vec<&str> {
+/// The byte ranges of every marker in `s`, in order, non-overlapping.
+pub fn spans(s: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < s.len() {
         match marker_at(s, i) {
             Some(r) => {
-                out.push(&s[r.clone()]);
                 i = r.end;
+                out.push(r);
             }
             None => i += s[i..].chars().next().map_or(1, char::len_utf8),
         }
     }
     out
+}
+
+/// Every marker in `s`, in order, non-overlapping.
+pub fn tokens(s: &str) -> Vec<&str> {
+    spans(s).into_iter().map(|r| &s[r]).collect()
 }
 
 /// Whether the whole of `s` (ignoring surrounding whitespace) is a sequence of markers.

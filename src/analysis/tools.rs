@@ -83,22 +83,7 @@ pub fn detect(outputs: &Outputs, reasoning: &Reasoning, report: &mut Report) -> 
         content_with_calls,
         input: ToolInput { null_content: encoding.null_content, object_arguments: encoding.object_args },
     };
-    if let (ArgumentsSlot::Tagged(args), NameSlot::Tagged { prefix, .. }) = (&mut format.arguments, &format.name) {
-        // The last value's suffix was counted in the call end; it belongs to the argument.
-        if let Some(rest) = format.call_end.strip_prefix(args.value_suffix.as_str()) {
-            format.call_end = rest.to_owned();
-        }
-        // The closer of the tag the name opened (`</function>` for `<function=`) ends the arguments.
-        if let Some(close) = tag_closer(prefix) {
-            let at = format.call_end.len() - format.call_end.trim_start().len();
-            if format.call_end[at..].starts_with(&close) {
-                let end = at + close.len();
-                let end = end + format.call_end[end..].len() - format.call_end[end..].trim_start().len();
-                args.end = format.call_end[..end].to_owned();
-                format.call_end = format.call_end[end..].to_owned();
-            }
-        }
-    }
+    move_argument_end(&mut format);
     Some(format)
 }
 
@@ -280,17 +265,7 @@ fn slots(
 /// an unclosed marker at the end (`<function=`), or text after the last marker
 /// (`functions.`), is the name prefix.
 fn split_name_prefix(text: &str) -> (&str, &str) {
-    let mut last_end = 0;
-    let mut i = 0;
-    while i < text.len() {
-        match markers::marker_at(text, i) {
-            Some(r) => {
-                last_end = r.end;
-                i = r.end;
-            }
-            None => i += text[i..].chars().next().map_or(1, char::len_utf8),
-        }
-    }
+    let last_end = markers::spans(text).last().map_or(0, |r| r.end);
     let rest = &text[last_end..];
     let ws = rest.len() - rest.trim_start().len();
     text.split_at(last_end + ws)
@@ -415,6 +390,26 @@ fn report_argument_variants(outputs: &Outputs, report: &mut Report) {
             (Ok(_), Ok(b)) => report.found(name, format!("arguments: \"{}\"", visible(b))),
             (Err(e), _) | (_, Err(e)) => report.unsupported(name, e),
         }
+    }
+}
+
+/// For tagged arguments, the call end as framed starts with the last value's
+/// suffix and the closer of the tag the name opened (`</function>` for
+/// `<function=`): both belong to the arguments, not to the call's end.
+fn move_argument_end(format: &mut ToolFormat) {
+    let (ArgumentsSlot::Tagged(args), NameSlot::Tagged { prefix, .. }) = (&mut format.arguments, &format.name) else {
+        return;
+    };
+    if let Some(rest) = format.call_end.strip_prefix(args.value_suffix.as_str()) {
+        format.call_end = rest.to_owned();
+    }
+    let Some(close) = tag_closer(prefix) else { return };
+    let at = format.call_end.len() - format.call_end.trim_start().len();
+    if format.call_end[at..].starts_with(&close) {
+        let end = at + close.len();
+        let end = end + format.call_end[end..].len() - format.call_end[end..].trim_start().len();
+        args.end = format.call_end[..end].to_owned();
+        format.call_end = format.call_end[end..].to_owned();
     }
 }
 
