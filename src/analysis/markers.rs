@@ -99,12 +99,6 @@ pub fn tokens(s: &str) -> Vec<&str> {
     spans(s).into_iter().map(|r| &s[r]).collect()
 }
 
-/// Whether the whole of `s` (ignoring surrounding whitespace) is a sequence of markers.
-pub fn is_markers_only(s: &str) -> bool {
-    let t = s.trim();
-    !t.is_empty() && tokens(t).iter().map(|m| m.len()).sum::<usize>() == t.split_whitespace().map(str::len).sum::<usize>()
-}
-
 /// The closing marker conventionally paired with an opening one:
 /// `<x>` → `</x>`, `<|START_X|>` → `<|END_X|>`, `<|x|>` → `<|/x|>`, `[X]` → `[/X]`.
 pub fn closing_for(open: &str) -> Option<String> {
