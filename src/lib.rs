@@ -6,7 +6,8 @@
 //! - [`template`]: compile and render a chat template with transformers'
 //!   semantics ([`ChatTemplate`]);
 //! - [`analysis`]: render paired variants, diff them, and collect the markers
-//!   into an [`Analysis`].
+//!   into an [`Analysis`];
+//! - [`peg`]: a PEG engine for model output that knows about partial input and streams.
 //!
 //! ```
 //! use chat_autoparser::{ChatTemplate, RenderRequest, TemplateConfig};
@@ -26,6 +27,7 @@
 
 pub mod analysis;
 mod error;
+pub mod peg;
 pub mod template;
 
 pub use analysis::Analysis;

@@ -1,0 +1,453 @@
+//! Compiling a grammar into instructions for the parsing machine.
+//!
+//! The instruction set is the one of a backtracking PEG machine (in the style
+//! of LPeg's): `Choice` pushes a backtrack entry, `Commit` pops it after the
+//! alternative matched, failure pops entries until a live one resumes its
+//! alternative. Text-consuming instructions are coarse on purpose (a literal,
+//! a literal set, a byte class run, `until`, a whole JSON or Python value):
+//! each is resumable at the end of partial input, which is what makes
+//! streaming cheap (see [`machine`](super::machine)).
+//!
+//! Layout: the start expression, `End`, then each rule's body followed by
+//! `Ret`. Jump targets are absolute instruction indices.
+//!
+//! Invariants the machine relies on, guaranteed here:
+//! - every `Commit`, `PartialCommit`, `BackCommit` and `FailTwice` runs with
+//!   the backtrack entry of its own construct on top of the stack (a
+//!   sub-expression that succeeded leaves the stack as it found it);
+//! - `Cut` is only emitted where the top entry belongs to the innermost
+//!   enclosing choice-like construct (never directly inside a lookahead);
+//! - every jump target, set index and matcher index is in range.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use super::capture::Tag;
+use super::grammar::{ByteSet, Expr, Grammar};
+use super::json::JsonKind;
+use super::matcher::MultiLiteral;
+
+/// Most instructions a program may have (bounded repetitions are unrolled).
+const MAX_INSTS: usize = 1 << 20;
+
+/// One machine instruction.
+#[derive(Debug, Clone)]
+pub(crate) enum Inst {
+    /// Match these bytes.
+    Lit(Box<[u8]>),
+    /// Match one byte of `sets[i]`.
+    Set(u32),
+    /// Match bytes of `sets[i]` while there are any.
+    Span(u32),
+    /// Match one UTF-8 character.
+    AnyChar,
+    /// Match the longest literal of `matchers[i]`.
+    Literals(u32),
+    /// Advance to the first occurrence of a literal of `matchers[i]`.
+    Until(u32),
+    /// Advance to the end of the input.
+    Rest,
+    /// Match the end of the input.
+    Eoi,
+    /// Match a JSON value.
+    Json(JsonKind),
+    /// Match a Python literal.
+    Python,
+    /// Push a backtrack entry resuming at the target.
+    Choice(u32),
+    /// Push a lookahead entry (a boundary for `CommitAll`).
+    Look(u32),
+    /// Pop the top entry, jump.
+    Commit(u32),
+    /// Update the top entry to the current state and jump (loops); a step
+    /// that consumed nothing exits the loop instead.
+    PartialCommit(u32),
+    /// Pop the top entry restoring its position and log, jump (`&e`).
+    BackCommit(u32),
+    /// Pop the top entry, then fail (`!e`).
+    FailTwice,
+    /// Fail.
+    Fail,
+    /// Make the top entry dead (it no longer catches failures).
+    Cut,
+    /// Make every entry dead down to the innermost lookahead entry.
+    CommitAll,
+    /// Call a rule.
+    Call(u32),
+    /// Return from a rule.
+    Ret,
+    /// Log a capture opening.
+    Open(Tag),
+    /// Log a capture closing.
+    Close,
+    /// The start expression matched.
+    End,
+}
+
+/// A compiled grammar, cheap to clone and to share between threads.
+///
+/// Parse with [`Program::parse`] (whole input), [`Program::parse_partial`]
+/// (a prefix, possibly needing more) or [`Program::stream`] (chunks).
+#[derive(Clone)]
+pub struct Program {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub insts: Vec<Inst>,
+    pub sets: Vec<ByteSet>,
+    pub matchers: Vec<MultiLiteral>,
+    pub max_depth: usize,
+}
+
+impl fmt::Debug for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "Program (max depth {}):", self.inner.max_depth)?;
+        for (i, inst) in self.inner.insts.iter().enumerate() {
+            match inst {
+                Inst::Lit(b) => writeln!(f, "{i:5}  Lit {:?}", String::from_utf8_lossy(b))?,
+                Inst::Set(s) | Inst::Span(s) => {
+                    let name = if matches!(inst, Inst::Set(_)) { "Set" } else { "Span" };
+                    writeln!(f, "{i:5}  {name} {:?}", self.inner.sets.get(*s as usize))?
+                }
+                Inst::Literals(m) | Inst::Until(m) => {
+                    let name = if matches!(inst, Inst::Until(_)) { "Until" } else { "Literals" };
+                    writeln!(f, "{i:5}  {name} {:?}", self.inner.matchers.get(*m as usize))?
+                }
+                other => writeln!(f, "{i:5}  {other:?}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Program {
+    /// The number of instructions.
+    pub fn len(&self) -> usize {
+        self.inner.insts.len()
+    }
+
+    /// Whether the program is empty (never: it has at least `End`).
+    pub fn is_empty(&self) -> bool {
+        self.inner.insts.is_empty()
+    }
+}
+
+/// Why a grammar does not compile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrammarError {
+    /// A [`rule`](super::rule) names no rule of the grammar.
+    UndefinedRule(String),
+    /// Two rules have the same name.
+    DuplicateRule(String),
+    /// [`until`](super::until) was given an empty delimiter.
+    EmptyDelimiter,
+    /// A repetition's `max` is below its `min`.
+    BadRepeat {
+        /// Fewest repetitions.
+        min: u32,
+        /// Most repetitions.
+        max: u32,
+    },
+    /// The program would exceed a million instructions.
+    TooLarge,
+}
+
+impl fmt::Display for GrammarError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GrammarError::UndefinedRule(r) => write!(f, "undefined rule `{r}`"),
+            GrammarError::DuplicateRule(r) => write!(f, "rule `{r}` is defined twice"),
+            GrammarError::EmptyDelimiter => write!(f, "`until` with an empty delimiter"),
+            GrammarError::BadRepeat { min, max } => write!(f, "repetition {min}..={max} is empty"),
+            GrammarError::TooLarge => write!(f, "grammar compiles to too many instructions"),
+        }
+    }
+}
+
+impl std::error::Error for GrammarError {}
+
+struct Compiler<'g> {
+    insts: Vec<Inst>,
+    sets: Vec<ByteSet>,
+    matchers: Vec<MultiLiteral>,
+    rules: HashMap<&'g str, usize>,
+    calls: Vec<(usize, usize)>,
+}
+
+pub(crate) fn compile(g: &Grammar) -> Result<Program, GrammarError> {
+    let mut c = Compiler {
+        insts: Vec::new(),
+        sets: Vec::new(),
+        matchers: Vec::new(),
+        rules: HashMap::new(),
+        calls: Vec::new(),
+    };
+    for (i, (name, _)) in g.rules.iter().enumerate() {
+        if c.rules.insert(name, i).is_some() {
+            return Err(GrammarError::DuplicateRule(name.to_string()));
+        }
+    }
+    c.expr(&g.root, false)?;
+    c.emit(Inst::End)?;
+    let mut addr = Vec::with_capacity(g.rules.len());
+    for (_, body) in &g.rules {
+        addr.push(c.here());
+        c.expr(body, false)?;
+        c.emit(Inst::Ret)?;
+    }
+    for &(at, rule) in &c.calls {
+        c.insts[at] = Inst::Call(addr[rule]);
+    }
+    Ok(Program {
+        inner: Arc::new(Inner { insts: c.insts, sets: c.sets, matchers: c.matchers, max_depth: g.max_depth }),
+    })
+}
+
+impl<'g> Compiler<'g> {
+    fn here(&self) -> u32 {
+        self.insts.len() as u32
+    }
+
+    fn emit(&mut self, inst: Inst) -> Result<usize, GrammarError> {
+        if self.insts.len() >= MAX_INSTS {
+            return Err(GrammarError::TooLarge);
+        }
+        self.insts.push(inst);
+        Ok(self.insts.len() - 1)
+    }
+
+    /// Points the jump of instruction `at` to the current end.
+    fn patch(&mut self, at: usize) {
+        let here = self.here();
+        if let Some(Inst::Choice(t) | Inst::Look(t) | Inst::Commit(t) | Inst::PartialCommit(t) | Inst::BackCommit(t)) =
+            self.insts.get_mut(at)
+        {
+            *t = here;
+        }
+    }
+
+    fn matcher(&mut self, lits: &[Box<[u8]>]) -> u32 {
+        self.matchers.push(MultiLiteral::new(lits));
+        (self.matchers.len() - 1) as u32
+    }
+
+    fn set(&mut self, s: ByteSet) -> u32 {
+        match self.sets.iter().position(|&x| x == s) {
+            Some(i) => i as u32,
+            None => {
+                self.sets.push(s);
+                (self.sets.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Compiles `e`. `cut_ok`: the top backtrack entry while `e` runs belongs
+    /// to the innermost choice-like construct around `e`, so `cut` may kill it.
+    fn expr(&mut self, e: &'g Expr, cut_ok: bool) -> Result<(), GrammarError> {
+        match e {
+            Expr::Empty => {}
+            Expr::Fail => {
+                self.emit(Inst::Fail)?;
+            }
+            Expr::Lit(b) => {
+                self.emit(Inst::Lit(b.clone()))?;
+            }
+            Expr::Literals(alts) => {
+                if alts.is_empty() {
+                    self.emit(Inst::Fail)?;
+                } else {
+                    let m = self.matcher(alts);
+                    self.emit(Inst::Literals(m))?;
+                }
+            }
+            Expr::Class(s) => {
+                let s = self.set(*s);
+                self.emit(Inst::Set(s))?;
+            }
+            Expr::AnyChar => {
+                self.emit(Inst::AnyChar)?;
+            }
+            Expr::Until(delims) => {
+                if delims.iter().any(|d| d.is_empty()) {
+                    return Err(GrammarError::EmptyDelimiter);
+                }
+                if delims.is_empty() {
+                    self.emit(Inst::Rest)?;
+                } else {
+                    let m = self.matcher(delims);
+                    self.emit(Inst::Until(m))?;
+                }
+            }
+            Expr::Rest => {
+                self.emit(Inst::Rest)?;
+            }
+            Expr::Eoi => {
+                self.emit(Inst::Eoi)?;
+            }
+            Expr::Json(kind) => {
+                self.emit(Inst::Json(*kind))?;
+            }
+            Expr::Python => {
+                self.emit(Inst::Python)?;
+            }
+            Expr::Seq(parts) => {
+                for p in parts {
+                    self.expr(p, cut_ok)?;
+                }
+            }
+            Expr::Choice(alts) => match alts.split_last() {
+                None => {
+                    self.emit(Inst::Fail)?;
+                }
+                Some((last, firsts)) => {
+                    let mut commits = Vec::with_capacity(firsts.len());
+                    for alt in firsts {
+                        let choice = self.emit(Inst::Choice(0))?;
+                        self.expr(alt, true)?;
+                        commits.push(self.emit(Inst::Commit(0))?);
+                        self.patch(choice);
+                    }
+                    self.expr(last, false)?;
+                    for at in commits {
+                        self.patch(at);
+                    }
+                }
+            },
+            Expr::Repeat { expr, min, max } => {
+                if let Some(max) = *max {
+                    if max < *min {
+                        return Err(GrammarError::BadRepeat { min: *min, max });
+                    }
+                }
+                for _ in 0..*min {
+                    self.expr(expr, false)?;
+                }
+                match *max {
+                    None => {
+                        if let Expr::Class(s) = **expr {
+                            let s = self.set(s);
+                            self.emit(Inst::Span(s))?;
+                        } else {
+                            let choice = self.emit(Inst::Choice(0))?;
+                            let body = self.here();
+                            self.expr(expr, true)?;
+                            self.emit(Inst::PartialCommit(body))?;
+                            self.patch(choice);
+                        }
+                    }
+                    Some(max) => {
+                        let mut exits = Vec::new();
+                        for _ in *min..max {
+                            exits.push(self.emit(Inst::Choice(0))?);
+                            self.expr(expr, true)?;
+                            let next = self.here() + 1;
+                            self.emit(Inst::Commit(next))?;
+                        }
+                        for at in exits {
+                            self.patch(at);
+                        }
+                    }
+                }
+            }
+            Expr::And(inner) => {
+                let look = self.emit(Inst::Look(0))?;
+                self.expr(inner, false)?;
+                let back = self.emit(Inst::BackCommit(0))?;
+                self.patch(look);
+                self.emit(Inst::Fail)?;
+                self.patch(back);
+            }
+            Expr::Not(inner) => {
+                let look = self.emit(Inst::Look(0))?;
+                self.expr(inner, false)?;
+                self.emit(Inst::FailTwice)?;
+                self.patch(look);
+            }
+            Expr::Cut => {
+                if cut_ok {
+                    self.emit(Inst::Cut)?;
+                }
+            }
+            Expr::Commit => {
+                self.emit(Inst::CommitAll)?;
+            }
+            Expr::Capture(tag, inner) => {
+                self.emit(Inst::Open(*tag))?;
+                self.expr(inner, cut_ok)?;
+                self.emit(Inst::Close)?;
+            }
+            Expr::Rule(name) => {
+                let Some(&rule) = self.rules.get(&**name) else {
+                    return Err(GrammarError::UndefinedRule(name.to_string()));
+                };
+                let at = self.emit(Inst::Call(0))?;
+                self.calls.push((at, rule));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::grammar::*;
+    use super::*;
+
+    fn listing(e: Expr) -> Vec<String> {
+        let p = Grammar::new(e).compile().unwrap();
+        p.inner.insts.iter().map(|i| format!("{i:?}")).collect()
+    }
+
+    #[test]
+    fn choice_layout() {
+        assert_eq!(
+            listing(choice([lit("a"), seq([lit("b"), cut()]), lit("c")])),
+            ["Choice(3)", "Lit([97])", "Commit(8)", "Choice(7)", "Lit([98])", "Cut", "Commit(8)", "Lit([99])", "End"]
+        );
+    }
+
+    #[test]
+    fn cut_in_last_alternative_or_lookahead_is_a_no_op() {
+        assert_eq!(
+            listing(choice([lit("a"), seq([lit("b"), cut()])])),
+            ["Choice(3)", "Lit([97])", "Commit(4)", "Lit([98])", "End"]
+        );
+        assert_eq!(listing(not(seq([lit("a"), cut()]))), ["Look(3)", "Lit([97])", "FailTwice", "End"]);
+        assert_eq!(listing(seq([lit("a"), cut()])), ["Lit([97])", "End"]);
+    }
+
+    #[test]
+    fn repetitions() {
+        assert_eq!(listing(star(lit("a"))), ["Choice(3)", "Lit([97])", "PartialCommit(1)", "End"]);
+        assert_eq!(listing(star(class(ByteSet::of(b"a")))), ["Span(0)", "End"]);
+        assert_eq!(
+            listing(repeat(lit("a"), 1, Some(3))),
+            ["Lit([97])", "Choice(7)", "Lit([97])", "Commit(4)", "Choice(7)", "Lit([97])", "Commit(7)", "End"]
+        );
+        assert_eq!(listing(and(lit("a"))), ["Look(3)", "Lit([97])", "BackCommit(4)", "Fail", "End"]);
+    }
+
+    #[test]
+    fn rules_and_errors() {
+        let p = Grammar::new(rule("a")).rule("a", cap(Tag(1), lit("x"))).compile().unwrap();
+        let l: Vec<String> = p.inner.insts.iter().map(|i| format!("{i:?}")).collect();
+        assert_eq!(l, ["Call(2)", "End", "Open(Tag(1))", "Lit([120])", "Close", "Ret"]);
+        assert_eq!(p.len(), 6);
+        assert!(!p.is_empty());
+        assert!(format!("{p:?}").contains("Lit \"x\""));
+        let err = |g: Grammar| g.compile().unwrap_err();
+        assert_eq!(err(Grammar::new(rule("b"))), GrammarError::UndefinedRule("b".into()));
+        assert_eq!(
+            err(Grammar::new(empty()).rule("a", empty()).rule("a", empty())),
+            GrammarError::DuplicateRule("a".into())
+        );
+        assert_eq!(err(Grammar::new(until(["x", ""]))), GrammarError::EmptyDelimiter);
+        assert_eq!(err(Grammar::new(repeat(lit("a"), 3, Some(2)))), GrammarError::BadRepeat { min: 3, max: 2 });
+        assert_eq!(err(Grammar::new(repeat(lit("a"), 0, Some(2_000_000)))), GrammarError::TooLarge);
+        assert_eq!(GrammarError::EmptyDelimiter.to_string(), "`until` with an empty delimiter");
+        assert_eq!(listing(literals(Vec::<&str>::new())), ["Fail", "End"]);
+        assert_eq!(listing(choice([])), ["Fail", "End"]);
+    }
+}

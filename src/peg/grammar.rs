@@ -1,0 +1,429 @@
+//! Grammar expressions and the builder that makes them.
+//!
+//! A grammar is an [`Expr`] tree (the start expression) plus named rules that
+//! expressions may refer to with [`rule`] (rules may recurse). Expressions are
+//! plain data: build them with the free functions of this module ([`lit`],
+//! [`seq`], [`choice`], [`until`], [`cap`]...) or the chaining methods on
+//! [`Expr`], then [`Grammar::compile`] them into a
+//! [`Program`](super::Program).
+//!
+//! PEG semantics: a sequence matches its parts in order; an ordered choice
+//! takes the first alternative that matches and never tries the others after
+//! one succeeded; repetition is greedy and possessive; lookaheads consume
+//! nothing. Three additions serve streaming (see the module docs of
+//! [`peg`](super)):
+//!
+//! - [`cut`] commits to the current alternative of the innermost enclosing
+//!   choice, option or repetition step: if what follows fails, that construct
+//!   fails instead of trying its next alternative (no-op where the construct
+//!   has no alternative left, e.g. in the last alternative of a choice);
+//! - [`commit`] drops every pending alternative, up to the innermost enclosing
+//!   lookahead: from here on nothing before it can be re-parsed, which is what
+//!   lets a streaming caller receive the text that follows at once;
+//! - [`until`], [`literals`], [`json`] and [`python`] are single instructions
+//!   that know about partial input (see their docs).
+//!
+//! Invariant: an `Expr` describes the language only; limits (nesting depth)
+//! live on the [`Grammar`].
+
+use std::sync::Arc;
+
+use super::capture::Tag;
+use super::compile::{GrammarError, Program};
+use super::json::{JsonKind, DEFAULT_MAX_DEPTH};
+
+/// A set of bytes, for character classes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ByteSet([u64; 4]);
+
+impl std::fmt::Debug for ByteSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bytes: Vec<u8> = (0..=255u8).filter(|&b| self.contains(b)).collect();
+        write!(f, "ByteSet({:?})", String::from_utf8_lossy(&bytes))
+    }
+}
+
+impl ByteSet {
+    /// The empty set.
+    pub const fn empty() -> ByteSet {
+        ByteSet([0; 4])
+    }
+
+    /// JSON whitespace: space, tab, `\n`, `\r`.
+    pub const fn json_ws() -> ByteSet {
+        ByteSet([(1 << b' ') | (1 << b'\t') | (1 << b'\n') | (1 << b'\r'), 0, 0, 0])
+    }
+
+    /// The bytes of `bytes`.
+    pub fn of(bytes: &[u8]) -> ByteSet {
+        let mut s = ByteSet::empty();
+        for &b in bytes {
+            s.insert(b);
+        }
+        s
+    }
+
+    /// The bytes from `lo` to `hi` inclusive.
+    pub fn range(lo: u8, hi: u8) -> ByteSet {
+        let mut s = ByteSet::empty();
+        for b in lo..=hi {
+            s.insert(b);
+        }
+        s
+    }
+
+    /// Adds a byte.
+    pub fn insert(&mut self, b: u8) {
+        self.0[(b >> 6) as usize] |= 1 << (b & 63);
+    }
+
+    /// Whether the set holds `b`.
+    #[inline]
+    pub fn contains(&self, b: u8) -> bool {
+        self.0[(b >> 6) as usize] >> (b & 63) & 1 == 1
+    }
+
+    /// The union of two sets.
+    pub fn union(self, other: ByteSet) -> ByteSet {
+        let mut s = self;
+        for (a, b) in s.0.iter_mut().zip(other.0) {
+            *a |= b;
+        }
+        s
+    }
+
+    /// Every byte not in the set.
+    pub fn complement(self) -> ByteSet {
+        ByteSet(self.0.map(|w| !w))
+    }
+}
+
+/// A grammar expression. Build with the functions of this module.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// Matches the empty string.
+    Empty,
+    /// Never matches.
+    Fail,
+    /// A byte string.
+    Lit(Box<[u8]>),
+    /// The longest of several byte strings (a tool name among the tools).
+    Literals(Vec<Box<[u8]>>),
+    /// One byte in a set.
+    Class(ByteSet),
+    /// One UTF-8 character (or one byte that starts no valid character).
+    AnyChar,
+    /// Everything up to the first occurrence of a delimiter, or to the end.
+    Until(Vec<Box<[u8]>>),
+    /// Everything up to the end of the input.
+    Rest,
+    /// The end of the input.
+    Eoi,
+    /// One JSON value of a kind.
+    Json(JsonKind),
+    /// One Python literal.
+    Python,
+    /// All parts in order.
+    Seq(Vec<Expr>),
+    /// The first alternative that matches.
+    Choice(Vec<Expr>),
+    /// `min` to `max` (unbounded when `None`) repetitions, greedy.
+    Repeat {
+        /// The repeated expression.
+        expr: Box<Expr>,
+        /// Fewest repetitions.
+        min: u32,
+        /// Most repetitions.
+        max: Option<u32>,
+    },
+    /// Positive lookahead: matches if the expression would, consumes nothing.
+    And(Box<Expr>),
+    /// Negative lookahead: matches if the expression would not.
+    Not(Box<Expr>),
+    /// Commits to the current alternative of the innermost choice-like construct.
+    Cut,
+    /// Drops every pending alternative (up to the innermost lookahead).
+    Commit,
+    /// Records the span matched by the expression under a tag.
+    Capture(Tag, Box<Expr>),
+    /// A named rule of the grammar.
+    Rule(Arc<str>),
+}
+
+fn boxed(bytes: impl AsRef<[u8]>) -> Box<[u8]> {
+    bytes.as_ref().into()
+}
+
+/// Matches the empty string.
+pub fn empty() -> Expr {
+    Expr::Empty
+}
+
+/// Never matches.
+pub fn fail() -> Expr {
+    Expr::Fail
+}
+
+/// Matches `text` exactly. With partial input that ends inside `text`, the
+/// parse waits for more instead of failing.
+pub fn lit(text: impl AsRef<[u8]>) -> Expr {
+    if text.as_ref().is_empty() {
+        Expr::Empty
+    } else {
+        Expr::Lit(boxed(text))
+    }
+}
+
+/// Matches the longest of `alternatives` (so `get_weather` wins over `get`).
+/// With partial input that could still become a longer alternative, the parse
+/// waits: a half-written tool name is never taken for a shorter one.
+pub fn literals<I, L>(alternatives: I) -> Expr
+where
+    I: IntoIterator<Item = L>,
+    L: AsRef<[u8]>,
+{
+    Expr::Literals(alternatives.into_iter().map(boxed).collect())
+}
+
+/// One byte in `set`.
+pub fn class(set: ByteSet) -> Expr {
+    Expr::Class(set)
+}
+
+/// JSON whitespace, zero or more bytes.
+pub fn ws() -> Expr {
+    star(class(ByteSet::json_ws()))
+}
+
+/// One UTF-8 character; waits for the rest of a character cut by the end of
+/// partial input.
+pub fn any_char() -> Expr {
+    Expr::AnyChar
+}
+
+/// Everything up to (not including) the first occurrence of any of
+/// `delimiters`, or up to the end of the input. Never fails; may be empty.
+/// With partial input, the bytes at the end that could begin a delimiter are
+/// not consumed until more input decides.
+pub fn until<I, L>(delimiters: I) -> Expr
+where
+    I: IntoIterator<Item = L>,
+    L: AsRef<[u8]>,
+{
+    let delims: Vec<Box<[u8]>> = delimiters.into_iter().map(boxed).collect();
+    if delims.is_empty() {
+        Expr::Rest
+    } else {
+        Expr::Until(delims)
+    }
+}
+
+/// Everything up to the end of the input.
+pub fn rest() -> Expr {
+    Expr::Rest
+}
+
+/// The end of the input (with partial input: waits until the input is final).
+pub fn eoi() -> Expr {
+    Expr::Eoi
+}
+
+/// Any JSON value.
+pub fn json() -> Expr {
+    Expr::Json(JsonKind::Value)
+}
+
+/// A JSON object.
+pub fn json_object() -> Expr {
+    Expr::Json(JsonKind::Object)
+}
+
+/// A JSON string (quotes included).
+pub fn json_string() -> Expr {
+    Expr::Json(JsonKind::String)
+}
+
+/// A Python literal (see [`python`](super::python)).
+pub fn python() -> Expr {
+    Expr::Python
+}
+
+/// All of `parts`, in order.
+pub fn seq(parts: impl IntoIterator<Item = Expr>) -> Expr {
+    Expr::Seq(parts.into_iter().collect())
+}
+
+/// The first of `alternatives` that matches.
+pub fn choice(alternatives: impl IntoIterator<Item = Expr>) -> Expr {
+    Expr::Choice(alternatives.into_iter().collect())
+}
+
+/// Zero or one `e`.
+pub fn opt(e: Expr) -> Expr {
+    repeat(e, 0, Some(1))
+}
+
+/// Zero or more `e`. A repetition that matched nothing ends the loop.
+pub fn star(e: Expr) -> Expr {
+    repeat(e, 0, None)
+}
+
+/// One or more `e`.
+pub fn plus(e: Expr) -> Expr {
+    repeat(e, 1, None)
+}
+
+/// `min` to `max` repetitions of `e` (`None`: no upper bound).
+pub fn repeat(e: Expr, min: u32, max: Option<u32>) -> Expr {
+    Expr::Repeat { expr: Box::new(e), min, max }
+}
+
+/// Positive lookahead.
+pub fn and(e: Expr) -> Expr {
+    Expr::And(Box::new(e))
+}
+
+/// Negative lookahead.
+pub fn not(e: Expr) -> Expr {
+    Expr::Not(Box::new(e))
+}
+
+/// Commits to the current alternative of the innermost choice, option or
+/// repetition step (see the module docs).
+pub fn cut() -> Expr {
+    Expr::Cut
+}
+
+/// Drops every pending alternative up to the innermost lookahead (see the
+/// module docs).
+pub fn commit() -> Expr {
+    Expr::Commit
+}
+
+/// Captures the span of `e` under `tag`.
+pub fn cap(tag: impl Into<Tag>, e: Expr) -> Expr {
+    Expr::Capture(tag.into(), Box::new(e))
+}
+
+/// A reference to the rule `name` of the grammar.
+pub fn rule(name: &str) -> Expr {
+    Expr::Rule(name.into())
+}
+
+impl Expr {
+    /// `self` then `next`.
+    pub fn then(self, next: Expr) -> Expr {
+        match self {
+            Expr::Seq(mut parts) => {
+                parts.push(next);
+                Expr::Seq(parts)
+            }
+            e => Expr::Seq(vec![e, next]),
+        }
+    }
+
+    /// `self`, or else `other`.
+    pub fn or(self, other: Expr) -> Expr {
+        match self {
+            Expr::Choice(mut alts) => {
+                alts.push(other);
+                Expr::Choice(alts)
+            }
+            e => Expr::Choice(vec![e, other]),
+        }
+    }
+
+    /// Zero or one `self`.
+    pub fn opt(self) -> Expr {
+        opt(self)
+    }
+
+    /// Zero or more `self`.
+    pub fn star(self) -> Expr {
+        star(self)
+    }
+
+    /// One or more `self`.
+    pub fn plus(self) -> Expr {
+        plus(self)
+    }
+
+    /// `self` captured under `tag`.
+    pub fn capture(self, tag: impl Into<Tag>) -> Expr {
+        cap(tag, self)
+    }
+}
+
+/// A start expression, named rules and limits.
+///
+/// ```
+/// use chat_autoparser::peg::{choice, json, lit, rule, seq, Grammar};
+/// // A list of JSON values written as `value (; value)*`, via a recursive rule.
+/// let g = Grammar::new(rule("list"))
+///     .rule("list", seq([json(), choice([seq([lit(";"), rule("list")]), lit("")])]));
+/// let program = g.compile().unwrap();
+/// assert_eq!(program.parse(b"1;[2];{}").unwrap().end, 8);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Grammar {
+    pub(crate) root: Expr,
+    pub(crate) rules: Vec<(Arc<str>, Expr)>,
+    pub(crate) max_depth: usize,
+}
+
+impl Grammar {
+    /// A grammar whose start expression is `root`.
+    pub fn new(root: Expr) -> Grammar {
+        Grammar { root, rules: Vec::new(), max_depth: DEFAULT_MAX_DEPTH }
+    }
+
+    /// Adds the rule `name`.
+    pub fn rule(mut self, name: &str, body: Expr) -> Grammar {
+        self.rules.push((name.into(), body));
+        self
+    }
+
+    /// Bounds the nesting of JSON and Python values and of rule calls
+    /// (default [`DEFAULT_MAX_DEPTH`]). Deeper JSON or Python values do not
+    /// match; deeper rule recursion ends the parse with an error.
+    pub fn max_depth(mut self, depth: usize) -> Grammar {
+        self.max_depth = depth;
+        self
+    }
+
+    /// Compiles the grammar.
+    pub fn compile(&self) -> Result<Program, GrammarError> {
+        super::compile::compile(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_sets() {
+        let s = ByteSet::of(b"ab").union(ByteSet::range(b'0', b'2'));
+        for b in 0..=255u8 {
+            assert_eq!(s.contains(b), b"ab012".contains(&b), "{b}");
+            assert_eq!(s.complement().contains(b), !b"ab012".contains(&b));
+        }
+        assert!(ByteSet::json_ws().contains(b'\r'));
+        assert!(!ByteSet::json_ws().contains(0x0B));
+        let mut s = ByteSet::empty();
+        s.insert(255);
+        assert!(s.contains(255) && !s.contains(127));
+        assert_eq!(format!("{:?}", ByteSet::of(b"ba")), "ByteSet(\"ab\")");
+    }
+
+    #[test]
+    fn builders() {
+        assert_eq!(lit(""), Expr::Empty);
+        assert_eq!(until(Vec::<&str>::new()), Expr::Rest);
+        assert_eq!(lit("a").then(lit("b")).then(lit("c")), seq([lit("a"), lit("b"), lit("c")]));
+        assert_eq!(lit("a").or(lit("b")).or(lit("c")), choice([lit("a"), lit("b"), lit("c")]));
+        assert_eq!(lit("a").opt(), repeat(lit("a"), 0, Some(1)));
+        assert_eq!(lit("a").capture(Tag(3)), cap(Tag(3), lit("a")));
+        assert_eq!(cap(7u16, empty()), Expr::Capture(Tag(7), Box::new(Expr::Empty)));
+    }
+}

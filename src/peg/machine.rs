@@ -1,0 +1,644 @@
+//! The parsing machine: a backtracking PEG machine that can stop at the end of
+//! partial input and resume where it stopped.
+//!
+//! State: the current instruction `pc`, the position `pos`, a stack of
+//! backtrack entries and rule return addresses, and a log of capture
+//! openings and closings. An entry remembers where to resume, the position and
+//! the log length to restore, whether it is *live* (dead entries, made by
+//! `cut`/`commit`, are skipped when a failure unwinds) and whether it belongs
+//! to a lookahead.
+//!
+//! Partial input: an instruction that cannot decide without bytes beyond the
+//! end of the input *suspends*: the machine returns [`Run::NeedMore`] with its
+//! state intact, and the next run re-executes that one instruction on the
+//! longer input. Instructions are written so that re-executing is cheap and
+//! gives the same result as running once on the whole input:
+//!
+//! - `Lit`, `Literals`, `Set`, `AnyChar`, `Eoi` suspend without consuming
+//!   (re-checking costs at most the literal's length);
+//! - `Span`, `Until`, `Rest` consume what is certain (for `Until`, up to the
+//!   safe point before a possible delimiter start) and suspend there; resuming
+//!   from that point is equivalent because those bytes cannot change the
+//!   result;
+//! - `Json` and `Python` keep their scanner's state across the suspension and
+//!   continue with the new bytes only.
+//!
+//! So a run over the whole input and a sequence of runs over growing prefixes
+//! execute the same instructions with the same results, and the extra work of
+//! the sequence is bounded by the re-checked tails.
+//!
+//! Commit point (what a stream may report): the log entries before the
+//! bottom-most live entry's saved log length can never be truncated, and the
+//! position can never again go below that entry's saved position (nor below
+//! the current one); [`Vm::commit_point`] returns both. Live entries' saved
+//! positions and log lengths never decrease from the bottom of the stack to
+//! the top, so the bottom-most live entry gives the minimum.
+
+use std::fmt;
+
+use super::capture::LogEntry;
+use super::compile::{Inner, Inst};
+use super::json::{JsonScanner, Scan, ScanErrorKind};
+use super::matcher::{Find, Longest};
+use super::python::PyScanner;
+use super::utf8;
+
+/// Why a parse failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParseError {
+    /// The furthest position at which the grammar failed to match (for
+    /// [`ParseErrorKind::TooDeep`] from rule recursion: where it happened).
+    pub offset: usize,
+    /// What went wrong.
+    pub kind: ParseErrorKind,
+}
+
+/// The kinds of parse errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParseErrorKind {
+    /// The grammar does not match the input.
+    NoMatch,
+    /// The furthest failure was a JSON or Python value nested deeper than the
+    /// limit, or rules recursed deeper than the limit.
+    TooDeep,
+    /// A bug in the engine (an instruction found the stack in a state the
+    /// compiler rules out). Reported rather than panicking.
+    Internal,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            ParseErrorKind::NoMatch => write!(f, "no match (furthest failure at byte {})", self.offset),
+            ParseErrorKind::TooDeep => write!(f, "nesting too deep at byte {}", self.offset),
+            ParseErrorKind::Internal => write!(f, "internal parser error at byte {}", self.offset),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// One stack frame.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Frame {
+    Alt { pc: u32, pos: usize, log: usize, live: bool, look: bool },
+    Ret { pc: u32 },
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Run {
+    NeedMore,
+    Matched,
+    Failed(ParseError),
+}
+
+/// The machine's state.
+#[derive(Debug, Clone)]
+pub(crate) struct Vm {
+    pub pc: u32,
+    pub pos: usize,
+    pub stack: Vec<Frame>,
+    /// Capture log; entry `i` of the vector is entry `log_base + i` overall.
+    pub log: Vec<LogEntry>,
+    pub log_base: usize,
+    calls: usize,
+    /// A `Json`/`Python` instruction is suspended mid-value.
+    scanning: bool,
+    json: JsonScanner,
+    py: PyScanner,
+    farthest: usize,
+    farthest_deep: bool,
+}
+
+impl Vm {
+    pub fn new() -> Vm {
+        Vm {
+            pc: 0,
+            pos: 0,
+            stack: Vec::new(),
+            log: Vec::new(),
+            log_base: 0,
+            calls: 0,
+            scanning: false,
+            json: JsonScanner::new(),
+            py: PyScanner::new(),
+            farthest: 0,
+            farthest_deep: false,
+        }
+    }
+
+    /// The overall length of the log.
+    pub fn log_len(&self) -> usize {
+        self.log_base + self.log.len()
+    }
+
+    /// `(log, pos)`: log entries before `log` are final, and the position
+    /// will never again be below `pos`.
+    pub fn commit_point(&self) -> (usize, usize) {
+        for f in &self.stack {
+            if let Frame::Alt { live: true, pos, log, .. } = *f {
+                return (log, pos.min(self.pos));
+            }
+        }
+        (self.log_len(), self.pos)
+    }
+
+    /// Forgets log entries before `upto` (which must be final).
+    pub fn drain_log(&mut self, upto: usize) {
+        let k = upto.saturating_sub(self.log_base).min(self.log.len());
+        self.log.drain(..k);
+        self.log_base += k;
+    }
+
+    fn internal(&self) -> Run {
+        Run::Failed(ParseError { offset: self.pos, kind: ParseErrorKind::Internal })
+    }
+
+    /// Records a failure at `at` and unwinds to the nearest live entry.
+    /// `Some(error)` when none is left.
+    fn fail(&mut self, at: usize, deep: bool) -> Option<ParseError> {
+        if at > self.farthest {
+            self.farthest = at;
+            self.farthest_deep = deep;
+        } else if at == self.farthest && deep {
+            self.farthest_deep = true;
+        }
+        self.scanning = false;
+        loop {
+            match self.stack.pop() {
+                None => {
+                    let kind = if self.farthest_deep { ParseErrorKind::TooDeep } else { ParseErrorKind::NoMatch };
+                    return Some(ParseError { offset: self.farthest, kind });
+                }
+                Some(Frame::Ret { .. }) => self.calls = self.calls.saturating_sub(1),
+                Some(Frame::Alt { live: false, .. }) => {}
+                Some(Frame::Alt { pc, pos, log, live: true, .. }) => {
+                    self.pc = pc;
+                    self.pos = pos;
+                    self.log.truncate(log.saturating_sub(self.log_base));
+                    return None;
+                }
+            }
+        }
+    }
+
+    fn pop_alt(&mut self) -> Option<(u32, usize, usize)> {
+        match self.stack.pop() {
+            Some(Frame::Alt { pc, pos, log, .. }) => Some((pc, pos, log)),
+            _ => None,
+        }
+    }
+
+    /// Runs until the program matches, fails, or needs input beyond `input`
+    /// (only when `fin` is false: `fin` says `input` is the whole input).
+    pub fn run(&mut self, p: &Inner, input: &[u8], fin: bool) -> Run {
+        macro_rules! fail {
+            ($at:expr) => {{
+                let at = $at;
+                if let Some(e) = self.fail(at, false) {
+                    return Run::Failed(e);
+                }
+                continue;
+            }};
+        }
+        let len = input.len();
+        loop {
+            let Some(inst) = p.insts.get(self.pc as usize) else { return self.internal() };
+            match inst {
+                Inst::Lit(lit) => {
+                    let rest = input.get(self.pos..).unwrap_or(&[]);
+                    if rest.len() >= lit.len() {
+                        if rest[..lit.len()] == lit[..] {
+                            self.pos += lit.len();
+                            self.pc += 1;
+                        } else {
+                            fail!(self.pos)
+                        }
+                    } else if !fin && lit.starts_with(rest) {
+                        return Run::NeedMore;
+                    } else {
+                        fail!(self.pos)
+                    }
+                }
+                Inst::Set(s) => {
+                    let Some(set) = p.sets.get(*s as usize) else { return self.internal() };
+                    match input.get(self.pos) {
+                        Some(&b) if set.contains(b) => {
+                            self.pos += 1;
+                            self.pc += 1;
+                        }
+                        Some(_) => fail!(self.pos),
+                        None if fin => fail!(self.pos),
+                        None => return Run::NeedMore,
+                    }
+                }
+                Inst::Span(s) => {
+                    let Some(set) = p.sets.get(*s as usize) else { return self.internal() };
+                    while self.pos < len && set.contains(input[self.pos]) {
+                        self.pos += 1;
+                    }
+                    if self.pos >= len && !fin {
+                        return Run::NeedMore;
+                    }
+                    self.pc += 1;
+                }
+                Inst::AnyChar => {
+                    let Some(&b) = input.get(self.pos) else {
+                        if fin {
+                            fail!(self.pos)
+                        }
+                        return Run::NeedMore;
+                    };
+                    let need = utf8::char_len(b);
+                    if need <= 1 {
+                        self.pos += 1;
+                    } else {
+                        let avail = len - self.pos;
+                        let seen = need.min(avail);
+                        let valid = (1..seen).all(|j| utf8::is_continuation(input[self.pos + j]));
+                        if valid && avail < need && !fin {
+                            return Run::NeedMore;
+                        }
+                        self.pos += if valid && avail >= need { need } else { 1 };
+                    }
+                    self.pc += 1;
+                }
+                Inst::Literals(m) => {
+                    let Some(m) = p.matchers.get(*m as usize) else { return self.internal() };
+                    match m.longest_at(input, self.pos, fin) {
+                        Longest::Match(n) => {
+                            self.pos += n;
+                            self.pc += 1;
+                        }
+                        Longest::NoMatch => fail!(self.pos),
+                        Longest::NeedMore => return Run::NeedMore,
+                    }
+                }
+                Inst::Until(m) => {
+                    let Some(m) = p.matchers.get(*m as usize) else { return self.internal() };
+                    match m.find(input, self.pos, fin) {
+                        Find::Found(at) => {
+                            self.pos = at;
+                            self.pc += 1;
+                        }
+                        Find::NeedMore { safe } => {
+                            self.pos = self.pos.max(safe);
+                            return Run::NeedMore;
+                        }
+                        Find::None => {
+                            self.pos = len;
+                            self.pc += 1;
+                        }
+                    }
+                }
+                Inst::Rest => {
+                    self.pos = len.max(self.pos);
+                    if !fin {
+                        return Run::NeedMore;
+                    }
+                    self.pc += 1;
+                }
+                Inst::Eoi => {
+                    if self.pos < len {
+                        fail!(self.pos)
+                    }
+                    if !fin {
+                        return Run::NeedMore;
+                    }
+                    self.pc += 1;
+                }
+                Inst::Json(kind) => {
+                    if !self.scanning {
+                        self.json.reset_to(*kind, p.max_depth);
+                        self.scanning = true;
+                    }
+                    let start = self.pos.saturating_sub(self.json.consumed());
+                    let piece = input.get(self.pos..).unwrap_or(&[]);
+                    let scan = self.json.feed(piece);
+                    if scan == Scan::NeedMore {
+                        self.pos = len.max(self.pos);
+                    }
+                    let finished = fin && scan == Scan::NeedMore && self.json.finish();
+                    if let Some(run) = self.after_scan(scan, start, fin, finished) {
+                        return run;
+                    }
+                }
+                Inst::Python => {
+                    if !self.scanning {
+                        self.py.reset_to(p.max_depth);
+                        self.scanning = true;
+                    }
+                    let start = self.pos.saturating_sub(self.py.consumed());
+                    let piece = input.get(self.pos..).unwrap_or(&[]);
+                    let scan = self.py.feed(piece);
+                    if scan == Scan::NeedMore {
+                        self.pos = len.max(self.pos);
+                    }
+                    let finished = fin && scan == Scan::NeedMore && self.py.finish();
+                    if let Some(run) = self.after_scan(scan, start, fin, finished) {
+                        return run;
+                    }
+                }
+                Inst::Choice(target) | Inst::Look(target) => {
+                    let look = matches!(inst, Inst::Look(_));
+                    self.stack.push(Frame::Alt { pc: *target, pos: self.pos, log: self.log_len(), live: true, look });
+                    self.pc += 1;
+                }
+                Inst::Commit(target) => {
+                    if self.pop_alt().is_none() {
+                        return self.internal();
+                    }
+                    self.pc = *target;
+                }
+                Inst::PartialCommit(target) => {
+                    let log_len = self.log_len();
+                    match self.stack.last_mut() {
+                        Some(Frame::Alt { pc, pos, log, live, .. }) => {
+                            if *pos == self.pos {
+                                // The step consumed nothing: leave the loop.
+                                self.pc = *pc;
+                                self.stack.pop();
+                            } else {
+                                *pos = self.pos;
+                                *log = log_len;
+                                *live = true;
+                                self.pc = *target;
+                            }
+                        }
+                        _ => return self.internal(),
+                    }
+                }
+                Inst::BackCommit(target) => {
+                    let Some((_, pos, log)) = self.pop_alt() else { return self.internal() };
+                    self.pos = pos;
+                    self.log.truncate(log.saturating_sub(self.log_base));
+                    self.pc = *target;
+                }
+                Inst::FailTwice => {
+                    // `!e` matched `e`: fail where the lookahead started.
+                    let Some((_, pos, _)) = self.pop_alt() else { return self.internal() };
+                    self.pos = pos;
+                    fail!(pos)
+                }
+                Inst::Fail => fail!(self.pos),
+                Inst::Cut => {
+                    if let Some(Frame::Alt { live, .. }) = self.stack.last_mut() {
+                        *live = false;
+                    }
+                    self.pc += 1;
+                }
+                Inst::CommitAll => {
+                    for f in self.stack.iter_mut().rev() {
+                        match f {
+                            Frame::Alt { look: true, .. } => break,
+                            Frame::Alt { live, .. } => *live = false,
+                            Frame::Ret { .. } => {}
+                        }
+                    }
+                    self.pc += 1;
+                }
+                Inst::Call(target) => {
+                    if self.calls >= p.max_depth {
+                        return Run::Failed(ParseError { offset: self.pos, kind: ParseErrorKind::TooDeep });
+                    }
+                    self.calls += 1;
+                    self.stack.push(Frame::Ret { pc: self.pc + 1 });
+                    self.pc = *target;
+                }
+                Inst::Ret => match self.stack.pop() {
+                    Some(Frame::Ret { pc }) => {
+                        self.calls = self.calls.saturating_sub(1);
+                        self.pc = pc;
+                    }
+                    _ => return self.internal(),
+                },
+                Inst::Open(tag) => {
+                    self.log.push(LogEntry { pos: self.pos, tag: *tag, open: true });
+                    self.pc += 1;
+                }
+                Inst::Close => {
+                    self.log.push(LogEntry { pos: self.pos, tag: Default::default(), open: false });
+                    self.pc += 1;
+                }
+                Inst::End => return Run::Matched,
+            }
+        }
+    }
+
+    /// Applies a scanner's verdict to a `Json`/`Python` instruction. `None`:
+    /// keep running.
+    fn after_scan(&mut self, scan: Scan, start: usize, fin: bool, finished: bool) -> Option<Run> {
+        match scan {
+            Scan::Done(n) => {
+                self.pos += n;
+                self.scanning = false;
+                self.pc += 1;
+                None
+            }
+            Scan::NeedMore => {
+                // Every byte so far belongs to the value (`pos` is at the end).
+                if !fin {
+                    return Some(Run::NeedMore);
+                }
+                self.scanning = false;
+                if finished {
+                    self.pc += 1;
+                    None
+                } else {
+                    let at = self.pos;
+                    self.fail(at, false).map(Run::Failed)
+                }
+            }
+            Scan::Error(e) => {
+                let at = start + e.offset;
+                self.fail(at, e.kind == ScanErrorKind::TooDeep).map(Run::Failed)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::capture::Tag;
+    use super::super::grammar::*;
+    use super::*;
+
+    fn run_all(g: Expr, input: &str) -> (Run, usize) {
+        let p = Grammar::new(g).compile().unwrap();
+        let mut vm = Vm::new();
+        let r = vm.run(&p.inner, input.as_bytes(), true);
+        (r, vm.pos)
+    }
+
+    fn run_partial(g: Expr, input: &str) -> (Run, usize) {
+        let p = Grammar::new(g).compile().unwrap();
+        let mut vm = Vm::new();
+        let r = vm.run(&p.inner, input.as_bytes(), false);
+        (r, vm.pos)
+    }
+
+    fn no_match(offset: usize) -> Run {
+        Run::Failed(ParseError { offset, kind: ParseErrorKind::NoMatch })
+    }
+
+    #[test]
+    fn literals_wait_at_a_partial_marker() {
+        let g = || seq([lit("ab"), lit("<tool_call>")]);
+        assert_eq!(run_partial(g(), "ab<tool_ca"), (Run::NeedMore, 2));
+        assert_eq!(run_partial(g(), "ab<tool_x"), (no_match(2), 2));
+        assert_eq!(run_all(g(), "ab<tool_ca"), (no_match(2), 2));
+        assert_eq!(run_all(g(), "ab<tool_call>"), (Run::Matched, 13));
+    }
+
+    #[test]
+    fn until_stops_before_a_possible_delimiter() {
+        let g = || seq([until(["</think>"]), lit("</think>")]);
+        assert_eq!(run_partial(g(), "abc </th"), (Run::NeedMore, 4));
+        assert_eq!(run_partial(g(), "abc </x"), (Run::NeedMore, 7));
+        assert_eq!(run_all(g(), "abc </th"), (no_match(8), 8));
+        assert_eq!(run_all(g(), "abc </think>"), (Run::Matched, 12));
+    }
+
+    #[test]
+    fn resuming_continues_where_it_stopped() {
+        let p = Grammar::new(seq([until(["</think>"]), lit("</think>"), json(), eoi()])).compile().unwrap();
+        let mut vm = Vm::new();
+        let full = "abc</think>{\"a\": [1, 2]}";
+        let mut fed = String::new();
+        for (k, ch) in full.chars().enumerate() {
+            fed.push(ch);
+            let r = vm.run(&p.inner, fed.as_bytes(), false);
+            assert_eq!(r, Run::NeedMore, "after {k} chars");
+        }
+        assert_eq!(vm.run(&p.inner, fed.as_bytes(), true), Run::Matched);
+        assert_eq!(vm.pos, full.len());
+    }
+
+    #[test]
+    fn ordered_choice_and_lookahead() {
+        assert_eq!(run_all(choice([lit("a"), lit("ab")]), "ab"), (Run::Matched, 1));
+        assert_eq!(run_all(seq([and(lit("a")), lit("ab")]), "ab"), (Run::Matched, 2));
+        assert_eq!(run_all(seq([not(lit("b")), any_char()]), "é"), (Run::Matched, 2));
+        assert_eq!(run_all(seq([not(lit("a")), any_char()]), "ab"), (no_match(0), 0));
+        assert_eq!(run_all(star(seq([not(lit("<")), any_char()])), "ab<c"), (Run::Matched, 2));
+    }
+
+    #[test]
+    fn cut_turns_backtracking_into_failure() {
+        let g = || choice([seq([lit("<a>"), cut(), lit("x")]), lit("<a>y")]);
+        assert_eq!(run_all(g(), "<a>y"), (no_match(3), 3));
+        let g = || choice([seq([lit("<a>"), lit("x")]), lit("<a>y")]);
+        assert_eq!(run_all(g(), "<a>y"), (Run::Matched, 4));
+        // A cut in a loop step commits that step only.
+        let g = || seq([star(seq([lit("a"), cut(), lit("b")])), lit("c")]);
+        assert_eq!(run_all(g(), "ababc"), (Run::Matched, 5));
+        assert_eq!(run_all(g(), "abac"), (no_match(3), 3));
+    }
+
+    #[test]
+    fn commit_drops_every_pending_alternative() {
+        let g = || choice([seq([opt(seq([lit("<a>"), commit(), lit("x")])), lit("z")]), lit("<a>y")]);
+        assert_eq!(run_all(g(), "<a>y"), (no_match(3), 3));
+        assert_eq!(run_all(g(), "<a>xz"), (Run::Matched, 5));
+        // Inside a lookahead, commit stops at the lookahead.
+        let g = || choice([seq([not(seq([lit("a"), commit(), lit("b")])), lit("ac")]), lit("q")]);
+        assert_eq!(run_all(g(), "ac"), (Run::Matched, 2));
+    }
+
+    #[test]
+    fn commit_point_follows_the_oldest_live_entry() {
+        let p = Grammar::new(seq([
+            cap(Tag(1), until(["<"])),
+            opt(seq([lit("<x>"), cap(Tag(2), until(["</x>"]))])),
+            rest(),
+        ]))
+        .compile()
+        .unwrap();
+        let mut vm = Vm::new();
+        assert_eq!(vm.run(&p.inner, b"hello <x>wor", false), Run::NeedMore);
+        // The option's entry is live: its capture is not final.
+        assert_eq!(vm.commit_point(), (2, 6));
+        let p = Grammar::new(seq([
+            cap(Tag(1), until(["<"])),
+            opt(seq([lit("<x>"), cut(), cap(Tag(2), until(["</x>"]))])),
+            rest(),
+        ]))
+        .compile()
+        .unwrap();
+        let mut vm = Vm::new();
+        assert_eq!(vm.run(&p.inner, b"hello <x>wor", false), Run::NeedMore);
+        assert_eq!(vm.commit_point(), (3, 12));
+    }
+
+    #[test]
+    fn depth_limits() {
+        let p = Grammar::new(rule("r"))
+            .rule("r", choice([seq([lit("("), rule("r"), lit(")")]), empty()]))
+            .max_depth(4)
+            .compile()
+            .unwrap();
+        let mut vm = Vm::new();
+        assert_eq!(vm.run(&p.inner, b"((()))", true), Run::Matched);
+        let mut vm = Vm::new();
+        assert_eq!(
+            vm.run(&p.inner, b"(((((", true),
+            Run::Failed(ParseError { offset: 4, kind: ParseErrorKind::TooDeep })
+        );
+        let p = Grammar::new(json()).max_depth(2).compile().unwrap();
+        let mut vm = Vm::new();
+        assert_eq!(
+            vm.run(&p.inner, b"[[[]]]", true),
+            Run::Failed(ParseError { offset: 2, kind: ParseErrorKind::TooDeep })
+        );
+    }
+
+    #[test]
+    fn json_and_python_values() {
+        assert_eq!(run_all(seq([json(), lit(" x")]), "{\"a\": 1} x"), (Run::Matched, 10));
+        assert_eq!(run_all(seq([json(), lit("x")]), "12x"), (Run::Matched, 3));
+        assert_eq!(run_all(json(), "12"), (Run::Matched, 2));
+        assert_eq!(run_all(json(), "[1,]"), (no_match(3), 0));
+        assert_eq!(run_all(json(), "[1"), (no_match(2), 2));
+        assert_eq!(run_partial(json(), "[1"), (Run::NeedMore, 2));
+        assert_eq!(run_all(seq([python(), lit(")")]), "('a', None))"), (Run::Matched, 12));
+        assert_eq!(run_all(json_object(), "[]"), (no_match(0), 0));
+        assert_eq!(run_all(json_string(), "\"a\\\"b\""), (Run::Matched, 6));
+    }
+
+    #[test]
+    fn any_char_waits_for_a_whole_character() {
+        let e = "é".as_bytes();
+        let p = Grammar::new(seq([any_char(), eoi()])).compile().unwrap();
+        let mut vm = Vm::new();
+        assert_eq!(vm.run(&p.inner, &e[..1], false), Run::NeedMore);
+        assert_eq!(vm.pos, 0);
+        assert_eq!(vm.run(&p.inner, e, true), Run::Matched);
+        // An invalid sequence is one byte, at once.
+        let mut vm = Vm::new();
+        assert_eq!(
+            vm.run(&p.inner, b"\xC3(", false),
+            Run::Failed(ParseError { offset: 1, kind: ParseErrorKind::NoMatch })
+        );
+        let mut vm = Vm::new();
+        assert_eq!(vm.run(&p.inner, b"\xC3", true), Run::Matched);
+    }
+
+    #[test]
+    fn literal_sets_and_classes() {
+        let names = || literals(["get", "get_weather"]);
+        assert_eq!(run_all(seq([names(), lit("\"")]), "get_weather\""), (Run::Matched, 12));
+        assert_eq!(run_partial(seq([names(), lit("\"")]), "get_wea"), (Run::NeedMore, 0));
+        assert_eq!(run_all(seq([names(), lit("\"")]), "get\""), (Run::Matched, 4));
+        assert_eq!(run_all(plus(class(ByteSet::range(b'0', b'9'))), "123a"), (Run::Matched, 3));
+        assert_eq!(run_partial(plus(class(ByteSet::range(b'0', b'9'))), "123"), (Run::NeedMore, 3));
+        assert_eq!(run_all(repeat(class(ByteSet::of(b"a")), 2, Some(3)), "aaaa"), (Run::Matched, 3));
+        assert_eq!(run_all(repeat(class(ByteSet::of(b"a")), 2, Some(3)), "ab"), (no_match(1), 1));
+    }
+
+    #[test]
+    fn empty_loop_steps_end_the_loop() {
+        assert_eq!(run_all(seq([star(opt(lit("a"))), lit("b")]), "aab"), (Run::Matched, 3));
+        assert_eq!(run_all(star(empty()), ""), (Run::Matched, 0));
+    }
+}

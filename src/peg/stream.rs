@@ -1,0 +1,391 @@
+//! Parsing entry points: whole input, a prefix, or a stream of chunks.
+//!
+//! [`Program::parse`] and [`Program::parse_partial`] run the machine once.
+//! [`Stream`] keeps one machine alive across chunks: each
+//! [`push`](Stream::push) appends the chunk, resumes the machine where it
+//! suspended, and reports as [`Event`]s what became final since the last
+//! push. Nothing is parsed twice except the few bytes an instruction
+//! re-checks when it resumes (see [`machine`](super::machine)).
+//!
+//! What becomes final after a push (the *commit point* of the machine):
+//! - capture openings and closings logged before the oldest live backtrack
+//!   entry was pushed: no failure can unwind past a live entry, so no
+//!   backtracking can remove them;
+//! - for captures that are open, their bytes up to the *frontier*, the lowest
+//!   position the machine can ever return to (the oldest live entry's
+//!   position, or the current one), moved back so it does not split a UTF-8
+//!   character. Whatever the capture's end turns out to be, it is at or after
+//!   the frontier.
+//!
+//! Invariant: for any split of an input into chunks, the events of a stream
+//! that ends in a match add up to exactly the captures of
+//! [`Program::parse`] on the whole input (same ids, spans, parents).
+
+use super::capture::{build, Emitter, Event, Match};
+use super::compile::Program;
+use super::machine::{ParseError, ParseErrorKind, Run, Vm};
+use super::utf8;
+
+impl Program {
+    /// Parses the whole `input`.
+    ///
+    /// The match need not cover the whole input: [`Match::end`] says where
+    /// it ended (end the grammar with [`eoi`](super::eoi) to require all of
+    /// it).
+    pub fn parse(&self, input: &[u8]) -> Result<Match, ParseError> {
+        let mut vm = Vm::new();
+        match vm.run(&self.inner, input, true) {
+            Run::Matched => Ok(Match { end: vm.pos, captures: build(&vm.log, vm.pos), complete: true }),
+            Run::Failed(e) => Err(e),
+            Run::NeedMore => Err(ParseError { offset: vm.pos, kind: ParseErrorKind::Internal }),
+        }
+    }
+
+    /// Parses `input`, a prefix of an input that may continue.
+    ///
+    /// When the grammar's result depends on bytes not seen yet, the result
+    /// has `complete == false`, `end` at the position the parse reached, and
+    /// the captures of the alternative being tried (open captures end at
+    /// `end`, moved back off a cut UTF-8 character). A prefix that no
+    /// continuation can make match is an error.
+    pub fn parse_partial(&self, input: &[u8]) -> Result<Match, ParseError> {
+        let mut vm = Vm::new();
+        match vm.run(&self.inner, input, false) {
+            Run::Matched => Ok(Match { end: vm.pos, captures: build(&vm.log, vm.pos), complete: true }),
+            Run::Failed(e) => Err(e),
+            Run::NeedMore => {
+                let end = utf8::safe_end(input, vm.pos);
+                Ok(Match { end: vm.pos, captures: build(&vm.log, end), complete: false })
+            }
+        }
+    }
+
+    /// A stream that parses input fed in chunks.
+    pub fn stream(&self) -> Stream {
+        Stream::new(self)
+    }
+}
+
+/// Where a stream stands after a push.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// The grammar has not matched yet; more input (or [`Stream::finish`])
+    /// decides.
+    NeedMore,
+    /// The grammar matched, ending at `end`; later input is ignored.
+    Matched {
+        /// End of the match.
+        end: usize,
+    },
+}
+
+/// What one push (or the finish) produced.
+#[derive(Debug)]
+pub struct Feed<'a> {
+    /// The events that became final, in order.
+    pub events: &'a [Event],
+    /// All input so far (event offsets index into it).
+    pub input: &'a [u8],
+    /// Where the stream stands.
+    pub status: Status,
+}
+
+impl Feed<'_> {
+    /// The bytes an event's range covers (empty for [`Event::Open`]).
+    pub fn bytes(&self, event: &Event) -> &[u8] {
+        match *event {
+            Event::Open { .. } => &[],
+            Event::Text { start, end, .. } | Event::Close { start, end, .. } => {
+                self.input.get(start..end).unwrap_or(&[])
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum State {
+    Running,
+    Matched(usize),
+    Failed(ParseError),
+}
+
+/// An incremental parse (see the module docs).
+///
+/// ```
+/// use chat_autoparser::peg::{cap, lit, until, Event, Grammar, Tag};
+/// let program = Grammar::new(cap(Tag(1), until(["<end>"])).then(lit("<end>"))).compile().unwrap();
+/// let mut stream = program.stream();
+/// let mut text = Vec::new();
+/// for chunk in ["Hel", "lo <e", "nd>"] {
+///     let feed = stream.push(chunk.as_bytes()).unwrap();
+///     for e in feed.events {
+///         if let Event::Text { .. } = e {
+///             text.push(String::from_utf8_lossy(feed.bytes(e)).into_owned());
+///         }
+///     }
+/// }
+/// // `<e` was held back: it could have been (and was) the start of `<end>`.
+/// assert_eq!(text, ["Hel", "lo "]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Stream {
+    program: Program,
+    vm: Vm,
+    input: Vec<u8>,
+    state: State,
+    emitter: Emitter,
+    /// Log entries before this (overall index) have been turned into events.
+    emitted: usize,
+    events: Vec<Event>,
+}
+
+impl Stream {
+    /// A stream for `program`.
+    pub fn new(program: &Program) -> Stream {
+        Stream {
+            program: program.clone(),
+            vm: Vm::new(),
+            input: Vec::new(),
+            state: State::Running,
+            emitter: Emitter::default(),
+            emitted: 0,
+            events: Vec::new(),
+        }
+    }
+
+    /// All input pushed so far.
+    pub fn input(&self) -> &[u8] {
+        &self.input
+    }
+
+    /// The frontier: bytes before it are final for every open capture.
+    pub fn frontier(&self) -> usize {
+        utf8::safe_end(&self.input, self.vm.commit_point().1)
+    }
+
+    /// Appends `chunk` and parses as far as the input allows.
+    ///
+    /// After an error every push returns the same error; after a match,
+    /// pushes only store their input.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<Feed<'_>, ParseError> {
+        self.input.extend_from_slice(chunk);
+        self.step(false)
+    }
+
+    /// Declares the input complete and finishes the parse.
+    pub fn finish(&mut self) -> Result<Feed<'_>, ParseError> {
+        self.step(true)
+    }
+
+    fn step(&mut self, fin: bool) -> Result<Feed<'_>, ParseError> {
+        self.events.clear();
+        match self.state {
+            State::Failed(e) => return Err(e),
+            State::Matched(end) => return Ok(self.feed(Status::Matched { end })),
+            State::Running => {}
+        }
+        let status = match self.vm.run(&self.program.inner, &self.input, fin) {
+            Run::NeedMore if !fin => Status::NeedMore,
+            Run::NeedMore => {
+                let e = ParseError { offset: self.vm.pos, kind: ParseErrorKind::Internal };
+                self.state = State::Failed(e);
+                return Err(e);
+            }
+            Run::Matched => {
+                self.state = State::Matched(self.vm.pos);
+                Status::Matched { end: self.vm.pos }
+            }
+            Run::Failed(e) => {
+                self.state = State::Failed(e);
+                return Err(e);
+            }
+        };
+        let (log, pos) = self.vm.commit_point();
+        let frontier = if fin { pos } else { utf8::safe_end(&self.input, pos) };
+        let from = self.emitted.saturating_sub(self.vm.log_base).min(self.vm.log.len());
+        let to = log.saturating_sub(self.vm.log_base).clamp(from, self.vm.log.len());
+        self.emitter.emit(&self.vm.log[from..to], frontier, &mut self.events);
+        self.emitted = self.vm.log_base + to;
+        if to > 256 {
+            self.vm.drain_log(self.emitted);
+        }
+        Ok(self.feed(status))
+    }
+
+    fn feed(&self, status: Status) -> Feed<'_> {
+        Feed { events: &self.events, input: &self.input, status }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::capture::{Collector, Tag};
+    use super::super::grammar::*;
+    use super::*;
+
+    const R: Tag = Tag(1);
+    const C: Tag = Tag(2);
+    const A: Tag = Tag(3);
+
+    fn hermes() -> Program {
+        let call = seq([lit("<tool_call>"), cut(), ws(), cap(A, json_object()), ws(), lit("</tool_call>"), ws()]);
+        Grammar::new(seq([
+            opt(seq([lit("<think>"), cut(), cap(R, until(["</think>"])), lit("</think>"), ws()])),
+            cap(C, until(["<tool_call>"])),
+            star(call),
+            eoi(),
+        ]))
+        .compile()
+        .unwrap()
+    }
+
+    /// Streams `input` in `size`-byte chunks; returns the events with the text
+    /// of each, and the input length at the time each was emitted.
+    fn stream_events(p: &Program, input: &[u8], size: usize) -> Vec<(Event, String)> {
+        let mut s = p.stream();
+        let mut out = Vec::new();
+        for chunk in input.chunks(size.max(1)) {
+            let feed = s.push(chunk).unwrap();
+            out.extend(feed.events.iter().map(|e| (*e, String::from_utf8_lossy(feed.bytes(e)).into_owned())));
+        }
+        let feed = s.finish().unwrap();
+        out.extend(feed.events.iter().map(|e| (*e, String::from_utf8_lossy(feed.bytes(e)).into_owned())));
+        out
+    }
+
+    #[test]
+    fn full_parse_captures() {
+        let input = "<think>hmm</think>\n\nHi!<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>";
+        let m = hermes().parse(input.as_bytes()).unwrap();
+        let texts: Vec<(Tag, &str)> = m.captures.iter().map(|c| (c.tag, &input[c.span()])).collect();
+        assert_eq!(texts, [(R, "hmm"), (C, "Hi!"), (A, r#"{"name": "f", "arguments": {}}"#)]);
+        assert!(m.complete);
+        assert_eq!(m.end, input.len());
+    }
+
+    #[test]
+    fn streamed_text_is_final_and_complete() {
+        let input = "<think>ab</think>cd<tool_call>{\"x\": \"é\"}</tool_call>";
+        let events = stream_events(&hermes(), input.as_bytes(), 3);
+        let texts: Vec<String> = events
+            .iter()
+            .map(|(e, t)| match e {
+                Event::Open { tag, .. } => format!("open {}", tag.0),
+                Event::Text { tag, .. } => format!("{} {t}", tag.0),
+                Event::Close { tag, .. } => format!("close {} {t}", tag.0),
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "open 1",
+                "1 ab",
+                "close 1 ab",
+                "open 2",
+                "2 c",
+                "2 d",
+                "close 2 cd",
+                "open 3",
+                "3 {\"x",
+                "3 \": ",
+                "3 \"é",
+                "3 \"}",
+                "close 3 {\"x\": \"é\"}",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_partial_marker_is_held_back() {
+        let p = hermes();
+        let mut s = p.stream();
+        let feed = s.push(b"Hello <tool_ca").unwrap();
+        assert_eq!(feed.status, Status::NeedMore);
+        let texts: Vec<&[u8]> = feed.events.iter().map(|e| feed.bytes(e)).collect();
+        assert_eq!(texts, [&b""[..], b"Hello "]);
+        assert_eq!(s.frontier(), 6);
+        // It turns out not to be a marker: now it is content.
+        let feed = s.push(b"t").unwrap();
+        let texts: Vec<&[u8]> = feed.events.iter().map(|e| feed.bytes(e)).collect();
+        assert_eq!(texts, [b"<tool_cat"]);
+    }
+
+    #[test]
+    fn every_chunking_gives_the_full_parse() {
+        let input = "<think>a\u{e9}</think>\n x <tool<tool_call>\n{\"a\": [1, \"</tool_call>\"]}\n</tool_call><tool_call>{}</tool_call>";
+        let p = hermes();
+        let full = p.parse(input.as_bytes()).unwrap();
+        for size in 1..=input.len() {
+            let events = stream_events(&p, input.as_bytes(), size);
+            let mut col = Collector::default();
+            for (e, _) in &events {
+                col.apply(e);
+            }
+            assert_eq!(col.captures, full.captures, "chunk size {size}");
+            // Text pieces add up to each capture.
+            for (id, c) in full.captures.iter().enumerate() {
+                let text: String = events
+                    .iter()
+                    .filter(|(e, _)| e.id() == id as u32 && matches!(e, Event::Text { .. }))
+                    .map(|(_, t)| t.as_str())
+                    .collect();
+                assert_eq!(text, &input[c.span()], "chunk size {size}, capture {id}");
+            }
+        }
+    }
+
+    #[test]
+    fn partial_parse_reports_the_prefix() {
+        let p = hermes();
+        let m = p.parse_partial(b"<think>abc</thi").unwrap();
+        assert!(!m.complete);
+        assert_eq!(m.captures.len(), 1);
+        assert_eq!((m.captures[0].tag, m.captures[0].span(), m.captures[0].closed), (R, 7..10, false));
+        let m = p.parse_partial("Hi <tool_call>{\"a\": \"\u{e9}".as_bytes()).unwrap();
+        let spans: Vec<_> = m.captures.iter().map(|c| (c.tag, c.span(), c.closed)).collect();
+        assert_eq!(spans, [(C, 0..3, true), (A, 14..23, false)]);
+        // The é is cut: the open capture stops before it.
+        let m = p.parse_partial(&"Hi <tool_call>{\"a\": \"\u{e9}".as_bytes()[..22]).unwrap();
+        assert_eq!(m.captures[1].span(), 14..21);
+        let e = p.parse_partial(b"<tool_call>{]").unwrap_err();
+        assert_eq!(e, ParseError { offset: 12, kind: ParseErrorKind::NoMatch });
+        assert_eq!(e.to_string(), "no match (furthest failure at byte 12)");
+    }
+
+    #[test]
+    fn errors_and_after_the_end() {
+        let p = hermes();
+        let mut s = p.stream();
+        assert!(s.push(b"<tool_call>{").is_ok());
+        let e = s.push(b"]").unwrap_err();
+        assert_eq!(e.offset, 12);
+        assert_eq!(s.push(b"more").unwrap_err(), e);
+        assert_eq!(s.finish().unwrap_err(), e);
+
+        let p = Grammar::new(lit("ab")).compile().unwrap();
+        let mut s = p.stream();
+        assert_eq!(s.push(b"a").unwrap().status, Status::NeedMore);
+        assert_eq!(s.push(b"bcd").unwrap().status, Status::Matched { end: 2 });
+        assert_eq!(s.push(b"e").unwrap().status, Status::Matched { end: 2 });
+        assert_eq!(s.finish().unwrap().status, Status::Matched { end: 2 });
+        assert_eq!(s.input(), b"abcde");
+    }
+
+    #[test]
+    fn long_streams_drain_the_log() {
+        let p = Grammar::new(seq([star(seq([cap(C, until([";"])), lit(";")])), eoi()])).compile().unwrap();
+        let mut s = p.stream();
+        let mut col = Collector::default();
+        for _ in 0..1000 {
+            for e in s.push(b"ab;").unwrap().events {
+                col.apply(e);
+            }
+        }
+        for e in s.finish().unwrap().events {
+            col.apply(e);
+        }
+        assert_eq!(col.captures.len(), 1000);
+        assert_eq!(col.captures[999].span(), 2997..2999);
+        assert!(s.vm.log.len() < 600, "log holds {} entries", s.vm.log.len());
+    }
+}
