@@ -242,6 +242,9 @@ fn chunks<'a>(input: &'a [u8], sizes: &[usize]) -> Vec<&'a [u8]> {
     out
 }
 
+/// Capture tags and the delimiters their `until` stops at.
+type TagDelimiters = Vec<(Tag, &'static [&'static str])>;
+
 /// One streamed event and the input length when it was emitted.
 type Emitted = (Event, usize);
 
@@ -384,7 +387,7 @@ proptest! {
     #[test]
     fn streamed_text_never_holds_a_partial_marker(input in output(), sizes in chunk_sizes()) {
         GRAMMARS.with(|gs| {
-            let rules: [(&str, Vec<(Tag, &[&str])>); 3] = [
+            let rules: [(&str, TagDelimiters); 3] = [
                 ("hermes_commit", vec![(CONTENT, &["<tool_call>"][..]), (REASONING, &["</think>"][..])]),
                 ("hermes_backtrack", vec![(CONTENT, &["<tool_call>"][..]), (REASONING, &["</think>"][..])]),
                 ("tagged", vec![(CONTENT, &["<tool_call>"][..]), (VALUE, &["</parameter>"][..]), (KEY, &[">"][..])]),
