@@ -228,6 +228,7 @@ pub(crate) struct Emitter {
 impl Emitter {
     /// Emits events for log entries `entries` (the newly committed ones), then
     /// text up to `frontier` for every capture still open.
+    #[inline]
     pub fn emit(&mut self, entries: &[LogEntry], frontier: usize, out: &mut Vec<Event>) {
         for e in entries {
             if e.open {

@@ -105,6 +105,8 @@ pub(crate) struct Vm {
     calls: usize,
     /// A `Json`/`Python` instruction is suspended mid-value.
     scanning: bool,
+    /// A scanner verdict reached by [`Vm::resume_suspended`], for `run`.
+    pending: Option<(Scan, usize)>,
     json: JsonScanner,
     py: PyScanner,
     farthest: usize,
@@ -121,6 +123,7 @@ impl Vm {
             log_base: 0,
             calls: 0,
             scanning: false,
+            pending: None,
             json: JsonScanner::new(),
             py: PyScanner::new(),
             farthest: 0,
@@ -135,13 +138,21 @@ impl Vm {
 
     /// `(log, pos)`: log entries before `log` are final, and the position
     /// will never again be below `pos`.
+    #[inline]
     pub fn commit_point(&self) -> (usize, usize) {
-        for f in &self.stack {
-            if let Frame::Alt { live: true, pos, log, .. } = *f {
-                return (log, pos.min(self.pos));
-            }
+        match self.first_live() {
+            Some((log, pos)) => (log, pos.min(self.pos)),
+            None => (self.log_len(), self.pos),
         }
-        (self.log_len(), self.pos)
+    }
+
+    /// The saved log length and position of the oldest live entry.
+    #[inline]
+    pub fn first_live(&self) -> Option<(usize, usize)> {
+        self.stack.iter().find_map(|f| match *f {
+            Frame::Alt { live: true, pos, log, .. } => Some((log, pos)),
+            _ => None,
+        })
     }
 
     /// Forgets log entries before `upto` (which must be final).
@@ -187,6 +198,57 @@ impl Vm {
         match self.stack.pop() {
             Some(Frame::Alt { pc, pos, log, .. }) => Some((pc, pos, log)),
             _ => None,
+        }
+    }
+
+    /// Resumes a suspended text instruction (`Until`, `Span`, `Rest`, or a
+    /// `Json` value in progress) on more input when it suspends again, which
+    /// is what most pushes of a stream do; `false` when the full machine must
+    /// run. Does exactly what [`Vm::run`] would do for that instruction.
+    #[inline]
+    pub fn resume_suspended(&mut self, p: &Inner, input: &[u8]) -> bool {
+        let len = input.len();
+        match p.insts.get(self.pc as usize) {
+            Some(Inst::Until(m)) => match p.matchers.get(*m as usize).map(|m| m.find(input, self.pos, false)) {
+                Some(Find::NeedMore { safe }) => {
+                    self.pos = self.pos.max(safe);
+                    true
+                }
+                _ => false,
+            },
+            Some(Inst::Span(s)) => {
+                let Some(set) = p.sets.get(*s as usize) else { return false };
+                let mut pos = self.pos;
+                while pos < len && set.contains(input[pos]) {
+                    pos += 1;
+                }
+                if pos < len {
+                    return false;
+                }
+                self.pos = pos;
+                true
+            }
+            Some(Inst::Rest) => {
+                self.pos = len.max(self.pos);
+                true
+            }
+            Some(inst @ (Inst::Json(_) | Inst::Python)) if self.scanning => {
+                let piece = input.get(self.pos..).unwrap_or(&[]);
+                let (start, scan) = if matches!(inst, Inst::Json(_)) {
+                    (self.pos.saturating_sub(self.json.consumed()), self.json.feed(piece))
+                } else {
+                    (self.pos.saturating_sub(self.py.consumed()), self.py.feed(piece))
+                };
+                if scan == Scan::NeedMore {
+                    self.pos = len.max(self.pos);
+                    true
+                } else {
+                    // The value ended or failed: `run` takes the verdict over.
+                    self.pending = Some((scan, start));
+                    false
+                }
+            }
+            _ => false,
         }
     }
 
@@ -309,13 +371,17 @@ impl Vm {
                     self.pc += 1;
                 }
                 Inst::Json(kind) => {
-                    if !self.scanning {
-                        self.json.reset_to(*kind, p.max_depth);
-                        self.scanning = true;
-                    }
-                    let start = self.pos.saturating_sub(self.json.consumed());
-                    let piece = input.get(self.pos..).unwrap_or(&[]);
-                    let scan = self.json.feed(piece);
+                    let (scan, start) = match self.pending.take() {
+                        Some(verdict) => verdict,
+                        None => {
+                            if !self.scanning {
+                                self.json.reset_to(*kind, p.max_depth);
+                                self.scanning = true;
+                            }
+                            let start = self.pos.saturating_sub(self.json.consumed());
+                            (self.json.feed(input.get(self.pos..).unwrap_or(&[])), start)
+                        }
+                    };
                     if scan == Scan::NeedMore {
                         self.pos = len.max(self.pos);
                     }
@@ -325,13 +391,17 @@ impl Vm {
                     }
                 }
                 Inst::Python => {
-                    if !self.scanning {
-                        self.py.reset_to(p.max_depth);
-                        self.scanning = true;
-                    }
-                    let start = self.pos.saturating_sub(self.py.consumed());
-                    let piece = input.get(self.pos..).unwrap_or(&[]);
-                    let scan = self.py.feed(piece);
+                    let (scan, start) = match self.pending.take() {
+                        Some(verdict) => verdict,
+                        None => {
+                            if !self.scanning {
+                                self.py.reset_to(p.max_depth);
+                                self.scanning = true;
+                            }
+                            let start = self.pos.saturating_sub(self.py.consumed());
+                            (self.py.feed(input.get(self.pos..).unwrap_or(&[])), start)
+                        }
+                    };
                     if scan == Scan::NeedMore {
                         self.pos = len.max(self.pos);
                     }

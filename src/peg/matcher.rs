@@ -63,6 +63,8 @@ pub struct MultiLiteral {
     terminal: Vec<bool>,
     has_child: Vec<bool>,
     first: [bool; 256],
+    /// The set holds the empty literal.
+    empty: bool,
     literals: Vec<Box<[u8]>>,
 }
 
@@ -166,7 +168,8 @@ impl MultiLiteral {
                 first[b as usize] = true;
             }
         }
-        MultiLiteral { classes, stride, trans, depth, out, terminal, has_child, first, literals }
+        let empty = terminal[0];
+        MultiLiteral { classes, stride, trans, depth, out, terminal, has_child, first, empty, literals }
     }
 
     /// The literals, in the order given.
@@ -175,8 +178,9 @@ impl MultiLiteral {
     }
 
     /// Whether the set holds the empty literal.
+    #[inline]
     fn has_empty(&self) -> bool {
-        self.terminal[0]
+        self.empty
     }
 
     /// The length of the longest literal.
@@ -203,6 +207,7 @@ impl MultiLiteral {
     /// assert_eq!(m.find(b"hi <tool_ca", 0, false), Find::NeedMore { safe: 3 });
     /// assert_eq!(m.find(b"hi <tool_ca", 0, true), Find::None);
     /// ```
+    #[inline]
     pub fn find(&self, hay: &[u8], from: usize, at_end: bool) -> Find {
         let n = hay.len();
         if from > n {
@@ -264,6 +269,7 @@ impl MultiLiteral {
     /// assert_eq!(names.longest_at(b"get_w", 0, true), Longest::Match(3));
     /// assert_eq!(names.longest_at(b"got", 0, false), Longest::NoMatch);
     /// ```
+    #[inline]
     pub fn longest_at(&self, hay: &[u8], at: usize, at_end: bool) -> Longest {
         let mut best = if self.has_empty() { Some(0) } else { None };
         let mut s = 0usize;

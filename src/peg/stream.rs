@@ -92,6 +92,7 @@ pub struct Feed<'a> {
 
 impl Feed<'_> {
     /// The bytes an event's range covers (empty for [`Event::Open`]).
+    #[inline]
     pub fn bytes(&self, event: &Event) -> &[u8] {
         match *event {
             Event::Open { .. } => &[],
@@ -136,6 +137,8 @@ pub struct Stream {
     emitter: Emitter,
     /// Log entries before this (overall index) have been turned into events.
     emitted: usize,
+    /// The oldest live backtrack entry's position after the last full run.
+    live_pos: Option<usize>,
     events: Vec<Event>,
 }
 
@@ -149,6 +152,7 @@ impl Stream {
             state: State::Running,
             emitter: Emitter::default(),
             emitted: 0,
+            live_pos: None,
             events: Vec::new(),
         }
     }
@@ -167,6 +171,7 @@ impl Stream {
     ///
     /// After an error every push returns the same error; after a match,
     /// pushes only store their input.
+    #[inline]
     pub fn push(&mut self, chunk: &[u8]) -> Result<Feed<'_>, ParseError> {
         self.input.extend_from_slice(chunk);
         self.step(false)
@@ -177,6 +182,7 @@ impl Stream {
         self.step(true)
     }
 
+    #[inline]
     fn step(&mut self, fin: bool) -> Result<Feed<'_>, ParseError> {
         self.events.clear();
         match self.state {
@@ -184,7 +190,9 @@ impl Stream {
             State::Matched(end) => return Ok(self.feed(Status::Matched { end })),
             State::Running => {}
         }
-        let status = match self.vm.run(&self.program.inner, &self.input, fin) {
+        let resumed = !fin && self.vm.resume_suspended(&self.program.inner, &self.input);
+        let run = if resumed { Run::NeedMore } else { self.vm.run(&self.program.inner, &self.input, fin) };
+        let status = match run {
             Run::NeedMore if !fin => Status::NeedMore,
             Run::NeedMore => {
                 let e = ParseError { offset: self.vm.pos, kind: ParseErrorKind::Internal };
@@ -200,18 +208,28 @@ impl Stream {
                 return Err(e);
             }
         };
-        let (log, pos) = self.vm.commit_point();
-        let frontier = if fin { pos } else { utf8::safe_end(&self.input, pos) };
-        let from = self.emitted.saturating_sub(self.vm.log_base).min(self.vm.log.len());
-        let to = log.saturating_sub(self.vm.log_base).clamp(from, self.vm.log.len());
-        self.emitter.emit(&self.vm.log[from..to], frontier, &mut self.events);
-        self.emitted = self.vm.log_base + to;
-        if to > 256 {
-            self.vm.drain_log(self.emitted);
+        if resumed {
+            // Only the suspended instruction moved on: the stack and the log
+            // are as the last step left them, so only text can be new.
+            let pos = self.live_pos.map_or(self.vm.pos, |p| p.min(self.vm.pos));
+            self.emitter.emit(&[], utf8::safe_end(&self.input, pos), &mut self.events);
+        } else {
+            let live = self.vm.first_live();
+            self.live_pos = live.map(|(_, pos)| pos);
+            let (log, pos) = live.map_or((self.vm.log_len(), self.vm.pos), |(log, pos)| (log, pos.min(self.vm.pos)));
+            let frontier = if fin { pos } else { utf8::safe_end(&self.input, pos) };
+            let from = self.emitted.saturating_sub(self.vm.log_base).min(self.vm.log.len());
+            let to = log.saturating_sub(self.vm.log_base).clamp(from, self.vm.log.len());
+            self.emitter.emit(&self.vm.log[from..to], frontier, &mut self.events);
+            self.emitted = self.vm.log_base + to;
+            if to > 256 {
+                self.vm.drain_log(self.emitted);
+            }
         }
         Ok(self.feed(status))
     }
 
+    #[inline]
     fn feed(&self, status: Status) -> Feed<'_> {
         Feed { events: &self.events, input: &self.input, status }
     }

@@ -43,6 +43,7 @@ pub fn is_continuation(b: u8) -> bool {
 /// assert_eq!(incomplete_tail(&"€".as_bytes()[..2]), 2);
 /// assert_eq!(incomplete_tail(b"a\x80"), 0); // a stray continuation byte
 /// ```
+#[inline]
 pub fn incomplete_tail(bytes: &[u8]) -> usize {
     let n = bytes.len();
     for k in 1..=n.min(3) {
@@ -58,6 +59,7 @@ pub fn incomplete_tail(bytes: &[u8]) -> usize {
 
 /// Whether the byte after `lead` (if any) keeps the sequence valid: rejects
 /// overlong and surrogate forms so they are not held back.
+#[inline]
 fn second_byte_ok(lead: u8, second: Option<u8>) -> bool {
     let Some(s) = second else { return true };
     match lead {
