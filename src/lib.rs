@@ -6,7 +6,7 @@
 //! - [`template`]: compile and render a chat template with transformers'
 //!   semantics ([`ChatTemplate`]);
 //! - [`analysis`]: render paired variants, diff them, and collect the markers
-//!   into an [`Analysis`];
+//!   into an [`Analysis`].
 //! - [`peg`]: a PEG engine for model output that knows about partial input and streams.
 //!
 //! ```

@@ -5,7 +5,7 @@
 //! plain data: build them with the free functions of this module ([`lit`],
 //! [`seq`], [`choice`], [`until`], [`cap`]...) or the chaining methods on
 //! [`Expr`], then [`Grammar::compile`] them into a
-//! [`Program`](super::Program).
+//! [`super::Program`].
 //!
 //! PEG semantics: a sequence matches its parts in order; an ordered choice
 //! takes the first alternative that matches and never tries the others after
@@ -243,7 +243,7 @@ pub fn json_string() -> Expr {
     Expr::Json(JsonKind::String)
 }
 
-/// A Python literal (see [`python`](super::python)).
+/// A Python literal (see the [`python`](mod@super::python) module).
 pub fn python() -> Expr {
     Expr::Python
 }

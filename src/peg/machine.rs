@@ -9,7 +9,7 @@
 //! to a lookahead.
 //!
 //! Partial input: an instruction that cannot decide without bytes beyond the
-//! end of the input *suspends*: the machine returns [`Run::NeedMore`] with its
+//! end of the input *suspends*: the machine returns `Run::NeedMore` with its
 //! state intact, and the next run re-executes that one instruction on the
 //! longer input. Instructions are written so that re-executing is cheap and
 //! gives the same result as running once on the whole input:
@@ -30,7 +30,7 @@
 //! Commit point (what a stream may report): the log entries before the
 //! bottom-most live entry's saved log length can never be truncated, and the
 //! position can never again go below that entry's saved position (nor below
-//! the current one); [`Vm::commit_point`] returns both. Live entries' saved
+//! the current one); `Vm::commit_point` returns both. Live entries' saved
 //! positions and log lengths never decrease from the bottom of the stack to
 //! the top, so the bottom-most live entry gives the minimum.
 

@@ -17,8 +17,8 @@
 //! | [`class`], [`ws`], [`any_char`] | one byte of a set; JSON whitespace; one UTF-8 character |
 //! | [`until`] | text up to the first of several delimiters (or the end) |
 //! | [`rest`], [`eoi`] | everything left; the end of the input |
-//! | [`json`], [`json_object`], [`json_string`] | one JSON value ([`json`](mod@json) module) |
-//! | [`python`] | one Python literal ([`python`](mod@python) module, with normalisation to JSON) |
+//! | [`json()`], [`json_object`], [`json_string`] | one JSON value ([`json`](mod@json) module) |
+//! | [`python()`] | one Python literal ([`python`](mod@python) module, with normalisation to JSON) |
 //! | [`seq`], [`choice`], [`opt`], [`star`], [`plus`], [`repeat`] | PEG sequence, ordered choice, repetition |
 //! | [`and`], [`not`] | lookaheads |
 //! | [`cut`], [`commit`] | give up pending alternatives (what makes streaming start early) |
@@ -107,7 +107,7 @@
 //!   half tool name is never matched as a shorter one;
 //! - [`any_char`] waits for the rest of a character, and streamed text never
 //!   ends inside a UTF-8 character;
-//! - [`json`] and [`python`] keep their scanner's state, so a value fed in
+//! - [`json()`] and [`python()`] keep their scanner's state, so a value fed in
 //!   pieces costs what it costs at once, and a prefix of a value is reported
 //!   as how far it got ([`json::JsonScanner`], [`json::complete`]).
 //!
@@ -115,7 +115,7 @@
 //!
 //! [`Stream::push`] appends a chunk and resumes the machine where it
 //! suspended; it returns the [`Event`]s that became final. The machine
-//! ([`machine`] module) is a backtracking PEG machine whose only way back is
+//! ([`machine`](mod@machine) module) is a backtracking PEG machine whose only way back is
 //! a *live* backtrack entry: an ordered choice, option, repetition step or
 //! lookahead that may still try another way. Hence:
 //!
@@ -155,7 +155,10 @@
 //! plus the events. So `k` pushes of `N` bytes in total cost
 //! O(N + k·L) where `L` is the longest marker, for grammars made of markers,
 //! `until` text, JSON and Python values, in addition to whatever backtracking
-//! the grammar itself does on the whole input. The capture log is trimmed as
+//! the grammar itself does on the whole input. A push that only advances the
+//! suspended text instruction (the common case) touches nothing else; one
+//! that runs the machine also scans the backtrack stack for the oldest live
+//! entry (its depth is bounded by the grammar's nesting and the depth limit). The capture log is trimmed as
 //! it is committed; the input is kept (events refer to it).
 //!
 //! # Limits
