@@ -419,37 +419,26 @@ impl JsonScanner {
                             // byte again in the state after the value.
                             self.value_done();
                             if self.state == St::Done {
-                                self.consumed += i;
-                                return Scan::Done(i);
+                                return end_of_chunk(&mut self.consumed, i, true);
                             }
                         }
                         None => return self.err(i, ScanErrorKind::Syntax),
                     }
                 }
                 St::Word { word, at } => {
-                    let w = WORDS[word as usize];
-                    if w.get(at as usize) != Some(&b) {
-                        return self.err(i, ScanErrorKind::Syntax);
-                    }
-                    if at as usize + 1 == w.len() {
-                        self.value_done();
-                    } else {
-                        self.state = St::Word { word, at: at + 1 };
+                    match word_step(WORDS[word as usize], at, b) {
+                        WordStep::Mismatch => return self.err(i, ScanErrorKind::Syntax),
+                        WordStep::Done => self.value_done(),
+                        WordStep::Next(at) => self.state = St::Word { word, at },
                     }
                     i += 1;
                 }
             }
             if self.state == St::Done {
-                self.consumed += i;
-                return Scan::Done(i);
+                return end_of_chunk(&mut self.consumed, i, true);
             }
         }
-        self.consumed += n;
-        if self.state == St::Done {
-            Scan::Done(n)
-        } else {
-            Scan::NeedMore
-        }
+        end_of_chunk(&mut self.consumed, n, self.state == St::Done)
     }
 
     fn set_member_start(&mut self, i: usize) {
@@ -555,6 +544,35 @@ pub fn value_len(text: &[u8]) -> Result<usize, ScanError> {
         Scan::Error(e) => Err(e),
         Scan::NeedMore if s.finish() => Ok(text.len()),
         Scan::NeedMore => Err(ScanError { offset: text.len(), kind: ScanErrorKind::Syntax }),
+    }
+}
+
+/// One step of matching a keyword literal (`true`, `None`...) byte by byte.
+pub(super) enum WordStep {
+    /// `b` is not the keyword's next byte.
+    Mismatch,
+    /// `b` completed the keyword.
+    Done,
+    /// `b` matched; the next byte to check is at this index.
+    Next(u8),
+}
+
+/// Matches `b` against byte `at` of `word`.
+pub(super) fn word_step(word: &[u8], at: u8, b: u8) -> WordStep {
+    match word.get(at as usize) {
+        Some(&w) if w == b && at as usize + 1 == word.len() => WordStep::Done,
+        Some(&w) if w == b => WordStep::Next(at + 1),
+        _ => WordStep::Mismatch,
+    }
+}
+
+/// Accounts for `used` bytes of a chunk and says how the scan stands.
+pub(super) fn end_of_chunk(consumed: &mut usize, used: usize, done: bool) -> Scan {
+    *consumed += used;
+    if done {
+        Scan::Done(used)
+    } else {
+        Scan::NeedMore
     }
 }
 

@@ -30,7 +30,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use super::json::{Scan, ScanError, ScanErrorKind, DEFAULT_MAX_DEPTH};
+use super::json::{end_of_chunk, word_step, Scan, ScanError, ScanErrorKind, WordStep, DEFAULT_MAX_DEPTH};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Num {
@@ -395,29 +395,19 @@ impl PyScanner {
                     None => return self.err(i, ScanErrorKind::Syntax),
                 },
                 St::Word { word, at } => {
-                    let w = WORDS[word as usize];
-                    if w.get(at as usize) != Some(&b) {
-                        return self.err(i, ScanErrorKind::Syntax);
-                    }
-                    if at as usize + 1 == w.len() {
-                        self.value_done();
-                    } else {
-                        self.state = St::Word { word, at: at + 1 };
+                    match word_step(WORDS[word as usize], at, b) {
+                        WordStep::Mismatch => return self.err(i, ScanErrorKind::Syntax),
+                        WordStep::Done => self.value_done(),
+                        WordStep::Next(at) => self.state = St::Word { word, at },
                     }
                     i += 1;
                 }
             }
             if self.state == St::Done {
-                self.consumed += i;
-                return Scan::Done(i);
+                return end_of_chunk(&mut self.consumed, i, true);
             }
         }
-        self.consumed += n;
-        if self.state == St::Done {
-            Scan::Done(n)
-        } else {
-            Scan::NeedMore
-        }
+        end_of_chunk(&mut self.consumed, n, self.state == St::Done)
     }
 }
 
