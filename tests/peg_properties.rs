@@ -67,6 +67,21 @@ fn hermes_commit() -> Program {
     .unwrap()
 }
 
+/// Hermes JSON calls that stream and never fail: `commit` after the marker,
+/// `recover` sends a call broken after it to tail text from where it broke.
+fn hermes_recover() -> Program {
+    let name = seq([lit("\"name\""), ws(), lit(":"), ws(), lit("\""), cap(NAME, literals(NAMES)), lit("\"")]);
+    let args = seq([lit("\"arguments\""), ws(), lit(":"), ws(), cap(ARGS, json())]);
+    let member = choice([name, args]);
+    let object =
+        seq([lit("{"), ws(), member.clone(), star(seq([ws(), lit(","), ws(), member])), ws(), lit("}")]);
+    let body = seq([ws(), cap(CALL, object), ws(), lit("</tool_call>"), ws()]);
+    let call = seq([lit("<tool_call>"), commit(), recover(body, cap(CONTENT, until(["<tool_call>"])))]);
+    Grammar::new(seq([cap(CONTENT, until(["<tool_call>"])), star(seq([call, cap(CONTENT, until(["<tool_call>"]))])), eoi()]))
+        .compile()
+        .unwrap()
+}
+
 /// Hermes JSON calls, pure backtracking, total (a broken call is tail text).
 fn hermes_backtrack() -> Program {
     let call = seq([lit("<tool_call>"), ws(), cap(CALL, json_object()), ws(), lit("</tool_call>"), ws()]);
@@ -152,6 +167,7 @@ fn grammars() -> Vec<(&'static str, Program)> {
     vec![
         ("hermes_commit", hermes_commit()),
         ("hermes_backtrack", hermes_backtrack()),
+        ("hermes_recover", hermes_recover()),
         ("tagged", tagged()),
         ("python_calls", python_calls()),
         ("lookahead", lookahead()),

@@ -71,6 +71,10 @@ pub(crate) enum Inst {
     Fail,
     /// Make the top entry dead (it no longer catches failures).
     Cut,
+    /// Push a recovery entry resuming at the target (see `recover`).
+    Recover(u32),
+    /// Pop the top (recovery) entry, jump.
+    PopRecover(u32),
     /// Make every entry dead down to the innermost lookahead entry.
     CommitAll,
     /// Call a rule.
@@ -221,7 +225,15 @@ impl<'g> Compiler<'g> {
     /// Points the jump of instruction `at` to the current end.
     fn patch(&mut self, at: usize) {
         let here = self.here();
-        if let Some(Inst::Choice(t) | Inst::Look(t) | Inst::Commit(t) | Inst::PartialCommit(t) | Inst::BackCommit(t)) =
+        if let Some(
+            Inst::Choice(t)
+            | Inst::Look(t)
+            | Inst::Commit(t)
+            | Inst::PartialCommit(t)
+            | Inst::BackCommit(t)
+            | Inst::Recover(t)
+            | Inst::PopRecover(t),
+        ) =
             self.insts.get_mut(at)
         {
             *t = here;
@@ -377,6 +389,14 @@ impl<'g> Compiler<'g> {
                 self.emit(Inst::Open(*tag))?;
                 self.expr(inner, cut_ok)?;
                 self.emit(Inst::Close)?;
+            }
+            Expr::Recover(body, fallback) => {
+                let push = self.emit(Inst::Recover(0))?;
+                self.expr(body, false)?;
+                let pop = self.emit(Inst::PopRecover(0))?;
+                self.patch(push);
+                self.expr(fallback, cut_ok)?;
+                self.patch(pop);
             }
             Expr::Rule(name) => {
                 let Some(&rule) = self.rules.get(&**name) else {

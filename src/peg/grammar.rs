@@ -146,6 +146,8 @@ pub enum Expr {
     Commit,
     /// Records the span matched by the expression under a tag.
     Capture(Tag, Box<Expr>),
+    /// The body; if it fails, the fallback from where it failed (see [`recover`]).
+    Recover(Box<Expr>, Box<Expr>),
     /// A named rule of the grammar.
     Rule(Arc<str>),
 }
@@ -298,6 +300,33 @@ pub fn cut() -> Expr {
 /// module docs).
 pub fn commit() -> Expr {
     Expr::Commit
+}
+
+/// Error recovery: matches `body`; if `body` fails, keeps what it consumed
+/// and captured (open captures are closed where it failed) and matches
+/// `fallback` from the failure position.
+///
+/// Unlike a [`choice`], this holds nothing back: text under `body` streams
+/// as if there were no alternative, because recovery never goes back. That is
+/// what lets a tool call stream its arguments and still end leniently when
+/// the model writes garbage halfway through. The failure position is the
+/// byte where the failing instruction gave up (for a JSON value: the bad
+/// byte), so the result does not depend on how the input was chunked.
+///
+/// ```
+/// use chat_autoparser::peg::*;
+/// let g = Grammar::new(seq([
+///     lit("<call>"),
+///     recover(seq([cap(Tag(1), json()), lit("</call>")]), cap(Tag(2), rest())),
+/// ]));
+/// let p = g.compile().unwrap();
+/// let input = "<call>[1, 2 x]</call>";
+/// let m = p.parse(input.as_bytes()).unwrap();
+/// let parts: Vec<_> = m.captures.iter().map(|c| (c.tag.0, &input[c.span()])).collect();
+/// assert_eq!(parts, [(1, "[1, 2 "), (2, "x]</call>")]);
+/// ```
+pub fn recover(body: Expr, fallback: Expr) -> Expr {
+    Expr::Recover(Box::new(body), Box::new(fallback))
 }
 
 /// Captures the span of `e` under `tag`.

@@ -81,8 +81,13 @@ impl std::error::Error for ParseError {}
 /// One stack frame.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Frame {
-    Alt { pc: u32, pos: usize, log: usize, live: bool, look: bool },
+    /// A backtrack entry; `depth`: captures open when it was pushed.
+    Alt { pc: u32, pos: usize, log: usize, live: bool, look: bool, depth: u32 },
     Ret { pc: u32 },
+    /// A recovery entry: a failure that reaches it continues at `pc` from
+    /// the failure position, closing the captures opened since (`depth`).
+    /// Not live: it never holds back the commit point.
+    Recover { pc: u32, depth: u32 },
 }
 
 /// How a run ended.
@@ -102,6 +107,8 @@ pub(crate) struct Vm {
     /// Capture log; entry `i` of the vector is entry `log_base + i` overall.
     pub log: Vec<LogEntry>,
     pub log_base: usize,
+    /// Captures currently open on the log.
+    depth: u32,
     calls: usize,
     /// A `Json`/`Python` instruction is suspended mid-value.
     scanning: bool,
@@ -121,6 +128,7 @@ impl Vm {
             stack: Vec::new(),
             log: Vec::new(),
             log_base: 0,
+            depth: 0,
             calls: 0,
             scanning: false,
             pending: None,
@@ -184,10 +192,23 @@ impl Vm {
                 }
                 Some(Frame::Ret { .. }) => self.calls = self.calls.saturating_sub(1),
                 Some(Frame::Alt { live: false, .. }) => {}
-                Some(Frame::Alt { pc, pos, log, live: true, .. }) => {
+                Some(Frame::Alt { pc, pos, log, live: true, depth, .. }) => {
                     self.pc = pc;
                     self.pos = pos;
                     self.log.truncate(log.saturating_sub(self.log_base));
+                    self.depth = depth;
+                    return None;
+                }
+                Some(Frame::Recover { pc, depth }) => {
+                    // Keep everything the body did; close what it left open
+                    // where it failed, and go on from there.
+                    let at = at.max(self.pos);
+                    for _ in depth..self.depth {
+                        self.log.push(LogEntry { pos: at, tag: Default::default(), open: false });
+                    }
+                    self.depth = depth;
+                    self.pos = at;
+                    self.pc = pc;
                     return None;
                 }
             }
@@ -412,7 +433,8 @@ impl Vm {
                 }
                 Inst::Choice(target) | Inst::Look(target) => {
                     let look = matches!(inst, Inst::Look(_));
-                    self.stack.push(Frame::Alt { pc: *target, pos: self.pos, log: self.log_len(), live: true, look });
+                    let (pos, log, depth) = (self.pos, self.log_len(), self.depth);
+                    self.stack.push(Frame::Alt { pc: *target, pos, log, live: true, look, depth });
                     self.pc += 1;
                 }
                 Inst::Commit(target) => {
@@ -452,6 +474,14 @@ impl Vm {
                     fail!(pos)
                 }
                 Inst::Fail => fail!(self.pos),
+                Inst::Recover(target) => {
+                    self.stack.push(Frame::Recover { pc: *target, depth: self.depth });
+                    self.pc += 1;
+                }
+                Inst::PopRecover(target) => match self.stack.pop() {
+                    Some(Frame::Recover { .. }) => self.pc = *target,
+                    _ => return self.internal(),
+                },
                 Inst::Cut => {
                     if let Some(Frame::Alt { live, .. }) = self.stack.last_mut() {
                         *live = false;
@@ -463,7 +493,7 @@ impl Vm {
                         match f {
                             Frame::Alt { look: true, .. } => break,
                             Frame::Alt { live, .. } => *live = false,
-                            Frame::Ret { .. } => {}
+                            Frame::Ret { .. } | Frame::Recover { .. } => {}
                         }
                     }
                     self.pc += 1;
@@ -485,10 +515,12 @@ impl Vm {
                 },
                 Inst::Open(tag) => {
                     self.log.push(LogEntry { pos: self.pos, tag: *tag, open: true });
+                    self.depth += 1;
                     self.pc += 1;
                 }
                 Inst::Close => {
                     self.log.push(LogEntry { pos: self.pos, tag: Default::default(), open: false });
+                    self.depth = self.depth.saturating_sub(1);
                     self.pc += 1;
                 }
                 Inst::End => return Run::Matched,

@@ -23,6 +23,7 @@
 //! | [`and`], [`not`] | lookaheads |
 //! | [`cut`], [`commit`] | give up pending alternatives (what makes streaming start early) |
 //! | [`cap`] | a capture: the span of an expression under a caller-defined [`Tag`] |
+//! | [`recover`] | error recovery: on failure, keep what was matched and go on with a fallback |
 //! | [`rule`] | a named rule of the [`Grammar`] (rules may recurse) |
 //!
 //! # Example
@@ -184,7 +185,7 @@ pub use capture::{Capture, Collector, Event, Match, Tag};
 pub use compile::{GrammarError, Program};
 pub use grammar::{
     and, any_char, cap, choice, class, commit, cut, empty, eoi, fail, json, json_object, json_string, lit, literals,
-    not, opt, plus, python, repeat, rest, rule, seq, star, until, ws, ByteSet, Expr, Grammar,
+    not, opt, plus, python, recover, repeat, rest, rule, seq, star, until, ws, ByteSet, Expr, Grammar,
 };
 pub use machine::{ParseError, ParseErrorKind};
 pub use stream::{Feed, Status, Stream};
