@@ -7,7 +7,9 @@
 //!   semantics ([`ChatTemplate`]);
 //! - [`analysis`]: render paired variants, diff them, and collect the markers
 //!   into an [`Analysis`].
-//! - [`peg`]: a PEG engine for model output that knows about partial input and streams.
+//! - [`peg`]: a PEG engine for model output that knows about partial input and streams;
+//! - [`parser`]: the output parser generated from an [`Analysis`]: model
+//!   output to an [`AssistantMessage`], complete or streamed as [`Delta`]s.
 //!
 //! ```
 //! use chat_autoparser::{ChatTemplate, RenderRequest, TemplateConfig};
@@ -27,9 +29,13 @@
 
 pub mod analysis;
 mod error;
+pub mod message;
+pub mod parser;
 pub mod peg;
 pub mod template;
 
 pub use analysis::Analysis;
 pub use error::{Error, ErrorKind, Location, Result};
+pub use message::{AssistantMessage, Delta, FunctionCall, ToolCall};
+pub use parser::{OutputParser, OutputStream, ParserConfig, ReasoningFormat, ToolChoice};
 pub use template::{ChatTemplate, RenderRequest, TemplateConfig, TemplateSource};

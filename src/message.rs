@@ -1,0 +1,191 @@
+//! The data the parser produces: an assistant message and the streamed
+//! deltas that add up to it, in the OpenAI chat-completions JSON shape.
+//!
+//! Invariants (DESIGN §5):
+//! - `content` is `null` when it is empty and the message has tool calls;
+//! - `reasoning_content` is omitted when empty;
+//! - `arguments` is JSON text (what the model wrote, or its normalisation to
+//!   JSON for Python literals and tagged values);
+//! - applying a stream's deltas in order to an empty [`MessageBuilder`] gives
+//!   exactly the message a batch parse returns.
+
+use serde::{Deserialize, Serialize};
+
+/// A decoded assistant turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AssistantMessage {
+    /// Always `"assistant"`.
+    pub role: String,
+    /// Visible text; `None` when empty and there are tool calls.
+    pub content: Option<String>,
+    /// Extracted reasoning (empty when none, or when reasoning stays inline).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reasoning_content: String,
+    /// Tool calls in the order the model wrote them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+}
+
+impl AssistantMessage {
+    /// The content, empty when `None`.
+    pub fn content_text(&self) -> &str {
+        self.content.as_deref().unwrap_or("")
+    }
+}
+
+/// One tool call.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The id the model wrote, if the format has one.
+    pub id: Option<String>,
+    /// Always `"function"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Name and arguments.
+    pub function: FunctionCall,
+}
+
+/// A call's function name and arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    /// The function name.
+    pub name: String,
+    /// The arguments as JSON text.
+    pub arguments: String,
+}
+
+/// A streamed piece of a message (an OpenAI `choices[0].delta`).
+///
+/// A delta carries one kind of text; tool-call deltas carry `id`/`name`
+/// once (in the call's first delta) and then argument fragments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delta {
+    /// Content text to append.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// Reasoning text to append.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+    /// Tool-call pieces.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallDelta>,
+}
+
+/// A piece of tool call `index`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallDelta {
+    /// Which call (0-based, in output order).
+    pub index: usize,
+    /// The call id, in the call's first delta when the model wrote one
+    /// before its name; later when it wrote it after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `"function"` in the call's first delta.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Name (first delta) and argument fragments.
+    pub function: FunctionDelta,
+}
+
+/// Name and argument fragment of a [`ToolCallDelta`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionDelta {
+    /// The function name, in the call's first delta.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The next piece of the arguments' JSON text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<String>,
+}
+
+impl Delta {
+    /// A content delta.
+    pub fn content(text: impl Into<String>) -> Delta {
+        Delta { content: Some(text.into()), ..Delta::default() }
+    }
+
+    /// A reasoning delta.
+    pub fn reasoning(text: impl Into<String>) -> Delta {
+        Delta { reasoning_content: Some(text.into()), ..Delta::default() }
+    }
+
+    /// A tool-call delta.
+    pub fn tool_call(call: ToolCallDelta) -> Delta {
+        Delta { tool_calls: vec![call], ..Delta::default() }
+    }
+}
+
+/// Adds deltas up into a message.
+#[derive(Debug, Clone, Default)]
+pub struct MessageBuilder {
+    content: String,
+    reasoning: String,
+    calls: Vec<ToolCall>,
+}
+
+impl MessageBuilder {
+    /// Appends one delta.
+    pub fn apply(&mut self, delta: &Delta) {
+        if let Some(text) = &delta.content {
+            self.content.push_str(text);
+        }
+        if let Some(text) = &delta.reasoning_content {
+            self.reasoning.push_str(text);
+        }
+        for piece in &delta.tool_calls {
+            while self.calls.len() <= piece.index {
+                self.calls.push(ToolCall { kind: "function".into(), ..ToolCall::default() });
+            }
+            let call = &mut self.calls[piece.index];
+            if let Some(id) = &piece.id {
+                call.id = Some(id.clone());
+            }
+            if let Some(name) = &piece.function.name {
+                call.function.name.push_str(name);
+            }
+            if let Some(args) = &piece.function.arguments {
+                call.function.arguments.push_str(args);
+            }
+        }
+    }
+
+    /// The message so far.
+    pub fn message(&self) -> AssistantMessage {
+        let content = if self.content.is_empty() && !self.calls.is_empty() { None } else { Some(self.content.clone()) };
+        AssistantMessage {
+            role: "assistant".into(),
+            content,
+            reasoning_content: self.reasoning.clone(),
+            tool_calls: self.calls.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openai_shape() {
+        let mut b = MessageBuilder::default();
+        b.apply(&Delta::reasoning("hmm"));
+        b.apply(&Delta::tool_call(ToolCallDelta {
+            index: 0,
+            id: None,
+            kind: Some("function".into()),
+            function: FunctionDelta { name: Some("f".into()), arguments: None },
+        }));
+        b.apply(&Delta::tool_call(ToolCallDelta {
+            index: 0,
+            function: FunctionDelta { arguments: Some("{\"a\":1}".into()), name: None },
+            ..Default::default()
+        }));
+        let json = serde_json::to_string(&b.message()).unwrap();
+        assert_eq!(
+            json,
+            r#"{"role":"assistant","content":null,"reasoning_content":"hmm","tool_calls":[{"id":null,"type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}"#
+        );
+        let plain = MessageBuilder::default().message();
+        assert_eq!(serde_json::to_string(&plain).unwrap(), r#"{"role":"assistant","content":""}"#);
+    }
+}

@@ -1,0 +1,437 @@
+//! The generator: an [`Analysis`] and a start state become a PEG grammar over
+//! the model's output.
+//!
+//! Shape of every generated grammar:
+//!
+//! ```text
+//! output  := reasoning? body eoi
+//! body    := ( tools | silent-marker | content )*
+//! tools   := section-start call (separator call)* section-end?
+//! call    := CALL( call-start head commit recover(tail call-end, BROKEN) )
+//! content := commit CONTENT( any-char until(triggers) )
+//! ```
+//!
+//! - `head` is everything up to and including the function name; before it
+//!   completes, a failed call backtracks and its text is content, verbatim.
+//!   After it, `commit` lets the arguments stream, and `recover` sends the
+//!   rest of a call the model broke to `BROKEN` (content, with a diagnostic).
+//! - `triggers` are the first cores of the markers that can start a tool
+//!   section or a content wrapper; content text stops before them (and
+//!   before any partial one at the end of a chunk).
+//! - Whitespace around markers is matched flexibly (see `marker`).
+//!
+//! Invariant: the grammar matches every input (content takes anything the
+//! other alternatives refuse), so a parse never fails; a `Match` may only be
+//! incomplete.
+
+use crate::analysis::{Analysis, ArgumentsSlot, IdSlot, NameSlot, ReasoningMode, TaggedArguments, ToolClass, ToolFormat};
+use crate::peg::{
+    and, any_char, cap, choice, class, commit, empty, eoi, json, json_string, lit, not, opt, plus, python, recover, seq,
+    star, until, ws, ByteSet, Expr,
+};
+
+use super::marker::Marker;
+use super::tags::*;
+
+/// Where the output starts, relative to reasoning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// The model may open a reasoning block itself.
+    Free,
+    /// The prompt opened a reasoning block: the output starts inside it.
+    InReasoning,
+    /// The prompt closed the reasoning block (or reasoning is off).
+    AfterReasoning,
+}
+
+/// What the grammar should extract.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    pub start: Start,
+    /// Reasoning goes to its own field (else it stays in the content).
+    pub extract_reasoning: bool,
+    /// Tool calls are parsed (else their text is content).
+    pub parse_tools: bool,
+}
+
+/// The root expression for `analysis` under `plan`.
+pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
+    let tools = analysis.tools.as_ref().filter(|_| plan.parse_tools);
+    let calls = tools.map(ToolGrammar::new);
+    let wrappers = content_wrappers(analysis);
+    let mut triggers: Vec<String> = wrappers.iter().filter_map(|m| m.first_core().map(str::to_string)).collect();
+    if let Some(t) = &calls {
+        triggers.extend(t.triggers.iter().cloned());
+    }
+    if plan.extract_reasoning && has_start_marker(analysis) {
+        // A reasoning block after content (interleaved thinking) is still reasoning.
+        triggers.extend(Marker::new(&analysis.reasoning.start).first_core().map(str::to_string));
+    }
+    triggers.sort();
+    triggers.dedup();
+    let mut alternatives = Vec::new();
+    if let Some(t) = &calls {
+        alternatives.push(t.section());
+    }
+    if plan.extract_reasoning && has_start_marker(analysis) {
+        alternatives.push(tagged_reasoning(analysis, plan));
+    }
+    // A wrapper is recognised by its first core: the model stops before
+    // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
+    alternatives.extend(wrappers.iter().filter_map(|m| m.first_core()).map(|core| seq([lit(core), ws()])));
+    alternatives.push(content(&triggers));
+    seq([prelude(analysis, plan), star(choice(alternatives)), eoi()])
+}
+
+fn has_start_marker(analysis: &Analysis) -> bool {
+    analysis.reasoning.mode != ReasoningMode::None && !Marker::new(&analysis.reasoning.start).is_blank()
+}
+
+/// Content text: at least one character (a trigger that did not start what
+/// it announced is text too), then up to the next trigger.
+fn content(triggers: &[String]) -> Expr {
+    let rest = if triggers.is_empty() { crate::peg::rest() } else { until(triggers) };
+    // Commit only once there is a character: at the end of the output the
+    // repetition around must still be able to stop.
+    seq([and(any_char()), commit(), cap(CONTENT, seq([any_char(), rest]))])
+}
+
+/// Markers around visible content (`<|START_RESPONSE|>`...), consumed silently.
+fn content_wrappers(analysis: &Analysis) -> Vec<Marker> {
+    [&analysis.content.start, &analysis.content.end]
+        .into_iter()
+        .map(|raw| Marker::new(raw))
+        .filter(|m| !m.is_blank())
+        .collect()
+}
+
+/// Reasoning at the start of the output.
+fn prelude(analysis: &Analysis, plan: Plan) -> Expr {
+    let r = &analysis.reasoning;
+    if !plan.extract_reasoning || r.mode == ReasoningMode::None {
+        return empty();
+    }
+    let end = Marker::new(&r.end);
+    if end.is_blank() {
+        return empty();
+    }
+    let stops = tool_triggers(analysis, plan);
+    match plan.start {
+        Start::AfterReasoning => ws(),
+        Start::InReasoning => reasoning_body(&end, &stops),
+        Start::Free if has_start_marker(analysis) => empty(),
+        // Delimiter reasoning: from the start to the end marker, if there is one.
+        Start::Free => opt(seq([cap(REASONING, until(end.delimiters())), end.expr_exact_head(), ws()])),
+    }
+}
+
+/// A reasoning block opened by its start marker (at the start or later).
+fn tagged_reasoning(analysis: &Analysis, plan: Plan) -> Expr {
+    let start = Marker::new(&analysis.reasoning.start);
+    let end = Marker::new(&analysis.reasoning.end);
+    seq([ws(), start.expr(), commit(), reasoning_body(&end, &tool_triggers(analysis, plan))])
+}
+
+/// Reasoning text up to the end marker, a tool call that starts without
+/// closing the block (models do that), or the end of the output.
+fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
+    let mut stops = end.delimiters();
+    stops.extend(tool_starts.iter().filter(|t| t.len() > 1).cloned());
+    seq([cap(REASONING, until(stops)), opt(seq([end.expr_exact_head(), ws()]))])
+}
+
+/// The literals a tool section starts with, when tools are parsed.
+fn tool_triggers(analysis: &Analysis, plan: Plan) -> Vec<String> {
+    match analysis.tools.as_ref() {
+        Some(t) if plan.parse_tools => ToolGrammar::new(t).triggers,
+        _ => Vec::new(),
+    }
+}
+
+/// The tool-call part of the grammar for one format.
+struct ToolGrammar<'a> {
+    format: &'a ToolFormat,
+    triggers: Vec<String>,
+}
+
+impl<'a> ToolGrammar<'a> {
+    fn new(format: &'a ToolFormat) -> ToolGrammar<'a> {
+        let mut g = ToolGrammar { format, triggers: Vec::new() };
+        g.triggers = g.first_literals();
+        g
+    }
+
+    /// The literals a tool section can start with.
+    fn first_literals(&self) -> Vec<String> {
+        let f = self.format;
+        for raw in [&f.section_start, &f.call_start] {
+            if let Some(core) = Marker::new(raw).first_core() {
+                return vec![core.to_string()];
+            }
+        }
+        if let Some(IdSlot::Tagged { prefix, before_name: true, .. }) = &f.id {
+            if let Some(core) = Marker::new(prefix).first_core() {
+                return vec![core.to_string()];
+            }
+        }
+        match (&f.name, f.class) {
+            (NameSlot::Tagged { prefix, .. }, _) if !Marker::new(prefix).is_blank() => {
+                vec![Marker::new(prefix).first_core().unwrap_or_default().to_string()]
+            }
+            (NameSlot::JsonField { .. } | NameSlot::JsonKey, _) => vec!["{".to_string()],
+            // A bare name starts the call: any identifier may; content
+            // stops at none (the section only starts where content could).
+            _ => Vec::new(),
+        }
+    }
+
+    /// `section-start call (separator call)* section-end?`
+    fn section(&self) -> Expr {
+        let f = self.format;
+        let sep = Marker::new(&f.call_separator);
+        let more = if f.call_separator.is_empty() {
+            star(seq([ws(), self.call()]))
+        } else {
+            star(seq([sep.expr(), self.call()]))
+        };
+        seq([Marker::new(&f.section_start).expr(), self.call(), more, opt(Marker::new(&f.section_end).expr()), ws()])
+    }
+
+    fn call(&self) -> Expr {
+        let f = self.format;
+        let fallback = self.broken();
+        let body = seq([self.tail(), Marker::new(&f.call_end).expr()]);
+        cap(CALL, seq([Marker::new(&f.call_start).expr(), self.head(), commit(), recover(body, fallback)]))
+    }
+
+    /// What a broken call leaves: text up to the call's end (consumed) or
+    /// the next tool section.
+    fn broken(&self) -> Expr {
+        let end = Marker::new(&self.format.call_end);
+        let mut stops: Vec<String> = end.delimiters();
+        stops.extend(self.triggers.iter().cloned());
+        stops.retain(|s| !s.is_empty());
+        let text = if stops.is_empty() { crate::peg::rest() } else { until(stops) };
+        let close = if end.is_blank() { empty() } else { opt(end.expr()) };
+        seq([cap(BROKEN, text), close])
+    }
+
+    /// Up to and including the function name.
+    fn head(&self) -> Expr {
+        let f = self.format;
+        match (&f.name, f.class) {
+            (NameSlot::JsonField { path }, _) => json_head(path, &self.json_paths(), 0),
+            (NameSlot::JsonKey, _) => seq([lit("{"), ws(), cap(NAME, json_string()), ws(), lit(":"), ws()]),
+            (NameSlot::Tagged { prefix, suffix }, ToolClass::PythonCall) => {
+                seq([Marker::new(prefix).expr(), cap(NAME, identifier()), ws(), Marker::new(suffix).expr()])
+            }
+            (NameSlot::Tagged { prefix, suffix }, _) => {
+                let (id_before, id_after) = self.tagged_ids();
+                let suffix_marker = Marker::new(suffix);
+                let name_end = match (&id_after, suffix_marker.is_blank()) {
+                    (Some((p, _)), true) => Marker::new(p),
+                    _ => suffix_marker.clone(),
+                };
+                let suffix_expr = suffix_marker.expr();
+                seq([
+                    id_before.map(|(p, s)| tagged_id(&p, &s)).unwrap_or_else(empty),
+                    Marker::new(prefix).expr(),
+                    cap(NAME, tagged_name(&name_end)),
+                    suffix_expr,
+                    id_after.map(|(p, s)| tagged_id(&p, &s)).unwrap_or_else(empty),
+                ])
+            }
+        }
+    }
+
+    /// After the name: arguments, and the rest of a JSON call object.
+    fn tail(&self) -> Expr {
+        let f = self.format;
+        match (&f.name, &f.arguments) {
+            (NameSlot::JsonField { path }, _) => json_tail(path, &self.json_paths()),
+            (NameSlot::JsonKey, _) => seq([cap(ARGS, json()), ws(), lit("}")]),
+            (_, ArgumentsSlot::Python) => python_arguments(),
+            (_, ArgumentsSlot::Tagged(t)) => tagged_arguments(t),
+            (_, ArgumentsSlot::Json { as_string: true, .. }) => seq([ws(), cap(ARGS_STRING, json_string()), ws()]),
+            (_, ArgumentsSlot::Json { .. }) => seq([ws(), cap(ARGS, json()), ws()]),
+        }
+    }
+
+    fn json_paths(&self) -> JsonPaths {
+        let f = self.format;
+        let args = match &f.arguments {
+            ArgumentsSlot::Json { path, as_string } if !path.is_empty() => Some((path.clone(), *as_string)),
+            _ => None,
+        };
+        let id = match &f.id {
+            Some(IdSlot::JsonField { path }) if !path.is_empty() => Some(path.clone()),
+            _ => None,
+        };
+        JsonPaths { args, id }
+    }
+
+    /// Tagged id markers before and after the name.
+    fn tagged_ids(&self) -> (Option<(String, String)>, Option<(String, String)>) {
+        match &self.format.id {
+            Some(IdSlot::Tagged { prefix, suffix, before_name: true }) => (Some((prefix.clone(), suffix.clone())), None),
+            Some(IdSlot::Tagged { prefix, suffix, before_name: false }) => (None, Some((prefix.clone(), suffix.clone()))),
+            _ => (None, None),
+        }
+    }
+}
+
+/// Where arguments and id sit in a JSON call object.
+struct JsonPaths {
+    args: Option<(Vec<String>, bool)>,
+    id: Option<Vec<String>>,
+}
+
+/// `{ other-member* "key": <deeper head or NAME>` for the name path
+/// `path[level..]`.
+fn json_head(path: &[String], paths: &JsonPaths, level: usize) -> Expr {
+    let Some(key) = path.get(level) else { return empty() };
+    let value = if level + 1 == path.len() { cap(NAME, json_string()) } else { json_head(path, paths, level + 1) };
+    seq([
+        lit("{"),
+        ws(),
+        star(seq([member(path, paths, level), ws(), lit(","), ws()])),
+        lit(json_key(key)),
+        ws(),
+        lit(":"),
+        ws(),
+        value,
+    ])
+}
+
+/// Closes the objects [`json_head`] opened, innermost first.
+fn json_tail(path: &[String], paths: &JsonPaths) -> Expr {
+    let levels = path.len();
+    seq((0..levels).rev().map(|level| {
+        seq([star(seq([ws(), lit(","), ws(), member(path, paths, level)])), ws(), lit("}")])
+    }))
+}
+
+/// One member of the object at `level` other than the name path's key:
+/// the arguments, the id, or anything else.
+fn member(path: &[String], paths: &JsonPaths, level: usize) -> Expr {
+    let prefix = &path[..level];
+    let mut alts = Vec::new();
+    if let Some((args, as_string)) = &paths.args {
+        if args.len() == level + 1 && args[..level] == *prefix {
+            let value = if *as_string { cap(ARGS_STRING, json_string()) } else { cap(ARGS, json()) };
+            alts.push(seq([lit(json_key(&args[level])), ws(), lit(":"), ws(), value]));
+        }
+    }
+    if let Some(id) = &paths.id {
+        if id.len() == level + 1 && id[..level] == *prefix {
+            alts.push(seq([lit(json_key(&id[level])), ws(), lit(":"), ws(), cap(ID, json())]));
+        }
+    }
+    let own_key = lit(json_key(&path[level]));
+    alts.push(seq([not(own_key), json_string(), ws(), lit(":"), ws(), json()]));
+    choice(alts)
+}
+
+fn json_key(key: &str) -> String {
+    serde_json::Value::String(key.to_string()).to_string()
+}
+
+/// A function name between markers: up to the end marker's first core, on
+/// one line; a bare identifier when the end marker is blank.
+fn tagged_name(end: &Marker) -> Expr {
+    match end.first_core() {
+        Some(core) => seq([not(class(space_set())), until([core, "\n"])]),
+        None => identifier(),
+    }
+}
+
+fn identifier() -> Expr {
+    let word = ByteSet::range(b'a', b'z')
+        .union(ByteSet::range(b'A', b'Z'))
+        .union(ByteSet::range(b'0', b'9'))
+        .union(ByteSet::of(b"_-."));
+    plus(class(word))
+}
+
+fn space_set() -> ByteSet {
+    ByteSet::of(b" \t\r\n")
+}
+
+/// An id between markers.
+fn tagged_id(prefix: &str, suffix: &str) -> Expr {
+    let end = Marker::new(suffix);
+    let text = match end.first_core() {
+        Some(core) => until([core, "\n"]),
+        None => plus(class(space_set().complement())),
+    };
+    seq([Marker::new(prefix).expr(), cap(ID, text), end.expr()])
+}
+
+/// `name=value, ...)` of a Python call (the name's suffix `(` is in the head).
+fn python_arguments() -> Expr {
+    let arg = cap(ARG, seq([cap(ARG_KEY, identifier()), ws(), lit("="), ws(), cap(ARG_PYTHON, python())]));
+    seq([
+        ws(),
+        opt(seq([arg.clone(), star(seq([ws(), lit(","), ws(), arg])), ws(), opt(lit(","))])),
+        ws(),
+        lit(")"),
+    ])
+}
+
+/// Marker-wrapped arguments, then the arguments' end marker.
+fn tagged_arguments(t: &TaggedArguments) -> Expr {
+    let arg = tagged_argument(t);
+    let sep = Marker::new(&t.separator);
+    let more = if sep.is_blank() { star(seq([ws(), arg.clone()])) } else { star(seq([sep.expr(), arg.clone()])) };
+    seq([ws(), opt(seq([arg, more])), ws(), Marker::new(&t.end).expr()])
+}
+
+/// One `name-prefix KEY name-suffix value` pair.
+fn tagged_argument(t: &TaggedArguments) -> Expr {
+    let name_suffix = Marker::new(&t.name_suffix);
+    let key = match name_suffix.first_core() {
+        Some(core) => until([core, "\n"]),
+        None => identifier(),
+    };
+    let value_end = Marker::new(&t.value_suffix);
+    let raw_value = |tag| {
+        let stops = value_end.delimiters();
+        let text = if stops.is_empty() { until([",", "}"]) } else { until(stops) };
+        cap(tag, text)
+    };
+    let string_value = match &t.escaped_value {
+        Some((open, close)) => choice([
+            seq([lit(open), cap(ARG_STRING, until([close.as_str()])), lit(close)]),
+            raw_value(if t.raw_strings { ARG_STRING } else { ARG_JSON }),
+        ]),
+        None => raw_value(if t.raw_strings { ARG_STRING } else { ARG_JSON }),
+    };
+    let value_start = Marker::new(&t.value_prefix);
+    let value = match &t.typed_value_prefix {
+        Some(typed) => {
+            let typed = Marker::new(typed);
+            let typed_end = if value_end.is_blank() { until([",", "}"]) } else { until(value_end.delimiters()) };
+            choice([
+                seq([value_start.expr_exact_tail(), string_value, value_end.expr_exact_head()]),
+                seq([typed.expr(), cap(ARG_JSON, typed_end), opt(value_end.expr_exact_head())]),
+            ])
+        }
+        None => seq([value_start.expr_exact_tail(), string_value, value_end.expr_exact_head()]),
+    };
+    cap(
+        ARG,
+        seq([Marker::new(&t.name_prefix).expr(), cap(ARG_KEY, seq([not(class(space_set())), key])), name_suffix.expr_exact_tail(), value]),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_stop_at_parentheses() {
+        let p = crate::peg::Grammar::new(seq([cap(NAME, identifier()), lit("(")])).compile().unwrap();
+        let m = p.parse(b"get_weather(").unwrap();
+        assert_eq!(m.captures[0].span(), 0..11);
+    }
+}

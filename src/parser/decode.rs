@@ -1,0 +1,323 @@
+//! The decoder: capture events become OpenAI-shaped deltas.
+//!
+//! The grammar decides where each byte goes (see `tags`); the decoder only
+//! turns captures into text:
+//!
+//! - content and reasoning stream as they arrive, with the whitespace at
+//!   their edges dropped (it is the template's scaffolding: `</think>\n\n`);
+//!   trailing whitespace is held back until more text follows, so nothing
+//!   sent is ever retracted;
+//! - a call is announced (index, id, name) when its name is complete;
+//!   argument text that arrives earlier is held until then;
+//! - tagged and Python arguments are rebuilt as a JSON object, streaming
+//!   string values and typing the others by the tool's schema;
+//! - a broken call's rest becomes content and is reported.
+//!
+//! Invariant: the deltas depend only on the events, and the events of a
+//! stream equal those of a batch parse, so streaming equals batch.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::message::{Delta, FunctionDelta, ToolCallDelta};
+use crate::peg::{json::decode_string, python, Event, Tag};
+
+use super::diagnostic::{Diagnostic, DiagnosticKind};
+use super::schema::{ArgType, ToolSchemas};
+use super::tags::*;
+
+/// Turns events into deltas; one per parse.
+#[derive(Debug)]
+pub struct Decoder {
+    schemas: Arc<ToolSchemas>,
+    parallel: bool,
+    content: Edges,
+    reasoning: Edges,
+    next_index: usize,
+    call: Option<Call>,
+    arg: Option<Arg>,
+    /// End of the last byte any event covered.
+    pub consumed: usize,
+    /// Problems found so far.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The call being decoded.
+#[derive(Debug, Default)]
+struct Call {
+    index: usize,
+    id: Option<String>,
+    name: Option<String>,
+    /// Argument text seen before the name.
+    held: String,
+    /// Any argument text was sent (or held).
+    any_arguments: bool,
+    /// Tagged or Python arguments seen (the decoder writes the braces).
+    pairs: usize,
+}
+
+/// The tagged or Python argument being decoded.
+#[derive(Debug, Default)]
+struct Arg {
+    key: String,
+    kind: ArgType,
+    /// A string value being streamed (its opening quote is sent).
+    streaming: bool,
+}
+
+/// Which field a prefill left open: its leading whitespace is text.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Continues {
+    pub content: bool,
+    pub reasoning: bool,
+}
+
+impl Decoder {
+    pub fn new(schemas: Arc<ToolSchemas>, parallel: bool, continues: Continues) -> Decoder {
+        Decoder {
+            schemas,
+            parallel,
+            content: Edges { started: continues.content, ..Edges::default() },
+            reasoning: Edges { started: continues.reasoning, ..Edges::default() },
+            next_index: 0,
+            call: None,
+            arg: None,
+            consumed: 0,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// Content text that bypasses the grammar (a prefix, or bytes after an
+    /// engine error), with the same edge handling.
+    pub fn raw_content(&mut self, text: &str, out: &mut Vec<Delta>) {
+        if let Some(t) = self.content.push(text) {
+            out.push(Delta::content(t));
+        }
+    }
+
+    /// Decodes one event; `bytes` is the event's text (the whole span for a
+    /// close).
+    pub fn apply(&mut self, event: &Event, bytes: &[u8], out: &mut Vec<Delta>) {
+        let text = String::from_utf8_lossy(bytes);
+        match *event {
+            Event::Open { tag, start, .. } => self.open(tag, start, out),
+            Event::Text { tag, end, .. } => {
+                self.consumed = self.consumed.max(end);
+                self.text(tag, &text, out);
+            }
+            Event::Close { tag, end, .. } => {
+                self.consumed = self.consumed.max(end);
+                self.close(tag, &text, out);
+            }
+        }
+    }
+
+    fn open(&mut self, tag: Tag, start: usize, out: &mut Vec<Delta>) {
+        match tag {
+            CALL => {
+                let index = self.next_index;
+                self.next_index += 1;
+                if index > 0 && !self.parallel {
+                    self.diagnostics.push(Diagnostic::new(DiagnosticKind::ExtraToolCall, start));
+                }
+                self.call = Some(Call { index, ..Call::default() });
+            }
+            ARG => self.arg = Some(Arg::default()),
+            BROKEN => self.diagnostics.push(Diagnostic::new(DiagnosticKind::BrokenToolCall, start)),
+            ARG_STRING => {
+                let streaming = self.arg.as_ref().is_some_and(|a| a.kind.is_string_only());
+                if streaming {
+                    if let Some(a) = self.arg.as_mut() {
+                        a.streaming = true;
+                    }
+                    self.arguments("\"".into(), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn text(&mut self, tag: Tag, text: &str, out: &mut Vec<Delta>) {
+        match tag {
+            CONTENT | BROKEN => self.raw_content(text, out),
+            REASONING => {
+                if let Some(t) = self.reasoning.push(text) {
+                    out.push(Delta::reasoning(t));
+                }
+            }
+            ARGS => self.arguments(text.to_string(), out),
+            ARG_STRING if self.arg.as_ref().is_some_and(|a| a.streaming) => {
+                let quoted = Value::String(text.to_string()).to_string();
+                self.arguments(quoted[1..quoted.len() - 1].to_string(), out);
+            }
+            _ => {}
+        }
+    }
+
+    fn close(&mut self, tag: Tag, text: &str, out: &mut Vec<Delta>) {
+        match tag {
+            NAME => self.announce(text, out),
+            ID => self.set_id(text, out),
+            ARGS_STRING => {
+                let decoded = decode_string(text.as_bytes()).unwrap_or_else(|| text.to_string());
+                self.arguments(decoded, out);
+            }
+            ARG_KEY => self.begin_pair(text.trim(), out),
+            ARG_STRING => {
+                let piece = match self.arg.as_ref() {
+                    Some(a) if a.streaming => "\"".to_string(),
+                    Some(a) => a.kind.encode(text),
+                    None => Value::String(text.to_string()).to_string(),
+                };
+                self.arguments(piece, out);
+            }
+            ARG_JSON => {
+                let kind = self.arg.as_ref().map(|a| a.kind.clone()).unwrap_or_default();
+                let piece = match serde_json::from_str::<Value>(text.trim()) {
+                    Ok(v @ Value::String(_)) => v.to_string(),
+                    _ => kind.encode(text.trim()),
+                };
+                self.arguments(piece, out);
+            }
+            ARG_PYTHON => {
+                let piece =
+                    python::to_json(text.as_bytes()).unwrap_or_else(|_| Value::String(text.to_string()).to_string());
+                self.arguments(piece, out);
+            }
+            ARG => self.arg = None,
+            CALL => self.end_call(out),
+            _ => {}
+        }
+    }
+
+    fn announce(&mut self, raw: &str, out: &mut Vec<Delta>) {
+        let Some(call) = self.call.as_mut() else { return };
+        let name = if raw.starts_with('"') {
+            decode_string(raw.as_bytes()).unwrap_or_else(|| raw.to_string())
+        } else {
+            raw.trim().to_string()
+        };
+        call.name = Some(name.clone());
+        out.push(Delta::tool_call(ToolCallDelta {
+            index: call.index,
+            id: call.id.clone(),
+            kind: Some("function".into()),
+            function: FunctionDelta { name: Some(name), arguments: None },
+        }));
+        if !call.held.is_empty() {
+            let held = std::mem::take(&mut call.held);
+            out.push(args_delta(call.index, held));
+        }
+    }
+
+    fn set_id(&mut self, raw: &str, out: &mut Vec<Delta>) {
+        let Some(call) = self.call.as_mut() else { return };
+        let id = match serde_json::from_str::<Value>(raw.trim()) {
+            Ok(Value::String(s)) => s,
+            _ => raw.trim().to_string(),
+        };
+        if call.name.is_some() {
+            out.push(Delta::tool_call(ToolCallDelta { index: call.index, id: Some(id.clone()), ..Default::default() }));
+        }
+        call.id = Some(id);
+    }
+
+    /// `{"key": ` or `, "key": ` before a tagged or Python value.
+    fn begin_pair(&mut self, key: &str, out: &mut Vec<Delta>) {
+        let (tool, first) = match self.call.as_mut() {
+            Some(call) => {
+                call.pairs += 1;
+                (call.name.clone().unwrap_or_default(), call.pairs == 1)
+            }
+            None => return,
+        };
+        let kind = self.schemas.arg_type(&tool, key);
+        if let Some(arg) = self.arg.as_mut() {
+            arg.key = key.to_string();
+            arg.kind = kind;
+        }
+        let lead = if first { "{" } else { ", " };
+        self.arguments(format!("{lead}{}: ", Value::String(key.to_string())), out);
+    }
+
+    fn end_call(&mut self, out: &mut Vec<Delta>) {
+        if let Some(call) = self.call.as_ref() {
+            let closing = if call.pairs > 0 {
+                Some("}")
+            } else if !call.any_arguments {
+                Some("{}")
+            } else {
+                None
+            };
+            if let Some(c) = closing {
+                self.arguments(c.to_string(), out);
+            }
+        }
+        self.call = None;
+        self.arg = None;
+    }
+
+    /// Sends argument text for the current call (held until its name is known).
+    fn arguments(&mut self, text: String, out: &mut Vec<Delta>) {
+        let Some(call) = self.call.as_mut() else { return };
+        if text.is_empty() {
+            return;
+        }
+        call.any_arguments = true;
+        if call.name.is_none() {
+            call.held.push_str(&text);
+        } else {
+            out.push(args_delta(call.index, text));
+        }
+    }
+}
+
+fn args_delta(index: usize, text: String) -> Delta {
+    Delta::tool_call(ToolCallDelta {
+        index,
+        function: FunctionDelta { arguments: Some(text), name: None },
+        ..Default::default()
+    })
+}
+
+/// Drops whitespace at both edges of a streamed text without retracting:
+/// leading whitespace is skipped, trailing whitespace is held until more
+/// text follows it.
+#[derive(Debug, Default)]
+struct Edges {
+    started: bool,
+    held: String,
+}
+
+impl Edges {
+    fn push(&mut self, text: &str) -> Option<String> {
+        let text = if self.started { text } else { text.trim_start() };
+        if text.is_empty() {
+            return None;
+        }
+        self.started = true;
+        let body = text.trim_end();
+        let tail = &text[body.len()..];
+        if body.is_empty() {
+            self.held.push_str(tail);
+            return None;
+        }
+        let mut out = std::mem::take(&mut self.held);
+        out.push_str(body);
+        self.held.push_str(tail);
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edges_never_retract() {
+        let mut e = Edges::default();
+        let pieces: Vec<Option<String>> = ["\n\n", "Hi", " \n", "there", "\n"].iter().map(|t| e.push(t)).collect();
+        assert_eq!(pieces, [None, Some("Hi".into()), None, Some(" \nthere".into()), None]);
+    }
+}

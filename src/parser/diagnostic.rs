@@ -1,0 +1,48 @@
+//! Problems found in model output: what lenient parsing reports and strict
+//! parsing returns as an error.
+//!
+//! Invariant: a diagnostic never changes the message; lenient parsing keeps
+//! every byte (a broken call's text is content, an extra call is kept).
+
+use std::fmt;
+
+/// What went wrong, and where.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Diagnostic {
+    /// The kind of problem.
+    pub kind: DiagnosticKind,
+    /// Byte offset in the output where it starts.
+    pub offset: usize,
+}
+
+/// Kinds of problems in model output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiagnosticKind {
+    /// A tool call broke after its name; its rest is content.
+    BrokenToolCall,
+    /// A second (third...) call while `parallel_tool_calls` is false.
+    ExtraToolCall,
+    /// The parser could not go on; the rest of the output is content.
+    Unparsed,
+}
+
+impl Diagnostic {
+    /// A diagnostic of `kind` at `offset`.
+    pub fn new(kind: DiagnosticKind, offset: usize) -> Diagnostic {
+        Diagnostic { kind, offset }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            DiagnosticKind::BrokenToolCall => "malformed tool call",
+            DiagnosticKind::ExtraToolCall => "extra tool call while parallel_tool_calls is false",
+            DiagnosticKind::Unparsed => "output the parser could not read",
+        };
+        write!(f, "{what} at byte {}", self.offset)
+    }
+}
+
+impl std::error::Error for Diagnostic {}

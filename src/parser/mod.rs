@@ -1,0 +1,262 @@
+//! The output parser: an [`Analysis`] plus the request's options become a
+//! parser that decodes raw model output into an [`AssistantMessage`],
+//! complete or streamed.
+//!
+//! ```
+//! use chat_autoparser::{ChatTemplate, ParserConfig, TemplateConfig};
+//! use serde_json::json;
+//!
+//! let source = std::fs::read_to_string("templates/hermes-think.jinja").unwrap();
+//! let analysis = ChatTemplate::new(&source, &TemplateConfig::default())?.analyze()?;
+//! let tools = vec![json!({"type": "function", "function": {"name": "get_weather",
+//!     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}})];
+//! let parser = analysis.parser(&ParserConfig { tools, ..Default::default() })?;
+//!
+//! let output = "<think>Rain?</think>\n\nLet me check.\n<tool_call>\n\
+//!               {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+//! let msg = parser.parse(output);
+//! assert_eq!(msg.reasoning_content, "Rain?");
+//! assert_eq!(msg.content.as_deref(), Some("Let me check."));
+//! assert_eq!(msg.tool_calls[0].function.name, "get_weather");
+//! assert_eq!(msg.tool_calls[0].function.arguments, r#"{"city": "Paris"}"#);
+//!
+//! // Streamed in 3-byte chunks, the deltas add up to the same message.
+//! let mut stream = parser.stream();
+//! for chunk in output.as_bytes().chunks(3) {
+//!     let _deltas = stream.push(std::str::from_utf8(chunk).unwrap());
+//! }
+//! stream.finish();
+//! assert_eq!(stream.message(), msg);
+//! # Ok::<(), chat_autoparser::Error>(())
+//! ```
+//!
+//! Modules: `build` (the grammar generator), `marker` (raw markers as
+//! expressions), `tags` (what each capture holds), `decode` (captures to
+//! deltas), `schema` (argument types), `start` (where the output starts
+//! relative to reasoning), `stream`, `diagnostic`.
+//!
+//! Invariants (DESIGN §4): parsing never panics and never loses text (what
+//! is not a well-formed call stays content); streaming equals batch for any
+//! chunking; a stream costs time linear in the output.
+
+mod build;
+mod decode;
+mod diagnostic;
+mod marker;
+mod prompt;
+mod schema;
+mod start;
+mod stream;
+mod tags;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::analysis::Analysis;
+use crate::message::AssistantMessage;
+use crate::peg::{Grammar, Program};
+use crate::{Error, ErrorKind, Result};
+
+pub use build::Start;
+pub use diagnostic::{Diagnostic, DiagnosticKind};
+pub use prompt::{continuation_prompt, template_messages, Prefill};
+pub use schema::ToolSchemas;
+pub use stream::OutputStream;
+
+/// What to do with reasoning.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningFormat {
+    /// Reasoning goes to `reasoning_content`.
+    #[default]
+    Extract,
+    /// Reasoning stays in the content, markers included.
+    Inline,
+}
+
+/// Whether and which tool calls the request allows (OpenAI `tool_choice`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// At least one call.
+    Required,
+    /// No calls: tool-call text stays content.
+    None,
+    /// A call of this function.
+    Function(String),
+}
+
+impl ToolChoice {
+    /// Reads `"auto"`, `"required"`, `"none"`, a function name, or OpenAI's
+    /// `{"type": "function", "function": {"name": ...}}`.
+    pub fn from_json(value: &Value) -> ToolChoice {
+        match value {
+            Value::String(s) => ToolChoice::from_name(s),
+            Value::Object(_) => match value.pointer("/function/name").and_then(Value::as_str) {
+                Some(name) => ToolChoice::Function(name.to_string()),
+                None => ToolChoice::Auto,
+            },
+            _ => ToolChoice::Auto,
+        }
+    }
+
+    /// Reads `auto`, `required`, `none` or a function name.
+    pub fn from_name(s: &str) -> ToolChoice {
+        match s {
+            "auto" | "" => ToolChoice::Auto,
+            "required" => ToolChoice::Required,
+            "none" => ToolChoice::None,
+            name => ToolChoice::Function(name.to_string()),
+        }
+    }
+}
+
+/// The request's options that shape parsing.
+#[derive(Debug, Clone)]
+pub struct ParserConfig {
+    /// OpenAI tool definitions; their schemas type tagged argument values.
+    pub tools: Vec<Value>,
+    /// `none` leaves tool-call text in the content.
+    pub tool_choice: ToolChoice,
+    /// When false, calls after the first are reported (and kept).
+    pub parallel_tool_calls: bool,
+    /// The thinking switch the prompt was rendered with (used when
+    /// `prompt` is not given).
+    pub enable_thinking: Option<bool>,
+    /// Extract reasoning or leave it inline.
+    pub reasoning: ReasoningFormat,
+    /// The rendered prompt the output continues (generation prompt or
+    /// assistant prefill included): says whether the output starts inside
+    /// a reasoning block.
+    pub prompt: Option<String>,
+    /// A response JSON schema: the answer is JSON in the content (parsed as
+    /// content; the grammar export constrains it).
+    pub response_schema: Option<Value>,
+    /// The assistant prefill the output continues (`continue_final_message`):
+    /// the message starts with its text, and the continued field keeps the
+    /// output's leading whitespace.
+    pub prefill: Option<Prefill>,
+}
+
+impl Default for ParserConfig {
+    fn default() -> Self {
+        ParserConfig {
+            tools: Vec::new(),
+            tool_choice: ToolChoice::Auto,
+            parallel_tool_calls: true,
+            enable_thinking: None,
+            reasoning: ReasoningFormat::Extract,
+            prompt: None,
+            response_schema: None,
+            prefill: None,
+        }
+    }
+}
+
+/// A parser for one template and request shape; cheap to share.
+#[derive(Debug, Clone)]
+pub struct OutputParser {
+    program: Program,
+    schemas: Arc<ToolSchemas>,
+    parallel: bool,
+    /// Content that precedes the output (inline reasoning opened by the prompt).
+    prefix: String,
+    prefill: Prefill,
+    start: Start,
+}
+
+/// A parse with the problems found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    /// The message.
+    pub message: AssistantMessage,
+    /// Problems, in output order (empty for well-formed output).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Analysis {
+    /// Builds an output parser for this template and `config`.
+    pub fn parser(&self, config: &ParserConfig) -> Result<OutputParser> {
+        OutputParser::new(self, config)
+    }
+}
+
+impl OutputParser {
+    /// Builds the parser (see [`Analysis::parser`]).
+    pub fn new(analysis: &Analysis, config: &ParserConfig) -> Result<OutputParser> {
+        let start = start::start_state(analysis, config.prompt.as_deref(), config.enable_thinking);
+        let extract = config.reasoning == ReasoningFormat::Extract;
+        let plan = build::Plan {
+            start,
+            extract_reasoning: extract,
+            parse_tools: config.tool_choice != ToolChoice::None,
+        };
+        let program = Grammar::new(build::grammar(analysis, plan))
+            .compile()
+            .map_err(|e| Error::new(ErrorKind::Analysis, format!("cannot build the output parser: {e}")))?;
+        let prefix = match (extract, start, config.prompt.as_deref()) {
+            (false, Start::InReasoning, Some(prompt)) => start::open_block_text(analysis, prompt).unwrap_or_default(),
+            (false, Start::InReasoning, None) => analysis.reasoning.start.as_str(),
+            _ => "",
+        };
+        Ok(OutputParser {
+            program,
+            schemas: Arc::new(ToolSchemas::new(&config.tools)),
+            parallel: config.parallel_tool_calls,
+            prefix: prefix.to_string(),
+            prefill: config.prefill.clone().unwrap_or_default(),
+            start,
+        })
+    }
+
+    /// Where outputs start relative to reasoning.
+    pub fn start(&self) -> Start {
+        self.start
+    }
+
+    /// Parses a complete output. Never fails: text that is not a well-formed
+    /// call stays in the content.
+    pub fn parse(&self, output: &str) -> AssistantMessage {
+        self.parse_report(output, false).message
+    }
+
+    /// Parses an output cut off mid-stream: the message so far (half
+    /// markers and half names are not in it yet).
+    pub fn parse_partial(&self, output: &str) -> AssistantMessage {
+        self.parse_report(output, true).message
+    }
+
+    /// Parses a complete output, failing on the first problem (a call broken
+    /// after its name, an extra call when parallel calls are off).
+    pub fn parse_strict(&self, output: &str) -> std::result::Result<AssistantMessage, Diagnostic> {
+        let parsed = self.parse_report(output, false);
+        match parsed.diagnostics.into_iter().next() {
+            Some(d) => Err(d),
+            None => Ok(parsed.message),
+        }
+    }
+
+    /// Parses and reports the problems found.
+    pub fn parse_report(&self, output: &str, partial: bool) -> Parsed {
+        let mut stream = self.stream();
+        stream.push(output);
+        if !partial {
+            stream.finish();
+        }
+        Parsed { message: stream.message(), diagnostics: stream.diagnostics().to_vec() }
+    }
+
+    /// A stream for one output.
+    pub fn stream(&self) -> OutputStream {
+        let continues = decode::Continues {
+            content: !self.prefill.content.is_empty(),
+            reasoning: self.prefill.content.is_empty() && !self.prefill.reasoning.is_empty(),
+        };
+        let decoder = decode::Decoder::new(self.schemas.clone(), self.parallel, continues);
+        OutputStream::new(&self.program, decoder, &self.prefix, &self.prefill)
+    }
+}

@@ -1,0 +1,74 @@
+//! The prompt an output continues, rendered from the request's
+//! conversation: the generation prompt, or an assistant prefill
+//! (`continue_final_message`) cut where the model goes on writing.
+//!
+//! The parser reads the prompt's tail to know whether the output starts
+//! inside a reasoning block (`start`), and a prefill's text is the start of
+//! the message the output completes.
+
+use serde_json::Value;
+
+use crate::analysis::Analysis;
+use crate::template::{ChatTemplate, RenderRequest};
+use crate::Result;
+
+/// What an assistant prefill already holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prefill {
+    /// Content already written.
+    pub content: String,
+    /// Reasoning already written.
+    pub reasoning: String,
+}
+
+/// Renders the prompt for `request`. When `continue_final` is true and the
+/// last message is an assistant turn, the prompt ends where that turn's text
+/// ends (its content, or its reasoning when it has no content yet), and the
+/// prefill is returned; otherwise the request is rendered as given.
+pub fn continuation_prompt(
+    template: &ChatTemplate,
+    analysis: &Analysis,
+    request: &RenderRequest,
+    continue_final: bool,
+) -> Result<(String, Option<Prefill>)> {
+    let request = &RenderRequest { messages: template_messages(analysis, &request.messages), ..request.clone() };
+    let last = request.messages.last();
+    let is_assistant = last.and_then(|m| m.get("role")).and_then(Value::as_str) == Some("assistant");
+    if !continue_final || !is_assistant {
+        return Ok((template.render(request)?, None));
+    }
+    let last = last.cloned().unwrap_or(Value::Null);
+    let text = |key: &str| last.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let prefill = Prefill {
+        content: text("content"),
+        reasoning: ["reasoning_content", "reasoning", "thinking"].iter().map(|k| text(k)).find(|t| !t.is_empty()).unwrap_or_default(),
+    };
+    let rendered = template.render(&RenderRequest { add_generation_prompt: false, ..request.clone() })?;
+    let anchor = if prefill.content.is_empty() { &prefill.reasoning } else { &prefill.content };
+    let prompt = match rendered.rfind(anchor.as_str()).filter(|_| !anchor.is_empty()) {
+        Some(at) => rendered[..at + anchor.len()].to_string(),
+        None => rendered,
+    };
+    Ok((prompt, Some(prefill)))
+}
+
+/// OpenAI messages as the template wants them: tool-call `arguments` as
+/// objects when the analysis found the template reads objects (OpenAI sends
+/// JSON text).
+pub fn template_messages(analysis: &Analysis, messages: &[Value]) -> Vec<Value> {
+    let objects = analysis.tools.as_ref().is_some_and(|t| t.input.object_arguments);
+    let mut out = messages.to_vec();
+    if !objects {
+        return out;
+    }
+    for message in &mut out {
+        let Some(calls) = message.get_mut("tool_calls").and_then(Value::as_array_mut) else { continue };
+        for call in calls {
+            let Some(args) = call.pointer_mut("/function/arguments") else { continue };
+            if let Some(parsed) = args.as_str().and_then(|s| serde_json::from_str::<Value>(s).ok()) {
+                *args = parsed;
+            }
+        }
+    }
+    out
+}

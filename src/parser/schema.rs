@@ -1,0 +1,157 @@
+//! Argument types from the tools' JSON schemas, for formats that write
+//! argument values as bare text (`<parameter=days>3</parameter>`).
+//!
+//! A value is written as a JSON string when its schema says string, and as
+//! the JSON value it spells otherwise; a value that does not fit its schema
+//! stays a string rather than dropping the call. Schemas we cannot read make
+//! the type unknown: then any text that is valid JSON is taken as JSON.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+/// The JSON types a schema allows for one argument.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ArgType {
+    /// Allowed JSON type names (`string`, `integer`, `number`, `boolean`,
+    /// `null`, `object`, `array`); empty when unknown.
+    types: Vec<String>,
+}
+
+impl ArgType {
+    /// Only a string fits: the value can be streamed as a JSON string as it
+    /// arrives.
+    pub fn is_string_only(&self) -> bool {
+        !self.types.is_empty() && self.types.iter().all(|t| t == "string")
+    }
+
+    /// The JSON text for a bare value `text` of this type.
+    pub fn encode(&self, text: &str) -> String {
+        if !self.is_string_only() {
+            if let Ok(value) = serde_json::from_str::<Value>(text.trim()) {
+                if self.fits(&value) {
+                    return value.to_string();
+                }
+            }
+        }
+        Value::String(text.to_string()).to_string()
+    }
+
+    fn fits(&self, value: &Value) -> bool {
+        if self.types.is_empty() {
+            return !value.is_string();
+        }
+        self.types.iter().any(|t| match t.as_str() {
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            "null" => value.is_null(),
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            _ => false,
+        })
+    }
+}
+
+/// Argument types per tool and argument name.
+#[derive(Debug, Clone, Default)]
+pub struct ToolSchemas {
+    tools: HashMap<String, HashMap<String, ArgType>>,
+}
+
+impl ToolSchemas {
+    /// Reads OpenAI tool definitions (`{"type": "function", "function": {...}}`
+    /// or the bare function object).
+    pub fn new(tools: &[Value]) -> ToolSchemas {
+        let mut out = HashMap::new();
+        for tool in tools {
+            let function = tool.get("function").unwrap_or(tool);
+            let Some(name) = function.get("name").and_then(Value::as_str) else { continue };
+            let params = function.get("parameters").or_else(|| function.get("input_schema"));
+            let props = params.and_then(|p| p.get("properties")).and_then(Value::as_object);
+            let args = props
+                .map(|props| props.iter().map(|(k, s)| (k.clone(), ArgType { types: schema_types(s, params, 0) })).collect())
+                .unwrap_or_default();
+            out.insert(name.to_string(), args);
+        }
+        ToolSchemas { tools: out }
+    }
+
+    /// The type of argument `arg` of tool `tool` (unknown when not declared).
+    pub fn arg_type(&self, tool: &str, arg: &str) -> ArgType {
+        self.tools.get(tool).and_then(|a| a.get(arg)).cloned().unwrap_or_default()
+    }
+}
+
+/// The JSON types a schema allows; empty when it does not say.
+fn schema_types(schema: &Value, root: Option<&Value>, depth: usize) -> Vec<String> {
+    if depth > 16 {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    match schema.get("type") {
+        Some(Value::String(t)) => out.push(t.clone()),
+        Some(Value::Array(ts)) => out.extend(ts.iter().filter_map(Value::as_str).map(str::to_string)),
+        _ => {}
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        for branch in schema.get(key).and_then(Value::as_array).into_iter().flatten() {
+            out.extend(schema_types(branch, root, depth + 1));
+        }
+    }
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        out.extend(values.iter().map(json_type));
+    }
+    if let Some(value) = schema.get("const") {
+        out.push(json_type(value));
+    }
+    if let Some(target) = schema.get("$ref").and_then(Value::as_str).and_then(|r| resolve(r, root)) {
+        out.extend(schema_types(target, root, depth + 1));
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn resolve<'a>(reference: &str, root: Option<&'a Value>) -> Option<&'a Value> {
+    let path = reference.strip_prefix("#/")?;
+    path.split('/').try_fold(root?, |v, key| v.get(key))
+}
+
+fn json_type(value: &Value) -> String {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn types_values_by_schema() {
+        let tools = [json!({"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+            "days": {"type": "integer"}, "city": {"type": "string"}, "flag": {"anyOf": [{"type": "boolean"}, {"type": "null"}]},
+            "unit": {"enum": ["c", "f"]}
+        }}}})];
+        let s = ToolSchemas::new(&tools);
+        assert_eq!(s.arg_type("f", "days").encode("3"), "3");
+        assert_eq!(s.arg_type("f", "days").encode("three"), "\"three\"");
+        assert_eq!(s.arg_type("f", "days").encode("3.5"), "\"3.5\"");
+        assert_eq!(s.arg_type("f", "city").encode("3"), "\"3\"");
+        assert!(s.arg_type("f", "city").is_string_only());
+        assert!(s.arg_type("f", "unit").is_string_only());
+        assert_eq!(s.arg_type("f", "flag").encode("true"), "true");
+        assert_eq!(s.arg_type("f", "nope").encode("[1, 2]"), "[1,2]");
+        assert_eq!(s.arg_type("f", "nope").encode("Paris"), "\"Paris\"");
+        assert_eq!(s.arg_type("f", "nope").encode("\"q\""), "\"\\\"q\\\"\"");
+    }
+}

@@ -1,0 +1,73 @@
+//! Where the output starts relative to reasoning, from the prompt it
+//! continues or, without one, from the thinking switch and the analysis.
+//!
+//! The generation prompt may open a reasoning block (`...assistant\n<think>\n`)
+//! or hold a closed one (`<think>\n\n</think>\n\n`), and an assistant prefill
+//! may stop inside either. Reading the prompt's tail covers all of these with
+//! one rule: after the last end of turn, a start marker not followed by an
+//! end marker means the output starts inside reasoning; an end marker means
+//! reasoning is over.
+
+use crate::analysis::{Analysis, PromptEffect, ReasoningMode};
+
+use super::build::Start;
+use super::marker::Marker;
+
+/// The start state for an output that follows `prompt` (when known).
+pub fn start_state(analysis: &Analysis, prompt: Option<&str>, enable_thinking: Option<bool>) -> Start {
+    let r = &analysis.reasoning;
+    if r.mode == ReasoningMode::None {
+        return Start::Free;
+    }
+    match prompt {
+        Some(prompt) => from_prompt(analysis, prompt),
+        None => {
+            let effect = match enable_thinking {
+                Some(true) => r.thinking_on.unwrap_or(r.default_prompt),
+                Some(false) => r.thinking_off.unwrap_or(r.default_prompt),
+                None => r.default_prompt,
+            };
+            match effect {
+                PromptEffect::Opens => Start::InReasoning,
+                PromptEffect::Closes => Start::AfterReasoning,
+                PromptEffect::None => Start::Free,
+            }
+        }
+    }
+}
+
+/// The text of the prompt from its last reasoning start marker, when the
+/// output starts inside that block (what inline reasoning puts back in front
+/// of the content).
+pub fn open_block_text<'p>(analysis: &Analysis, prompt: &'p str) -> Option<&'p str> {
+    let start = Marker::new(&analysis.reasoning.start);
+    let core = start.first_core()?;
+    let at = prompt.rfind(core)?;
+    Some(&prompt[at..])
+}
+
+fn from_prompt(analysis: &Analysis, prompt: &str) -> Start {
+    let tail = current_turn(analysis, prompt);
+    let start = Marker::new(&analysis.reasoning.start);
+    let end = Marker::new(&analysis.reasoning.end);
+    let last_end = end.first_core().and_then(|c| tail.rfind(c));
+    let last_start = start.first_core().and_then(|c| tail.rfind(c));
+    match (last_start, last_end) {
+        (Some(s), Some(e)) if s > e => Start::InReasoning,
+        (Some(_), None) => Start::InReasoning,
+        (_, Some(_)) => Start::AfterReasoning,
+        (None, None) => Start::Free,
+    }
+}
+
+/// The prompt after the last end of turn: the turn the output continues.
+fn current_turn<'p>(analysis: &Analysis, prompt: &'p str) -> &'p str {
+    let stop = analysis.turn.stop_marker.trim();
+    if stop.is_empty() {
+        return prompt;
+    }
+    match prompt.rfind(stop) {
+        Some(at) => &prompt[at + stop.len()..],
+        None => prompt,
+    }
+}

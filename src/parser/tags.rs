@@ -1,0 +1,33 @@
+//! The capture tags generated grammars use, and what each one holds.
+//!
+//! Invariant: every tag's text has exactly one meaning for the decoder
+//! (`decode`), whatever the format: the grammar decides where text goes.
+
+use crate::peg::Tag;
+
+/// Reasoning text.
+pub const REASONING: Tag = Tag(1);
+/// Visible content text.
+pub const CONTENT: Tag = Tag(2);
+/// One tool call (contains the tags below).
+pub const CALL: Tag = Tag(3);
+/// The function name: a JSON string token, or raw text between markers.
+pub const NAME: Tag = Tag(4);
+/// A call id: a JSON value, or raw text between markers.
+pub const ID: Tag = Tag(5);
+/// The arguments as a JSON value, streamed as written.
+pub const ARGS: Tag = Tag(6);
+/// The arguments as a JSON string token whose text is JSON.
+pub const ARGS_STRING: Tag = Tag(7);
+/// One argument of a tagged or Python format (contains key and value).
+pub const ARG: Tag = Tag(8);
+/// An argument's name.
+pub const ARG_KEY: Tag = Tag(9);
+/// An argument's value as raw text, typed by the tool's schema.
+pub const ARG_STRING: Tag = Tag(10);
+/// An argument's value as JSON text (a string if it is not JSON).
+pub const ARG_JSON: Tag = Tag(11);
+/// An argument's value as a Python literal.
+pub const ARG_PYTHON: Tag = Tag(12);
+/// The rest of a call the model broke after its name: content, reported.
+pub const BROKEN: Tag = Tag(13);
