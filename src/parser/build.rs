@@ -26,7 +26,7 @@
 
 use crate::analysis::{Analysis, ArgumentsSlot, IdSlot, NameSlot, ReasoningMode, TaggedArguments, ToolClass, ToolFormat};
 use crate::peg::{
-    and, any_char, cap, choice, class, commit, empty, eoi, json, json_string, lit, not, opt, plus, python, recover, seq,
+    and, any_char, cap, choice, class, commit, cut, empty, eoi, json, json_string, lit, not, opt, plus, python, recover, seq,
     star, until, ws, ByteSet, Expr,
 };
 
@@ -132,12 +132,24 @@ fn tagged_reasoning(analysis: &Analysis, plan: Plan) -> Expr {
     seq([ws(), start.expr(), commit(), reasoning_body(&end, &tool_triggers(analysis, plan))])
 }
 
-/// Reasoning text up to the end marker, a tool call that starts without
-/// closing the block (models do that), or the end of the output.
+/// Reasoning text up to the end marker, or the end of the output.
+///
+/// A tool call inside the block is reasoning when the block closes later;
+/// when it never closes, the block ended where the call starts (models
+/// forget the end marker before calling). Deciding that needs a look ahead
+/// to the end marker, so only text from such a call on is held back.
 fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
-    let mut stops = end.delimiters();
-    stops.extend(tool_starts.iter().filter(|t| t.len() > 1).cloned());
-    seq([cap(REASONING, until(stops)), opt(seq([end.expr_exact_head(), ws()]))])
+    let starts: Vec<String> = tool_starts.iter().filter(|t| t.len() > 1).cloned().collect();
+    let close = end.expr_exact_head();
+    let text = if starts.is_empty() {
+        until(end.delimiters())
+    } else {
+        let mut stops = end.delimiters();
+        stops.extend(starts);
+        let closes_later = and(seq([until(end.delimiters()), close.clone()]));
+        seq([until(stops.clone()), star(seq([not(close.clone()), closes_later, any_char(), until(stops)]))])
+    };
+    seq([cap(REASONING, text), opt(seq([close, ws()]))])
 }
 
 /// The literals a tool section starts with, when tools are parsed.
@@ -161,12 +173,23 @@ impl<'a> ToolGrammar<'a> {
         g
     }
 
+    /// The name's prefix is distinctive enough to start a call by itself
+    /// (`<function=`): models sometimes drop the call's opening marker.
+    fn distinctive_name_prefix(&self) -> Option<String> {
+        let NameSlot::Tagged { prefix, .. } = &self.format.name else { return None };
+        let core = Marker::new(prefix).first_core()?.to_string();
+        let marked = core.len() >= 3 && core.starts_with(['<', '[']) && core.contains(['=', ' ', '|']);
+        marked.then_some(core)
+    }
+
     /// The literals a tool section can start with.
     fn first_literals(&self) -> Vec<String> {
         let f = self.format;
         for raw in [&f.section_start, &f.call_start] {
             if let Some(core) = Marker::new(raw).first_core() {
-                return vec![core.to_string()];
+                let mut out = vec![core.to_string()];
+                out.extend(self.distinctive_name_prefix());
+                return out;
             }
         }
         if let Some(IdSlot::Tagged { prefix, before_name: true, .. }) = &f.id {
@@ -194,14 +217,18 @@ impl<'a> ToolGrammar<'a> {
         } else {
             star(seq([sep.expr(), self.call()]))
         };
-        seq([Marker::new(&f.section_start).expr(), self.call(), more, opt(Marker::new(&f.section_end).expr()), ws()])
+        let start = Marker::new(&f.section_start).expr();
+        let start = if self.distinctive_name_prefix().is_some() { opt(start) } else { start };
+        seq([start, self.call(), more, opt(Marker::new(&f.section_end).expr()), ws()])
     }
 
     fn call(&self) -> Expr {
         let f = self.format;
         let fallback = self.broken();
         let body = seq([self.tail(), Marker::new(&f.call_end).expr()]);
-        cap(CALL, seq([Marker::new(&f.call_start).expr(), self.head(), commit(), recover(body, fallback)]))
+        let start = Marker::new(&f.call_start).expr();
+        let start = if self.distinctive_name_prefix().is_some() { opt(start) } else { start };
+        cap(CALL, seq([start, self.head(), commit(), recover(body, fallback)]))
     }
 
     /// What a broken call leaves: text up to the call's end (consumed) or
@@ -294,7 +321,7 @@ fn json_head(path: &[String], paths: &JsonPaths, level: usize) -> Expr {
     seq([
         lit("{"),
         ws(),
-        star(seq([member(path, paths, level), ws(), lit(","), ws()])),
+        star(seq([member(path, paths, level, false), ws(), lit(","), ws()])),
         lit(json_key(key)),
         ws(),
         lit(":"),
@@ -307,24 +334,27 @@ fn json_head(path: &[String], paths: &JsonPaths, level: usize) -> Expr {
 fn json_tail(path: &[String], paths: &JsonPaths) -> Expr {
     let levels = path.len();
     seq((0..levels).rev().map(|level| {
-        seq([star(seq([ws(), lit(","), ws(), member(path, paths, level)])), ws(), lit("}")])
+        seq([star(seq([ws(), lit(","), ws(), member(path, paths, level, true)])), ws(), lit("}")])
     }))
 }
 
 /// One member of the object at `level` other than the name path's key:
-/// the arguments, the id, or anything else.
-fn member(path: &[String], paths: &JsonPaths, level: usize) -> Expr {
+/// the arguments, the id, or anything else. After the name (`streaming`),
+/// a known key commits so the value streams; before it, a key only settles
+/// the member's alternatives.
+fn member(path: &[String], paths: &JsonPaths, level: usize, streaming: bool) -> Expr {
     let prefix = &path[..level];
+    let settle = || if streaming { commit() } else { cut() };
     let mut alts = Vec::new();
     if let Some((args, as_string)) = &paths.args {
         if args.len() == level + 1 && args[..level] == *prefix {
             let value = if *as_string { cap(ARGS_STRING, json_string()) } else { cap(ARGS, json()) };
-            alts.push(seq([lit(json_key(&args[level])), ws(), lit(":"), ws(), value]));
+            alts.push(seq([lit(json_key(&args[level])), settle(), ws(), lit(":"), ws(), value]));
         }
     }
     if let Some(id) = &paths.id {
         if id.len() == level + 1 && id[..level] == *prefix {
-            alts.push(seq([lit(json_key(&id[level])), ws(), lit(":"), ws(), cap(ID, json())]));
+            alts.push(seq([lit(json_key(&id[level])), settle(), ws(), lit(":"), ws(), cap(ID, json())]));
         }
     }
     let own_key = lit(json_key(&path[level]));
@@ -369,7 +399,7 @@ fn tagged_id(prefix: &str, suffix: &str) -> Expr {
 
 /// `name=value, ...)` of a Python call (the name's suffix `(` is in the head).
 fn python_arguments() -> Expr {
-    let arg = cap(ARG, seq([cap(ARG_KEY, identifier()), ws(), lit("="), ws(), cap(ARG_PYTHON, python())]));
+    let arg = cap(ARG, seq([cap(ARG_KEY, identifier()), ws(), lit("="), commit(), ws(), cap(ARG_PYTHON, python())]));
     seq([
         ws(),
         opt(seq([arg.clone(), star(seq([ws(), lit(","), ws(), arg])), ws(), opt(lit(","))])),
@@ -401,7 +431,7 @@ fn tagged_argument(t: &TaggedArguments) -> Expr {
     };
     let string_value = match &t.escaped_value {
         Some((open, close)) => choice([
-            seq([lit(open), cap(ARG_STRING, until([close.as_str()])), lit(close)]),
+            seq([lit(open), cut(), cap(ARG_STRING, until([close.as_str()])), lit(close)]),
             raw_value(if t.raw_strings { ARG_STRING } else { ARG_JSON }),
         ]),
         None => raw_value(if t.raw_strings { ARG_STRING } else { ARG_JSON }),
@@ -411,8 +441,9 @@ fn tagged_argument(t: &TaggedArguments) -> Expr {
         Some(typed) => {
             let typed = Marker::new(typed);
             let typed_end = if value_end.is_blank() { until([",", "}"]) } else { until(value_end.delimiters()) };
+            let settle = if value_start.is_blank() { empty() } else { cut() };
             choice([
-                seq([value_start.expr_exact_tail(), string_value, value_end.expr_exact_head()]),
+                seq([value_start.expr_exact_tail(), settle, string_value, value_end.expr_exact_head()]),
                 seq([typed.expr(), cap(ARG_JSON, typed_end), opt(value_end.expr_exact_head())]),
             ])
         }
@@ -420,7 +451,13 @@ fn tagged_argument(t: &TaggedArguments) -> Expr {
     };
     cap(
         ARG,
-        seq([Marker::new(&t.name_prefix).expr(), cap(ARG_KEY, seq([not(class(space_set())), key])), name_suffix.expr_exact_tail(), value]),
+        seq([
+            Marker::new(&t.name_prefix).expr(),
+            cap(ARG_KEY, seq([not(class(space_set())), key])),
+            name_suffix.expr_exact_tail(),
+            commit(),
+            value,
+        ]),
     )
 }
 

@@ -188,7 +188,12 @@ impl Analysis {
 impl OutputParser {
     /// Builds the parser (see [`Analysis::parser`]).
     pub fn new(analysis: &Analysis, config: &ParserConfig) -> Result<OutputParser> {
-        let start = start::start_state(analysis, config.prompt.as_deref(), config.enable_thinking);
+        let mut start = start::start_state(analysis, config.prompt.as_deref(), config.enable_thinking);
+        if config.prefill.as_ref().is_some_and(|p| p.content.is_empty() && !p.reasoning.is_empty()) {
+            // A prefill with reasoning and no content stops inside the block,
+            // whether or not the template rendered it.
+            start = Start::InReasoning;
+        }
         let extract = config.reasoning == ReasoningFormat::Extract;
         let plan = build::Plan {
             start,

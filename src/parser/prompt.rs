@@ -44,6 +44,11 @@ pub fn continuation_prompt(
         reasoning: ["reasoning_content", "reasoning", "thinking"].iter().map(|k| text(k)).find(|t| !t.is_empty()).unwrap_or_default(),
     };
     let rendered = template.render(&RenderRequest { add_generation_prompt: false, ..request.clone() })?;
+    let mut prefill = prefill;
+    if !prefill.content.is_empty() && !rendered.contains(prefill.reasoning.as_str()) {
+        // The template drops this turn's reasoning: it is not part of the message.
+        prefill.reasoning.clear();
+    }
     let anchor = if prefill.content.is_empty() { &prefill.reasoning } else { &prefill.content };
     let prompt = match rendered.rfind(anchor.as_str()).filter(|_| !anchor.is_empty()) {
         Some(at) => rendered[..at + anchor.len()].to_string(),

@@ -8,7 +8,8 @@
 //!   depth limit, constant state per open container). It accepts strings in
 //!   either quote, triple-quoted strings, the `r`/`u` prefixes and escapes;
 //!   numbers with an optional sign, `_` separators, `0x`/`0o`/`0b`, `1.`,
-//!   `.5` and exponents; `True`, `False`, `None`; lists, tuples (and
+//!   `.5` and exponents; `True`, `False`, `None` (and JSON's `true`, `false`,
+//!   `null`, which models write inside Python calls); lists, tuples (and
 //!   parenthesised values), dicts; trailing commas; whitespace, newlines and
 //!   `#` comments inside brackets.
 //! - [`to_json`]: the JSON text of a complete literal, as `json.dumps` would
@@ -123,7 +124,9 @@ enum St {
     Done,
 }
 
-const WORDS: [&[u8]; 3] = [b"True", b"False", b"None"];
+/// Python's constants, then JSON's spellings of them: models that write
+/// Python calls often write JSON values inside them (`f(x={"a": true})`).
+const WORDS: [&[u8]; 6] = [b"True", b"False", b"None", b"true", b"false", b"null"];
 
 #[inline]
 fn is_ws(b: u8) -> bool {
@@ -235,6 +238,9 @@ impl PyScanner {
             b'T' => St::Word { word: 0, at: 1 },
             b'F' => St::Word { word: 1, at: 1 },
             b'N' => St::Word { word: 2, at: 1 },
+            b't' => St::Word { word: 3, at: 1 },
+            b'f' => St::Word { word: 4, at: 1 },
+            b'n' => St::Word { word: 5, at: 1 },
             _ => return Err(self.err(i, ScanErrorKind::Syntax)),
         };
         Ok(())
@@ -598,7 +604,9 @@ impl Norm<'_> {
             b'b' | b'B' => Err(self.error(PyErrorKind::Unsupported)),
             b'-' | b'+' | b'.' | b'0'..=b'9' => self.number().map(Py::Num),
             _ => {
-                for (word, v) in [(&b"True"[..], Py::Bool(true)), (b"False", Py::Bool(false)), (b"None", Py::None)] {
+                let words = [(&b"True"[..], Py::Bool(true)), (b"False", Py::Bool(false)), (b"None", Py::None)];
+                let json_words = [(&b"true"[..], Py::Bool(true)), (b"false", Py::Bool(false)), (b"null", Py::None)];
+                for (word, v) in words.into_iter().chain(json_words) {
                     if self.s[self.i..].starts_with(word) {
                         self.i += word.len();
                         return Ok(v);
