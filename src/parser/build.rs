@@ -278,7 +278,7 @@ impl<'a> ToolGrammar<'a> {
             (NameSlot::JsonField { path }, _) => json_tail(path, &self.json_paths()),
             (NameSlot::JsonKey, _) => seq([cap(ARGS, json()), ws(), lit("}")]),
             (_, ArgumentsSlot::Python) => python_arguments(),
-            (_, ArgumentsSlot::Tagged(t)) => tagged_arguments(t),
+            (_, ArgumentsSlot::Tagged(t)) => tagged_arguments(t, &f.call_end),
             (_, ArgumentsSlot::Json { as_string: true, .. }) => seq([ws(), cap(ARGS_STRING, json_string()), ws()]),
             (_, ArgumentsSlot::Json { .. }) => seq([ws(), cap(ARGS, json()), ws()]),
         }
@@ -409,15 +409,21 @@ fn python_arguments() -> Expr {
 }
 
 /// Marker-wrapped arguments, then the arguments' end marker.
-fn tagged_arguments(t: &TaggedArguments) -> Expr {
-    let arg = tagged_argument(t);
+fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
+    // A bare (typed) value ends at the next separator or closing marker.
+    let mut bare_stops: Vec<String> =
+        [&t.separator, &t.end, &call_end.to_string()].iter().filter_map(|m| Marker::new(m).first_core().map(str::to_string)).collect();
+    if bare_stops.is_empty() {
+        bare_stops = vec![",".into(), "}".into()];
+    }
+    let arg = tagged_argument(t, &bare_stops);
     let sep = Marker::new(&t.separator);
     let more = if sep.is_blank() { star(seq([ws(), arg.clone()])) } else { star(seq([sep.expr(), arg.clone()])) };
     seq([ws(), opt(seq([arg, more])), ws(), Marker::new(&t.end).expr()])
 }
 
 /// One `name-prefix KEY name-suffix value` pair.
-fn tagged_argument(t: &TaggedArguments) -> Expr {
+fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
     let name_suffix = Marker::new(&t.name_suffix);
     let key = match name_suffix.first_core() {
         Some(core) => until([core, "\n"]),
@@ -440,7 +446,7 @@ fn tagged_argument(t: &TaggedArguments) -> Expr {
     let value = match &t.typed_value_prefix {
         Some(typed) => {
             let typed = Marker::new(typed);
-            let typed_end = if value_end.is_blank() { until([",", "}"]) } else { until(value_end.delimiters()) };
+            let typed_end = if typed.is_blank() { until(bare_stops) } else { until(value_end.delimiters()) };
             let settle = if value_start.is_blank() { empty() } else { cut() };
             choice([
                 seq([value_start.expr_exact_tail(), settle, string_value, value_end.expr_exact_head()]),
