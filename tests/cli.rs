@@ -83,3 +83,75 @@ fn template_errors_exit_1_with_one_line() {
     assert_eq!(stderr(&broken).lines().count(), 1, "{}", stderr(&broken));
     assert!(stderr(&broken).starts_with("chat-autoparser: syntax error at line 1, column 13: "), "{}", stderr(&broken));
 }
+
+/// Runs the binary with `stdin` as input.
+fn run_with_input(args: &[&str], stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chat-autoparser"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
+    child.wait_with_output().expect("binary finishes")
+}
+
+#[test]
+fn parse_prints_the_message() {
+    let output = "<think>Rain?</think>\n\nLet me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+    let out = run_with_input(&["parse", "templates/hermes-think.jinja"], output);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let msg: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON message");
+    assert_eq!(
+        msg,
+        serde_json::json!({"role": "assistant", "content": "Let me check.", "reasoning_content": "Rain?",
+            "tool_calls": [{"id": null, "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]})
+    );
+    // --reasoning inline keeps the block in the content.
+    let out = run_with_input(&["parse", "templates/hermes-think.jinja", "--reasoning", "inline"], "<think>a</think>b");
+    let msg: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON message");
+    assert_eq!(msg["content"], "<think>a</think>b");
+}
+
+#[test]
+fn parse_strict_fails_on_a_broken_call() {
+    let broken = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1 oops}}\n</tool_call>";
+    let out = run_with_input(&["parse", "templates/hermes-think.jinja"], broken);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("warning: malformed tool call at byte"), "{}", stderr(&out));
+    let msg: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON message");
+    assert_eq!(msg["tool_calls"][0]["function"]["name"], "f");
+    assert!(msg["content"].as_str().unwrap_or("").contains("oops"), "broken text stays in content: {msg}");
+    let out = run_with_input(&["parse", "templates/hermes-think.jinja", "--strict"], broken);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out).lines().count(), 1);
+    assert!(run_with_input(&["parse", "templates/hermes-think.jinja", "--thinking", "maybe"], "").status.code() == Some(2));
+}
+
+#[test]
+fn batch_answers_each_line_in_order() {
+    let requests = [
+        r#"{"id": 1, "op": "parse", "template": "templates/hermes-think.jinja", "input": "<think>a</think>b", "chunk": 2, "timing": true}"#,
+        r#"{"id": 2, "op": "analyze", "template": "templates/qwen-coder-xml.jinja"}"#,
+        r#"{"id": 3, "op": "parse", "template": "missing.jinja", "input": "x"}"#,
+        r#"not json"#,
+        r#"{"id": 5, "op": "fly", "template": "templates/hermes-think.jinja"}"#,
+    ]
+    .join("\n");
+    let out = run_with_input(&["batch"], &requests);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(lines[0]["id"], 1);
+    assert_eq!(lines[0]["result"]["content"], "b");
+    assert_eq!(lines[0]["result"]["reasoning_content"], "a");
+    assert!(lines[0]["result"]["elapsed_us"].is_u64());
+    assert_eq!(lines[1]["result"]["tools"]["class"], "tag-tagged");
+    assert_eq!((lines[2]["ok"].clone(), lines[2]["error"]["kind"].clone()), (false.into(), "input".into()));
+    assert_eq!(lines[3]["ok"], false);
+    assert_eq!(lines[4]["error"]["kind"], "usage");
+}

@@ -5,6 +5,7 @@
 //! `--json` for machines.
 
 mod analyze_cmd;
+mod batch_cmd;
 mod parse_cmd;
 
 use std::process::ExitCode;
@@ -15,6 +16,7 @@ const USAGE: &str = "usage:
   chat-autoparser analyze TEMPLATE [--json]
   chat-autoparser parse   TEMPLATE [--tools FILE] [--messages FILE] [--thinking on|off]
                           [--reasoning extract|inline] [--partial] [--strict]  < output
+  chat-autoparser batch   < requests.jsonl > results.jsonl
 TEMPLATE is a .jinja file or a tokenizer_config.json";
 
 /// A command-line failure: bad usage (exit 2) or a library error (exit 1).
@@ -48,6 +50,7 @@ fn run(args: &[String]) -> Result<(), Failure> {
     match args.first().map(String::as_str) {
         Some("analyze") => analyze_cmd::run(&args[1..]),
         Some("parse") => parse_cmd::run(&args[1..]),
+        Some("batch") => batch_cmd::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

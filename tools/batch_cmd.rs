@@ -1,0 +1,161 @@
+//! `chat-autoparser batch < requests.jsonl > results.jsonl` (DESIGN §5).
+//!
+//! One JSON request per line, one JSON result per line, in order. Each
+//! template's compile and analysis is cached by path. A request that fails
+//! gives `{"id", "ok": false, "error": {"kind", "message"}}` and the batch
+//! goes on; only unreadable stdin/stdout end it.
+//!
+//! Fields besides DESIGN's: `chunk: N` feeds `parse` input through the
+//! streaming parser in N-byte pieces (on character boundaries) and returns the
+//! message the deltas add up to; `timing: true` adds `elapsed_us`.
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::time::Instant;
+
+use chat_autoparser::{Analysis, ChatTemplate, ErrorKind, ToolChoice};
+use serde_json::{json, Value};
+
+use crate::parse_cmd::{reasoning_format, ParseOptions};
+use crate::{load_template, Failure};
+
+/// Compiled templates and their analyses, by path.
+#[derive(Default)]
+struct Cache {
+    templates: HashMap<String, (ChatTemplate, Analysis)>,
+}
+
+impl Cache {
+    fn get(&mut self, path: &str) -> Result<&(ChatTemplate, Analysis), Failure> {
+        if !self.templates.contains_key(path) {
+            let template = load_template(path)?;
+            let analysis = template.analyze()?;
+            self.templates.insert(path.to_string(), (template, analysis));
+        }
+        Ok(&self.templates[path])
+    }
+}
+
+pub fn run(args: &[String]) -> Result<(), Failure> {
+    if let Some(extra) = args.first() {
+        return Err(Failure::Usage(format!("batch takes no arguments (got {extra:?}); requests come on stdin")));
+    }
+    let mut cache = Cache::default();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.map_err(|e| io_failure(format!("stdin: {e}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let result = answer(&mut cache, &line);
+        writeln!(out, "{result}").map_err(|e| io_failure(format!("stdout: {e}")))?;
+    }
+    Ok(())
+}
+
+fn io_failure(message: String) -> Failure {
+    Failure::Library(chat_autoparser::Error::new(ErrorKind::Io, message))
+}
+
+/// The result line for one request line.
+fn answer(cache: &mut Cache, line: &str) -> Value {
+    let request: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => return failure(Value::Null, "input", &format!("request is not JSON: {e}")),
+    };
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let started = Instant::now();
+    match dispatch(cache, &request) {
+        Ok(mut result) => {
+            if request.get("timing").and_then(Value::as_bool) == Some(true) {
+                if let Some(obj) = result.as_object_mut() {
+                    obj.insert("elapsed_us".into(), json!(started.elapsed().as_micros() as u64));
+                }
+            }
+            json!({"id": id, "ok": true, "result": result})
+        }
+        Err(Failure::Usage(m)) => failure(id, "usage", &m),
+        Err(Failure::Library(e)) => {
+            let kind = match e.kind() {
+                ErrorKind::Input | ErrorKind::Io => "input",
+                _ => "template",
+            };
+            failure(id, kind, &e.to_string())
+        }
+    }
+}
+
+fn failure(id: Value, kind: &str, message: &str) -> Value {
+    json!({"id": id, "ok": false, "error": {"kind": kind, "message": message}})
+}
+
+fn dispatch(cache: &mut Cache, request: &Value) -> Result<Value, Failure> {
+    let op = request.get("op").and_then(Value::as_str).unwrap_or("parse");
+    let path = request
+        .get("template")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Failure::Usage("request needs a \"template\" path".into()))?;
+    let (template, analysis) = cache.get(path)?;
+    match op {
+        "parse" => parse(template, analysis, request),
+        "analyze" => Ok(serde_json::to_value(analysis).expect("analysis serializes")),
+        other => Err(Failure::Usage(format!("unknown op {other:?} (parse, analyze, grammar, render)"))),
+    }
+}
+
+/// The parse options a request gives.
+pub fn options(request: &Value) -> Result<ParseOptions, Failure> {
+    let mut o = ParseOptions::default();
+    if let Some(m) = request.get("messages").and_then(Value::as_array) {
+        o.messages = m.clone();
+    }
+    o.tools = request.get("tools").and_then(Value::as_array).cloned();
+    o.enable_thinking = request.get("enable_thinking").and_then(Value::as_bool);
+    if let Some(r) = request.get("reasoning").and_then(Value::as_str) {
+        o.reasoning = reasoning_format(r)?;
+    }
+    if let Some(c) = request.get("tool_choice") {
+        o.tool_choice = ToolChoice::from_json(c);
+    }
+    if let Some(p) = request.get("parallel_tool_calls").and_then(Value::as_bool) {
+        o.parallel_tool_calls = p;
+    }
+    if let Some(a) = request.get("add_generation_prompt").and_then(Value::as_bool) {
+        o.add_generation_prompt = a;
+    }
+    o.continue_final_message = match request.get("continue_final_message") {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => s != "none",
+        _ => false,
+    };
+    o.response_schema = request.get("response_schema").filter(|v| !v.is_null()).cloned();
+    Ok(o)
+}
+
+fn parse(template: &ChatTemplate, analysis: &Analysis, request: &Value) -> Result<Value, Failure> {
+    let parser = options(request)?.parser(template, analysis)?;
+    let input = request.get("input").and_then(Value::as_str).unwrap_or("");
+    let partial = request.get("partial").and_then(Value::as_bool).unwrap_or(false);
+    let chunk = request.get("chunk").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let message = if chunk == 0 {
+        parser.parse_report(input, partial).message
+    } else {
+        let mut stream = parser.stream();
+        let mut start = 0;
+        while start < input.len() {
+            let mut end = (start + chunk).min(input.len());
+            while !input.is_char_boundary(end) {
+                end += 1;
+            }
+            stream.push(&input[start..end]);
+            start = end;
+        }
+        if !partial {
+            stream.finish();
+        }
+        // What the deltas add up to (plus the prefill, which is not re-sent).
+        stream.message()
+    };
+    Ok(serde_json::to_value(message).expect("messages serialize"))
+}
