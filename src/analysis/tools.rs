@@ -418,7 +418,7 @@ fn move_argument_end(format: &mut ToolFormat) {
 fn tag_closer(prefix: &str) -> Option<String> {
     let open = prefix.rfind('<')?;
     let tag = &prefix[open + 1..];
-    let word_end = tag.find(|c: char| c == '=' || c == ' ' || c == '>').unwrap_or(tag.len());
+    let word_end = tag.find(['=', ' ', '>']).unwrap_or(tag.len());
     let word = &tag[..word_end];
     (!word.is_empty() && !word.starts_with('/') && !prefix[open..].contains('>')).then(|| format!("</{word}>"))
 }

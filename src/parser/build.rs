@@ -297,8 +297,8 @@ impl<'a> ToolGrammar<'a> {
         JsonPaths { args, id }
     }
 
-    /// Tagged id markers before and after the name.
-    fn tagged_ids(&self) -> (Option<(String, String)>, Option<(String, String)>) {
+    /// Tagged id markers (prefix, suffix) before and after the name.
+    fn tagged_ids(&self) -> (Option<MarkerPair>, Option<MarkerPair>) {
         match &self.format.id {
             Some(IdSlot::Tagged { prefix, suffix, before_name: true }) => (Some((prefix.clone(), suffix.clone())), None),
             Some(IdSlot::Tagged { prefix, suffix, before_name: false }) => (None, Some((prefix.clone(), suffix.clone()))),
@@ -306,6 +306,9 @@ impl<'a> ToolGrammar<'a> {
         }
     }
 }
+
+/// A raw prefix and suffix around a value.
+type MarkerPair = (String, String);
 
 /// Where arguments and id sit in a JSON call object.
 struct JsonPaths {
