@@ -5,12 +5,20 @@
 //! `--json` for machines.
 
 mod analyze_cmd;
+mod lint_cmd;
+mod render_cmd;
 
 use std::process::ExitCode;
 
 use chat_autoparser::{ChatTemplate, Error, TemplateConfig, TemplateSource};
 
 const USAGE: &str = "usage: chat-autoparser analyze TEMPLATE [--json]
+       chat-autoparser render TEMPLATE --messages FILE [--tools FILE] [--add-generation-prompt]
+                              [--thinking on|off] [--tool-formatting auto|native|manual]
+       chat-autoparser render TEMPLATE --jsonl [--messages FILE.jsonl] [flags as above]
+                              (one {\"messages\": [...], \"tools\": [...]} per input line, from stdin
+                              without --messages; one rendered text per output line, as a JSON string)
+       chat-autoparser lint TEMPLATE [--json]
 TEMPLATE is a .jinja file or a tokenizer_config.json";
 
 /// A command-line failure: bad usage (exit 2) or a library error (exit 1).
@@ -43,6 +51,8 @@ fn main() -> ExitCode {
 fn run(args: &[String]) -> Result<(), Failure> {
     match args.first().map(String::as_str) {
         Some("analyze") => analyze_cmd::run(&args[1..]),
+        Some("render") => render_cmd::run(&args[1..]),
+        Some("lint") => lint_cmd::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
