@@ -7,6 +7,7 @@
 //!   semantics ([`ChatTemplate`]);
 //! - [`analysis`]: render paired variants, diff them, and collect the markers
 //!   into an [`Analysis`].
+//! - [`lint`]: rendering defects of a template, found by probe conversations;
 //! - [`peg`]: a PEG engine for model output that knows about partial input and streams;
 //! - [`parser`]: the output parser generated from an [`Analysis`]: model
 //!   output to an [`AssistantMessage`], complete or streamed as [`Delta`]s.
@@ -28,6 +29,7 @@
 //! ```
 
 pub mod analysis;
+pub mod lint;
 mod error;
 pub mod message;
 pub mod parser;

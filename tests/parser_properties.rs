@@ -112,6 +112,7 @@ fn fixture(name: &'static str) -> Fixture {
         add_generation_prompt: gen,
         enable_thinking: None,
         extra: Default::default(),
+        ..Default::default()
     };
     let prompt = tmpl.render(&request(vec![user.clone()], true)).expect("prompt renders");
     let parser = analysis

@@ -170,6 +170,7 @@ fn run_case(tmpl: &ChatTemplate, analysis: &Analysis, case: &Case) -> Outcome {
         add_generation_prompt: gen,
         enable_thinking: None,
         extra: Default::default(),
+        ..Default::default()
     };
     let prompt = match tmpl.render(&request(vec![user.clone()], true)) {
         Ok(p) => p,

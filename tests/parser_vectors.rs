@@ -97,6 +97,7 @@ fn run_case(
         add_generation_prompt: !continue_final && case["add_generation_prompt"].as_bool().unwrap_or(true),
         enable_thinking,
         extra: Default::default(),
+        ..Default::default()
     };
     let (prompt, prefill) = match continuation_prompt(tmpl, analysis, &request, continue_final) {
         Ok(p) => p,

@@ -33,7 +33,7 @@ fn template() -> ChatTemplate {
 }
 
 fn request(messages: Vec<Json>, tools: Option<Vec<Json>>, prompt: bool, thinking: Option<bool>) -> RenderRequest {
-    RenderRequest { messages, tools, add_generation_prompt: prompt, enable_thinking: thinking, extra: Map::new() }
+    RenderRequest { messages, tools, add_generation_prompt: prompt, enable_thinking: thinking, extra: Map::new(), ..Default::default() }
 }
 
 fn render(request: &RenderRequest) -> String {

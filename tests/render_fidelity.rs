@@ -424,6 +424,7 @@ fn cases() -> Vec<Case> {
                     add_generation_prompt,
                     enable_thinking: c.enable_thinking,
                     extra: Map::new(),
+                    ..Default::default()
                 },
             });
         }

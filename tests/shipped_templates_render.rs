@@ -170,6 +170,7 @@ fn golden_request() -> RenderRequest {
         add_generation_prompt: true,
         enable_thinking: None,
         extra: Map::new(),
+        ..Default::default()
     }
 }
 
@@ -374,6 +375,7 @@ fn matrix() -> Vec<(&'static str, RenderRequest)> {
         add_generation_prompt: prompt,
         enable_thinking: thinking,
         extra: Map::new(),
+        ..Default::default()
     };
     let paris = json!({"city": "Paris", "days": 3});
     let one_call = |arguments: Json, content: Option<Json>| {

@@ -6,7 +6,9 @@
 
 mod analyze_cmd;
 mod batch_cmd;
+mod lint_cmd;
 mod parse_cmd;
+mod render_cmd;
 
 use std::process::ExitCode;
 
@@ -16,6 +18,12 @@ const USAGE: &str = "usage:
   chat-autoparser analyze TEMPLATE [--json]
   chat-autoparser parse   TEMPLATE [--tools FILE] [--messages FILE] [--thinking on|off]
                           [--reasoning extract|inline] [--partial] [--strict]  < output
+  chat-autoparser render  TEMPLATE --messages FILE [--tools FILE] [--add-generation-prompt]
+                          [--thinking on|off] [--tool-formatting auto|native|manual]
+  chat-autoparser render  TEMPLATE --jsonl [--messages FILE.jsonl] [flags as above]
+                          (one {\"messages\": [...], \"tools\": [...]} per input line, from stdin
+                          without --messages; one rendered text per output line, as a JSON string)
+  chat-autoparser lint    TEMPLATE [--json]
   chat-autoparser batch   < requests.jsonl > results.jsonl
 TEMPLATE is a .jinja file or a tokenizer_config.json";
 
@@ -51,6 +59,8 @@ fn run(args: &[String]) -> Result<(), Failure> {
         Some("analyze") => analyze_cmd::run(&args[1..]),
         Some("parse") => parse_cmd::run(&args[1..]),
         Some("batch") => batch_cmd::run(&args[1..]),
+        Some("render") => render_cmd::run(&args[1..]),
+        Some("lint") => lint_cmd::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

@@ -54,6 +54,7 @@ impl ParseOptions {
             add_generation_prompt: self.add_generation_prompt && !self.continue_final_message,
             enable_thinking: self.enable_thinking,
             extra: Default::default(),
+            ..Default::default()
         };
         let (prompt, prefill) = continuation_prompt(template, analysis, &request, self.continue_final_message)?;
         let config = ParserConfig {

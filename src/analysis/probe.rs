@@ -163,6 +163,7 @@ impl<'t> Prober<'t> {
             add_generation_prompt,
             enable_thinking,
             extra: self.extra.clone(),
+            ..Default::default()
         });
         self.cache.borrow_mut().insert(text_key, result.clone());
         result

@@ -20,10 +20,14 @@
 //!   analysis pins it);
 //! - values print the way Python prints them (`True`, `None`, `{'a': 1}`).
 
+pub(crate) mod capabilities;
 mod clock;
 mod environment;
+mod incremental;
 mod limits;
 mod namespace;
+pub(crate) mod needles;
+mod polyfill;
 mod pyfilters;
 mod pyjson;
 mod pymethods;
@@ -39,8 +43,11 @@ use serde_json::{Map, Value as Json};
 
 use crate::error::{Error, ErrorKind, Location, Result};
 
+pub use capabilities::{Capabilities, HistoryReasoning};
 pub use clock::{Clock, FixedClock, SystemClock};
+pub use incremental::{Delta, IncrementalRenderer};
 pub use limits::Limits;
+pub use polyfill::ToolFormatting;
 pub use source::TemplateSource;
 
 /// Name under which the template is registered in its environment.
@@ -93,6 +100,8 @@ pub struct RenderRequest {
     pub enable_thinking: Option<bool>,
     /// Further template variables (`reasoning_effort`, `builtin_tools`, ...).
     pub extra: Map<String, Json>,
+    /// How [`ChatTemplate::render_chat`] renders the tool path (polyfills).
+    pub tool_formatting: ToolFormatting,
 }
 
 /// A compiled chat template, ready to render.
@@ -104,6 +113,10 @@ pub struct ChatTemplate {
     config: TemplateConfig,
     /// The last tool list rendered, with its template values.
     tools_memo: std::sync::Mutex<Option<(Vec<Json>, minijinja::Value)>>,
+    /// Probed on first use (see `capabilities`).
+    capabilities: std::sync::OnceLock<Capabilities>,
+    /// `render` applies polyfills as `render_chat` does (see `with_polyfills`).
+    polyfilled: bool,
 }
 
 impl std::fmt::Debug for ChatTemplate {
@@ -120,7 +133,15 @@ impl ChatTemplate {
     pub fn new(source: &str, config: &TemplateConfig) -> Result<ChatTemplate> {
         let rewritten = rewrite::rewrite(source);
         match environment::build(&rewritten, config) {
-            Ok(env) => Ok(ChatTemplate { env, source: source.to_owned(), rewritten, config: config.clone(), tools_memo: Default::default() }),
+            Ok(env) => Ok(ChatTemplate {
+                env,
+                source: source.to_owned(),
+                rewritten,
+                config: config.clone(),
+                tools_memo: Default::default(),
+                capabilities: Default::default(),
+                polyfilled: false,
+            }),
             Err(e) if e.kind() == minijinja::ErrorKind::SyntaxError => Err(syntax_error(e, source, &rewritten)),
             Err(e) => Err(from_jinja(e, source, &rewritten)),
         }
@@ -148,8 +169,41 @@ impl ChatTemplate {
         &self.config
     }
 
-    /// Renders one request to prompt text.
+    /// Renders one request to prompt text, with the template as written
+    /// (byte-identical to transformers; `tool_formatting` is not applied),
+    /// unless this template was made by [`ChatTemplate::with_polyfills`].
     pub fn render(&self, request: &RenderRequest) -> Result<String> {
+        if self.polyfilled {
+            return self.render_chat(request);
+        }
+        self.render_as_written(request)
+    }
+
+    /// Renders one request the way a chat server should: polyfills where the
+    /// template lacks a capability, as `request.tool_formatting` says (see
+    /// [`ToolFormatting`]).
+    pub fn render_chat(&self, request: &RenderRequest) -> Result<String> {
+        if request.tool_formatting == ToolFormatting::Native {
+            return self.render_as_written(request);
+        }
+        let caps = self.capabilities();
+        match polyfill::apply(request, &caps, self.config.limits.max_output_bytes) {
+            Some(rewritten) => self.render_as_written(&rewritten),
+            None => self.render_as_written(request),
+        }
+    }
+
+    /// This template, with `render` applying polyfills like `render_chat`:
+    /// what a server renders, so that analysing it describes the prompts the
+    /// model actually sees (a template without a tools branch then shows the
+    /// Hermes tool format).
+    pub fn with_polyfills(mut self) -> ChatTemplate {
+        self.polyfilled = true;
+        self
+    }
+
+    /// The template as written: no polyfill, whatever `tool_formatting` says.
+    pub(crate) fn render_as_written(&self, request: &RenderRequest) -> Result<String> {
         let context = self.context(request);
         let template = self
             .env

@@ -1,0 +1,47 @@
+//! `chat-autoparser lint TEMPLATE [--json]`: the template's capabilities and
+//! the rendering defects the linter finds, each with the probe conversation
+//! that shows it. Exit 0 whether or not there are findings (they are the
+//! output, not an error); 1 when the template cannot be loaded.
+
+use chat_autoparser::lint::LintReport;
+
+use crate::{load_template, Failure};
+
+pub fn run(args: &[String]) -> Result<(), Failure> {
+    let mut path = None;
+    let mut json = false;
+    for arg in args {
+        match arg.as_str() {
+            "--json" => json = true,
+            flag if flag.starts_with("--") => return Err(Failure::Usage(format!("unknown option {flag}"))),
+            p if path.is_none() => path = Some(p.to_owned()),
+            extra => return Err(Failure::Usage(format!("unexpected argument {extra:?}"))),
+        }
+    }
+    let path = path.ok_or_else(|| Failure::Usage("lint needs a TEMPLATE".into()))?;
+    let report = load_template(&path)?.lint();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("lint report serializes"));
+    } else {
+        print!("{}", text(&report));
+    }
+    Ok(())
+}
+
+/// The human-readable report.
+pub fn text(report: &LintReport) -> String {
+    let caps = serde_json::to_value(&report.capabilities).unwrap_or_default();
+    let mut out = String::from("capabilities:\n");
+    for (key, value) in caps.as_object().into_iter().flatten() {
+        out.push_str(&format!("  {key:<20} {value}\n"));
+    }
+    if report.findings.is_empty() {
+        out.push_str("findings: none\n");
+    } else {
+        out.push_str(&format!("findings: {}\n", report.findings.len()));
+        for f in &report.findings {
+            out.push_str(&format!("  {:<28} [{}] {}\n", f.kind.name(), f.conversation, f.detail));
+        }
+    }
+    out
+}
