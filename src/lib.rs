@@ -8,6 +8,7 @@
 //! - [`analysis`]: render paired variants, diff them, and collect the markers
 //!   into an [`Analysis`].
 //! - [`peg`]: a PEG engine for model output that knows about partial input and streams.
+//! - [`grammar`]: GBNF grammars from an analysis, for constrained decoding ([`Grammar`]).
 //!
 //! ```
 //! use chat_autoparser::{ChatTemplate, RenderRequest, TemplateConfig};
@@ -27,9 +28,11 @@
 
 pub mod analysis;
 mod error;
+pub mod grammar;
 pub mod peg;
 pub mod template;
 
 pub use analysis::Analysis;
 pub use error::{Error, ErrorKind, Location, Result};
+pub use grammar::{Grammar, GrammarConfig, ToolChoice, Trigger, TriggerKind};
 pub use template::{ChatTemplate, RenderRequest, TemplateConfig, TemplateSource};
