@@ -5,12 +5,14 @@
 //! `--json` for machines.
 
 mod analyze_cmd;
+mod grammar_cmd;
 
 use std::process::ExitCode;
 
 use chat_autoparser::{ChatTemplate, Error, TemplateConfig, TemplateSource};
 
 const USAGE: &str = "usage: chat-autoparser analyze TEMPLATE [--json]
+       chat-autoparser grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--parallel] [--json]
 TEMPLATE is a .jinja file or a tokenizer_config.json";
 
 /// A command-line failure: bad usage (exit 2) or a library error (exit 1).
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
 fn run(args: &[String]) -> Result<(), Failure> {
     match args.first().map(String::as_str) {
         Some("analyze") => analyze_cmd::run(&args[1..]),
+        Some("grammar") => grammar_cmd::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

@@ -237,8 +237,11 @@ pub fn until(rules: &mut Rules, hint: &str, stop: &str) -> String {
         }
     }
     for s in 0..k {
-        let mut options = vec![format!("{} {}", not_class(&distinct), names[0])];
-        for &c in &distinct {
+        // Characters that restart the match all go to state 0 through one
+        // negated class; only the others need their own alternative.
+        let special: Vec<char> = distinct.iter().copied().filter(|&c| next(s, c) != 0).collect();
+        let mut options = vec![format!("{} {}", not_class(&special), names[0])];
+        for &c in &special {
             let t = next(s, c);
             if t < k {
                 options.push(format!("{} {}", literal(&c.to_string()), names[t]));
@@ -296,8 +299,8 @@ mod tests {
         assert_eq!(name, "v");
         assert_eq!(
             r.render(),
-            "v ::= [^ab] v | \"a\" v-1 | \"b\" v | \"\"\n\
-             v-1 ::= [^ab] v | \"a\" v-2 | \"b\" v | \"\"\n\
+            "v ::= [^a] v | \"a\" v-1 | \"\"\n\
+             v-1 ::= [^a] v | \"a\" v-2 | \"\"\n\
              v-2 ::= [^ab] v | \"a\" v-2 | \"\"\n"
         );
     }

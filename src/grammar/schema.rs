@@ -398,7 +398,8 @@ pub fn primitive(rules: &mut Rules, name: &str, python: bool) -> String {
 fn dependencies(name: &str) -> &'static [&'static str] {
     match name {
         "string" => &["char"],
-        "number" | "integer" => &["integral-part", "decimal-part"],
+        "number" => &["integral-part", "decimal-part"],
+        "integer" => &["integral-part"],
         "value" | "py-value" => &["object", "array", "string", "number", "boolean", "null"],
         "object" | "py-object" => &["ws", "member"],
         "member" | "py-member" => &["string", "ws", "value"],
