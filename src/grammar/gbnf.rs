@@ -32,6 +32,10 @@ pub struct Rules {
     next: HashMap<String, usize>,
     /// Body → name, so identical rules are written once.
     by_body: HashMap<String, String>,
+    /// Stop text → the [`until`] rule already built for it.
+    untils: HashMap<String, String>,
+    /// Name → index in `rules`, for [`Rules::define`].
+    index: HashMap<String, usize>,
 }
 
 impl Rules {
@@ -51,14 +55,15 @@ impl Rules {
     /// [`Rules::define`]: what recursive schemas (`$ref`) need.
     pub fn reserve(&mut self, hint: &str) -> String {
         let name = self.fresh(hint);
+        self.index.insert(name.clone(), self.rules.len());
         self.rules.push((name.clone(), String::new()));
         name
     }
 
     /// Sets the body of a reserved rule.
     pub fn define(&mut self, name: &str, body: String) {
-        if let Some(slot) = self.rules.iter_mut().find(|(n, _)| n == name) {
-            slot.1 = body;
+        if let Some(&i) = self.index.get(name) {
+            self.rules[i].1 = body;
         }
     }
 
@@ -211,6 +216,9 @@ pub fn seq(parts: &[String]) -> String {
 /// characters of `stop`", and no transition reaches the full length. Each
 /// state is a rule; the text may end in any state.
 pub fn until(rules: &mut Rules, hint: &str, stop: &str) -> String {
+    if let Some(name) = rules.untils.get(stop) {
+        return name.clone();
+    }
     let d: Vec<char> = stop.chars().collect();
     if d.is_empty() {
         return rules.fixed("any-text", "[\\x00-\\U0010FFFF]*");
@@ -250,6 +258,7 @@ pub fn until(rules: &mut Rules, hint: &str, stop: &str) -> String {
         options.push("\"\"".into());
         rules.define(&names[s], options.join(" | "));
     }
+    rules.untils.insert(stop.to_owned(), names[0].clone());
     names[0].clone()
 }
 

@@ -76,14 +76,14 @@ pub struct Compiler<'a> {
     pub warnings: &'a mut Vec<String>,
     pub dialect: Dialect,
     /// The document `$ref`s resolve against.
-    root: Value,
+    root: &'a Value,
     /// `$ref` → rule name, so recursive references terminate.
     refs: HashMap<String, String>,
 }
 
 impl<'a> Compiler<'a> {
-    pub fn new(rules: &'a mut Rules, warnings: &'a mut Vec<String>, dialect: Dialect, root: &Value) -> Self {
-        Compiler { rules, warnings, dialect, root: root.clone(), refs: HashMap::new() }
+    pub fn new(rules: &'a mut Rules, warnings: &'a mut Vec<String>, dialect: Dialect, root: &'a Value) -> Self {
+        Compiler { rules, warnings, dialect, root, refs: HashMap::new() }
     }
 
     /// A rule for values valid under `schema`; `hint` names the rules.
@@ -194,20 +194,20 @@ impl<'a> Compiler<'a> {
 
     /// A schema with its `$ref` (if any) looked up, for inspection.
     pub fn resolved(&self, schema: &Value) -> Option<Value> {
-        let mut current = schema.clone();
+        let mut current = schema;
         for _ in 0..8 {
             match current.get("$ref").and_then(Value::as_str) {
-                Some(r) => current = self.lookup(r)?.clone(),
-                None => return Some(current),
+                Some(r) => current = self.lookup(r)?,
+                None => return Some(current.clone()),
             }
         }
         None
     }
 
-    fn lookup(&self, reference: &str) -> Option<&Value> {
+    fn lookup(&self, reference: &str) -> Option<&'a Value> {
         let pointer = reference.strip_prefix('#')?;
         if pointer.is_empty() {
-            return Some(&self.root);
+            return Some(self.root);
         }
         self.root.pointer(pointer)
     }
