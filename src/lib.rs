@@ -11,6 +11,7 @@
 //! - [`peg`]: a PEG engine for model output that knows about partial input and streams;
 //! - [`parser`]: the output parser generated from an [`Analysis`]: model
 //!   output to an [`AssistantMessage`], complete or streamed as [`Delta`]s.
+//! - [`grammar`]: GBNF grammars from an analysis, for constrained decoding ([`Grammar`]).
 //!
 //! ```
 //! use chat_autoparser::{ChatTemplate, RenderRequest, TemplateConfig};
@@ -31,6 +32,7 @@
 pub mod analysis;
 pub mod lint;
 mod error;
+pub mod grammar;
 pub mod message;
 pub mod parser;
 pub mod peg;
@@ -38,6 +40,7 @@ pub mod template;
 
 pub use analysis::Analysis;
 pub use error::{Error, ErrorKind, Location, Result};
+pub use grammar::{Grammar, GrammarConfig, ToolChoice, Trigger, TriggerKind};
 pub use message::{AssistantMessage, Delta, FunctionCall, ToolCall};
-pub use parser::{OutputParser, OutputStream, ParserConfig, ReasoningFormat, ToolChoice};
+pub use parser::{OutputParser, OutputStream, ParserConfig, ReasoningFormat};
 pub use template::{ChatTemplate, RenderRequest, TemplateConfig, TemplateSource};

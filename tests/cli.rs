@@ -139,13 +139,18 @@ fn batch_answers_each_line_in_order() {
         r#"{"id": 3, "op": "parse", "template": "missing.jinja", "input": "x"}"#,
         r#"not json"#,
         r#"{"id": 5, "op": "fly", "template": "templates/hermes-think.jinja"}"#,
+        r#"{"id": 6, "op": "grammar", "template": "templates/hermes-think.jinja", "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]}"#,
+        r#"{"id": 7, "op": "render", "template": "templates/hermes-think.jinja", "messages": [{"role": "user", "content": "hi"}], "add_generation_prompt": true}"#,
     ]
     .join("\n");
     let out = run_with_input(&["batch"], &requests);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines: Vec<serde_json::Value> =
         String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
-    assert_eq!(lines.len(), 5);
+    assert_eq!(lines.len(), 7);
+    assert_eq!(lines[5]["result"]["lazy"], true);
+    assert!(lines[5]["result"]["gbnf"].as_str().unwrap_or("").contains("\"<tool_call>\""), "{}", lines[5]);
+    assert_eq!(lines[6]["result"]["text"], "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
     assert_eq!(lines[0]["id"], 1);
     assert_eq!(lines[0]["result"]["content"], "b");
     assert_eq!(lines[0]["result"]["reasoning_content"], "a");

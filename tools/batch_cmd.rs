@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::time::Instant;
 
-use chat_autoparser::{Analysis, ChatTemplate, ErrorKind, ToolChoice};
+use chat_autoparser::{Analysis, ChatTemplate, ErrorKind, GrammarConfig, RenderRequest, ToolChoice};
 use serde_json::{json, Value};
 
 use crate::parse_cmd::{reasoning_format, ParseOptions};
@@ -100,6 +100,8 @@ fn dispatch(cache: &mut Cache, request: &Value) -> Result<Value, Failure> {
     match op {
         "parse" => parse(template, analysis, request),
         "analyze" => Ok(serde_json::to_value(analysis).expect("analysis serializes")),
+        "grammar" => grammar(analysis, request),
+        "render" => render(template, request),
         other => Err(Failure::Usage(format!("unknown op {other:?} (parse, analyze, grammar, render)"))),
     }
 }
@@ -158,4 +160,30 @@ fn parse(template: &ChatTemplate, analysis: &Analysis, request: &Value) -> Resul
         stream.message()
     };
     Ok(serde_json::to_value(message).expect("messages serialize"))
+}
+
+/// `op: grammar`: the GBNF export for the request's tools and choices.
+fn grammar(analysis: &Analysis, request: &Value) -> Result<Value, Failure> {
+    let o = options(request)?;
+    let config = GrammarConfig {
+        tools: o.tools.unwrap_or_default(),
+        tool_choice: o.tool_choice,
+        parallel_tool_calls: o.parallel_tool_calls,
+        response_schema: o.response_schema,
+    };
+    let grammar = analysis.grammar(&config)?;
+    Ok(serde_json::to_value(grammar).expect("grammars serialize"))
+}
+
+/// `op: render`: the prompt text (`{"text": ...}`), polyfills applied where needed.
+fn render(template: &ChatTemplate, request: &Value) -> Result<Value, Failure> {
+    let o = options(request)?;
+    let render = RenderRequest {
+        messages: o.messages,
+        tools: o.tools,
+        add_generation_prompt: request.get("add_generation_prompt").and_then(Value::as_bool).unwrap_or(false),
+        enable_thinking: o.enable_thinking,
+        ..Default::default()
+    };
+    Ok(json!({"text": template.render_chat(&render)?}))
 }

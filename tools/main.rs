@@ -6,6 +6,7 @@
 
 mod analyze_cmd;
 mod batch_cmd;
+mod grammar_cmd;
 mod lint_cmd;
 mod parse_cmd;
 mod render_cmd;
@@ -23,6 +24,7 @@ const USAGE: &str = "usage:
   chat-autoparser render  TEMPLATE --jsonl [--messages FILE.jsonl] [flags as above]
                           (one {\"messages\": [...], \"tools\": [...]} per input line, from stdin
                           without --messages; one rendered text per output line, as a JSON string)
+  chat-autoparser grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--parallel] [--json]
   chat-autoparser lint    TEMPLATE [--json]
   chat-autoparser batch   < requests.jsonl > results.jsonl
 TEMPLATE is a .jinja file or a tokenizer_config.json";
@@ -61,6 +63,7 @@ fn run(args: &[String]) -> Result<(), Failure> {
         Some("batch") => batch_cmd::run(&args[1..]),
         Some("render") => render_cmd::run(&args[1..]),
         Some("lint") => lint_cmd::run(&args[1..]),
+        Some("grammar") => grammar_cmd::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

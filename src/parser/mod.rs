@@ -59,6 +59,7 @@ use crate::message::AssistantMessage;
 use crate::peg::{Grammar, Program};
 use crate::{Error, ErrorKind, Result};
 
+pub use crate::grammar::ToolChoice;
 pub use build::Start;
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use prompt::{continuation_prompt, template_messages, Prefill};
@@ -74,45 +75,6 @@ pub enum ReasoningFormat {
     Extract,
     /// Reasoning stays in the content, markers included.
     Inline,
-}
-
-/// Whether and which tool calls the request allows (OpenAI `tool_choice`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum ToolChoice {
-    /// The model decides.
-    #[default]
-    Auto,
-    /// At least one call.
-    Required,
-    /// No calls: tool-call text stays content.
-    None,
-    /// A call of this function.
-    Function(String),
-}
-
-impl ToolChoice {
-    /// Reads `"auto"`, `"required"`, `"none"`, a function name, or OpenAI's
-    /// `{"type": "function", "function": {"name": ...}}`.
-    pub fn from_json(value: &Value) -> ToolChoice {
-        match value {
-            Value::String(s) => ToolChoice::from_name(s),
-            Value::Object(_) => match value.pointer("/function/name").and_then(Value::as_str) {
-                Some(name) => ToolChoice::Function(name.to_string()),
-                None => ToolChoice::Auto,
-            },
-            _ => ToolChoice::Auto,
-        }
-    }
-
-    /// Reads `auto`, `required`, `none` or a function name.
-    pub fn from_name(s: &str) -> ToolChoice {
-        match s {
-            "auto" | "" => ToolChoice::Auto,
-            "required" => ToolChoice::Required,
-            "none" => ToolChoice::None,
-            name => ToolChoice::Function(name.to_string()),
-        }
-    }
 }
 
 /// The request's options that shape parsing.

@@ -1,0 +1,301 @@
+//! Grammar export: from an [`Analysis`] to a GBNF grammar that makes a model
+//! write output the parser accepts (constrained decoding).
+//!
+//! [`Analysis::grammar`] takes a [`GrammarConfig`] (tools, [`ToolChoice`],
+//! parallel calls, an optional response schema) and returns a [`Grammar`]:
+//!
+//! - `auto` with tools: a *lazy* grammar over the tool section, with
+//!   [`Trigger`]s where the section starts; everything before (reasoning,
+//!   content) is free;
+//! - `required` or a named function: an *eager* grammar, optional reasoning
+//!   then at least one call (of that function);
+//! - `none`, or no tools: no tool grammar (`gbnf` is empty) unless a response
+//!   schema asks for an eager JSON answer (reasoning still allowed first);
+//! - `parallel_tool_calls` false, or a template that renders one call per
+//!   turn: exactly one call.
+//!
+//! Modules, one concept each: `gbnf` (text, names, escaping), `markers`
+//! (template whitespace as flexible `ws`), `schema` (JSON Schema → rules),
+//! `tools` (calls per format family), `triggers` (where lazy grammars start),
+//! `syntax` (the GBNF language, `grammars/gbnf.pest`) and `recognizer` (is a
+//! text in a GBNF grammar, with context-free semantics).
+//!
+//! Invariants: deterministic byte for byte (rules in construction order,
+//! names from hints); never panics; every non-empty `gbnf` parses with
+//! `grammars/gbnf.pest` and uses only llama.cpp's dialect; a schema we cannot
+//! express yields a looser rule and an entry in [`Grammar::warnings`].
+
+mod gbnf;
+mod markers;
+pub mod recognizer;
+mod schema;
+pub mod syntax;
+mod tools;
+mod triggers;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::analysis::{Analysis, PromptEffect, ReasoningMode};
+use crate::{Error, ErrorKind, Result};
+
+pub use gbnf::rule_name;
+pub use recognizer::Recognizer;
+pub use triggers::{Trigger, TriggerKind};
+
+use gbnf::{literal, until, Rules};
+use markers::Pieces;
+use schema::{primitive, Compiler, Dialect};
+use tools::{read_tools, Builder};
+
+/// Which tool calls the model may or must make (OpenAI's `tool_choice`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum ToolChoice {
+    /// The model decides; calls are constrained once they start.
+    #[default]
+    Auto,
+    /// At least one call.
+    Required,
+    /// No calls.
+    None,
+    /// At least one call, of this function.
+    Function(String),
+}
+
+impl ToolChoice {
+    /// `"auto"`, `"required"`, `"none"`, or the function's name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "required",
+            ToolChoice::None => "none",
+            ToolChoice::Function(name) => name,
+        }
+    }
+
+    /// Reads a request's `tool_choice` JSON (a string or OpenAI's
+    /// `{"type": "function", "function": {"name": ...}}`); anything else is `auto`.
+    pub fn from_json(value: &Value) -> ToolChoice {
+        ToolChoice::deserialize(value).unwrap_or_default()
+    }
+
+    /// Reads `"auto"`, `"required"`, `"none"`, or any other text as a function name.
+    pub fn parse(text: &str) -> ToolChoice {
+        match text {
+            "auto" => ToolChoice::Auto,
+            "required" => ToolChoice::Required,
+            "none" => ToolChoice::None,
+            name => ToolChoice::Function(name.to_owned()),
+        }
+    }
+}
+
+impl Serialize for ToolChoice {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolChoice {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        // OpenAI also sends `{"type": "function", "function": {"name": ...}}`.
+        let value = Value::deserialize(d)?;
+        if let Some(text) = value.as_str() {
+            return Ok(ToolChoice::parse(text));
+        }
+        value
+            .pointer("/function/name")
+            .and_then(Value::as_str)
+            .map(|n| ToolChoice::Function(n.to_owned()))
+            .ok_or_else(|| serde::de::Error::custom("tool_choice: expected a string or {\"function\": {\"name\": ...}}"))
+    }
+}
+
+/// What to constrain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GrammarConfig {
+    /// OpenAI-format tool definitions, in the order given.
+    #[serde(default)]
+    pub tools: Vec<Value>,
+    #[serde(default)]
+    pub tool_choice: ToolChoice,
+    /// Several calls in one turn (when the template renders them).
+    #[serde(default = "yes")]
+    pub parallel_tool_calls: bool,
+    /// A JSON schema the answer must follow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_schema: Option<Value>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for GrammarConfig {
+    fn default() -> Self {
+        GrammarConfig { tools: Vec::new(), tool_choice: ToolChoice::Auto, parallel_tool_calls: true, response_schema: None }
+    }
+}
+
+/// A grammar for a llama.cpp-style sampler (DESIGN §5 JSON shape).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grammar {
+    /// GBNF text, `root` first; empty when nothing is constrained.
+    pub gbnf: String,
+    /// Applies only from a trigger on (else from the first token).
+    pub lazy: bool,
+    /// Where a lazy grammar starts.
+    pub triggers: Vec<Trigger>,
+    /// Tokens the sampler must keep whole for the triggers and markers.
+    pub preserved_tokens: Vec<String>,
+    /// Schemas or tools that could only be expressed loosely, one line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl Grammar {
+    /// The GBNF text.
+    pub fn gbnf(&self) -> &str {
+        &self.gbnf
+    }
+
+    /// Whether there is anything to constrain.
+    pub fn is_empty(&self) -> bool {
+        self.gbnf.is_empty()
+    }
+}
+
+impl Analysis {
+    /// The grammar for `config` in this template's format. Errors (kind
+    /// `input`) when calls are required but the template has no tool format,
+    /// no usable tool is given, or the named function is not among the tools.
+    pub fn grammar(&self, config: &GrammarConfig) -> Result<Grammar> {
+        let mut warnings = Vec::new();
+        let mut tools = read_tools(&config.tools, &mut warnings);
+        let forced = match &config.tool_choice {
+            ToolChoice::None => {
+                tools.clear();
+                false
+            }
+            ToolChoice::Auto => false,
+            ToolChoice::Required => true,
+            ToolChoice::Function(name) => {
+                tools.retain(|t| &t.name == name);
+                if tools.is_empty() {
+                    return Err(input(format!("tool_choice names {name:?}, which is not among the tools")));
+                }
+                true
+            }
+        };
+        if forced && tools.is_empty() {
+            return Err(input("tool_choice requires a call but no usable tool was given"));
+        }
+        let format = match (&self.tools, tools.is_empty()) {
+            (Some(f), false) => Some(f),
+            (None, false) if forced => return Err(input("the template does not render tool calls")),
+            (None, false) => {
+                warnings.push("the template does not render tool calls; no tool grammar".into());
+                None
+            }
+            _ => None,
+        };
+        let mut rules = Rules::default();
+        let section = format.map(|f| {
+            let parallel = config.parallel_tool_calls && f.parallel;
+            let mut b = Builder { rules: &mut rules, warnings: &mut warnings, format: f };
+            b.section(&tools, parallel)
+        });
+        let answer = config.response_schema.as_ref().map(|s| self.answer(&mut rules, &mut warnings, s));
+        let (root, lazy, triggers) = match (section, answer) {
+            (None, None) => return Ok(Grammar { warnings, ..Grammar::default() }),
+            (Some(section), None) if !forced => {
+                let mut p = section;
+                p.ws();
+                let f = format.expect("a section implies a format");
+                (p.render(), true, triggers::triggers(f, &self.reasoning, &tools))
+            }
+            (Some(section), answer) => {
+                let mut body = section;
+                body.ws();
+                let body = match answer {
+                    Some(a) => format!("( {} | {a} )", body.render()),
+                    None => body.render(),
+                };
+                (self.eager(&mut rules, body), false, Vec::new())
+            }
+            (None, Some(a)) => (self.eager(&mut rules, a), false, Vec::new()),
+        };
+        rules.fixed("root", &root);
+        if root.contains("ws") {
+            primitive(&mut rules, "ws", false);
+        }
+        Ok(Grammar { gbnf: rules.render(), lazy, triggers, preserved_tokens: self.preserved_tokens.clone(), warnings })
+    }
+
+    /// Optional reasoning, then `body`: what an eager grammar leaves free.
+    fn eager(&self, rules: &mut Rules, body: String) -> String {
+        let r = &self.reasoning;
+        if r.end.is_empty() {
+            return format!("ws {body}");
+        }
+        let text = until(rules, "reasoning-text", &r.end);
+        let mut block = Pieces::new();
+        // Opened by the prompt (or no start marker): the text begins inside the block.
+        let start_optional = r.default_prompt == PromptEffect::Opens
+            || matches!(r.mode, ReasoningMode::ForcedOpen | ReasoningMode::Delimiter)
+            || r.start.trim().is_empty();
+        block.ws();
+        if !start_optional {
+            block.marker(&r.start);
+        }
+        block.expr(text).lit(&r.end).ws();
+        let reasoning = rules.fixed("reasoning", &block.render());
+        format!("{reasoning}? ws {body}")
+    }
+
+    /// The JSON answer: the content wrapper (if any), then the schema's value.
+    fn answer(&self, rules: &mut Rules, warnings: &mut Vec<String>, schema: &Value) -> String {
+        let mut c = Compiler::new(rules, warnings, Dialect::Json, schema);
+        let value = c.compile(schema, "answer-value");
+        let mut p = Pieces::new();
+        if !self.content.start.trim().is_empty() {
+            let mut start = Pieces::new();
+            start.marker(&self.content.start);
+            p.expr(format!("( {} )?", start.render())).ws();
+        }
+        p.expr(value).ws();
+        if !self.content.end.trim().is_empty() {
+            p.marker(&self.content.end);
+        }
+        format!("( {} )", p.render())
+    }
+}
+
+fn input(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Input, message)
+}
+
+/// A literal for callers building on grammar text (escaping as GBNF wants).
+pub fn gbnf_literal(text: &str) -> String {
+    literal(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_choice_serde() {
+        for (text, choice) in [
+            ("\"auto\"", ToolChoice::Auto),
+            ("\"required\"", ToolChoice::Required),
+            ("\"none\"", ToolChoice::None),
+            ("\"get_weather\"", ToolChoice::Function("get_weather".into())),
+        ] {
+            assert_eq!(serde_json::from_str::<ToolChoice>(text).unwrap(), choice);
+            assert_eq!(serde_json::to_string(&choice).unwrap(), text);
+        }
+        let object: ToolChoice = serde_json::from_str(r#"{"type": "function", "function": {"name": "f"}}"#).unwrap();
+        assert_eq!(object, ToolChoice::Function("f".into()));
+    }
+}

@@ -1,0 +1,458 @@
+//! JSON Schema → GBNF rules, for tool parameters and response formats.
+//!
+//! Supported: `type` (one or a list), `properties` / `required` (required
+//! members must appear, optional ones may be skipped, all in schema order),
+//! `additionalProperties` (a schema or `true` adds extra members after the
+//! declared ones), `items`, `prefixItems`, `minItems` / `maxItems`, `enum`,
+//! `const`, `anyOf` / `oneOf`, `allOf` over objects (merged), `$ref` into the
+//! document's `$defs` / `definitions` (recursive references included),
+//! `minLength` / `maxLength`, and `true` / `{}` for any value.
+//!
+//! Fallback (documented in docs/grammar.md): whatever cannot be expressed —
+//! `pattern`, `not`, `if`/`then`, a `$ref` outside the document, an unknown
+//! `type`, a `false` schema, nesting deeper than [`MAX_DEPTH`] — becomes the
+//! looser rule for its type (a plain string for `pattern`, any value
+//! otherwise) and adds a warning. Numeric bounds and `format` are ignored
+//! without a warning: the rule is looser, never wrong.
+//!
+//! Invariants: never panics on any JSON input; always returns a rule
+//! reference that exists in [`Rules`]; the output depends only on the input.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::gbnf::{alt, literal, seq, Rules};
+
+/// Schemas nested deeper than this fall back to "any value".
+pub const MAX_DEPTH: usize = 32;
+/// `maxLength` / `maxItems` above this are treated as unbounded.
+const MAX_BOUND: u64 = 64;
+
+/// How values are written: JSON, or Python literals (`True`, `None`, `'x'`),
+/// which also accept their JSON spellings because templates mix both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Json,
+    Python,
+}
+
+/// One member of an ordered member list (object property, keyword argument).
+pub struct Member {
+    /// The GBNF expression for the whole member (key and value).
+    pub expr: String,
+    pub required: bool,
+}
+
+/// Members in order with `sep` between them: required ones must appear,
+/// optional ones may be left out. The expression matches nothing extra.
+pub fn members(list: &[Member], sep: &str) -> String {
+    let after = |from: usize| -> Vec<String> {
+        list[from..]
+            .iter()
+            .map(|m| if m.required { seq(&[sep.to_owned(), m.expr.clone()]) } else { format!("( {} )?", seq(&[sep.to_owned(), m.expr.clone()])) })
+            .collect()
+    };
+    let mut options = Vec::new();
+    let mut all_optional = true;
+    for (i, m) in list.iter().enumerate() {
+        let mut parts = vec![m.expr.clone()];
+        parts.extend(after(i + 1));
+        options.push(seq(&parts));
+        if m.required {
+            all_optional = false;
+            break;
+        }
+    }
+    if all_optional {
+        options.push("\"\"".into());
+    }
+    alt(&options)
+}
+
+/// Compiles schemas into `rules`, collecting warnings.
+pub struct Compiler<'a> {
+    pub rules: &'a mut Rules,
+    pub warnings: &'a mut Vec<String>,
+    pub dialect: Dialect,
+    /// The document `$ref`s resolve against.
+    root: &'a Value,
+    /// `$ref` → rule name, so recursive references terminate.
+    refs: HashMap<String, String>,
+}
+
+impl<'a> Compiler<'a> {
+    pub fn new(rules: &'a mut Rules, warnings: &'a mut Vec<String>, dialect: Dialect, root: &'a Value) -> Self {
+        Compiler { rules, warnings, dialect, root, refs: HashMap::new() }
+    }
+
+    /// A rule for values valid under `schema`; `hint` names the rules.
+    pub fn compile(&mut self, schema: &Value, hint: &str) -> String {
+        self.at_depth(schema, hint, 0)
+    }
+
+    fn at_depth(&mut self, schema: &Value, hint: &str, depth: usize) -> String {
+        if depth > MAX_DEPTH {
+            return self.loose(hint, "nesting deeper than the supported depth", "any value");
+        }
+        match schema {
+            Value::Bool(true) => self.any(),
+            Value::Object(map) => self.object_schema(map, hint, depth),
+            Value::Bool(false) => self.loose(hint, "`false` schema", "any value"),
+            _ => self.loose(hint, "schema is not an object", "any value"),
+        }
+    }
+
+    fn object_schema(&mut self, map: &Map<String, Value>, hint: &str, depth: usize) -> String {
+        for key in ["not", "if", "then", "else", "patternProperties", "dependentSchemas"] {
+            if map.contains_key(key) {
+                self.warnings.push(format!("{hint}: `{key}` is not supported; it is ignored (looser grammar)"));
+            }
+        }
+        if let Some(r) = map.get("$ref") {
+            return self.reference(r, hint, depth);
+        }
+        if let Some(c) = map.get("const") {
+            return self.constant(c);
+        }
+        if let Some(Value::Array(values)) = map.get("enum") {
+            let options: Vec<String> = values.iter().map(|v| self.constant(v)).collect();
+            return self.rules.add(hint, alt(&options));
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(subs)) = map.get(key) {
+                let options: Vec<String> =
+                    subs.iter().enumerate().map(|(i, s)| self.at_depth(s, &format!("{hint}-{i}"), depth + 1)).collect();
+                return self.rules.add(hint, alt(&options));
+            }
+        }
+        if let Some(Value::Array(subs)) = map.get("allOf") {
+            return self.all_of(map, subs, hint, depth);
+        }
+        match map.get("type") {
+            Some(Value::String(t)) => self.typed(t, map, hint, depth),
+            Some(Value::Array(types)) => {
+                let options: Vec<String> = types
+                    .iter()
+                    .map(|t| match t.as_str() {
+                        Some(t) => self.typed(t, map, &format!("{hint}-{t}"), depth),
+                        None => self.loose(hint, "non-string entry in `type`", "any value"),
+                    })
+                    .collect();
+                self.rules.add(hint, alt(&options))
+            }
+            Some(_) => self.loose(hint, "`type` is neither a string nor a list", "any value"),
+            None if map.contains_key("properties") || map.contains_key("additionalProperties") => {
+                self.typed("object", map, hint, depth)
+            }
+            None if map.contains_key("items") || map.contains_key("prefixItems") => self.typed("array", map, hint, depth),
+            None => self.any(),
+        }
+    }
+
+    fn typed(&mut self, t: &str, map: &Map<String, Value>, hint: &str, depth: usize) -> String {
+        match t {
+            "string" => self.string(map, hint),
+            "number" => self.primitive("number"),
+            "integer" => self.primitive("integer"),
+            "boolean" => self.primitive("boolean"),
+            "null" => self.primitive("null"),
+            "array" => self.array(map, hint, depth),
+            "object" => self.object(map, hint, depth),
+            other => self.loose(hint, &format!("unknown type {other:?}"), "any value"),
+        }
+    }
+
+    /// `allOf` whose parts are all object schemas: one object with the
+    /// members of all parts. Anything else is looser: the first part only.
+    fn all_of(&mut self, map: &Map<String, Value>, subs: &[Value], hint: &str, depth: usize) -> String {
+        let mut merged = map.clone();
+        merged.remove("allOf");
+        let mut props = Map::new();
+        let mut required = Vec::new();
+        for sub in subs {
+            let sub = self.resolved(sub).unwrap_or(Value::Null);
+            let Some(obj) = sub.as_object().filter(|o| o.contains_key("properties")) else {
+                self.warnings.push(format!("{hint}: `allOf` over non-object schemas; only its first part is used"));
+                return match subs.first() {
+                    Some(first) => self.at_depth(first, hint, depth + 1),
+                    None => self.any(),
+                };
+            };
+            if let Some(Value::Object(p)) = obj.get("properties") {
+                props.extend(p.clone());
+            }
+            if let Some(Value::Array(r)) = obj.get("required") {
+                required.extend(r.iter().cloned());
+            }
+        }
+        merged.insert("type".into(), "object".into());
+        merged.insert("properties".into(), Value::Object(props));
+        merged.insert("required".into(), Value::Array(required));
+        self.object(&merged, hint, depth)
+    }
+
+    /// A schema with its `$ref` (if any) looked up, for inspection.
+    pub fn resolved(&self, schema: &Value) -> Option<Value> {
+        let mut current = schema;
+        for _ in 0..8 {
+            match current.get("$ref").and_then(Value::as_str) {
+                Some(r) => current = self.lookup(r)?,
+                None => return Some(current.clone()),
+            }
+        }
+        None
+    }
+
+    fn lookup(&self, reference: &str) -> Option<&'a Value> {
+        let pointer = reference.strip_prefix('#')?;
+        if pointer.is_empty() {
+            return Some(self.root);
+        }
+        self.root.pointer(pointer)
+    }
+
+    fn reference(&mut self, r: &Value, hint: &str, depth: usize) -> String {
+        let Some(reference) = r.as_str() else {
+            return self.loose(hint, "`$ref` is not a string", "any value");
+        };
+        if let Some(name) = self.refs.get(reference) {
+            return name.clone();
+        }
+        let Some(target) = self.lookup(reference).cloned() else {
+            return self.loose(hint, &format!("`$ref` {reference:?} is outside the document"), "any value");
+        };
+        let ref_hint = reference.rsplit('/').next().unwrap_or("ref").to_owned();
+        let name = self.rules.reserve(&format!("ref-{ref_hint}"));
+        self.refs.insert(reference.to_owned(), name.clone());
+        let body = self.at_depth(&target, &format!("{ref_hint}-body"), depth + 1);
+        self.rules.define(&name, body);
+        name
+    }
+
+    /// A fixed value, spelled as the dialect writes it.
+    pub fn constant(&mut self, value: &Value) -> String {
+        match (self.dialect, value) {
+            (Dialect::Python, Value::String(s)) => {
+                let double = serde_json::to_string(s).unwrap_or_default();
+                let single = format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"));
+                alt(&[literal(&double), literal(&single)])
+            }
+            (Dialect::Python, Value::Bool(true)) => alt(&[literal("True"), literal("true")]),
+            (Dialect::Python, Value::Bool(false)) => alt(&[literal("False"), literal("false")]),
+            (Dialect::Python, Value::Null) => alt(&[literal("None"), literal("null")]),
+            _ => literal(&serde_json::to_string(value).unwrap_or_default()),
+        }
+    }
+
+    fn string(&mut self, map: &Map<String, Value>, hint: &str) -> String {
+        if map.contains_key("pattern") {
+            self.warnings.push(format!("{hint}: `pattern` is not supported; any string is accepted"));
+        }
+        let min = map.get("minLength").and_then(Value::as_u64).unwrap_or(0);
+        let max = map.get("maxLength").and_then(Value::as_u64);
+        if self.dialect == Dialect::Python || (min == 0 && max.is_none()) {
+            return self.primitive("string");
+        }
+        let char_rule = self.primitive("char");
+        let rep = match max.filter(|m| *m <= MAX_BOUND && *m >= min) {
+            Some(max) => format!("{char_rule}{{{},{max}}}", min.min(MAX_BOUND)),
+            None => format!("{char_rule}{{{},}}", min.min(MAX_BOUND)),
+        };
+        self.rules.add(hint, format!("\"\\\"\" {rep} \"\\\"\""))
+    }
+
+    fn array(&mut self, map: &Map<String, Value>, hint: &str, depth: usize) -> String {
+        let ws = self.primitive("ws");
+        if let Some(Value::Array(prefix)) = map.get("prefixItems") {
+            let items: Vec<String> =
+                prefix.iter().enumerate().map(|(i, s)| self.at_depth(s, &format!("{hint}-{i}"), depth + 1)).collect();
+            let sep = format!(" {ws} \",\" {ws} ");
+            let body = if items.is_empty() { String::new() } else { format!("{} {ws} ", items.join(&sep)) };
+            return self.rules.add(hint, format!("\"[\" {ws} {body}\"]\""));
+        }
+        let item = match map.get("items") {
+            Some(s) => self.at_depth(s, &format!("{hint}-item"), depth + 1),
+            None => self.any(),
+        };
+        let min = map.get("minItems").and_then(Value::as_u64).unwrap_or(0).min(MAX_BOUND);
+        let max = map.get("maxItems").and_then(Value::as_u64).filter(|m| *m <= MAX_BOUND && *m >= min);
+        let more = format!("( {ws} \",\" {ws} {item} )");
+        let tail = match (min, max) {
+            (_, Some(0)) => None,
+            (0 | 1, None) => Some(format!("{item} {more}*")),
+            (m, None) => Some(format!("{item} {more}{{{},}}", m - 1)),
+            (m, Some(x)) => Some(format!("{item} {more}{{{},{}}}", m.saturating_sub(1), x - 1)),
+        };
+        let body = match tail {
+            None => format!("\"[\" {ws} \"]\""),
+            Some(t) if min == 0 => format!("\"[\" {ws} ( {t} {ws} )? \"]\""),
+            Some(t) => format!("\"[\" {ws} {t} {ws} \"]\""),
+        };
+        self.rules.add(hint, body)
+    }
+
+    fn object(&mut self, map: &Map<String, Value>, hint: &str, depth: usize) -> String {
+        let ws = self.primitive("ws");
+        let props = match map.get("properties") {
+            Some(Value::Object(p)) => p.clone(),
+            _ => Map::new(),
+        };
+        let extra = match map.get("additionalProperties") {
+            Some(Value::Bool(false)) => None,
+            Some(Value::Bool(true)) => Some(self.any()),
+            Some(s @ Value::Object(_)) => Some(self.at_depth(s, &format!("{hint}-extra"), depth + 1)),
+            // Absent: closed when properties are declared (what tool schemas mean), open otherwise.
+            _ if props.is_empty() => Some(self.any()),
+            _ => None,
+        };
+        let required = required_names(map);
+        let key_value = |c: &mut Self, key: &str, value: String| -> String {
+            let k = c.constant(&Value::String(key.to_owned()));
+            format!("{k} {ws} \":\" {ws} {value}")
+        };
+        let list: Vec<Member> = props
+            .iter()
+            .map(|(key, schema)| {
+                let value = self.at_depth(schema, &format!("{hint}-{key}"), depth + 1);
+                Member { expr: key_value(self, key, value), required: required.contains(key) }
+            })
+            .collect();
+        let sep = format!("{ws} \",\" {ws}");
+        let mut body = members(&list, &sep);
+        if let Some(value) = extra {
+            let key = self.primitive("string");
+            let member = format!("{key} {ws} \":\" {ws} {value}");
+            body = if list.is_empty() {
+                format!("( {member} ( {sep} {member} )* )?")
+            } else {
+                format!("{body} ( {sep} {member} )*")
+            };
+        }
+        self.rules.add(hint, format!("\"{{\" {ws} {body} {ws} \"}}\""))
+    }
+
+    /// Any value of the dialect.
+    pub fn any(&mut self) -> String {
+        self.primitive("value")
+    }
+
+    /// Records a warning and returns the looser rule.
+    fn loose(&mut self, hint: &str, why: &str, instead: &str) -> String {
+        self.warnings.push(format!("{hint}: {why}; {instead} is accepted instead"));
+        self.any()
+    }
+
+    /// A shared primitive rule (defining it and what it uses on first use).
+    pub fn primitive(&mut self, name: &str) -> String {
+        let py = self.dialect == Dialect::Python;
+        primitive(self.rules, name, py)
+    }
+}
+
+/// The `required` list of an object schema.
+pub fn required_names(map: &Map<String, Value>) -> Vec<String> {
+    match map.get("required") {
+        Some(Value::Array(r)) => r.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Defines the primitive `name` (and its dependencies) in `rules`; with
+/// `python`, the value rules are the Python-literal ones.
+pub fn primitive(rules: &mut Rules, name: &str, python: bool) -> String {
+    let (actual, body): (&str, &str) = match (name, python) {
+        ("ws", _) => ("ws", r"[ \t\r\n]{0,24}"),
+        ("char", _) => ("char", r#"[^"\\\x7F\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )"#),
+        ("string", false) => ("string", r#""\"" char* "\"""#),
+        ("integral-part", _) => ("integral-part", r"[0] | [1-9] [0-9]{0,15}"),
+        ("decimal-part", _) => ("decimal-part", r"[0-9]{1,16}"),
+        ("number", _) => ("number", r#""-"? integral-part ( "." decimal-part )? ( [eE] [-+]? [0-9]{1,16} )?"#),
+        ("integer", _) => ("integer", r#""-"? integral-part"#),
+        ("boolean", false) => ("boolean", r#""true" | "false""#),
+        ("null", false) => ("null", r#""null""#),
+        ("value", false) => ("value", "object | array | string | number | boolean | null"),
+        ("object", false) => ("object", r#""{" ws ( member ( ws "," ws member )* ws )? "}""#),
+        ("member", false) => ("member", r#"string ws ":" ws value"#),
+        ("array", false) => ("array", r#""[" ws ( value ( ws "," ws value )* ws )? "]""#),
+        ("string", true) => ("py-string", r#""\"" ( [^"\\] | "\\" . )* "\"" | "'" ( [^'\\] | "\\" . )* "'""#),
+        ("boolean", true) => ("py-boolean", r#""True" | "False" | "true" | "false""#),
+        ("null", true) => ("py-null", r#""None" | "null""#),
+        ("value", true) => ("py-value", "py-object | py-array | py-string | number | py-boolean | py-null"),
+        ("object", true) => ("py-object", r#""{" ws ( py-member ( ws "," ws py-member )* ws )? "}""#),
+        ("member", true) => ("py-member", r#"py-string ws ":" ws py-value"#),
+        ("array", true) => ("py-array", r#""[" ws ( py-value ( ws "," ws py-value )* ws )? "]""#),
+        _ => ("value", "object | array | string | number | boolean | null"),
+    };
+    if rules.has(actual) {
+        return actual.to_owned();
+    }
+    rules.fixed(actual, body);
+    for dep in dependencies(actual) {
+        primitive(rules, dep, python);
+    }
+    actual.to_owned()
+}
+
+/// The primitives a primitive's body refers to.
+fn dependencies(name: &str) -> &'static [&'static str] {
+    match name {
+        "string" => &["char"],
+        "number" => &["integral-part", "decimal-part"],
+        "integer" => &["integral-part"],
+        "value" | "py-value" => &["object", "array", "string", "number", "boolean", "null"],
+        "object" | "py-object" => &["ws", "member"],
+        "member" | "py-member" => &["string", "ws", "value"],
+        "array" | "py-array" => &["ws", "value"],
+        _ => &[],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn compile(schema: Value) -> (String, String, Vec<String>) {
+        let mut rules = Rules::default();
+        let mut warnings = Vec::new();
+        let mut c = Compiler::new(&mut rules, &mut warnings, Dialect::Json, &schema);
+        let name = c.compile(&schema, "p");
+        (name, rules.render(), warnings)
+    }
+
+    #[test]
+    fn required_and_optional_members() {
+        let (name, text, w) = compile(json!({"type": "object", "properties": {
+            "a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["b"]}));
+        assert_eq!(name, "p");
+        assert!(w.is_empty());
+        assert!(
+            text.contains(r#"p ::= "{" ws ( "\"a\"" ws ":" ws string ws "," ws "\"b\"" ws ":" ws integer | "\"b\"" ws ":" ws integer ) ws "}""#),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn members_all_optional_allow_none() {
+        let list = [Member { expr: "a".into(), required: false }, Member { expr: "b".into(), required: false }];
+        assert_eq!(members(&list, "\",\""), r#"( a ( "," b )? | b | "" )"#);
+    }
+
+    #[test]
+    fn unsupported_keywords_warn() {
+        let (_, _, w) = compile(json!({"type": "string", "pattern": "^a+$"}));
+        assert_eq!(w.len(), 1);
+        let (name, _, w) = compile(json!({"$ref": "http://example.com/x"}));
+        assert_eq!((name.as_str(), w.len()), ("value", 1));
+    }
+
+    #[test]
+    fn recursive_refs_terminate() {
+        let (_, text, w) = compile(json!({"$defs": {"node": {"type": "object", "properties": {
+            "next": {"$ref": "#/$defs/node"}}}}, "$ref": "#/$defs/node"}));
+        assert!(w.is_empty());
+        assert!(text.contains("ref-node ::= node-body"), "{text}");
+        assert!(text.contains(r#"node-body ::= "{" ws ( "\"next\"" ws ":" ws ref-node | "" ) ws "}""#), "{text}");
+    }
+}

@@ -1,0 +1,401 @@
+//! Tool-call rules in the template's own format, one builder per part.
+//!
+//! A call is `call_start`, the name (in JSON or between markers), the
+//! arguments (a JSON object, marker-wrapped pairs, or Python keywords), an
+//! optional id, and `call_end`; the section is `section_start`, one call or
+//! several joined by `call_separator`, and `section_end`. Each tool gets its
+//! own call rule, so the name fixes which arguments may follow.
+//!
+//! Invariants: only the analysis's markers and the caller's tools shape the
+//! rules (nothing is keyed on a model); every reference handed back exists in
+//! the rule set; a tool without a usable schema gets the looser "any
+//! arguments" rule and a warning, never an error.
+
+use serde_json::{json, Map, Value};
+
+use super::gbnf::{alt, literal, until, Rules};
+use super::markers::{split, Piece, Pieces};
+use super::schema::{members, primitive, required_names, Compiler, Dialect, Member};
+use crate::analysis::{ArgumentsSlot, IdSlot, NameSlot, TaggedArguments, ToolFormat};
+
+/// A tool as the grammar needs it.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    pub name: String,
+    pub parameters: Value,
+}
+
+/// Reads OpenAI-format tools (`{"type": "function", "function": {...}}`, or
+/// the inner object alone); unusable entries and repeated names are skipped
+/// with a warning.
+pub fn read_tools(tools: &[Value], warnings: &mut Vec<String>) -> Vec<Tool> {
+    let mut out: Vec<Tool> = Vec::new();
+    for (i, tool) in tools.iter().enumerate() {
+        let function = tool.get("function").unwrap_or(tool);
+        let Some(name) = function.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()) else {
+            warnings.push(format!("tool {i} has no name; skipped"));
+            continue;
+        };
+        if out.iter().any(|t| t.name == name) {
+            warnings.push(format!("tool {name:?} is defined twice; the first definition is used"));
+            continue;
+        }
+        let parameters = function.get("parameters").cloned().unwrap_or_else(|| json!({"type": "object"}));
+        out.push(Tool { name: name.to_owned(), parameters });
+    }
+    out
+}
+
+/// Builds the rules of one tool section.
+pub struct Builder<'a> {
+    pub rules: &'a mut Rules,
+    pub warnings: &'a mut Vec<String>,
+    pub format: &'a ToolFormat,
+}
+
+impl Builder<'_> {
+    /// The section: its markers around one call, or several when `parallel`.
+    pub fn section(&mut self, tools: &[Tool], parallel: bool) -> Pieces {
+        let calls: Vec<String> = tools.iter().map(|t| self.call(t)).collect();
+        let call = self.rules.add("tool-call", alt(&calls));
+        let mut p = Pieces::new();
+        p.marker(&self.format.section_start).expr(call.clone());
+        if parallel {
+            let mut more = Pieces::new();
+            more.ws().marker(&self.format.call_separator).ws().expr(call);
+            p.expr(format!("( {} )*", more.render()));
+        }
+        p.marker(&self.format.section_end);
+        p
+    }
+
+    /// One tool's call.
+    fn call(&mut self, tool: &Tool) -> String {
+        let f = self.format;
+        let mut p = Pieces::new();
+        p.marker(&f.call_start);
+        match &f.name {
+            NameSlot::JsonField { .. } | NameSlot::JsonKey => {
+                let object = self.json_call(tool);
+                p.expr(object);
+            }
+            NameSlot::Tagged { prefix, suffix } => {
+                self.tagged_id(&mut p, true);
+                p.marker(prefix).lit(&tool.name).marker(suffix);
+                self.tagged_id(&mut p, false);
+                let args = self.arguments_after_name(tool);
+                p.extend(&args);
+            }
+        }
+        p.marker(&f.call_end);
+        self.rules.add(&format!("call-{}", tool.name), p.render())
+    }
+
+    /// A tagged id slot, when it sits on this side of the name.
+    fn tagged_id(&mut self, p: &mut Pieces, before: bool) {
+        if let Some(IdSlot::Tagged { prefix, suffix, before_name }) = &self.format.id {
+            if *before_name == before {
+                let stop = first_lit(suffix).unwrap_or_default();
+                let text = until(self.rules, "id-text", &stop);
+                let mut id = Pieces::new();
+                id.marker(prefix).expr(text).marker(suffix);
+                p.expr(format!("( {} )?", id.render()));
+            }
+        }
+    }
+
+    /// Arguments written after a tagged name.
+    fn arguments_after_name(&mut self, tool: &Tool) -> Pieces {
+        let mut p = Pieces::new();
+        match &self.format.arguments {
+            ArgumentsSlot::Json { path, as_string } => {
+                let value = self.json_arguments(tool, *as_string);
+                if path.is_empty() {
+                    p.expr(value);
+                } else {
+                    let fields = vec![(path.clone(), value, true)];
+                    p.expr(self.json_object(&fields, &tool.name));
+                }
+            }
+            ArgumentsSlot::Tagged(tagged) => {
+                let args = self.tagged_arguments(tool, tagged);
+                p.extend(&args);
+            }
+            ArgumentsSlot::Python => {
+                let args = self.python_arguments(tool);
+                p.expr(args).ws().lit(")");
+            }
+        }
+        p
+    }
+
+    /// A call that is one JSON object holding the name and the arguments.
+    fn json_call(&mut self, tool: &Tool) -> String {
+        let f = self.format;
+        let args = match &f.arguments {
+            ArgumentsSlot::Json { as_string, .. } => self.json_arguments(tool, *as_string),
+            _ => {
+                self.warnings.push(format!("{}: JSON-named call with non-JSON arguments; any object accepted", tool.name));
+                primitive(self.rules, "object", false)
+            }
+        };
+        let ws = primitive(self.rules, "ws", false);
+        if f.name == NameSlot::JsonKey {
+            let key = literal(&serde_json::to_string(&tool.name).unwrap_or_default());
+            return self.rules.add(&format!("{}-object", tool.name), format!("\"{{\" {ws} {key} {ws} \":\" {ws} {args} {ws} \"}}\""));
+        }
+        let mut fields = Vec::new();
+        if let NameSlot::JsonField { path } = &f.name {
+            fields.push((path.clone(), literal(&serde_json::to_string(&tool.name).unwrap_or_default()), true));
+        }
+        if let ArgumentsSlot::Json { path, .. } = &f.arguments {
+            if !path.is_empty() {
+                fields.push((path.clone(), args, true));
+            }
+        }
+        if let Some(IdSlot::JsonField { path }) = &f.id {
+            let s = primitive(self.rules, "string", false);
+            fields.push((path.clone(), s, false));
+        }
+        self.json_object(&fields, &tool.name)
+    }
+
+    /// A JSON object with `fields` at their key paths, in the order given;
+    /// fields sharing a first key nest into one object.
+    fn json_object(&mut self, fields: &[(Vec<String>, String, bool)], hint: &str) -> String {
+        let ws = primitive(self.rules, "ws", false);
+        let mut keys: Vec<&str> = Vec::new();
+        for (path, _, _) in fields {
+            if let Some(k) = path.first() {
+                if !keys.contains(&k.as_str()) {
+                    keys.push(k);
+                }
+            }
+        }
+        let mut list = Vec::new();
+        for key in keys {
+            let inner: Vec<(Vec<String>, String, bool)> =
+                fields.iter().filter(|(p, _, _)| p.first().map(String::as_str) == Some(key)).map(|(p, v, r)| (p[1..].to_vec(), v.clone(), *r)).collect();
+            let required = inner.iter().any(|(_, _, r)| *r);
+            let value = match inner.as_slice() {
+                [(rest, v, _)] if rest.is_empty() => v.clone(),
+                _ => self.json_object(&inner.into_iter().filter(|(p, _, _)| !p.is_empty()).collect::<Vec<_>>(), &format!("{hint}-{key}")),
+            };
+            let k = literal(&serde_json::to_string(key).unwrap_or_default());
+            list.push(Member { expr: format!("{k} {ws} \":\" {ws} {value}"), required });
+        }
+        let body = members(&list, &format!("{ws} \",\" {ws}"));
+        self.rules.add(&format!("{hint}-call"), format!("\"{{\" {ws} {body} {ws} \"}}\""))
+    }
+
+    /// The arguments object (or, when written as JSON text, any JSON string).
+    fn json_arguments(&mut self, tool: &Tool, as_string: bool) -> String {
+        if as_string {
+            // A JSON string holding escaped JSON: the schema cannot be followed
+            // inside the escaping, so any string is accepted (documented).
+            return primitive(self.rules, "string", false);
+        }
+        let mut c = Compiler::new(self.rules, self.warnings, Dialect::Json, &tool.parameters);
+        c.compile(&object_schema(&tool.parameters), &format!("{}-args", tool.name))
+    }
+
+    /// Python keyword arguments, `k=v` joined by `, `.
+    fn python_arguments(&mut self, tool: &Tool) -> String {
+        let ws = primitive(self.rules, "ws", false);
+        let schema = object_schema(&tool.parameters);
+        let props = properties(&schema);
+        let required = schema.as_object().map(required_names).unwrap_or_default();
+        let mut c = Compiler::new(self.rules, self.warnings, Dialect::Python, &tool.parameters);
+        let list: Vec<Member> = props
+            .iter()
+            .map(|(k, s)| {
+                let v = c.compile(s, &format!("{}-{}", tool.name, k));
+                Member { expr: format!("{} {ws} \"=\" {ws} {v}", literal(k)), required: required.contains(k) }
+            })
+            .collect();
+        let body = if props.is_empty() && !closed(&schema) {
+            let v = c.any();
+            format!("( [a-zA-Z_] [a-zA-Z0-9_]* {ws} \"=\" {ws} {v} ( {ws} \",\" {ws} [a-zA-Z_] [a-zA-Z0-9_]* {ws} \"=\" {ws} {v} )* )?")
+        } else {
+            members(&list, &format!("{ws} \",\" {ws}"))
+        };
+        self.rules.add(&format!("{}-args", tool.name), body)
+    }
+
+    /// Marker-wrapped arguments: string values raw up to the closing marker,
+    /// other values as JSON.
+    fn tagged_arguments(&mut self, tool: &Tool, g: &TaggedArguments) -> Pieces {
+        let schema = object_schema(&tool.parameters);
+        let props = properties(&schema);
+        let required = schema.as_object().map(required_names).unwrap_or_default();
+        let mut list = Vec::new();
+        for (key, prop) in &props {
+            let mut m = Pieces::new();
+            m.marker(&g.name_prefix).lit(key).marker(&g.name_suffix);
+            let value = self.tagged_value(tool, key, prop, g);
+            m.expr(value);
+            list.push(Member { expr: self.rules.add(&format!("{}-{}-arg", tool.name, key), m.render()), required: required.contains(key) });
+        }
+        let mut sep = Pieces::new();
+        sep.ws().marker(&g.separator).ws();
+        let mut p = Pieces::new();
+        if props.is_empty() && !closed(&schema) {
+            // No declared properties: any key, any raw value.
+            let any = self.any_tagged_argument(g);
+            p.expr(format!("( {any} ( {} {any} )* )?", sep.render()));
+        } else {
+            p.expr(members(&list, &sep.render()));
+        }
+        p.marker(&g.end);
+        p
+    }
+
+    /// One argument with an unknown key (tools without declared properties).
+    fn any_tagged_argument(&mut self, g: &TaggedArguments) -> String {
+        let key_stop = first_lit(&g.name_suffix).unwrap_or_default();
+        let key = until(self.rules, "arg-key", &key_stop);
+        let value = self.raw_value(g, "arg-value");
+        let mut m = Pieces::new();
+        m.marker(&g.name_prefix).expr(key).marker(&g.name_suffix).expr(value);
+        self.rules.add("any-arg", m.render())
+    }
+
+    /// The value part of a tagged argument, prefix and suffix included.
+    fn tagged_value(&mut self, tool: &Tool, key: &str, prop: &Value, g: &TaggedArguments) -> String {
+        let hint = format!("{}-{}", tool.name, key);
+        let c = Compiler::new(self.rules, self.warnings, Dialect::Json, &tool.parameters);
+        let resolved = c.resolved(prop).unwrap_or(Value::Null);
+        let kind = string_kind(&resolved);
+        let mut options = Vec::new();
+        if g.raw_strings && kind != StringKind::Never {
+            let mut p = Pieces::new();
+            p.marker(&g.value_prefix);
+            if let StringKind::Enum(values) = &kind {
+                // A fixed value absorbs no whitespace: the suffix keeps its own.
+                p.expr(alt(&values.iter().map(|v| literal(v)).collect::<Vec<_>>())).marker(&g.value_suffix);
+            } else {
+                let raw = self.raw_value_text(g, &hint);
+                p.expr(raw);
+                push_suffix(&mut p, &g.value_suffix);
+            }
+            options.push(p.render());
+        }
+        if !(g.raw_strings && kind == StringKind::Only) {
+            let mut c = Compiler::new(self.rules, self.warnings, Dialect::Json, &tool.parameters);
+            let json = c.compile(prop, &hint);
+            // Templates print non-string values with `tojson` or with Python's
+            // `str()` (`{'a': True}`): both spellings are accepted.
+            let mut c = Compiler::new(self.rules, self.warnings, Dialect::Python, &tool.parameters);
+            let py = c.compile(prop, &format!("{hint}-py"));
+            let json = if py == json { json } else { alt(&[json, py]) };
+            let prefix = g.typed_value_prefix.as_deref().unwrap_or(&g.value_prefix);
+            let mut p = Pieces::new();
+            p.marker(prefix).expr(json).marker(&g.value_suffix);
+            options.push(p.render());
+        }
+        alt(&options)
+    }
+
+    /// A raw value with its suffix, for arguments of unknown type.
+    fn raw_value(&mut self, g: &TaggedArguments, hint: &str) -> String {
+        let text = self.raw_value_text(g, hint);
+        let mut p = Pieces::new();
+        p.marker(&g.value_prefix).expr(text);
+        push_suffix(&mut p, &g.value_suffix);
+        p.render()
+    }
+
+    /// Raw text up to the value's closing marker (or a CDATA-style wrapper).
+    fn raw_value_text(&mut self, g: &TaggedArguments, hint: &str) -> String {
+        let stop = first_lit(&g.value_suffix)
+            .or_else(|| first_lit(&g.separator))
+            .or_else(|| first_lit(&g.end))
+            .or_else(|| first_lit(&self.format.call_end))
+            .unwrap_or_default();
+        let raw = until(self.rules, &format!("{}-text", rule_stem(&stop, hint)), &stop);
+        match &g.escaped_value {
+            Some((open, close)) => {
+                let inner = until(self.rules, "escaped-text", close);
+                alt(&[raw, format!("{} {inner} {}", literal(open), literal(close))])
+            }
+            None => raw,
+        }
+    }
+}
+
+/// A hint for "text up to `stop`": shared by every value with the same stop.
+fn rule_stem(stop: &str, _hint: &str) -> String {
+    let word: String = stop.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    if word.is_empty() {
+        "raw".into()
+    } else {
+        format!("raw-{word}")
+    }
+}
+
+/// A raw value's suffix: its leading whitespace belongs to the raw text.
+fn push_suffix(p: &mut Pieces, suffix: &str) {
+    let mut pieces = split(suffix).into_iter().skip_while(|x| *x == Piece::Ws).peekable();
+    if pieces.peek().is_none() {
+        return;
+    }
+    for piece in pieces {
+        match piece {
+            Piece::Ws => p.ws(),
+            Piece::Lit(t) => p.lit(&t),
+            Piece::Expr(e) => p.expr(e),
+        };
+    }
+}
+
+/// The first literal piece of a marker.
+fn first_lit(raw: &str) -> Option<String> {
+    super::markers::first_word(raw)
+}
+
+/// Whether a schema's values are strings: only, never, or some of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum StringKind {
+    Only,
+    Enum(Vec<String>),
+    Never,
+    Some,
+}
+
+fn string_kind(schema: &Value) -> StringKind {
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        if values.iter().all(Value::is_string) {
+            return StringKind::Enum(values.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect());
+        }
+        return StringKind::Some;
+    }
+    if let Some(Value::String(c)) = schema.get("const") {
+        return StringKind::Enum(vec![c.clone()]);
+    }
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "string" => StringKind::Only,
+        Some(Value::String(_)) => StringKind::Never,
+        Some(Value::Array(ts)) if !ts.iter().any(|t| t == "string") => StringKind::Never,
+        _ => StringKind::Some,
+    }
+}
+
+/// The parameters as an object schema (`{}` and non-objects mean any object).
+fn object_schema(parameters: &Value) -> Value {
+    match parameters {
+        Value::Object(m) if m.contains_key("properties") || m.contains_key("type") || m.contains_key("$ref") => parameters.clone(),
+        _ => json!({"type": "object"}),
+    }
+}
+
+fn properties(schema: &Value) -> Map<String, Value> {
+    match schema.get("properties") {
+        Some(Value::Object(p)) => p.clone(),
+        _ => Map::new(),
+    }
+}
+
+/// An object schema that admits no other keys than its properties.
+fn closed(schema: &Value) -> bool {
+    schema.get("additionalProperties") == Some(&Value::Bool(false)) || schema.get("properties").is_some()
+}

@@ -1,0 +1,140 @@
+//! Exact GBNF for small cases, one per tool-format family, on the shipped
+//! templates (`templates/*.jinja`). The expected texts were written from the
+//! formats in templates/README.md: markers literal, the template's newlines
+//! as `ws`, JSON arguments as schema rules, tagged string values as raw text
+//! up to the closing marker, Python keywords as `k=v`.
+
+use chat_autoparser::grammar::{syntax, Recognizer};
+use chat_autoparser::{ChatTemplate, Grammar, GrammarConfig, TemplateConfig, TemplateSource, ToolChoice, TriggerKind};
+use serde_json::json;
+
+fn grammar(template: &str, choice: ToolChoice, parallel: bool) -> Grammar {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates").join(template);
+    let source = TemplateSource::load(&path).unwrap();
+    let analysis = ChatTemplate::from_source(&source, &TemplateConfig::default()).unwrap().analyze().unwrap();
+    let tools = vec![json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["city"]}}})];
+    let g = analysis
+        .grammar(&GrammarConfig { tools, tool_choice: choice, parallel_tool_calls: parallel, response_schema: None })
+        .unwrap();
+    if !g.gbnf.is_empty() {
+        syntax::parse(&g.gbnf).expect("pest parses the grammar");
+    }
+    g
+}
+
+const JSON_PRIMITIVES: &str = r#"ws ::= [ \t\r\n]{0,24}
+string ::= "\"" char* "\""
+char ::= [^"\\\x7F\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )
+integer ::= "-"? integral-part
+integral-part ::= [0] | [1-9] [0-9]{0,15}
+get-weather-args ::= "{" ws "\"city\"" ws ":" ws string ( ws "," ws "\"days\"" ws ":" ws integer )? ws "}"
+"#;
+
+#[test]
+fn tag_json_one_call() {
+    let g = grammar("tag-json-args.jinja", ToolChoice::Auto, false);
+    let expected = format!(
+        "root ::= tool-call ws\n{JSON_PRIMITIVES}\
+         call-get-weather ::= \"<function=get_weather>\" get-weather-args \"</function>\"\n\
+         tool-call ::= call-get-weather\n"
+    );
+    assert_eq!(g.gbnf, expected);
+    assert!(g.lazy);
+    assert_eq!((g.triggers[0].kind, g.triggers[0].value.as_str()), (TriggerKind::Word, "<function="));
+}
+
+#[test]
+fn json_native_parallel_with_reasoning_triggers() {
+    let g = grammar("hermes-think.jinja", ToolChoice::Auto, true);
+    let expected = format!(
+        "root ::= tool-call ( ws tool-call )* ws\n{JSON_PRIMITIVES}\
+         get-weather-call ::= \"{{\" ws \"\\\"name\\\"\" ws \":\" ws \"\\\"get_weather\\\"\" ws \",\" ws \"\\\"arguments\\\"\" ws \":\" ws get-weather-args ws \"}}\"\n\
+         call-get-weather ::= \"<tool_call>\" ws get-weather-call ws \"</tool_call>\"\n\
+         tool-call ::= call-get-weather\n"
+    );
+    assert_eq!(g.gbnf, expected);
+    // Reasoning stays free: the trigger only fires after `</think>` or when no block opens the output.
+    let values: Vec<&str> = g.triggers.iter().map(|t| t.value.as_str()).collect();
+    assert_eq!(values[0], r"^\s*<think>[\s\S]*?</think>[\s\S]*?(<tool_call>)");
+    let re = regex::Regex::new(values[1]).unwrap();
+    assert!(re.captures("<think>I could use <tool_call> here").is_none());
+    assert_eq!(re.captures("Sure.\n<tool_call>\n{").unwrap().get(1).unwrap().start(), 6);
+}
+
+#[test]
+fn tag_tagged_raw_string_values() {
+    let g = grammar("qwen-coder-xml.jinja", ToolChoice::Auto, false);
+    let raw: String = [
+        "raw-parameter-text ::= [^<] raw-parameter-text | \"<\" raw-parameter-text-1 | \"\"",
+        "raw-parameter-text-1 ::= [^</] raw-parameter-text | \"<\" raw-parameter-text-1 | \"/\" raw-parameter-text-2 | \"\"",
+    ]
+    .join("\n");
+    assert!(g.gbnf.contains(&raw), "{}", g.gbnf);
+    for line in [
+        "root ::= tool-call ws",
+        "get-weather-city-arg ::= \"<parameter=city>\" ws raw-parameter-text \"</parameter>\" ws",
+        "get-weather-days-arg ::= \"<parameter=days>\" ws integer ws \"</parameter>\" ws",
+        "call-get-weather ::= \"<tool_call>\" ws \"<function=get_weather>\" ws get-weather-city-arg ( ws get-weather-days-arg )? \"</function>\" ws \"</tool_call>\"",
+    ] {
+        assert!(g.gbnf.lines().any(|l| l == line), "missing {line:?} in\n{}", g.gbnf);
+    }
+    let r = Recognizer::new(&g.gbnf).unwrap();
+    assert!(r.accepts("<tool_call>\n<function=get_weather>\n<parameter=city>\na </b> & \"q\"\n</parameter>\n</function>\n</tool_call>"));
+    assert!(!r.accepts("<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"));
+}
+
+#[test]
+fn python_call_keywords() {
+    let g = grammar("python-calls.jinja", ToolChoice::Auto, false);
+    let expected = "root ::= \"<|tool_call_start|>[\" tool-call \"]<|tool_call_end|>\" ws\n\
+         ws ::= [ \\t\\r\\n]{0,24}\n\
+         py-string ::= \"\\\"\" ( [^\"\\\\] | \"\\\\\" . )* \"\\\"\" | \"'\" ( [^'\\\\] | \"\\\\\" . )* \"'\"\n\
+         integer ::= \"-\"? integral-part\n\
+         integral-part ::= [0] | [1-9] [0-9]{0,15}\n\
+         get-weather-args ::= \"city\" ws \"=\" ws py-string ( ws \",\" ws \"days\" ws \"=\" ws integer )?\n\
+         call-get-weather ::= \"get_weather(\" get-weather-args ws \")\"\n\
+         tool-call ::= call-get-weather\n";
+    assert_eq!(g.gbnf, expected);
+    assert_eq!(g.triggers[0].value, "<|tool_call_start|>[");
+}
+
+#[test]
+fn bare_json_has_a_pattern_trigger() {
+    let g = grammar("bare-json.jinja", ToolChoice::Auto, true);
+    assert_eq!(g.triggers.len(), 1);
+    assert_eq!((g.triggers[0].kind, g.triggers[0].value.as_str()), (TriggerKind::Pattern, r#"^\s*(\{\s*"name")"#));
+}
+
+#[test]
+fn required_and_named_are_eager_none_is_empty() {
+    let g = grammar("hermes-think.jinja", ToolChoice::Required, true);
+    assert!(!g.lazy && g.triggers.is_empty());
+    assert!(g.gbnf.starts_with("root ::= reasoning? ws tool-call ( ws tool-call )* ws\n"), "{}", g.gbnf);
+    let r = Recognizer::new(&g.gbnf).unwrap();
+    assert!(r.accepts("<think>\nhmm <tool_call>\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"P\"}}\n</tool_call>"));
+    assert!(!r.accepts("Hello"));
+    let named = grammar("hermes-think.jinja", ToolChoice::Function("get_weather".into()), true);
+    assert!(!named.lazy);
+    let none = grammar("hermes-think.jinja", ToolChoice::None, true);
+    assert!(none.gbnf.is_empty() && none.triggers.is_empty());
+}
+
+#[test]
+fn unknown_function_is_an_input_error() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/hermes-think.jinja");
+    let source = TemplateSource::load(&path).unwrap();
+    let analysis = ChatTemplate::from_source(&source, &TemplateConfig::default()).unwrap().analyze().unwrap();
+    let config = GrammarConfig { tool_choice: ToolChoice::Function("nope".into()), ..GrammarConfig::default() };
+    let err = analysis.grammar(&config).unwrap_err();
+    assert_eq!(err.kind(), chat_autoparser::ErrorKind::Input);
+}
+
+#[test]
+fn deterministic_byte_for_byte() {
+    let a = grammar("glm-arg-pairs.jinja", ToolChoice::Auto, true);
+    let b = grammar("glm-arg-pairs.jinja", ToolChoice::Auto, true);
+    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+}

@@ -1,0 +1,69 @@
+//! `chat-autoparser grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--parallel] [--json]`:
+//! the GBNF grammar that constrains the model to the template's tool format.
+//!
+//! Human output is the GBNF text, then whether it is lazy, its triggers and
+//! preserved tokens (and any schema warnings); `--json` prints DESIGN §5's
+//! shape. Without `--parallel` the grammar allows exactly one call.
+
+use chat_autoparser::{GrammarConfig, ToolChoice};
+use serde_json::Value;
+
+use crate::{load_template, Failure};
+
+pub fn run(args: &[String]) -> Result<(), Failure> {
+    let mut path = None;
+    let mut json = false;
+    let mut config = GrammarConfig { parallel_tool_calls: false, ..GrammarConfig::default() };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--json" => json = true,
+            "--parallel" => config.parallel_tool_calls = true,
+            "--tools" => config.tools = read_tools(value(&mut it, "--tools")?)?,
+            "--tool-choice" => config.tool_choice = ToolChoice::parse(value(&mut it, "--tool-choice")?),
+            flag if flag.starts_with("--") => return Err(Failure::Usage(format!("unknown option {flag}"))),
+            p if path.is_none() => path = Some(p.to_owned()),
+            extra => return Err(Failure::Usage(format!("unexpected argument {extra:?}"))),
+        }
+    }
+    let path = path.ok_or_else(|| Failure::Usage("grammar needs a TEMPLATE".into()))?;
+    let grammar = load_template(&path)?.analyze()?.grammar(&config)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&grammar).expect("a grammar serializes"));
+        return Ok(());
+    }
+    if grammar.is_empty() {
+        println!("(no grammar: nothing to constrain)");
+    } else {
+        print!("{}", grammar.gbnf);
+    }
+    println!();
+    println!("lazy: {}", grammar.lazy);
+    for t in &grammar.triggers {
+        println!("trigger ({}): {}", serde_json::to_value(t.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(), t.value);
+    }
+    println!("preserved tokens: {}", grammar.preserved_tokens.join(" "));
+    for w in &grammar.warnings {
+        println!("warning: {w}");
+    }
+    Ok(())
+}
+
+fn value<'a>(it: &mut std::slice::Iter<'a, String>, flag: &str) -> Result<&'a str, Failure> {
+    it.next().map(String::as_str).ok_or_else(|| Failure::Usage(format!("{flag} needs a value")))
+}
+
+/// An OpenAI-format tools file: a JSON array.
+fn read_tools(path: &str) -> Result<Vec<Value>, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Library(chat_autoparser::Error::new(chat_autoparser::ErrorKind::Io, format!("{path}: {e}"))))?;
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Array(tools)) => Ok(tools),
+        Ok(_) => Err(input(format!("{path}: expected a JSON array of tools"))),
+        Err(e) => Err(input(format!("{path}: {e}"))),
+    }
+}
+
+fn input(message: String) -> Failure {
+    Failure::Library(chat_autoparser::Error::new(chat_autoparser::ErrorKind::Input, message))
+}
