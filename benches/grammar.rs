@@ -14,6 +14,8 @@
 //! grammar: every tool, separators) and in required mode; each template's time
 //! is the median of repeated runs (at least 5, until 50 ms or 500 runs).
 
+mod support;
+
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -137,15 +139,5 @@ fn summary() {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--summary") {
-        summary();
-        return;
-    }
-    let bench_mode = args.iter().any(|a| a == "--bench");
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    if bench_mode {
-        summary();
-    }
+    support::main_with_summary(benches, summary);
 }

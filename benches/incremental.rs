@@ -17,6 +17,8 @@
 //! The summary is a median of repeated runs per template (at least 20, until
 //! 200 ms), printed in microseconds with the ratio cached / full.
 
+mod support;
+
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -125,15 +127,5 @@ fn summary() {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--summary") {
-        summary();
-        return;
-    }
-    let bench_mode = args.iter().any(|a| a == "--bench");
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    if bench_mode {
-        summary();
-    }
+    support::main_with_summary(benches, summary);
 }

@@ -34,8 +34,10 @@
 //! in < 50 µs. Under `cargo test --benches` every bench runs once and the
 //! summary is skipped.
 
+mod support;
+
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chat_autoparser::{Analysis, ChatTemplate, OutputParser, ParserConfig, TemplateConfig};
 use criterion::{criterion_group, Criterion};
@@ -210,21 +212,6 @@ fn bench_parser(c: &mut Criterion) {
 
 criterion_group!(benches, bench_parser);
 
-/// Median time of `f` over at least 50 runs or one second.
-fn median<T>(mut f: impl FnMut() -> T) -> Duration {
-    for _ in 0..10 {
-        black_box(f());
-    }
-    let mut times = Vec::new();
-    let begin = Instant::now();
-    while times.len() < 50 || begin.elapsed() < Duration::from_secs(1) {
-        let t = Instant::now();
-        black_box(f());
-        times.push(t.elapsed());
-    }
-    times.sort();
-    times[times.len() / 2]
-}
 
 fn summary() {
     let us = |d: Duration| d.as_secs_f64() * 1e6;
@@ -245,11 +232,11 @@ fn summary() {
         }
         s.finish();
         assert_eq!(s.message(), msg, "{}: streaming equals batch", f.name);
-        let t_full = median(|| f.parser.parse(&f.output));
-        let t4 = median(|| streamed(&f.parser, &pieces));
-        let t_build = median(|| f.analysis.parser(&f.config).ok());
+        let t_full = support::median(|| f.parser.parse(&f.output));
+        let t4 = support::median(|| streamed(&f.parser, &pieces));
+        let t_build = support::median(|| f.analysis.parser(&f.config).ok());
         let pieces64 = chunks(&f.output, 64);
-        let t64 = median(|| streamed(&f.parser, &pieces64));
+        let t64 = support::median(|| streamed(&f.parser, &pieces64));
         println!(
             "  {:<12} {:>7} {:>6} {:>10.1} {:>16.1} {:>6.2}× {:>10.1} {:>10.1} ({:.2}×)",
             f.name,
@@ -270,15 +257,5 @@ fn summary() {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--summary") {
-        summary();
-        return;
-    }
-    let bench_mode = args.iter().any(|a| a == "--bench");
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    if bench_mode {
-        summary();
-    }
+    support::main_with_summary(benches, summary);
 }

@@ -28,8 +28,10 @@
 //! Under `cargo test --benches` every bench runs once and the summary is
 //! skipped.
 
+mod support;
+
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chat_autoparser::peg::*;
 use criterion::{criterion_group, Criterion};
@@ -146,21 +148,6 @@ fn bench_peg(c: &mut Criterion) {
 
 criterion_group!(benches, bench_peg);
 
-/// Median time of `f` over at least 50 runs or one second.
-fn median(mut f: impl FnMut() -> usize) -> Duration {
-    for _ in 0..10 {
-        black_box(f());
-    }
-    let mut times = Vec::new();
-    let begin = Instant::now();
-    while times.len() < 50 || begin.elapsed() < Duration::from_secs(1) {
-        let t = Instant::now();
-        black_box(f());
-        times.push(t.elapsed());
-    }
-    times.sort();
-    times[times.len() / 2]
-}
 
 fn summary() {
     let p = program();
@@ -170,9 +157,9 @@ fn summary() {
     let calls = m.captures.iter().filter(|c| c.tag == CALL).count();
     assert_eq!(calls, 8, "every call is recognised");
     let us = |d: Duration| d.as_secs_f64() * 1e6;
-    let t_full = median(|| full(&p, bytes));
-    let t4 = median(|| streamed(&p, bytes, 4));
-    let t64 = median(|| streamed(&p, bytes, 64));
+    let t_full = support::median(|| full(&p, bytes));
+    let t4 = support::median(|| streamed(&p, bytes, 4));
+    let t64 = support::median(|| streamed(&p, bytes, 64));
     let mbps = |d: Duration| bytes.len() as f64 / d.as_secs_f64() / 1e6;
     println!();
     println!("peg summary: {} bytes, {} captures, {} tool calls", bytes.len(), m.captures.len(), calls);
@@ -195,15 +182,5 @@ fn summary() {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--summary") {
-        summary();
-        return;
-    }
-    let bench_mode = args.iter().any(|a| a == "--bench");
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    if bench_mode {
-        summary();
-    }
+    support::main_with_summary(benches, summary);
 }
