@@ -15,12 +15,15 @@
 //! templates and the analysis: no dates, no paths other than those given, so
 //! regenerating it after a change shows exactly what changed.
 
+#[path = "template_dir.rs"]
+mod template_dir;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use chat_autoparser::analysis::{markers::visible, ArgumentsSlot, ComparisonStatus, IdSlot, NameSlot, ReasoningMode};
-use chat_autoparser::{Analysis, ChatTemplate, TemplateConfig, TemplateSource};
+use chat_autoparser::Analysis;
 
 const TOOL_CLASSES: [&str; 5] = ["json-native", "tag-json", "tag-tagged", "python-call", "none"];
 const REASONING_MODES: [&str; 6] = ["none", "tag", "delimiter", "forced-open", "forced-closed", "tools-only"];
@@ -33,7 +36,7 @@ fn main() -> ExitCode {
     }
     let mut paths = Vec::new();
     for arg in &args {
-        match templates_in(Path::new(arg)) {
+        match template_dir::templates_in(Path::new(arg)) {
             Ok(found) => paths.extend(found),
             Err(e) => {
                 eprintln!("coverage: {arg}: {e}");
@@ -49,24 +52,10 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The `.jinja` files in a directory (sorted), or the file itself.
-fn templates_in(path: &Path) -> std::io::Result<Vec<PathBuf>> {
-    if path.is_file() {
-        return Ok(vec![path.to_owned()]);
-    }
-    let mut found: Vec<PathBuf> = std::fs::read_dir(path)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "jinja"))
-        .collect();
-    found.sort();
-    Ok(found)
-}
 
 /// Compiles and analyzes one template the way `chat-autoparser analyze` does.
 fn analyze(path: &Path) -> Result<Analysis, String> {
-    let source = TemplateSource::load(path).map_err(|e| e.to_string())?;
-    let template = ChatTemplate::from_source(&source, &TemplateConfig::default()).map_err(|e| e.to_string())?;
-    template.analyze().map_err(|e| e.to_string())
+    template_dir::load(path)?.analyze().map_err(|e| e.to_string())
 }
 
 fn report(args: &[String], results: &[(String, Result<Analysis, String>)]) -> String {

@@ -9,12 +9,14 @@
 //! row per template. The output depends only on the templates: no dates, no
 //! paths other than the arguments, so a regenerated file diffs cleanly.
 
-use std::path::{Path, PathBuf};
+#[path = "template_dir.rs"]
+mod template_dir;
+
+use std::path::Path;
 use std::process::ExitCode;
 
 use chat_autoparser::lint::{FindingKind, LintReport};
 use chat_autoparser::template::{Capabilities, HistoryReasoning};
-use chat_autoparser::{ChatTemplate, TemplateConfig, TemplateSource};
 
 const HEADER: &str = include_str!("lint_header.md");
 
@@ -26,7 +28,7 @@ fn main() -> ExitCode {
     }
     let mut rows = Vec::new();
     for arg in &args {
-        let paths = match templates_in(Path::new(arg)) {
+        let paths = match template_dir::templates_in(Path::new(arg)) {
             Ok(paths) => paths,
             Err(e) => {
                 eprintln!("lint_report: {arg}: {e}");
@@ -43,23 +45,9 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The `.jinja` files in a directory (sorted), or the file itself.
-fn templates_in(path: &Path) -> std::io::Result<Vec<PathBuf>> {
-    if path.is_file() {
-        return Ok(vec![path.to_owned()]);
-    }
-    let mut found: Vec<PathBuf> = std::fs::read_dir(path)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "jinja"))
-        .collect();
-    found.sort();
-    Ok(found)
-}
 
 fn lint(path: &Path) -> Result<LintReport, String> {
-    let source = TemplateSource::load(path).map_err(|e| e.to_string())?;
-    let template = ChatTemplate::from_source(&source, &TemplateConfig::default()).map_err(|e| e.to_string())?;
-    Ok(template.lint())
+    Ok(template_dir::load(path)?.lint())
 }
 
 fn yes(b: bool) -> &'static str {
