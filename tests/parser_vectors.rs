@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use chat_autoparser::parser::continuation_prompt;
+use chat_autoparser::parser::{char_chunks, continuation_prompt};
 use chat_autoparser::{
     AssistantMessage, ChatTemplate, ParserConfig, ReasoningFormat, RenderRequest, TemplateConfig, ToolChoice,
 };
@@ -123,7 +123,7 @@ fn run_case(
     if !partial {
         for size in [1, 4, 7] {
             let mut stream = parser.stream();
-            for chunk in chunks(input, size) {
+            for chunk in char_chunks(input, size) {
                 stream.push(chunk);
             }
             stream.finish();
@@ -139,21 +139,6 @@ fn run_case(
             case["expect"]
         )),
     }
-}
-
-/// Splits on character boundaries into pieces of about `size` bytes.
-fn chunks(text: &str, size: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < text.len() {
-        let mut end = (start + size).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        out.push(&text[start..end]);
-        start = end;
-    }
-    out
 }
 
 fn compare(got: &AssistantMessage, expect: &Value) -> Result<(), String> {

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::time::Instant;
 
+use chat_autoparser::parser::char_chunks;
 use chat_autoparser::{Analysis, ChatTemplate, ErrorKind, GrammarConfig, RenderRequest, ToolChoice};
 use serde_json::{json, Value};
 
@@ -144,14 +145,8 @@ fn parse(template: &ChatTemplate, analysis: &Analysis, request: &Value) -> Resul
         parser.parse_report(input, partial).message
     } else {
         let mut stream = parser.stream();
-        let mut start = 0;
-        while start < input.len() {
-            let mut end = (start + chunk).min(input.len());
-            while !input.is_char_boundary(end) {
-                end += 1;
-            }
-            stream.push(&input[start..end]);
-            start = end;
+        for piece in char_chunks(input, chunk) {
+            stream.push(piece);
         }
         if !partial {
             stream.finish();

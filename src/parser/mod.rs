@@ -64,7 +64,7 @@ pub use build::Start;
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use prompt::{continuation_prompt, template_messages, Prefill};
 pub use schema::ToolSchemas;
-pub use stream::OutputStream;
+pub use stream::{char_chunks, OutputStream};
 
 /// What to do with reasoning.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -91,3 +91,29 @@ impl OutputStream {
         self.decoder.raw_content(&text, out);
     }
 }
+
+/// Splits `text` into pieces of `size` bytes, each extended to the next
+/// character boundary: how a harness or a replay feeds an [`OutputStream`]
+/// (`&str` chunks cannot cut a character).
+///
+/// ```
+/// use chat_autoparser::parser::char_chunks;
+/// assert_eq!(char_chunks("aébc", 2).collect::<Vec<_>>(), ["aé", "bc"]);
+/// assert_eq!(char_chunks("abc", 0).collect::<Vec<_>>(), ["a", "b", "c"]);
+/// ```
+pub fn char_chunks(text: &str, size: usize) -> impl Iterator<Item = &str> {
+    let size = size.max(1);
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= text.len() {
+            return None;
+        }
+        let mut end = (start + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        let piece = &text[start..end];
+        start = end;
+        Some(piece)
+    })
+}
