@@ -56,6 +56,22 @@ pub fn path_to(value: &Json, pred: &dyn Fn(&Json) -> bool) -> Option<Vec<String>
     })
 }
 
+/// Key path to the first scalar (string or number) whose own key satisfies
+/// `pred`, searching objects depth-first in key order.
+pub fn scalar_key_path(value: &Json, pred: &dyn Fn(&str) -> bool) -> Option<Vec<String>> {
+    let Json::Object(map) = value else { return None };
+    let direct = map.iter().find(|(k, v)| pred(k) && (v.is_string() || v.is_number()));
+    if let Some((key, _)) = direct {
+        return Some(vec![key.clone()]);
+    }
+    map.iter().find_map(|(key, child)| {
+        scalar_key_path(child, pred).map(|mut rest| {
+            rest.insert(0, key.clone());
+            rest
+        })
+    })
+}
+
 /// The end of the JSON object that starts at or after `from`, with its start.
 pub fn next_object(s: &str, from: usize) -> Option<(Range<usize>, Json)> {
     s.get(from..)?

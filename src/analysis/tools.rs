@@ -295,7 +295,7 @@ fn id_slot(outputs: &Outputs, lead: &str, one: &str, cores: &Cores, report: &mut
     let other = outputs.ok(Variant::CallId2).and_then(|t| t.strip_prefix(lead));
     let Some(at) = one.find(ID) else {
         match other {
-            Some(o) if o == one => report.same("T7"),
+            Some(o) if o == one => return self_numbered_id(one, cores, report),
             Some(_) => report.unsupported("T7", "the id changes the output but is not written verbatim"),
             None => report.default_unsupported("T7", "the call-id variant did not render"),
         }
@@ -321,6 +321,28 @@ fn id_slot(outputs: &Outputs, lead: &str, one: &str, cores: &Cores, report: &mut
         suffix: after[..suffix_len].to_owned(),
         before_name: at < cores.one.start,
     })
+}
+
+/// T7 when the id does not change the output: a JSON call may still carry
+/// an id field the template fills itself (a loop index in `tool_call_id`).
+/// The model writes one there too, and it must be kept, so a scalar field
+/// keyed `id` or `*_id` becomes the id slot.
+fn self_numbered_id(one: &str, cores: &Cores, report: &mut Report) -> Option<IdSlot> {
+    let is_id_key = |k: &str| k == "id" || k.ends_with("_id");
+    let path = (cores.class == ToolClass::JsonNative)
+        .then(|| serde_json::from_str::<Json>(one.get(cores.one.clone())?).ok())
+        .flatten()
+        .and_then(|value| json_scan::scalar_key_path(&value, &is_id_key));
+    match path {
+        Some(path) => {
+            report.found("T7", format!("the template numbers calls itself in field {}", path.join(".")));
+            Some(IdSlot::JsonField { path })
+        }
+        None => {
+            report.same("T7");
+            None
+        }
+    }
 }
 
 /// An id written in the framing (before the name, or between the name and
