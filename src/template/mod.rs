@@ -26,6 +26,7 @@ mod environment;
 mod incremental;
 mod limits;
 mod namespace;
+mod pylist;
 pub(crate) mod needles;
 mod polyfill;
 mod pyfilters;

@@ -10,7 +10,8 @@
 //! Python behaviour kept: `namespace(mapping, **kwargs)` as `dict(...)`, missing
 //! attributes are undefined, assigning to anything but a namespace fails,
 //! `str(ns)` is `<Namespace {...}>`, a namespace is always true and neither a
-//! mapping nor iterable.
+//! mapping nor iterable. Lists stored in a namespace are [`pylist::PyList`]s,
+//! so `ns.ids.append(x)` works as it does in llama.cpp.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -19,6 +20,7 @@ use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, Rest, Value, Valu
 use minijinja::{Error, ErrorKind, State};
 
 use super::limits;
+use super::pylist;
 use super::pyrepr;
 use super::pyvalue::{self, OrderedMap};
 
@@ -44,7 +46,7 @@ pub(crate) fn namespace(args: Rest<Value>, kwargs: Kwargs, limit: usize) -> Resu
     for arg in args.iter().chain(std::iter::once(&Value::from(kwargs))) {
         for (key, value) in pairs(arg)? {
             limits::check("a namespace attribute", &value, limit)?;
-            attrs.insert(key, value);
+            attrs.insert(key, pylist::mutable(value, limit));
         }
     }
     Ok(Value::from_object(Namespace { attrs: Mutex::new(attrs), limit }))
@@ -90,7 +92,7 @@ impl Namespace {
         };
         let name = key_text(name)?;
         limits::check(&format!("namespace attribute '{name}'"), value, self.limit)?;
-        self.lock().insert(name, value.clone());
+        self.lock().insert(name, pylist::mutable(value.clone(), self.limit));
         Ok(Value::from(""))
     }
 }
