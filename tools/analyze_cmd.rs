@@ -76,6 +76,7 @@ pub fn table(a: &Analysis) -> String {
                     IdSlot::Tagged { prefix, suffix, before_name } => format!(
                         "{} ID {} ({} the name)", q(prefix), q(suffix), if *before_name { "before" } else { "after" }
                     ),
+                    IdSlot::Counted { separator } => format!("NAME {} N (the name's prefix, the name and a call counter)", q(separator)),
                 });
             }
         }

@@ -243,6 +243,7 @@ fn row(name: &str, a: &Analysis) -> Vec<String> {
             code(suffix),
             if *before_name { "before" } else { "after" }
         ),
+        Some(IdSlot::Counted { separator }) => format!("NAME{}N", code(separator)),
     };
     vec![
         cell_text(name),

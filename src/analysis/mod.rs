@@ -258,6 +258,10 @@ pub enum IdSlot {
     JsonField { path: Vec<String> },
     /// Between markers, at `position` relative to the name.
     Tagged { prefix: String, suffix: String, before_name: bool },
+    /// Built by the template from the name and a call counter, right after
+    /// the name: `functions.NAME:0`. The id is the name's prefix, the name,
+    /// `separator` and the counter, as the model writes them.
+    Counted { separator: String },
 }
 
 /// Analyzes a compiled template.

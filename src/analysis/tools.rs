@@ -69,6 +69,10 @@ pub fn detect(outputs: &Outputs, reasoning: &Reasoning, report: &mut Report) -> 
     report.found("T1", format!("{:?} call: \"{}\"", cores.class, visible(one)));
     let content_with_calls = outputs.ok(Variant::ContentCall).is_some_and(|o| o.contains(CONTENT));
     let (name, call_start, id) = separate_id(name, call_start, id);
+    let (name, id) = match id {
+        None => counted_id(name, one, two, report),
+        id => (name, id),
+    };
     let mut format = ToolFormat {
         class: cores.class,
         section_start: frame.section_start,
@@ -343,6 +347,23 @@ fn self_numbered_id(one: &str, cores: &Cores, report: &mut Report) -> Option<IdS
             None
         }
     }
+}
+
+/// A name suffix that starts with a call counter (`:0` in the one-call
+/// output, `:1` for the second call of the two-call output) is an id the
+/// template composes from the name: it becomes [`IdSlot::Counted`] and the
+/// counter leaves the name's suffix.
+fn counted_id(name: NameSlot, one: &str, two: Option<&str>, report: &mut Report) -> (NameSlot, Option<IdSlot>) {
+    let NameSlot::Tagged { prefix, suffix } = &name else { return (name, None) };
+    let Some((separator, rest)) = suffix.split_once('0') else { return (name, None) };
+    let is_separator = !separator.is_empty() && separator.chars().all(|c| c.is_ascii_punctuation() && !"<[{(".contains(c));
+    let second = format!("{NAME2}{separator}1{rest}");
+    if !is_separator || !one.contains(&format!("{NAME}{suffix}")) || !two.is_some_and(|t| t.contains(&second)) {
+        return (name, None);
+    }
+    report.found("T7", format!("the template numbers calls after the name: {NAME}{separator}0, {NAME2}{separator}1"));
+    let name = NameSlot::Tagged { prefix: prefix.clone(), suffix: rest.to_owned() };
+    (name, Some(IdSlot::Counted { separator: separator.to_owned() }))
 }
 
 /// An id written in the framing (before the name, or between the name and

@@ -81,7 +81,11 @@ impl Builder<'_> {
             }
             NameSlot::Tagged { prefix, suffix } => {
                 self.tagged_id(&mut p, true);
-                p.marker(prefix).lit(&tool.name).marker(suffix);
+                p.marker(prefix).lit(&tool.name);
+                if let Some(IdSlot::Counted { separator }) = &self.format.id {
+                    p.lit(separator).expr("[0-9]+".to_string());
+                }
+                p.marker(suffix);
                 self.tagged_id(&mut p, false);
                 let args = self.arguments_after_name(tool);
                 p.extend(&args);

@@ -253,6 +253,9 @@ impl<'a> ToolGrammar<'a> {
                 seq([Marker::new(prefix).expr(), cap(NAME, identifier()), ws(), Marker::new(suffix).expr()])
             }
             (NameSlot::Tagged { prefix, suffix }, _) => {
+                if let Some(IdSlot::Counted { separator }) = &f.id {
+                    return seq([counted_name(prefix, separator), Marker::new(suffix).expr()]);
+                }
                 let (id_before, id_after) = self.tagged_ids();
                 let suffix_marker = Marker::new(suffix);
                 let name_end = match (&id_after, suffix_marker.is_blank()) {
@@ -388,6 +391,13 @@ fn identifier() -> Expr {
 
 fn space_set() -> ByteSet {
     ByteSet::of(b" \t\r\n")
+}
+
+/// `prefix NAME separator N`, all of it the id (see `IdSlot::Counted`).
+fn counted_name(prefix: &str, separator: &str) -> Expr {
+    let digits = plus(class(ByteSet::range(b'0', b'9')));
+    let name = cap(NAME, tagged_name(&Marker::new(separator)));
+    cap(ID, seq([Marker::new(prefix).expr(), name, lit(separator), digits]))
 }
 
 /// An id between markers.
