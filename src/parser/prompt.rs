@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, ReasoningMode};
 use crate::template::{ChatTemplate, RenderRequest};
 use crate::Result;
 
@@ -45,8 +45,10 @@ pub fn continuation_prompt(
     };
     let rendered = template.render(&RenderRequest { add_generation_prompt: false, ..request.clone() })?;
     let mut prefill = prefill;
-    if !prefill.content.is_empty() && !rendered.contains(prefill.reasoning.as_str()) {
-        // The template drops this turn's reasoning: it is not part of the message.
+    if analysis.reasoning.mode == ReasoningMode::None {
+        // The template has no reasoning at all: the model never saw it, and
+        // the message cannot carry it. A template with reasoning markers
+        // keeps it, even if it drops it on this turn.
         prefill.reasoning.clear();
     }
     let anchor = if prefill.content.is_empty() { &prefill.reasoning } else { &prefill.content };

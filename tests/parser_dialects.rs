@@ -1,0 +1,97 @@
+//! Small templates, written here, for tool-call dialects the analysis learns
+//! from renders: each test asserts the exact analysis slot and the exact
+//! message parsed from a model output in that dialect.
+
+use chat_autoparser::analysis::{IdSlot, NameSlot, ReasoningMode};
+use chat_autoparser::parser::continuation_prompt;
+use chat_autoparser::{ChatTemplate, ParserConfig, RenderRequest, TemplateConfig};
+use serde_json::{json, Value};
+
+fn template(source: &str) -> ChatTemplate {
+    ChatTemplate::new(source, &TemplateConfig::default()).expect("template compiles")
+}
+
+fn parse(source: &str, output: &str) -> Value {
+    let analysis = template(source).analyze().expect("analysis");
+    let parser = analysis.parser(&ParserConfig::default()).expect("parser");
+    serde_json::to_value(parser.parse(output)).unwrap()
+}
+
+/// Calls numbered by the template after the name (`functions.NAME:0`), with
+/// the ids queued in a namespace list, as Kimi templates do.
+const COUNTED: &str = r#"{%- set q = namespace(ids=[], n=0) -%}
+{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}<|assistant|>{{ m.content or '' }}
+{%- if m.tool_calls -%}<|calls|>
+{%- for c in m.tool_calls -%}
+{%- set id = 'functions.' + c.function.name + ':' + (q.n | string) -%}{%- set q.n = q.n + 1 -%}{%- set _ = q.ids.append(id) -%}
+<|call|>{{ id }}<|args|>{{ c.function.arguments | tojson }}<|/call|>
+{%- endfor -%}<|/calls|>{%- endif -%}<|end|>
+{%- elif m.role == 'tool' -%}<|tool|>{{ q.ids.pop(0) }}: {{ m.content }}<|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+#[test]
+fn a_counter_after_the_name_is_the_id_and_every_call_parses() {
+    let analysis = template(COUNTED).analyze().unwrap();
+    let tools = analysis.tools.expect("tools found");
+    assert_eq!(tools.id, Some(IdSlot::Counted { separator: ":".into() }));
+    assert_eq!(tools.name, NameSlot::Tagged { prefix: "functions.".into(), suffix: "<|args|>".into() });
+    let out = "<|calls|><|call|>functions.get_time:0<|args|>{\"city\": \"Paris\"}<|/call|><|call|>functions.ping:1<|args|>{}<|/call|><|/calls|>";
+    let message = parse(COUNTED, out);
+    assert_eq!(
+        message["tool_calls"],
+        json!([
+            {"id": "functions.get_time:0", "type": "function", "function": {"name": "get_time", "arguments": "{\"city\": \"Paris\"}"}},
+            {"id": "functions.ping:1", "type": "function", "function": {"name": "ping", "arguments": "{}"}}
+        ])
+    );
+}
+
+/// A JSON call whose id field the template fills with the loop index.
+const SELF_NUMBERED: &str = r#"{%- for m in messages -%}
+{%- if m.role == 'assistant' and m.tool_calls -%}<|assistant|><|action|>[
+{%- for c in m.tool_calls -%}{"tool_call_id": "{{ loop.index0 }}", "tool_name": "{{ c.function.name }}", "parameters": {{ c.function.arguments | tojson }}}{{ ", " if not loop.last }}{%- endfor -%}
+]<|/action|><|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+#[test]
+fn an_id_field_the_template_numbers_keeps_the_models_id() {
+    let analysis = template(SELF_NUMBERED).analyze().unwrap();
+    assert_eq!(analysis.tools.unwrap().id, Some(IdSlot::JsonField { path: vec!["tool_call_id".into()] }));
+    let out = r#"<|action|>[{"tool_call_id": "7", "tool_name": "ping", "parameters": {"n": 1}}]<|/action|>"#;
+    let message = parse(SELF_NUMBERED, out);
+    assert_eq!(
+        message["tool_calls"],
+        json!([{"id": "7", "type": "function", "function": {"name": "ping", "arguments": "{\"n\": 1}"}}])
+    );
+}
+
+/// Reasoning only on turns with calls, as Kimi-K2-Thinking renders it.
+const REASONING_ON_CALLS: &str = r#"{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}<|assistant|>
+{%- if m.tool_calls -%}<think>{{ m.reasoning_content or '' }}</think>{%- endif -%}
+{{ m.content or '' }}
+{%- for c in m.tool_calls or [] -%}<tool_call>{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}</tool_call>{%- endfor -%}<|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+#[test]
+fn a_prefill_keeps_its_reasoning_when_the_template_has_reasoning() {
+    let tmpl = template(REASONING_ON_CALLS);
+    let analysis = tmpl.analyze().unwrap();
+    assert_eq!(analysis.reasoning.mode, ReasoningMode::ToolsOnly);
+    let messages = vec![
+        json!({"role": "user", "content": "Hi"}),
+        json!({"role": "assistant", "content": "Hello, ", "reasoning_content": "I'm thinking"}),
+    ];
+    let request = RenderRequest { messages, ..Default::default() };
+    let (prompt, prefill) = continuation_prompt(&tmpl, &analysis, &request, true).unwrap();
+    assert!(prompt.ends_with("<|assistant|>Hello, "), "{prompt:?}");
+    let prefill = prefill.unwrap();
+    assert_eq!((prefill.content.as_str(), prefill.reasoning.as_str()), ("Hello, ", "I'm thinking"));
+}
