@@ -99,7 +99,14 @@ fn run_case(
         extra: Default::default(),
         ..Default::default()
     };
-    let (prompt, prefill) = match continuation_prompt(tmpl, analysis, &request, continue_final) {
+    // We render `tools: null` as transformers does (`tools = None`);
+    // llama.cpp always passes a list. When a template refuses None, render it
+    // as llama.cpp did when it recorded the vector.
+    let rendered = continuation_prompt(tmpl, analysis, &request, continue_final).or_else(|e| match request.tools {
+        None => continuation_prompt(tmpl, analysis, &RenderRequest { tools: Some(Vec::new()), ..request.clone() }, continue_final),
+        Some(_) => Err(e),
+    });
+    let (prompt, prefill) = match rendered {
         Ok(p) => p,
         Err(e) => return fail(format!("prompt does not render: {e}")),
     };

@@ -4,7 +4,8 @@
 //! (`"<tool_call>\n"`, `"\n</parameter>\n"`). Models are looser than
 //! templates about that whitespace, so a marker is split into its *cores*
 //! (runs of non-whitespace) and whitespace runs; cores must match exactly,
-//! whitespace is matched flexibly. Where the text after a marker is a raw
+//! whitespace is matched flexibly. A markdown code fence (a run of
+//! backticks) starts a core of its own. Where the text after a marker is a raw
 //! value whose whitespace matters, only the template's exact trailing
 //! whitespace may be skipped ([`Marker::expr_exact_tail`]).
 //!
@@ -31,6 +32,11 @@ impl Marker {
         let mut pieces: Vec<Piece> = Vec::new();
         for ch in raw.chars() {
             let space = ch.is_ascii_whitespace();
+            if ch == '`' && matches!(pieces.last(), Some(Piece::Core(c)) if !c.ends_with('`')) {
+                // A code fence is its own core: models write `]\n```` where
+                // a template writes `]````.
+                pieces.push(Piece::Space(String::new()));
+            }
             match pieces.last_mut() {
                 Some(Piece::Space(s)) if space => s.push(ch),
                 Some(Piece::Core(s)) if !space => s.push(ch),
@@ -109,5 +115,16 @@ mod tests {
         assert!(Marker::new(" \n  ").is_blank());
         assert!(Marker::new("").delimiters().is_empty());
         assert_eq!(Marker::new("<tool_call>\n").delimiters(), ["<tool_call>"]);
+    }
+
+    #[test]
+    fn a_code_fence_is_its_own_core() {
+        let m = Marker::new("\n]```\n");
+        assert_eq!(m.first_core(), Some("]"));
+        let program = crate::peg::Grammar::new(seq([m.expr(), crate::peg::eoi()])).compile().unwrap();
+        for text in ["]```", "\n]\n```\n", "] ```"] {
+            assert!(program.parse(text.as_bytes()).is_ok(), "{text:?}");
+        }
+        assert_eq!(Marker::new("```json\n[").first_core(), Some("```json"));
     }
 }

@@ -25,13 +25,22 @@ pub struct Prefill {
 /// last message is an assistant turn, the prompt ends where that turn's text
 /// ends (its content, or its reasoning when it has no content yet), and the
 /// prefill is returned; otherwise the request is rendered as given.
+/// Variables in [`Analysis::assumed_empty`] the request does not set are
+/// rendered empty, as the analysis rendered them.
 pub fn continuation_prompt(
     template: &ChatTemplate,
     analysis: &Analysis,
     request: &RenderRequest,
     continue_final: bool,
 ) -> Result<(String, Option<Prefill>)> {
-    let request = &RenderRequest { messages: template_messages(analysis, &request.messages), ..request.clone() };
+    let mut extra = request.extra.clone();
+    for name in &analysis.assumed_empty {
+        // Variables the template needs and does not default (a `datetime`
+        // it concatenates): the analysis rendered them empty, and only the
+        // prompt's tail matters here, so the prompt does too.
+        extra.entry(name.clone()).or_insert_with(|| Value::String(String::new()));
+    }
+    let request = &RenderRequest { messages: template_messages(analysis, &request.messages), extra, ..request.clone() };
     let last = request.messages.last();
     let is_assistant = last.and_then(|m| m.get("role")).and_then(Value::as_str) == Some("assistant");
     if !continue_final || !is_assistant {
