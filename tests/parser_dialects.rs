@@ -95,3 +95,43 @@ fn a_prefill_keeps_its_reasoning_when_the_template_has_reasoning() {
     let prefill = prefill.unwrap();
     assert_eq!((prefill.content.as_str(), prefill.reasoning.as_str()), ("Hello, ", "I'm thinking"));
 }
+
+/// Reasoning as a content part (`{"type": "thinking", ...}`), as Mistral's
+/// reasoning templates read it.
+const THINKING_PARTS: &str = r#"{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}[ASSISTANT]
+{%- if m.content is string -%}{{ m.content }}
+{%- else -%}{%- for block in m.content -%}
+{%- if block['type'] == 'thinking' -%}[THINK]{{ block['thinking'] }}[/THINK]
+{%- elif block['type'] == 'text' -%}{{ block['text'] }}{%- endif -%}
+{%- endfor -%}{%- endif -%}</s>
+{%- else -%}[{{ m.role | upper }}]{{ m.content }}{%- endif -%}
+{%- endfor -%}"#;
+
+#[test]
+fn reasoning_in_a_thinking_content_part_is_found_and_parsed() {
+    let tmpl = template(THINKING_PARTS);
+    let analysis = tmpl.analyze().unwrap();
+    assert_eq!((analysis.reasoning.start.as_str(), analysis.reasoning.end.as_str()), ("[THINK]", "[/THINK]"));
+    assert_eq!(analysis.reasoning.field, "content:thinking");
+    let message = parse(THINKING_PARTS, "[THINK]I'm\nthinking[/THINK]Hello");
+    assert_eq!(message, json!({"role": "assistant", "content": "Hello", "reasoning_content": "I'm\nthinking"}));
+    // A prefill's reasoning goes to the template as a thinking part.
+    let messages = vec![json!({"role": "user", "content": "Hi"}), json!({"role": "assistant", "content": "", "reasoning_content": "I'm"})];
+    let request = RenderRequest { messages, ..Default::default() };
+    let (prompt, _) = continuation_prompt(&tmpl, &analysis, &request, true).unwrap();
+    assert_eq!(prompt, "[USER]Hi[ASSISTANT][THINK]I'm");
+}
+
+#[test]
+fn with_a_response_schema_code_fences_are_not_content() {
+    let analysis = template(THINKING_PARTS).analyze().unwrap();
+    let config = ParserConfig { response_schema: Some(json!({"type": "object"})), ..ParserConfig::default() };
+    let parser = analysis.parser(&config).unwrap();
+    let fenced = "[THINK]JSON it is[/THINK]```json\n{\"amount\": 1}\n```";
+    let message = serde_json::to_value(parser.parse(fenced)).unwrap();
+    assert_eq!(message, json!({"role": "assistant", "content": "{\"amount\": 1}", "reasoning_content": "JSON it is"}));
+    // Without a schema, the fence is the model's content.
+    let plain = parse(THINKING_PARTS, fenced);
+    assert_eq!(plain["content"], "```json\n{\"amount\": 1}\n```");
+}

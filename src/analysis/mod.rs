@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::template::{ChatTemplate, FixedClock, TemplateConfig};
 use crate::Result;
 
+pub(crate) use probe::{thinking_parts, THINKING_PART};
 pub use report::{Comparison, ComparisonStatus};
 
 /// Version of the [`Analysis`] data layout; bumped on incompatible changes.
@@ -135,7 +136,8 @@ pub struct Reasoning {
     /// Reasoning is rendered only on turns with tool calls.
     pub only_with_tool_calls: bool,
     /// The message field the template reads reasoning from (`reasoning_content`,
-    /// `reasoning` or `thinking`).
+    /// `reasoning` or `thinking`), or `content:thinking` when reasoning is a
+    /// content part `{"type": "thinking", "thinking": ...}`.
     pub field: String,
 }
 

@@ -98,10 +98,18 @@ pub struct Prober<'t> {
 /// Message fields templates read reasoning from, in order of preference.
 pub const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "thinking"];
 
-/// The reasoning field a template reads: the first of [`REASONING_FIELDS`]
-/// accessed as an attribute or item in its source (generic inspection of what
-/// the template reads), else `reasoning_content`.
+/// The pseudo-field for reasoning written as a content part,
+/// `{"type": "thinking", "thinking": "..."}` (Mistral's chunked content).
+pub const THINKING_PART: &str = "content:thinking";
+
+/// The reasoning field a template reads: [`THINKING_PART`] when it compares a
+/// content part's type with `'thinking'`, else the first of
+/// [`REASONING_FIELDS`] accessed as an attribute or item in its source
+/// (generic inspection of what the template reads), else `reasoning_content`.
 pub fn reasoning_field(source: &str) -> &'static str {
+    if reads_thinking_parts(source) {
+        return THINKING_PART;
+    }
     REASONING_FIELDS
         .into_iter()
         .find(|field| {
@@ -113,6 +121,27 @@ pub fn reasoning_field(source: &str) -> &'static str {
                 }))
         })
         .unwrap_or(REASONING_FIELDS[0])
+}
+
+/// `type == 'thinking'` in any quoting and access form.
+fn reads_thinking_parts(source: &str) -> bool {
+    static TYPE_TEST: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = TYPE_TEST.get_or_init(|| {
+        regex::Regex::new(r#"(\.type|\[\s*['"]type['"]\s*\])\s*==\s*['"]thinking['"]"#).expect("valid regex")
+    });
+    re.is_match(source)
+}
+
+/// A message's `content` with reasoning as a leading thinking part, for
+/// templates that read [`THINKING_PART`].
+pub fn thinking_parts(reasoning: &str, content: &Json) -> Json {
+    let mut parts = vec![json!({"type": "thinking", "thinking": reasoning})];
+    match content {
+        Json::String(text) if !text.is_empty() => parts.push(json!({"type": "text", "text": text})),
+        Json::Array(items) => parts.extend(items.iter().cloned()),
+        _ => {}
+    }
+    Json::Array(parts)
 }
 
 impl<'t> Prober<'t> {
@@ -183,8 +212,15 @@ fn assistant(turn: &Turn, encoding: Encoding, reasoning_field: &str) -> Json {
         (None, _, _) => Json::from(""),
     };
     msg.insert("content".into(), content);
-    if let Some(reasoning) = turn.reasoning {
-        msg.insert(reasoning_field.into(), reasoning.into());
+    match turn.reasoning {
+        Some(reasoning) if reasoning_field == THINKING_PART => {
+            let parts = thinking_parts(reasoning, &msg["content"]);
+            msg.insert("content".into(), parts);
+        }
+        Some(reasoning) => {
+            msg.insert(reasoning_field.into(), reasoning.into());
+        }
+        None => {}
     }
     if !turn.calls.is_empty() {
         let calls: Vec<Json> = turn.calls.iter().map(|c| call_json(c, encoding)).collect();
@@ -213,5 +249,8 @@ mod tests {
         assert_eq!(reasoning_field("{{ m.reasoning_content }}{{ m.reasoning }}"), "reasoning_content");
         assert_eq!(reasoning_field("{{ m.reasoning_effort }}"), "reasoning_content");
         assert_eq!(reasoning_field("no reasoning"), "reasoning_content");
+        let mistral = "{%- elif block['type'] == 'thinking' %}{{ '[THINK]' + block['thinking'] + '[/THINK]' }}";
+        assert_eq!(reasoning_field(mistral), super::THINKING_PART);
+        assert_eq!(reasoning_field("{% if part.type == \"thinking\" %}"), super::THINKING_PART);
     }
 }

@@ -6,6 +6,8 @@
 //! ```text
 //! output  := reasoning? body eoi
 //! body    := ( tools | silent-marker | content )*
+//!            (silent markers: content wrappers' first cores, and code
+//!            fences when the content is JSON for a response schema)
 //! tools   := section-start call (separator call)* section-end?
 //! call    := CALL( call-start head commit recover(tail call-end, BROKEN) )
 //! content := commit CONTENT( any-char until(triggers) )
@@ -52,14 +54,24 @@ pub struct Plan {
     pub extract_reasoning: bool,
     /// Tool calls are parsed (else their text is content).
     pub parse_tools: bool,
+    /// The content is JSON (a response schema): markdown code fences around
+    /// it are scaffolding, not content.
+    pub json_response: bool,
 }
+
+/// Code fences a model wraps JSON content in, longest first.
+const JSON_FENCES: [&str; 2] = ["```json", "```"];
 
 /// The root expression for `analysis` under `plan`.
 pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
     let tools = analysis.tools.as_ref().filter(|_| plan.parse_tools);
     let calls = tools.map(ToolGrammar::new);
     let wrappers = content_wrappers(analysis);
-    let mut triggers: Vec<String> = wrappers.iter().filter_map(|m| m.first_core().map(str::to_string)).collect();
+    let mut silent: Vec<String> = wrappers.iter().filter_map(|m| m.first_core().map(str::to_string)).collect();
+    if plan.json_response {
+        silent.extend(JSON_FENCES.map(str::to_string));
+    }
+    let mut triggers = silent.clone();
     if let Some(t) = &calls {
         triggers.extend(t.triggers.iter().cloned());
     }
@@ -78,7 +90,7 @@ pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
     }
     // A wrapper is recognised by its first core: the model stops before
     // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
-    alternatives.extend(wrappers.iter().filter_map(|m| m.first_core()).map(|core| seq([lit(core), ws()])));
+    alternatives.extend(silent.iter().map(|core| seq([lit(core), ws()])));
     alternatives.push(content(&triggers));
     seq([prelude(analysis, plan), star(choice(alternatives)), eoi()])
 }

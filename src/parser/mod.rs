@@ -161,6 +161,7 @@ impl OutputParser {
             start,
             extract_reasoning: extract,
             parse_tools: config.tool_choice != ToolChoice::None,
+            json_response: config.response_schema.is_some(),
         };
         let program = Grammar::new(build::grammar(analysis, plan))
             .compile()

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::analysis::{Analysis, ReasoningMode};
+use crate::analysis::{thinking_parts, Analysis, ReasoningMode, THINKING_PART};
 use crate::template::{ChatTemplate, RenderRequest};
 use crate::Result;
 
@@ -40,8 +40,8 @@ pub fn continuation_prompt(
         // prompt's tail matters here, so the prompt does too.
         extra.entry(name.clone()).or_insert_with(|| Value::String(String::new()));
     }
-    let request = &RenderRequest { messages: template_messages(analysis, &request.messages), extra, ..request.clone() };
     let last = request.messages.last();
+    let request = &RenderRequest { messages: template_messages(analysis, &request.messages), extra, ..request.clone() };
     let is_assistant = last.and_then(|m| m.get("role")).and_then(Value::as_str) == Some("assistant");
     if !continue_final || !is_assistant {
         return Ok((template.render(request)?, None));
@@ -70,10 +70,14 @@ pub fn continuation_prompt(
 
 /// OpenAI messages as the template wants them: tool-call `arguments` as
 /// objects when the analysis found the template reads objects (OpenAI sends
-/// JSON text).
+/// JSON text), and an assistant's reasoning as a thinking content part when
+/// the template reads it there.
 pub fn template_messages(analysis: &Analysis, messages: &[Value]) -> Vec<Value> {
     let objects = analysis.tools.as_ref().is_some_and(|t| t.input.object_arguments);
     let mut out = messages.to_vec();
+    if analysis.reasoning.field == THINKING_PART {
+        out.iter_mut().for_each(reasoning_as_part);
+    }
     if !objects {
         return out;
     }
@@ -87,4 +91,15 @@ pub fn template_messages(analysis: &Analysis, messages: &[Value]) -> Vec<Value> 
         }
     }
     out
+}
+
+/// Moves an assistant message's reasoning field into a leading thinking part.
+fn reasoning_as_part(message: &mut Value) {
+    let Some(map) = message.as_object_mut().filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant")) else {
+        return;
+    };
+    let field = ["reasoning_content", "reasoning", "thinking"].into_iter().find(|k| map.get(*k).and_then(Value::as_str).is_some_and(|t| !t.is_empty()));
+    let Some(reasoning) = field.and_then(|k| map.remove(k)) else { return };
+    let content = map.get("content").cloned().unwrap_or(Value::Null);
+    map.insert("content".into(), thinking_parts(reasoning.as_str().unwrap_or_default(), &content));
 }
