@@ -64,8 +64,10 @@ pub fn table(a: &Analysis) -> String {
                 ),
                 ArgumentsSlot::Python => "Python keyword arguments".into(),
                 ArgumentsSlot::Tagged(g) => format!(
-                    "{} KEY {} {} VALUE {} sep {}{}{}",
-                    q(&g.name_prefix), q(&g.name_suffix), q(&g.value_prefix), q(&g.value_suffix), q(&g.separator),
+                    "{} KEY {} {} VALUE {}{} sep {}{}{}",
+                    q(&g.name_prefix), q(&g.name_suffix), q(&g.value_prefix), q(&g.value_suffix),
+                    g.named_close.as_ref().map(|c| format!(" KEY {}", q(c))).unwrap_or_default(),
+                    q(&g.separator),
                     g.typed_value_prefix.as_ref().map(|p| format!(", non-string prefix {}", q(p))).unwrap_or_default(),
                     g.escaped_value.as_ref().map(|(o, c)| format!(", markup values in {} ... {}", q(o), q(c))).unwrap_or_default()
                 ),

@@ -216,6 +216,9 @@ fn row(name: &str, a: &Analysis) -> Vec<String> {
                 code(&g.value_prefix),
                 code(&g.value_suffix)
             );
+            if let Some(after) = &g.named_close {
+                cell.push_str(&format!(" K {}", code(after)));
+            }
             if !g.separator.is_empty() {
                 cell.push_str(&format!(" sep {}", code(&g.separator)));
             }

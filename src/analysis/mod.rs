@@ -237,8 +237,14 @@ pub struct TaggedArguments {
     /// Before a non-string value when it differs from `value_prefix` (typed attributes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub typed_value_prefix: Option<String>,
-    /// After a value (`\n</parameter>`, `</arg_value>`).
+    /// After a value (`\n</parameter>`, `</arg_value>`); when the closing
+    /// marker repeats the argument's name, the part before that name (`</`).
     pub value_suffix: String,
+    /// When the closing marker repeats the argument's name (`<first>V</first>`):
+    /// the text after that name (`>`). The close is then `value_suffix`, the
+    /// name, and this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub named_close: Option<String>,
     /// Between two arguments.
     pub separator: String,
     /// After the last argument, before the call's end (`\n</function>`).
@@ -248,6 +254,16 @@ pub struct TaggedArguments {
     /// Wrapper around values holding `<`, `&` or a newline (`<![CDATA[`, `]]>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escaped_value: Option<(String, String)>,
+}
+
+impl TaggedArguments {
+    /// The raw text after the value of the argument `key`.
+    pub fn close_for(&self, key: &str) -> String {
+        match &self.named_close {
+            Some(after) => format!("{}{key}{after}", self.value_suffix),
+            None => self.value_suffix.clone(),
+        }
+    }
 }
 
 /// Where a call id is written.

@@ -400,7 +400,7 @@ fn move_argument_end(format: &mut ToolFormat) {
     let (ArgumentsSlot::Tagged(args), NameSlot::Tagged { prefix, .. }) = (&mut format.arguments, &format.name) else {
         return;
     };
-    if let Some(rest) = format.call_end.strip_prefix(args.value_suffix.as_str()) {
+    if let Some(rest) = format.call_end.strip_prefix(args.close_for(ARG).as_str()) {
         format.call_end = rest.to_owned();
     }
     let Some(close) = tag_closer(prefix) else { return };

@@ -419,10 +419,13 @@ fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
     if bare_stops.is_empty() {
         bare_stops = vec![",".into(), "}".into()];
     }
-    let arg = tagged_argument(t, &bare_stops);
+    let end = Marker::new(&t.end);
+    // Text where the arguments end is no argument (`</invoke>` after `<`).
+    let not_end = if end.is_blank() { empty() } else { not(end.expr()) };
+    let arg = seq([not_end, tagged_argument(t, &bare_stops)]);
     let sep = Marker::new(&t.separator);
     let more = if sep.is_blank() { star(seq([ws(), arg.clone()])) } else { star(seq([sep.expr(), arg.clone()])) };
-    seq([ws(), opt(seq([arg, more])), ws(), Marker::new(&t.end).expr()])
+    seq([ws(), opt(seq([arg, more])), ws(), end.expr()])
 }
 
 /// One `name-prefix KEY name-suffix value` pair.
@@ -433,6 +436,7 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
         None => identifier(),
     };
     let value_end = Marker::new(&t.value_suffix);
+    let close = value_close(t, &value_end);
     let raw_value = |tag| {
         let stops = value_end.delimiters();
         let text = if stops.is_empty() { until([",", "}"]) } else { until(stops) };
@@ -452,11 +456,11 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
             let typed_end = if typed.is_blank() { until(bare_stops) } else { until(value_end.delimiters()) };
             let settle = if value_start.is_blank() { empty() } else { cut() };
             choice([
-                seq([value_start.expr_exact_tail(), settle, string_value, value_end.expr_exact_head()]),
-                seq([typed.expr(), cap(ARG_JSON, typed_end), opt(value_end.expr_exact_head())]),
+                seq([value_start.expr_exact_tail(), settle, string_value, close.clone()]),
+                seq([typed.expr(), cap(ARG_JSON, typed_end), opt(close)]),
             ])
         }
-        None => seq([value_start.expr_exact_tail(), string_value, value_end.expr_exact_head()]),
+        None => seq([value_start.expr_exact_tail(), string_value, close]),
     };
     cap(
         ARG,
@@ -468,6 +472,20 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
             value,
         ]),
     )
+}
+
+/// The marker after a value: `value_suffix`, and when the closing marker
+/// names the argument (`</first>`), a name and the rest of that marker. The
+/// name is not checked against the opening one: a model that mismatches
+/// them still meant to close the value.
+fn value_close(t: &TaggedArguments, value_end: &Marker) -> Expr {
+    let Some(after) = &t.named_close else { return value_end.expr_exact_head() };
+    let after = Marker::new(after);
+    let name = match after.first_core() {
+        Some(core) => until([core, "\n"]),
+        None => identifier(),
+    };
+    seq([value_end.expr_exact_head(), not(class(space_set())), name, after.expr()])
 }
 
 #[cfg(test)]
