@@ -1,5 +1,6 @@
 //! Tagged arguments whose closing tag names the argument (`<city>Paris</city>`),
-//! on a small template written for this test.
+//! and templates that close an empty reasoning block they never opened
+//! (`</think>answer`), on a small template written for this test.
 //!
 //! The analysis must learn the argument name as a slot in the closing marker
 //! (A1: argument `first` vs `second`), not as fixed text; the parser and the
@@ -63,13 +64,20 @@ fn closing_tag_name_is_a_slot() {
     assert!(matches!(&a1.status, ComparisonStatus::Found(d) if d.contains("closing marker")), "{a1:?}");
 }
 
+#[test]
+fn lone_end_marker_is_learned() {
+    let a = analysis();
+    assert_eq!((a.reasoning.start.as_str(), a.reasoning.end.as_str()), ("<think>", "</think>"));
+    assert!(a.reasoning.bare_end);
+}
+
 fn parse(output: &str) -> chat_autoparser::AssistantMessage {
     analysis().parser(&ParserConfig { tools: tools(), ..Default::default() }).unwrap().parse(output)
 }
 
 #[test]
 fn parser_reads_named_closes() {
-    let m = parse("<call name=\"get_weather\"><city>Paris</city><days>3</days></call>");
+    let m = parse("</think><call name=\"get_weather\"><city>Paris</city><days>3</days></call>");
     assert_eq!(m.content, None);
     assert_eq!(m.tool_calls.len(), 1);
     assert_eq!(m.tool_calls[0].function.name, "get_weather");
@@ -77,6 +85,10 @@ fn parser_reads_named_closes() {
 
     let m = parse("<call name=\"get_weather\"></call>");
     assert_eq!(m.tool_calls[0].function.arguments, "{}", "the arguments' end is no argument");
+
+    let m = parse("</think>Sunny.");
+    assert_eq!(m.content.as_deref(), Some("Sunny."));
+    assert_eq!(m.reasoning_content, "");
 }
 
 #[test]
@@ -94,6 +106,7 @@ fn grammar_fixes_the_closing_name() {
     let g = analysis().grammar(&config).unwrap();
     let r = Recognizer::new(&g.gbnf).unwrap();
     assert!(r.accepts("<think>hm</think><call name=\"get_weather\"><city>Paris</city><days>3</days></call>"), "{}", g.gbnf);
+    assert!(r.accepts("</think><call name=\"get_weather\"><city>Paris</city></call>"), "a lone end marker");
     assert!(!r.accepts("<think>hm</think><call name=\"get_weather\"><city>Paris</town></call>"));
     assert!(!r.accepts("<think>hm</think><call name=\"get_weather\"><city>Paris</first></call>"));
 }

@@ -40,6 +40,9 @@ pub fn table(a: &Analysis) -> String {
         if let (Some(on), Some(off)) = (a.reasoning.thinking_on, a.reasoning.thinking_off) {
             row("  thinking on / off", format!("{on:?} / {off:?}"));
         }
+        if a.reasoning.bare_end {
+            row("  no reasoning", format!("{} alone", q(&a.reasoning.end)));
+        }
     }
     if !a.content.start.is_empty() || !a.content.end.is_empty() {
         row("content wrapper", format!("{} ... {}", q(&a.content.start), q(&a.content.end)));

@@ -134,6 +134,10 @@ pub struct Reasoning {
     pub thinking_off: Option<PromptEffect>,
     /// Reasoning is rendered only on turns with tool calls.
     pub only_with_tool_calls: bool,
+    /// Turns without reasoning begin with the end marker alone
+    /// (`</mm:think>answer`): an empty block written without its start.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bare_end: bool,
     /// The message field the template reads reasoning from (`reasoning_content`,
     /// `reasoning` or `thinking`).
     pub field: String,
@@ -274,6 +278,10 @@ pub enum IdSlot {
     JsonField { path: Vec<String> },
     /// Between markers, at `position` relative to the name.
     Tagged { prefix: String, suffix: String, before_name: bool },
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Analyzes a compiled template.

@@ -119,6 +119,8 @@ fn prelude(analysis: &Analysis, plan: Plan) -> Expr {
     match plan.start {
         Start::AfterReasoning => ws(),
         Start::InReasoning => reasoning_body(&end, &stops),
+        // A lone end marker first closes an empty block (the template writes one).
+        Start::Free if has_start_marker(analysis) && r.bare_end => opt(seq([ws(), end.expr(), ws()])),
         Start::Free if has_start_marker(analysis) => empty(),
         // Delimiter reasoning: from the start to the end marker, if there is one.
         Start::Free => opt(seq([cap(REASONING, until(end.delimiters())), end.expr_exact_head(), ws()])),
