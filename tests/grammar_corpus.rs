@@ -181,7 +181,6 @@ const KNOWN: &[(&str, &str)] = &[
     ("llamacpp/moonshotai-Kimi-K2", "the call index (`:0`, `:1`) is read as part of the name suffix"),
     ("llamacpp/Kimi-K3", "section and call markers hold probe residue (`think<|sep|>...`)"),
     ("llamacpp/MiniMax-M3", "object and array values are written as nested elements (`<item>`), which no probe shows"),
-    ("llamacpp/muse-glimmer", "the name is read as part of the section marker (`to=NAME`)"),
     ("llamacpp/NVIDIA-Nemotron-Nano-v2", "content and calls render as two turns"),
 ];
 

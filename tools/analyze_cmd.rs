@@ -57,7 +57,10 @@ pub fn table(a: &Analysis) -> String {
             row("  name", match &t.name {
                 NameSlot::JsonField { path } => format!("JSON field {}", path.join(".")),
                 NameSlot::JsonKey => "JSON key".into(),
-                NameSlot::Tagged { prefix, suffix } => format!("{} NAME {}", q(prefix), q(suffix)),
+                NameSlot::Tagged { prefix, suffix } => format!(
+                    "{} NAME {}{}", q(prefix), q(suffix),
+                    t.name_echo.as_ref().map(|e| format!(" NAME {}", q(e))).unwrap_or_default()
+                ),
             });
             row("  arguments", match &t.arguments {
                 ArgumentsSlot::Json { path, as_string } => format!(

@@ -185,6 +185,11 @@ pub struct ToolFormat {
     pub parallel: bool,
     /// Where the function name is.
     pub name: NameSlot,
+    /// When a tagged name is written twice (`to=NAME<|message|><invoke
+    /// name="NAME">`): the name's suffix runs up to the repeat, and this is
+    /// the text after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_echo: Option<String>,
     /// How the arguments are written.
     pub arguments: ArgumentsSlot,
     /// Where a call id is written, if anywhere.

@@ -82,6 +82,9 @@ impl Builder<'_> {
             NameSlot::Tagged { prefix, suffix } => {
                 self.tagged_id(&mut p, true);
                 p.marker(prefix).lit(&tool.name).marker(suffix);
+                if let Some(after) = &f.name_echo {
+                    p.lit(&tool.name).marker(after);
+                }
                 self.tagged_id(&mut p, false);
                 let args = self.arguments_after_name(tool);
                 p.extend(&args);

@@ -261,7 +261,14 @@ impl<'a> ToolGrammar<'a> {
                     (Some((p, _)), true) => Marker::new(p),
                     _ => suffix_marker.clone(),
                 };
-                let suffix_expr = suffix_marker.expr();
+                let suffix_expr = match &f.name_echo {
+                    // The repeated name is not checked against the first one.
+                    Some(after) => {
+                        let after = Marker::new(after);
+                        seq([suffix_marker.expr(), not(class(space_set())), tagged_name(&after), after.expr()])
+                    }
+                    None => suffix_marker.expr(),
+                };
                 seq([
                     id_before.map(|(p, s)| tagged_id(&p, &s)).unwrap_or_else(empty),
                     Marker::new(prefix).expr(),
