@@ -180,8 +180,7 @@ const KNOWN: &[(&str, &str)] = &[
     ("llamacpp/CohereForAI-c4ai-command-r7b-12-2024-tool_use", "calls carry a `tool_call_id` field the analysis does not record"),
     ("llamacpp/moonshotai-Kimi-K2", "the call index (`:0`, `:1`) is read as part of the name suffix"),
     ("llamacpp/Kimi-K3", "section and call markers hold probe residue (`think<|sep|>...`)"),
-    ("llamacpp/MiniMax-M3", "markers hold probe residue (`]<]minimax[>[`) and argument keys as tags"),
-    ("llamacpp/muse-glimmer", "the name is read as part of the section marker (`to=NAME`)"),
+    ("llamacpp/MiniMax-M3", "object and array values are written as nested elements (`<item>`), which no probe shows"),
     ("llamacpp/NVIDIA-Nemotron-Nano-v2", "content and calls render as two turns"),
 ];
 

@@ -185,9 +185,11 @@ fn markers(a: &Analysis) -> Vec<String> {
         if let NameSlot::Tagged { prefix, suffix } = &t.name {
             m.extend([prefix.clone(), suffix.clone()]);
         }
+        m.extend(t.name_echo.clone());
         if let ArgumentsSlot::Tagged(g) = &t.arguments {
             m.extend([&g.name_prefix, &g.name_suffix, &g.value_prefix, &g.value_suffix, &g.separator, &g.end].map(|s| s.clone()));
             m.extend(g.typed_value_prefix.clone());
+            m.extend(g.named_close.clone());
             if let Some((open, close)) = &g.escaped_value {
                 m.extend([open.clone(), close.clone()]);
             }

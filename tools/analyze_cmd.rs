@@ -40,6 +40,9 @@ pub fn table(a: &Analysis) -> String {
         if let (Some(on), Some(off)) = (a.reasoning.thinking_on, a.reasoning.thinking_off) {
             row("  thinking on / off", format!("{on:?} / {off:?}"));
         }
+        if a.reasoning.bare_end {
+            row("  no reasoning", format!("{} alone", q(&a.reasoning.end)));
+        }
     }
     if !a.content.start.is_empty() || !a.content.end.is_empty() {
         row("content wrapper", format!("{} ... {}", q(&a.content.start), q(&a.content.end)));
@@ -54,7 +57,10 @@ pub fn table(a: &Analysis) -> String {
             row("  name", match &t.name {
                 NameSlot::JsonField { path } => format!("JSON field {}", path.join(".")),
                 NameSlot::JsonKey => "JSON key".into(),
-                NameSlot::Tagged { prefix, suffix } => format!("{} NAME {}", q(prefix), q(suffix)),
+                NameSlot::Tagged { prefix, suffix } => format!(
+                    "{} NAME {}{}", q(prefix), q(suffix),
+                    t.name_echo.as_ref().map(|e| format!(" NAME {}", q(e))).unwrap_or_default()
+                ),
             });
             row("  arguments", match &t.arguments {
                 ArgumentsSlot::Json { path, as_string } => format!(
@@ -64,8 +70,10 @@ pub fn table(a: &Analysis) -> String {
                 ),
                 ArgumentsSlot::Python => "Python keyword arguments".into(),
                 ArgumentsSlot::Tagged(g) => format!(
-                    "{} KEY {} {} VALUE {} sep {}{}{}",
-                    q(&g.name_prefix), q(&g.name_suffix), q(&g.value_prefix), q(&g.value_suffix), q(&g.separator),
+                    "{} KEY {} {} VALUE {}{} sep {}{}{}",
+                    q(&g.name_prefix), q(&g.name_suffix), q(&g.value_prefix), q(&g.value_suffix),
+                    g.named_close.as_ref().map(|c| format!(" KEY {}", q(c))).unwrap_or_default(),
+                    q(&g.separator),
                     g.typed_value_prefix.as_ref().map(|p| format!(", non-string prefix {}", q(p))).unwrap_or_default(),
                     g.escaped_value.as_ref().map(|(o, c)| format!(", markup values in {} ... {}", q(o), q(c))).unwrap_or_default()
                 ),

@@ -200,7 +200,10 @@ fn row(name: &str, a: &Analysis) -> Vec<String> {
     let name_slot = match &t.name {
         NameSlot::JsonField { path } => format!("JSON {}", code(&path.join("."))),
         NameSlot::JsonKey => "JSON key".into(),
-        NameSlot::Tagged { prefix, suffix } => format!("{} NAME {}", code(prefix), code(suffix)),
+        NameSlot::Tagged { prefix, suffix } => match &t.name_echo {
+            Some(echo) => format!("{} NAME {} NAME {}", code(prefix), code(suffix), code(echo)),
+            None => format!("{} NAME {}", code(prefix), code(suffix)),
+        },
     };
     let arguments = match &t.arguments {
         ArgumentsSlot::Json { path, as_string } => {
@@ -216,6 +219,9 @@ fn row(name: &str, a: &Analysis) -> Vec<String> {
                 code(&g.value_prefix),
                 code(&g.value_suffix)
             );
+            if let Some(after) = &g.named_close {
+                cell.push_str(&format!(" K {}", code(after)));
+            }
             if !g.separator.is_empty() {
                 cell.push_str(&format!(" sep {}", code(&g.separator)));
             }

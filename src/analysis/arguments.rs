@@ -6,7 +6,9 @@
 //! shows what lies between two arguments (value suffix + separator + name
 //! prefix); the integer-argument render shows whether non-string values get a
 //! different prefix (typed attributes) or are quoted; the markup-value render
-//! (A4) shows a wrapper such as CDATA around values holding `<`, `&`, newlines.
+//! (A4) shows a wrapper such as CDATA around values holding `<`, `&`, newlines;
+//! the render with the other argument name (A1) shows whether the closing
+//! marker repeats the name (`<first>XXXX</first>`).
 //!
 //! Invariant: every returned marker is text taken from a render.
 
@@ -53,7 +55,7 @@ pub fn tagged(outputs: &Outputs, lead: &str, one: &str, after_name: usize, repor
             (leading_text(post), "")
         }
     };
-    report_arg_name(outputs, report);
+    let (value_suffix, named_close) = read_arg_name(variant(Variant::CallArg2), outputs, value_suffix, report);
 
     // A3: integers may be written with a different prefix (a typed
     // attribute such as ` string="false"`): the name's suffix is what both
@@ -81,6 +83,7 @@ pub fn tagged(outputs: &Outputs, lead: &str, one: &str, after_name: usize, repor
         value_prefix: value_prefix.to_owned(),
         typed_value_prefix,
         value_suffix: value_suffix.to_owned(),
+        named_close: named_close.map(str::to_owned),
         separator: separator.to_owned(),
         end: String::new(),
         raw_strings: !(x2.ends_with('"') && value_suffix.starts_with('"')),
@@ -159,11 +162,35 @@ fn leading_text(text: &str) -> &str {
     if n > 0 { &text[..n] } else { text.split_inclusive('\n').next().unwrap_or("") }
 }
 
-/// A1: the argument name must be written verbatim.
-fn report_arg_name(outputs: &Outputs, report: &mut Report) {
-    match outputs.get(Variant::CallArg2) {
-        Ok(t) if t.contains(ARG2) => report.found("A1", "argument name written verbatim"),
-        Ok(_) => report.unsupported("A1", "argument name not written"),
-        Err(e) => report.unsupported("A1", e),
+/// A1: the argument name must be written verbatim. When the value's suffix
+/// holds it too, and the render with the other argument name has that name
+/// there instead, the closing marker names the argument (`</first>`): the
+/// suffix is split around the name.
+fn read_arg_name<'a>(
+    renamed: Option<&str>,
+    outputs: &Outputs,
+    value_suffix: &'a str,
+    report: &mut Report,
+) -> (&'a str, Option<&'a str>) {
+    let renamed = match (renamed, outputs.get(Variant::CallArg2)) {
+        (Some(t), _) if t.contains(ARG2) => t,
+        (_, Err(e)) => {
+            report.unsupported("A1", e);
+            return (value_suffix, None);
+        }
+        _ => {
+            report.unsupported("A1", "argument name not written");
+            return (value_suffix, None);
+        }
+    };
+    if let Some(at) = value_suffix.find(ARG) {
+        let (before, after_name) = (&value_suffix[..at], &value_suffix[at + ARG.len()..]);
+        let renamed_close = format!("{before}{ARG2}{after_name}");
+        if after(renamed, VALUE).is_some_and(|t| t.starts_with(&renamed_close)) {
+            report.found("A1", format!("argument name written verbatim, and again in the closing marker \"{}\"", markers::visible(value_suffix)));
+            return (before, Some(after_name));
+        }
     }
+    report.found("A1", "argument name written verbatim");
+    (value_suffix, None)
 }

@@ -135,6 +135,10 @@ pub struct Reasoning {
     pub thinking_off: Option<PromptEffect>,
     /// Reasoning is rendered only on turns with tool calls.
     pub only_with_tool_calls: bool,
+    /// Turns without reasoning begin with the end marker alone
+    /// (`</mm:think>answer`): an empty block written without its start.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bare_end: bool,
     /// The message field the template reads reasoning from (`reasoning_content`,
     /// `reasoning` or `thinking`), or `content:thinking` when reasoning is a
     /// content part `{"type": "thinking", "thinking": ...}`.
@@ -183,6 +187,11 @@ pub struct ToolFormat {
     pub parallel: bool,
     /// Where the function name is.
     pub name: NameSlot,
+    /// When a tagged name is written twice (`to=NAME<|message|><invoke
+    /// name="NAME">`): the name's suffix runs up to the repeat, and this is
+    /// the text after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_echo: Option<String>,
     /// How the arguments are written.
     pub arguments: ArgumentsSlot,
     /// Where a call id is written, if anywhere.
@@ -239,8 +248,14 @@ pub struct TaggedArguments {
     /// Before a non-string value when it differs from `value_prefix` (typed attributes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub typed_value_prefix: Option<String>,
-    /// After a value (`\n</parameter>`, `</arg_value>`).
+    /// After a value (`\n</parameter>`, `</arg_value>`); when the closing
+    /// marker repeats the argument's name, the part before that name (`</`).
     pub value_suffix: String,
+    /// When the closing marker repeats the argument's name (`<first>V</first>`):
+    /// the text after that name (`>`). The close is then `value_suffix`, the
+    /// name, and this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub named_close: Option<String>,
     /// Between two arguments.
     pub separator: String,
     /// After the last argument, before the call's end (`\n</function>`).
@@ -250,6 +265,16 @@ pub struct TaggedArguments {
     /// Wrapper around values holding `<`, `&` or a newline (`<![CDATA[`, `]]>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escaped_value: Option<(String, String)>,
+}
+
+impl TaggedArguments {
+    /// The raw text after the value of the argument `key`.
+    pub fn close_for(&self, key: &str) -> String {
+        match &self.named_close {
+            Some(after) => format!("{}{key}{after}", self.value_suffix),
+            None => self.value_suffix.clone(),
+        }
+    }
 }
 
 /// Where a call id is written.
@@ -264,6 +289,10 @@ pub enum IdSlot {
     /// the name: `functions.NAME:0`. The id is the name's prefix, the name,
     /// `separator` and the counter, as the model writes them.
     Counted { separator: String },
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Analyzes a compiled template.

@@ -46,7 +46,15 @@ pub fn detect(outputs: &Outputs, source: &str, report: &mut Report) -> Reasoning
         (None, None)
     };
     let field = outputs.reasoning_field.to_owned();
-    Reasoning { mode, start, end, default_prompt, thinking_on, thinking_off, only_with_tool_calls, field }
+    let bare_end = writes_bare_end(outputs, &start, &end);
+    Reasoning { mode, start, end, default_prompt, thinking_on, thinking_off, only_with_tool_calls, bare_end, field }
+}
+
+/// The content turn (no reasoning) begins with the end marker and no start
+/// marker: the template closes an empty block it never opened, so models
+/// write that lone end marker too.
+fn writes_bare_end(outputs: &Outputs, start: &str, end: &str) -> bool {
+    !start.is_empty() && !end.is_empty() && outputs.ok(Variant::Content).is_some_and(|o| o.trim_start().starts_with(end))
 }
 
 /// R1: markers around the reasoning needle in a reasoning + content turn;

@@ -113,8 +113,10 @@ pub(crate) fn preserved_tokens(
         if let NameSlot::Tagged { prefix, suffix } = &t.name {
             sources.extend([prefix.as_str(), suffix.as_str()]);
         }
+        sources.extend(t.name_echo.as_deref());
         if let ArgumentsSlot::Tagged(a) = &t.arguments {
             sources.extend([&a.name_prefix, &a.name_suffix, &a.value_prefix, &a.value_suffix, &a.separator, &a.end].map(String::as_str));
+            sources.extend(a.named_close.as_deref());
         }
         if let Some(IdSlot::Tagged { prefix, suffix, .. }) = &t.id {
             sources.extend([prefix.as_str(), suffix.as_str()]);

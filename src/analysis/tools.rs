@@ -73,6 +73,7 @@ pub fn detect(outputs: &Outputs, reasoning: &Reasoning, report: &mut Report) -> 
         None => counted_id(name, one, two, report),
         id => (name, id),
     };
+    let (name, name_echo) = name_echo(name, outputs.ok(Variant::CallName2).and_then(|t| t.strip_prefix(lead)));
     let mut format = ToolFormat {
         class: cores.class,
         section_start: frame.section_start,
@@ -82,6 +83,7 @@ pub fn detect(outputs: &Outputs, reasoning: &Reasoning, report: &mut Report) -> 
         call_separator: frame.separator,
         parallel: frame.parallel,
         name,
+        name_echo,
         arguments,
         id,
         content_with_calls,
@@ -148,24 +150,31 @@ fn marker_cores(
     class: ToolClass,
     end_of: fn(&str, usize) -> Option<usize>,
 ) -> Option<Cores> {
-    // The first occurrence of the name that starts a well-formed call: the
-    // name may also appear earlier (a tool list written before the calls).
-    // The first well-formed call after `from`, starting at the occurrence of
-    // the name nearest its arguments: the name may also appear earlier (a tool
-    // list, or scaffolding naming the other tool).
-    let core = |text: &str, name: &str, from: usize| {
+    // The first well-formed call after `from`, starting at the first
+    // occurrence of the name that leads to it: a name written twice per call
+    // (`to=NAME ... <invoke name="NAME">`) starts at its first writing, and
+    // the second is read as an echo in the name's suffix (`name_echo`). Text
+    // naming the other probe tool (scaffolding, a tool list) is no call: the
+    // second call's core must be as long as the first's (the probe names are
+    // equally long), else the occurrence nearest the arguments is taken.
+    let core = |text: &str, name: &str, from: usize, len: Option<usize>| {
         let found: Vec<(usize, usize)> = text
             .get(from..)?
             .match_indices(name)
             .filter_map(|(i, _)| Some((from + i, end_of(text, from + i + name.len())?)))
             .collect();
         let end = found.first()?.1;
-        found.iter().rev().find(|(_, e)| *e == end).map(|(start, end)| *start..*end)
+        let same_end = || found.iter().filter(|(_, e)| *e == end);
+        let start = match len {
+            Some(len) => same_end().find(|(s, e)| e - s == len).or_else(|| same_end().last()),
+            None => same_end().next(),
+        };
+        start.map(|(start, end)| *start..*end)
     };
-    let one_core = core(one, NAME, 0)?;
+    let one_core = core(one, NAME, 0, None)?;
     let two_cores = two.and_then(|t| {
-        let a = core(t, NAME, 0)?;
-        let b = core(t, NAME2, a.end)?;
+        let a = core(t, NAME, 0, None)?;
+        let b = core(t, NAME2, a.end, Some(a.len()))?;
         Some((a, b))
     });
     Some(Cores { class, one: one_core, two: two_cores })
@@ -402,6 +411,22 @@ fn separate_id(name: NameSlot, call_start: String, id: Option<IdSlot>) -> (NameS
     (name, call_start, id(id_suffix.clone()))
 }
 
+/// A tagged name whose suffix holds the probe name again, where the render
+/// with the other name has that name too, is written twice: the suffix is
+/// split around the repeat.
+fn name_echo(name: NameSlot, renamed: Option<&str>) -> (NameSlot, Option<String>) {
+    let NameSlot::Tagged { prefix, suffix } = &name else { return (name, None) };
+    let Some(at) = suffix.find(NAME) else { return (name, None) };
+    let (before, after) = (&suffix[..at], &suffix[at + NAME.len()..]);
+    let echoed = format!("{before}{NAME2}{after}");
+    match renamed.and_then(|t| t.find(NAME2).map(|i| &t[i + NAME2.len()..])) {
+        Some(rest) if rest.starts_with(&echoed) => {
+            (NameSlot::Tagged { prefix: prefix.clone(), suffix: before.to_owned() }, Some(after.to_owned()))
+        }
+        _ => (name, None),
+    }
+}
+
 /// T4 (name) and A2 (value): the variants must differ only in the needle.
 fn report_name_and_value(outputs: &Outputs, report: &mut Report) {
     let pairs = [("T4", Variant::CallName2, NAME), ("A2", Variant::CallValue2, VALUE)];
@@ -443,7 +468,7 @@ fn move_argument_end(format: &mut ToolFormat) {
     let (ArgumentsSlot::Tagged(args), NameSlot::Tagged { prefix, .. }) = (&mut format.arguments, &format.name) else {
         return;
     };
-    if let Some(rest) = format.call_end.strip_prefix(args.value_suffix.as_str()) {
+    if let Some(rest) = format.call_end.strip_prefix(args.close_for(ARG).as_str()) {
         format.call_end = rest.to_owned();
     }
     let Some(close) = tag_closer(prefix) else { return };

@@ -245,10 +245,17 @@ impl Analysis {
             || matches!(r.mode, ReasoningMode::ForcedOpen | ReasoningMode::Delimiter)
             || r.start.trim().is_empty();
         block.ws();
-        if !start_optional {
-            block.marker(&r.start);
+        if start_optional {
+            block.expr(text);
+        } else if r.bare_end {
+            // The template closes empty blocks it never opened: `</think>` alone.
+            let mut opened = Pieces::new();
+            opened.marker(&r.start).expr(text);
+            block.expr(format!("( {} )?", opened.render()));
+        } else {
+            block.marker(&r.start).expr(text);
         }
-        block.expr(text).lit(&r.end).ws();
+        block.lit(&r.end).ws();
         let reasoning = rules.fixed("reasoning", &block.render());
         format!("{reasoning}? ws {body}")
     }

@@ -86,6 +86,9 @@ impl Builder<'_> {
                     p.lit(separator).expr("[0-9]+".to_string());
                 }
                 p.marker(suffix);
+                if let Some(after) = &f.name_echo {
+                    p.lit(&tool.name).marker(after);
+                }
                 self.tagged_id(&mut p, false);
                 let args = self.arguments_after_name(tool);
                 p.extend(&args);
@@ -267,6 +270,9 @@ impl Builder<'_> {
     /// The value part of a tagged argument, prefix and suffix included.
     fn tagged_value(&mut self, tool: &Tool, key: &str, prop: &Value, g: &TaggedArguments) -> String {
         let hint = format!("{}-{}", tool.name, key);
+        // The closing marker may name the argument (`</city>`): with the key
+        // known, it is fixed text.
+        let close = g.close_for(key);
         let c = Compiler::new(self.rules, self.warnings, Dialect::Json, &tool.parameters);
         let resolved = c.resolved(prop).unwrap_or(Value::Null);
         let kind = string_kind(&resolved);
@@ -276,11 +282,11 @@ impl Builder<'_> {
             p.marker(&g.value_prefix);
             if let StringKind::Enum(values) = &kind {
                 // A fixed value absorbs no whitespace: the suffix keeps its own.
-                p.expr(alt(&values.iter().map(|v| literal(v)).collect::<Vec<_>>())).marker(&g.value_suffix);
+                p.expr(alt(&values.iter().map(|v| literal(v)).collect::<Vec<_>>())).marker(&close);
             } else {
-                let raw = self.raw_value_text(g, &hint);
+                let raw = self.raw_value_text(g, &close, &hint);
                 p.expr(raw);
-                push_suffix(&mut p, &g.value_suffix);
+                push_suffix(&mut p, &close);
             }
             options.push(p.render());
         }
@@ -294,24 +300,29 @@ impl Builder<'_> {
             let json = if py == json { json } else { alt(&[json, py]) };
             let prefix = g.typed_value_prefix.as_deref().unwrap_or(&g.value_prefix);
             let mut p = Pieces::new();
-            p.marker(prefix).expr(json).marker(&g.value_suffix);
+            p.marker(prefix).expr(json).marker(&close);
             options.push(p.render());
         }
         alt(&options)
     }
 
-    /// A raw value with its suffix, for arguments of unknown type.
+    /// A raw value with its suffix, for arguments of unknown key and type;
+    /// a closing marker that names the argument takes any name.
     fn raw_value(&mut self, g: &TaggedArguments, hint: &str) -> String {
-        let text = self.raw_value_text(g, hint);
+        let text = self.raw_value_text(g, &g.value_suffix, hint);
         let mut p = Pieces::new();
         p.marker(&g.value_prefix).expr(text);
         push_suffix(&mut p, &g.value_suffix);
+        if let Some(after) = &g.named_close {
+            let name = until(self.rules, "arg-key", &first_lit(after).unwrap_or_default());
+            p.expr(name).marker(after);
+        }
         p.render()
     }
 
-    /// Raw text up to the value's closing marker (or a CDATA-style wrapper).
-    fn raw_value_text(&mut self, g: &TaggedArguments, hint: &str) -> String {
-        let stop = first_lit(&g.value_suffix)
+    /// Raw text up to the value's closing marker `close` (or a CDATA-style wrapper).
+    fn raw_value_text(&mut self, g: &TaggedArguments, close: &str, hint: &str) -> String {
+        let stop = first_lit(close)
             .or_else(|| first_lit(&g.separator))
             .or_else(|| first_lit(&g.end))
             .or_else(|| first_lit(&self.format.call_end))

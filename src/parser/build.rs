@@ -131,6 +131,8 @@ fn prelude(analysis: &Analysis, plan: Plan) -> Expr {
     match plan.start {
         Start::AfterReasoning => ws(),
         Start::InReasoning => reasoning_body(&end, &stops),
+        // A lone end marker first closes an empty block (the template writes one).
+        Start::Free if has_start_marker(analysis) && r.bare_end => opt(seq([ws(), end.expr(), ws()])),
         Start::Free if has_start_marker(analysis) => empty(),
         // Delimiter reasoning: from the start to the end marker, if there is one.
         Start::Free => opt(seq([cap(REASONING, until(end.delimiters())), end.expr_exact_head(), ws()])),
@@ -265,16 +267,23 @@ impl<'a> ToolGrammar<'a> {
                 seq([Marker::new(prefix).expr(), cap(NAME, identifier()), ws(), Marker::new(suffix).expr()])
             }
             (NameSlot::Tagged { prefix, suffix }, _) => {
-                if let Some(IdSlot::Counted { separator }) = &f.id {
-                    return seq([counted_name(prefix, separator), Marker::new(suffix).expr()]);
-                }
                 let (id_before, id_after) = self.tagged_ids();
                 let suffix_marker = Marker::new(suffix);
                 let name_end = match (&id_after, suffix_marker.is_blank()) {
                     (Some((p, _)), true) => Marker::new(p),
                     _ => suffix_marker.clone(),
                 };
-                let suffix_expr = suffix_marker.expr();
+                let suffix_expr = match &f.name_echo {
+                    // The repeated name is not checked against the first one.
+                    Some(after) => {
+                        let after = Marker::new(after);
+                        seq([suffix_marker.expr(), not(class(space_set())), tagged_name(&after), after.expr()])
+                    }
+                    None => suffix_marker.expr(),
+                };
+                if let Some(IdSlot::Counted { separator }) = &f.id {
+                    return seq([counted_name(prefix, separator), suffix_expr]);
+                }
                 seq([
                     id_before.map(|(p, s)| tagged_id(&p, &s)).unwrap_or_else(empty),
                     Marker::new(prefix).expr(),
@@ -441,10 +450,13 @@ fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
     if bare_stops.is_empty() {
         bare_stops = vec![",".into(), "}".into()];
     }
-    let arg = tagged_argument(t, &bare_stops);
+    let end = Marker::new(&t.end);
+    // Text where the arguments end is no argument (`</invoke>` after `<`).
+    let not_end = if end.is_blank() { empty() } else { not(end.expr()) };
+    let arg = seq([not_end, tagged_argument(t, &bare_stops)]);
     let sep = Marker::new(&t.separator);
     let more = if sep.is_blank() { star(seq([ws(), arg.clone()])) } else { star(seq([sep.expr(), arg.clone()])) };
-    seq([ws(), opt(seq([arg, more])), ws(), Marker::new(&t.end).expr()])
+    seq([ws(), opt(seq([arg, more])), ws(), end.expr()])
 }
 
 /// One `name-prefix KEY name-suffix value` pair.
@@ -455,6 +467,7 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
         None => identifier(),
     };
     let value_end = Marker::new(&t.value_suffix);
+    let close = value_close(t, &value_end);
     let raw_value = |tag| {
         let stops = value_end.delimiters();
         let text = if stops.is_empty() { until([",", "}"]) } else { until(stops) };
@@ -474,11 +487,11 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
             let typed_end = if typed.is_blank() { until(bare_stops) } else { until(value_end.delimiters()) };
             let settle = if value_start.is_blank() { empty() } else { cut() };
             choice([
-                seq([value_start.expr_exact_tail(), settle, string_value, value_end.expr_exact_head()]),
-                seq([typed.expr(), cap(ARG_JSON, typed_end), opt(value_end.expr_exact_head())]),
+                seq([value_start.expr_exact_tail(), settle, string_value, close.clone()]),
+                seq([typed.expr(), cap(ARG_JSON, typed_end), opt(close)]),
             ])
         }
-        None => seq([value_start.expr_exact_tail(), string_value, value_end.expr_exact_head()]),
+        None => seq([value_start.expr_exact_tail(), string_value, close]),
     };
     cap(
         ARG,
@@ -490,6 +503,20 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
             value,
         ]),
     )
+}
+
+/// The marker after a value: `value_suffix`, and when the closing marker
+/// names the argument (`</first>`), a name and the rest of that marker. The
+/// name is not checked against the opening one: a model that mismatches
+/// them still meant to close the value.
+fn value_close(t: &TaggedArguments, value_end: &Marker) -> Expr {
+    let Some(after) = &t.named_close else { return value_end.expr_exact_head() };
+    let after = Marker::new(after);
+    let name = match after.first_core() {
+        Some(core) => until([core, "\n"]),
+        None => identifier(),
+    };
+    seq([value_end.expr_exact_head(), not(class(space_set())), name, after.expr()])
 }
 
 #[cfg(test)]
