@@ -59,14 +59,16 @@ pub fn continuation_prompt(
 
 /// OpenAI messages as the template wants them: tool-call `arguments` as
 /// objects when the analysis found the template reads objects (OpenAI sends
-/// JSON text).
+/// JSON text), and reasoning in the field the template reads
+/// (`reasoning_content` is OpenAI's; gpt-oss reads `thinking`).
 pub fn template_messages(analysis: &Analysis, messages: &[Value]) -> Vec<Value> {
     let objects = analysis.tools.as_ref().is_some_and(|t| t.input.object_arguments);
     let mut out = messages.to_vec();
-    if !objects {
-        return out;
-    }
     for message in &mut out {
+        move_reasoning(message, &analysis.reasoning.field);
+        if !objects {
+            continue;
+        }
         let Some(calls) = message.get_mut("tool_calls").and_then(Value::as_array_mut) else { continue };
         for call in calls {
             let Some(args) = call.pointer_mut("/function/arguments") else { continue };
@@ -76,4 +78,17 @@ pub fn template_messages(analysis: &Analysis, messages: &[Value]) -> Vec<Value> 
         }
     }
     out
+}
+
+/// Copies OpenAI's `reasoning_content` into `field` when the message has
+/// no `field` of its own.
+fn move_reasoning(message: &mut Value, field: &str) {
+    const OPENAI: &str = "reasoning_content";
+    if field.is_empty() || field == OPENAI || message.get(field).is_some() {
+        return;
+    }
+    let Some(reasoning) = message.get(OPENAI).cloned() else { return };
+    if let Some(object) = message.as_object_mut() {
+        object.insert(field.to_string(), reasoning);
+    }
 }
