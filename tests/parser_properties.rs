@@ -40,6 +40,10 @@
 //! in the message: as content or reasoning, or (when it ends up inside a
 //! call's value) in arguments, where JSON escaping keeps the character itself
 //! (`"` → `\"`, `\` → `\\`; newlines are whitespace and are not checked).
+//! A random-text piece right after a section header's opening marker
+//! (`analysis.turn.headers`: `<|channel|>` LABEL `<|message|>`) may be that
+//! header's label, which is scaffolding whatever it says, so it is not
+//! required either.
 //! Markers, partial markers and call blocks are markup the parser may
 //! legitimately consume or normalise (Python `'x'` → `"x"`, `True` →
 //! `true`), so their characters are not required; the message only needs
@@ -81,6 +85,8 @@ struct Fixture {
     markers: Vec<String>,
     /// Characters random text may use.
     alphabet: Vec<char>,
+    /// Opening markers of section headers: text right after one may be a label.
+    header_opens: Vec<String>,
 }
 
 fn tools() -> Vec<Value> {
@@ -166,7 +172,8 @@ fn fixture(name: &'static str) -> Fixture {
         .chars()
         .filter(|c| !used.contains(c) && !"{}[]()\"'=:,".contains(*c))
         .collect();
-    Fixture { name, parser, outputs, calls, markers, alphabet }
+    let header_opens = analysis.turn.headers.iter().map(|h| h.open.clone()).collect();
+    Fixture { name, parser, outputs, calls, markers, alphabet, header_opens }
 }
 
 /// Every marker the analysis knows, raw and trimmed, plus the preserved tokens.
@@ -331,9 +338,15 @@ fn piece() -> impl Strategy<Value = Piece> {
 /// Builds the output; returns it and the random text it holds.
 fn assemble(f: &Fixture, pieces: &[Piece]) -> (String, String) {
     let (mut out, mut free) = (String::new(), String::new());
+    let mut after_header_open = false;
     for p in pieces {
+        let label_slot = std::mem::take(&mut after_header_open);
         match p {
-            Piece::Marker(i) => out.push_str(&f.markers[i % f.markers.len()]),
+            Piece::Marker(i) => {
+                let m = &f.markers[i % f.markers.len()];
+                out.push_str(m);
+                after_header_open = f.header_opens.iter().any(|h| h == m.trim());
+            }
             Piece::Partial(i, n) => {
                 let m = &f.markers[i % f.markers.len()];
                 let cuts: Vec<usize> = (1..m.len()).filter(|&k| m.is_char_boundary(k)).collect();
@@ -344,7 +357,9 @@ fn assemble(f: &Fixture, pieces: &[Piece]) -> (String, String) {
             Piece::Text(picks) => {
                 let t = text(f, picks);
                 out.push_str(&t);
-                free.push_str(&t);
+                if !label_slot {
+                    free.push_str(&t);
+                }
             }
             Piece::Call(i) if !f.calls.is_empty() => out.push_str(&f.calls[i % f.calls.len()]),
             Piece::Call(_) => {}

@@ -41,9 +41,9 @@ use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig, Re
 use serde_json::{json, Value};
 
 /// Recovered cases over the corpus must not fall below this.
-const MIN_CORPUS_RECOVERED: usize = 219;
+const MIN_CORPUS_RECOVERED: usize = 243;
 /// Recovered cases over the shipped templates must not fall below this.
-const MIN_SHIPPED_RECOVERED: usize = 50;
+const MIN_SHIPPED_RECOVERED: usize = 51;
 
 fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -90,6 +90,12 @@ pub fn table(a: &Analysis) -> String {
         }
     }
     row("end of turn", q(&a.turn.end_of_turn));
+    for h in &a.turn.headers {
+        row("section header", format!("{} LABEL {}", q(&h.open), q(&h.close)));
+    }
+    if !a.turn.message_start.is_empty() {
+        row("message break", format!("{} then {}", q(&a.turn.message_end), q(&a.turn.message_start)));
+    }
     row("generation prompt", q(&a.turn.generation_prompt.default));
     if let Some(on) = &a.turn.generation_prompt.thinking_on {
         row("  thinking on", q(on));

@@ -7,6 +7,14 @@
 //! or `[` + letters, digits, `_ / | - ▁` and spaces + `]` (so JSON arrays such
 //! as `["a", 1]` are never markers).
 //!
+//! A *compound* marker is two markers with a short label between them:
+//! `<|channel|>final<|message|>`, `<|close|>think<|sep|>`. Channel and
+//! header formats name their sections that way; the label (`final`, `think`)
+//! says which section, the two markers say "header". Compounds are not
+//! tokens: [`tokens`] and snapping stay single-marker, and callers ask for
+//! compounds where a label may belong to a marker ([`compound_at`],
+//! [`compound_ending`]).
+//!
 //! Invariant: snapping only ever moves a split point to a marker boundary or a
 //! char boundary; it never moves it past the string's ends.
 
@@ -99,6 +107,65 @@ pub fn tokens(s: &str) -> Vec<&str> {
     spans(s).into_iter().map(|r| &s[r]).collect()
 }
 
+/// Longest label of a compound marker.
+const MAX_LABEL: usize = 64;
+
+/// Length of the label at the start of `s`: text on one line, without
+/// brackets, that starts with neither whitespace nor a marker.
+fn label_len(s: &str) -> usize {
+    if s.starts_with(char::is_whitespace) {
+        return 0;
+    }
+    let n = s.find(['<', '>', '[', ']', '\n', '\r']).unwrap_or(s.len());
+    if n > MAX_LABEL {
+        0
+    } else {
+        n
+    }
+}
+
+/// The compound marker (`marker label marker`) starting at byte `start`.
+pub fn compound_at(s: &str, start: usize) -> Option<Range<usize>> {
+    let first = marker_at(s, start)?;
+    let label = label_len(&s[first.end..]);
+    if label == 0 || s[first.end..first.end + label].ends_with(char::is_whitespace) {
+        return None;
+    }
+    let second = marker_at(s, first.end + label)?;
+    Some(start..second.end)
+}
+
+/// The compound marker `s` ends with, if any.
+pub fn compound_ending(s: &str) -> Option<&str> {
+    let spans = spans(s);
+    let [.., a, b] = spans.as_slice() else { return None };
+    (b.end == s.len()).then(|| compound_at(s, a.start)).flatten().filter(|r| r.end == s.len()).map(|r| &s[r])
+}
+
+/// The marker, compound or single, starting at byte `start`.
+pub fn marker_or_compound_at(s: &str, start: usize) -> Option<Range<usize>> {
+    compound_at(s, start).or_else(|| marker_at(s, start))
+}
+
+/// The label of a compound marker and its two markers: `("<|c|>", "final", "<|m|>")`.
+pub fn compound_parts(compound: &str) -> Option<(&str, &str, &str)> {
+    let r = compound_at(compound, 0).filter(|r| r.end == compound.len())?;
+    let first = marker_at(compound, 0)?;
+    let label = label_len(&compound[first.end..]);
+    let second = first.end + label;
+    Some((&compound[..first.end], &compound[first.end..second], &compound[second..r.end]))
+}
+
+/// `close` closes the compound `open`: the same label and closing marker
+/// after a different opening marker (`<|open|>think<|sep|>` →
+/// `<|close|>think<|sep|>`).
+pub fn compound_closes(open: &str, close: &str) -> bool {
+    match (compound_parts(open), compound_parts(close)) {
+        (Some((a, l, b)), Some((c, m, d))) => a != c && l == m && b == d,
+        _ => false,
+    }
+}
+
 /// The closing marker conventionally paired with an opening one:
 /// `<x>` → `</x>`, `<|START_X|>` → `<|END_X|>`, `<|x|>` → `<|/x|>`, `[X]` → `[/X]`.
 pub fn closing_for(open: &str) -> Option<String> {
@@ -154,6 +221,20 @@ mod tests {
         assert_eq!(snap_forward(s, 6), 13);
         assert_eq!(snap_back(s, 2), 2);
         assert_eq!(snap_forward(s, 13), 13);
+    }
+
+    #[test]
+    fn compounds_are_marker_label_marker() {
+        let s = "<|c|>final<|m|>X<|close|>think<|sep|>";
+        assert_eq!(compound_at(s, 0), Some(0..15));
+        assert_eq!(compound_ending(s), Some("<|close|>think<|sep|>"));
+        assert_eq!(compound_parts("<|c|>final<|m|>"), Some(("<|c|>", "final", "<|m|>")));
+        assert!(compound_closes("<|open|>think<|sep|>", "<|close|>think<|sep|>"));
+        assert!(!compound_closes("<|open|>think<|sep|>", "<|close|>response<|sep|>"));
+        // A label starts with text and stays on its line.
+        assert_eq!(compound_at("<a> x<b>", 0), None);
+        assert_eq!(compound_at("<a>x\n<b>", 0), None);
+        assert_eq!(compound_ending("</think>\n<b>"), None);
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod outputs;
 mod probe;
 mod reasoning;
 mod report;
+mod sections;
 mod tools;
 
 use serde::{Deserialize, Serialize};
@@ -71,6 +72,26 @@ pub struct TurnFormat {
     pub end_of_turn: String,
     /// The first marker of `end_of_turn`: the token a model emits to stop.
     pub stop_marker: String,
+    /// Headers naming the sections of a turn (`<|channel|>` LABEL `<|message|>`);
+    /// see `sections`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<Header>,
+    /// The end of one message of the turn before the next opens (`<|end|>`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message_end: String,
+    /// What opens another message of the same turn: the generation prompt
+    /// written again (`<|start|>assistant`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message_start: String,
+}
+
+/// A section header's shape: `open`, a label naming the section, `close`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// The marker before the label (`<|channel|>`, `<|open|>`).
+    pub open: String,
+    /// The marker after the label (`<|message|>`, `<|sep|>`).
+    pub close: String,
 }
 
 /// Generation prompts: the text after the user turn that opens the assistant turn.
@@ -305,9 +326,11 @@ pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
     let variables = template.variables();
     let outputs = outputs::collect(template, &variables, &mut report)?;
     let reasoning = reasoning::detect(&outputs, template.source(), &mut report);
-    let turn = outputs.turn_format(&mut report);
+    let mut turn = outputs.turn_format(&mut report);
     let content = content::detect(&outputs, &reasoning, &turn.stop_marker, &mut report);
-    let tools = tools::detect(&outputs, &reasoning, &mut report);
+    turn.headers = sections::headers(&content, &reasoning);
+    (turn.message_end, turn.message_start) = sections::message_break(&reasoning, &turn.generation_prompt.default);
+    let tools = tools::detect(&outputs, &reasoning, &content, &mut report);
     let preserved_tokens = report::preserved_tokens(&reasoning, &content, tools.as_ref(), &turn);
     Ok(Analysis {
         format_version: FORMAT_VERSION,

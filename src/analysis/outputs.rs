@@ -170,7 +170,22 @@ fn shared_ends(renders: &[(Variant, Result<String>)], full_prompt: &str, user_le
     let with_prompt_len = common_prefix_len(&with_prompt);
     let prefix_len = if with_prompt_len >= user_len { with_prompt_len } else { common_prefix_len(&ok) };
     let tails: Vec<&str> = ok.iter().map(|s| &s[prefix_len.min(s.len())..]).collect();
-    (prefix_len, common_suffix_len(&tails))
+    (prefix_len, keep_compounds_whole(&tails, common_suffix_len(&tails)))
+}
+
+/// A trailer that starts with the closing marker of a compound every output
+/// ends in (`<|close|>response` + `<|sep|><|close|>message...`) starts after
+/// that marker instead: the compound is one marker of the output.
+fn keep_compounds_whole(tails: &[&str], trailer_len: usize) -> usize {
+    let Some(first) = tails.first() else { return trailer_len };
+    let trailer = &first[first.len() - trailer_len..];
+    let Some(m) = markers::marker_at(trailer, 0) else { return trailer_len };
+    let whole = |t: &&str| markers::compound_ending(&t[..t.len() - trailer_len + m.end]).is_some();
+    if tails.iter().all(whole) {
+        trailer_len - m.end
+    } else {
+        trailer_len
+    }
 }
 
 /// Variables the renderer always passes; everything else a template reads
@@ -260,15 +275,11 @@ impl Outputs {
         let content_out = self.ok(Variant::Content).unwrap_or("");
         let (before, after) = content_out.split_once(probe::CONTENT).unwrap_or(("", ""));
         let mut source = format!("{after}{}", self.trailer());
-        let closer = markers::tokens(before).last().and_then(|open| markers::closing_for(open));
-        if let Some(rest) = closer.and_then(|c| source.trim_start().strip_prefix(c.as_str()).map(str::to_owned)) {
+        if let Some(rest) = strip_wrapper_closer(before, &source) {
             source = rest;
         }
         let end_of_turn = through_first_marker(&source).to_owned();
-        let stop_marker = markers::tokens(&end_of_turn).first().map_or_else(
-            || end_of_turn.trim().to_owned(),
-            |t| (*t).to_owned(),
-        );
+        let stop_marker = first_marker(&end_of_turn).map_or_else(|| end_of_turn.trim().to_owned(), str::to_owned);
         match self.get(Variant::Content) {
             Ok(_) if self.follow_up => report.found(
                 "EOT",
@@ -285,15 +296,41 @@ impl Outputs {
             },
             end_of_turn,
             stop_marker,
+            ..TurnFormat::default()
         }
     }
 }
 
-/// `text` up to the end of its first marker and the whitespace after it; all
-/// of `text` when it has no marker.
+/// `source` (what follows the content) less the closer of the wrapper that
+/// `before` ends with: its conventional closer (`<|END_RESPONSE|>`), or the
+/// compound with the same label (`<|close|>response<|sep|>` after
+/// `<|open|>response<|sep|>`).
+fn strip_wrapper_closer(before: &str, source: &str) -> Option<String> {
+    let rest = source.trim_start();
+    if let Some(open) = markers::compound_ending(before) {
+        let first = markers::compound_at(rest, 0).map(|r| &rest[r])?;
+        return markers::compound_closes(open, first).then(|| rest[first.len()..].to_owned());
+    }
+    let closer = markers::tokens(before).last().and_then(|open| markers::closing_for(open))?;
+    rest.strip_prefix(closer.as_str()).map(str::to_owned)
+}
+
+/// The first marker of `text`, a compound one when the marker starts one.
+fn first_marker(text: &str) -> Option<&str> {
+    let first = markers::spans(text).into_iter().next()?;
+    markers::marker_or_compound_at(text, first.start).map(|r| &text[r])
+}
+
+/// `text` up to the end of its first marker (compound or single) and the
+/// whitespace after it; all of `text` when it has no marker. A compound
+/// closes a section (`<|close|>message<|sep|>`): a marker right after it
+/// (`<|end_of_msg|>`) ends the turn with it.
 fn through_first_marker(text: &str) -> &str {
-    let Some(first) = markers::tokens(text).first().copied() else { return text };
-    let end = text.find(first).map_or(text.len(), |i| i + first.len());
+    let Some(first) = first_marker(text) else { return text };
+    let mut end = text.find(first).map_or(text.len(), |i| i + first.len());
+    if markers::compound_at(first, 0).is_some() {
+        end = markers::marker_at(text, end).map_or(end, |r| r.end);
+    }
     let ws = text[end..].len() - text[end..].trim_start().len();
     &text[..end + ws]
 }

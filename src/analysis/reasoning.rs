@@ -97,9 +97,13 @@ fn block_markers(plain: &str, with: &str) -> Option<(String, String)> {
     }
     // `plain` renders an empty block too, so the markers are shared text:
     // take the nearest marker on each side of the needle.
+    // A compound marker (`<|close|>think<|sep|>`) is taken whole.
     let at = with.find(REASONING)?;
-    let start = markers::tokens(&with[..at]).last().copied().unwrap_or("");
-    let end = markers::tokens(&with[at + REASONING.len()..]).first().copied()?;
+    let before = &with[..at];
+    let start = markers::compound_ending(before).or_else(|| markers::tokens(before).last().copied()).unwrap_or("");
+    let after = &with[at + REASONING.len()..];
+    let first = markers::spans(after).into_iter().next()?;
+    let end = markers::marker_or_compound_at(after, first.start).map(|r| &after[r])?;
     Some((start.to_owned(), end.to_owned()))
 }
 
@@ -136,13 +140,17 @@ fn markers_from_history(outputs: &Outputs) -> Option<(String, String)> {
     empty_block(&out[..out.find(super::probe::CONTENT)?])
 }
 
-/// The opening marker a generation prompt ends with, when its conventional
-/// closer is `end`.
+/// The opening marker a generation prompt ends with, when `end` closes it:
+/// its conventional closer, or a compound with the same label
+/// (`<|open|>think<|sep|>` for `<|close|>think<|sep|>`).
 fn opened_by_prompt(prompts: &[Option<&str>; 3], end: &str) -> Option<String> {
     prompts.iter().flatten().find_map(|prompt| {
+        let prompt = prompt.trim_end();
+        if let Some(open) = markers::compound_ending(prompt).filter(|open| markers::compound_closes(open, end)) {
+            return Some(open.to_owned());
+        }
         let last = markers::tokens(prompt).last().copied()?;
-        (prompt.trim_end().ends_with(last) && markers::closing_for(last).as_deref() == Some(end))
-            .then(|| last.to_owned())
+        (prompt.ends_with(last) && markers::closing_for(last).as_deref() == Some(end)).then(|| last.to_owned())
     })
 }
 

@@ -21,7 +21,7 @@ use super::markers::{self, visible};
 use super::outputs::{Outputs, Variant};
 use super::probe::{ARG, CONTENT, ID, NAME, NAME2, VALUE};
 use super::report::Report;
-use super::{arguments, ArgumentsSlot, IdSlot, NameSlot, Reasoning, ToolClass, ToolFormat, ToolInput};
+use super::{arguments, ArgumentsSlot, ContentFormat, IdSlot, NameSlot, Reasoning, ToolClass, ToolFormat, ToolInput};
 
 /// Where the call cores are in the one-call and two-call outputs.
 struct Cores {
@@ -42,7 +42,7 @@ struct Frame {
 }
 
 /// Runs the tool comparisons and reads the tool-call format.
-pub fn detect(outputs: &Outputs, reasoning: &Reasoning, report: &mut Report) -> Option<ToolFormat> {
+pub fn detect(outputs: &Outputs, reasoning: &Reasoning, content: &ContentFormat, report: &mut Report) -> Option<ToolFormat> {
     let encoding = outputs.encoding?;
     let full = match outputs.get(Variant::Call) {
         Ok(o) => o,
@@ -51,7 +51,7 @@ pub fn detect(outputs: &Outputs, reasoning: &Reasoning, report: &mut Report) -> 
             return None;
         }
     };
-    let lead = reasoning_lead(full, reasoning);
+    let lead = lead(full, reasoning, content);
     let one = &full[lead.len()..];
     let two = outputs.ok(Variant::TwoCalls).and_then(|t| t.strip_prefix(lead));
     report_two(outputs, two, report);
@@ -91,6 +91,25 @@ pub fn detect(outputs: &Outputs, reasoning: &Reasoning, report: &mut Report) -> 
     };
     move_argument_end(&mut format);
     Some(format)
+}
+
+/// Empty reasoning and content blocks some templates write before every
+/// call: they belong to reasoning and content, not to the calls.
+fn lead<'a>(output: &'a str, reasoning: &Reasoning, content: &ContentFormat) -> &'a str {
+    let reasoning_end = reasoning_lead(output, reasoning).len();
+    let rest = &output[reasoning_end..];
+    let (start, end) = (content.start.trim(), content.end.trim());
+    if start.is_empty() || end.is_empty() {
+        return &output[..reasoning_end];
+    }
+    let block = rest.strip_prefix(start).map(str::trim_start).and_then(|r| r.strip_prefix(end));
+    match block {
+        Some(after) => {
+            let after = after.trim_start();
+            &output[..output.len() - after.len()]
+        }
+        None => &output[..reasoning_end],
+    }
 }
 
 /// An empty reasoning block some templates write before every call.

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! output  := reasoning? body eoi
-//! body    := ( tools | silent-marker | content )*
+//! body    := ( tools | reasoning-block | silent-marker | scaffolding | content )*
 //!            (silent markers: content wrappers' first cores, and code
 //!            fences when the content is JSON for a response schema)
 //! tools   := section-start call (separator call)* section-end?
@@ -20,19 +20,26 @@
 //! - `triggers` are the first cores of the markers that can start a tool
 //!   section or a content wrapper; content text stops before them (and
 //!   before any partial one at the end of a chunk).
+//! - `scaffolding` is what channel and header formats write between the
+//!   sections of one turn: headers of a learned shape, whatever their
+//!   label, and message breaks (see `sections`). A tool-call name written
+//!   inside such a header may follow any label and precede any rest of it.
+//! - A prompt that opened a reasoning block is continued inside it, unless
+//!   the output opens a content section straight away.
 //! - Whitespace around markers is matched flexibly (see `marker`).
 //!
 //! Invariant: the grammar matches every input (content takes anything the
 //! other alternatives refuse), so a parse never fails; a `Match` may only be
 //! incomplete.
 
-use crate::analysis::{Analysis, ArgumentsSlot, IdSlot, NameSlot, ReasoningMode, TaggedArguments, ToolClass, ToolFormat};
+use crate::analysis::{Analysis, ArgumentsSlot, Header, IdSlot, NameSlot, ReasoningMode, TaggedArguments, ToolClass, ToolFormat};
 use crate::peg::{
     and, any_char, cap, choice, class, commit, cut, empty, eoi, json, json_string, lit, not, opt, plus, python, recover, seq,
     star, until, ws, ByteSet, Expr,
 };
 
 use super::marker::Marker;
+use super::sections::Sections;
 use super::tags::*;
 
 /// Where the output starts, relative to reasoning.
@@ -64,14 +71,20 @@ const JSON_FENCES: [&str; 2] = ["```json", "```"];
 
 /// The root expression for `analysis` under `plan`.
 pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
+    let headers = &analysis.turn.headers;
     let tools = analysis.tools.as_ref().filter(|_| plan.parse_tools);
-    let calls = tools.map(ToolGrammar::new);
+    let calls = tools.map(|t| ToolGrammar::new(t, headers));
     let wrappers = content_wrappers(analysis);
+    // Tool sections keep their text when tools are not parsed: a header
+    // never takes their opening marker.
+    let tool_starts = analysis.tools.as_ref().map(|t| ToolGrammar::new(t, headers).triggers).unwrap_or_default();
+    let sections = Sections::new(analysis, plan.extract_reasoning, tool_starts);
     let mut silent: Vec<String> = wrappers.iter().filter_map(|m| m.first_core().map(str::to_string)).collect();
     if plan.json_response {
         silent.extend(JSON_FENCES.map(str::to_string));
     }
     let mut triggers = silent.clone();
+    triggers.extend(sections.triggers());
     if let Some(t) = &calls {
         triggers.extend(t.triggers.iter().cloned());
     }
@@ -91,6 +104,7 @@ pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
     // A wrapper is recognised by its first core: the model stops before
     // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
     alternatives.extend(silent.iter().map(|core| seq([lit(core), ws()])));
+    alternatives.extend(sections.alternatives());
     alternatives.push(content(&triggers));
     seq([prelude(analysis, plan), star(choice(alternatives)), eoi()])
 }
@@ -120,8 +134,16 @@ fn content_wrappers(analysis: &Analysis) -> Vec<Marker> {
 /// Reasoning at the start of the output.
 fn prelude(analysis: &Analysis, plan: Plan) -> Expr {
     let r = &analysis.reasoning;
-    if !plan.extract_reasoning || r.mode == ReasoningMode::None {
+    if r.mode == ReasoningMode::None {
         return empty();
+    }
+    let left_open = left_open_block(analysis);
+    if !plan.extract_reasoning {
+        // Inline reasoning: the block's opening is content, unless the model left it.
+        return match plan.start {
+            Start::InReasoning => opt(seq([not(left_open), cap(OPENED, empty())])),
+            _ => empty(),
+        };
     }
     let end = Marker::new(&r.end);
     if end.is_blank() {
@@ -130,12 +152,23 @@ fn prelude(analysis: &Analysis, plan: Plan) -> Expr {
     let stops = tool_triggers(analysis, plan);
     match plan.start {
         Start::AfterReasoning => ws(),
-        Start::InReasoning => reasoning_body(&end, &stops),
+        Start::InReasoning => choice([seq([left_open, ws()]), reasoning_body(&end, &stops)]),
         // A lone end marker first closes an empty block (the template writes one).
         Start::Free if has_start_marker(analysis) && r.bare_end => opt(seq([ws(), end.expr(), ws()])),
         Start::Free if has_start_marker(analysis) => empty(),
         // Delimiter reasoning: from the start to the end marker, if there is one.
         Start::Free => opt(seq([cap(REASONING, until(end.delimiters())), end.expr_exact_head(), ws()])),
+    }
+}
+
+/// Matches (without consuming) an output that opens a content section
+/// straight away: the model left the reasoning block the prompt opened
+/// (`<|open|>response<|sep|>` after `<|open|>think<|sep|>`), so no text of it
+/// is reasoning. Fails for formats without a content wrapper.
+fn left_open_block(analysis: &Analysis) -> Expr {
+    match Marker::new(&analysis.content.start).first_core() {
+        Some(core) => and(seq([ws(), lit(core)])),
+        None => crate::peg::fail(),
     }
 }
 
@@ -169,7 +202,7 @@ fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
 /// The literals a tool section starts with, when tools are parsed.
 fn tool_triggers(analysis: &Analysis, plan: Plan) -> Vec<String> {
     match analysis.tools.as_ref() {
-        Some(t) if plan.parse_tools => ToolGrammar::new(t).triggers,
+        Some(t) if plan.parse_tools => ToolGrammar::new(t, &analysis.turn.headers).triggers,
         _ => Vec::new(),
     }
 }
@@ -177,12 +210,15 @@ fn tool_triggers(analysis: &Analysis, plan: Plan) -> Vec<String> {
 /// The tool-call part of the grammar for one format.
 struct ToolGrammar<'a> {
     format: &'a ToolFormat,
+    /// Section headers of the turn: a name written inside one may sit
+    /// after any label and before any rest of the header.
+    headers: &'a [Header],
     triggers: Vec<String>,
 }
 
 impl<'a> ToolGrammar<'a> {
-    fn new(format: &'a ToolFormat) -> ToolGrammar<'a> {
-        let mut g = ToolGrammar { format, triggers: Vec::new() };
+    fn new(format: &'a ToolFormat, headers: &'a [Header]) -> ToolGrammar<'a> {
+        let mut g = ToolGrammar { format, headers, triggers: Vec::new() };
         g.triggers = g.first_literals();
         g
     }
@@ -273,21 +309,22 @@ impl<'a> ToolGrammar<'a> {
                     (Some((p, _)), true) => Marker::new(p),
                     _ => suffix_marker.clone(),
                 };
+                let header_or_suffix = self.header_rest(suffix).unwrap_or_else(|| suffix_marker.expr());
                 let suffix_expr = match &f.name_echo {
                     // The repeated name is not checked against the first one.
                     Some(after) => {
                         let after = Marker::new(after);
-                        seq([suffix_marker.expr(), not(class(space_set())), tagged_name(&after), after.expr()])
+                        seq([header_or_suffix, not(class(space_set())), tagged_name(&after, &self.name_stops()), after.expr()])
                     }
-                    None => suffix_marker.expr(),
+                    None => header_or_suffix,
                 };
                 if let Some(IdSlot::Counted { separator }) = &f.id {
-                    return seq([counted_name(prefix, separator), suffix_expr]);
+                    return seq([counted_name(self.name_prefix(prefix), separator, &self.name_stops()), suffix_expr]);
                 }
                 seq([
                     id_before.map(|(p, s)| tagged_id(&p, &s)).unwrap_or_else(empty),
-                    Marker::new(prefix).expr(),
-                    cap(NAME, tagged_name(&name_end)),
+                    self.name_prefix(prefix),
+                    cap(NAME, tagged_name(&name_end, &self.name_stops())),
                     suffix_expr,
                     id_after.map(|(p, s)| tagged_id(&p, &s)).unwrap_or_else(empty),
                 ])
@@ -306,6 +343,58 @@ impl<'a> ToolGrammar<'a> {
             (_, ArgumentsSlot::Json { as_string: true, .. }) => seq([ws(), cap(ARGS_STRING, json_string()), ws()]),
             (_, ArgumentsSlot::Json { .. }) => seq([ws(), cap(ARGS, json()), ws()]),
         }
+    }
+
+    /// The name's prefix. A call may be addressed from inside a header, after
+    /// the section's label: when the call's framing has no marker of its own,
+    /// a header may open before the prefix (`<|channel|>commentary to=functions.NAME`);
+    /// when the call starts with a header's opening, the label the template
+    /// wrote before the address (`commentary` of `commentary to=functions.`)
+    /// may be any label.
+    fn name_prefix(&self, prefix: &str) -> Expr {
+        let call_start = self.format.call_start.trim();
+        if call_start.is_empty() && !self.headers.is_empty() {
+            return seq([self.any_header_lead(prefix), Marker::new(prefix).expr()]);
+        }
+        let opened = self.headers.iter().find(|h| h.open == call_start);
+        let address = prefix.trim_end().rsplit_once(char::is_whitespace).map(|(_, a)| a).filter(|a| !a.is_empty());
+        match (opened, address) {
+            (Some(h), Some(address)) => {
+                seq([until([address, h.close.as_str(), h.open.as_str(), "\n"]), Marker::new(address).expr()])
+            }
+            _ => Marker::new(prefix).expr(),
+        }
+    }
+
+    /// An optional header opening and label before `prefix`.
+    fn any_header_lead(&self, prefix: &str) -> Expr {
+        let prefix = Marker::new(prefix);
+        let Some(prefix_core) = prefix.first_core() else { return empty() };
+        let leads = self.headers.iter().filter(|h| !prefix_core.starts_with(h.open.as_str())).map(|h| {
+            seq([lit(&h.open), until([prefix_core, h.close.as_str(), h.open.as_str(), "\n"])])
+        });
+        opt(choice(leads))
+    }
+
+    /// A name suffix that ends a header (`<|channel|>commentary json<|message|>`,
+    /// `" index="1"<|sep|>`): whatever the model writes in the rest of the
+    /// header is scaffolding, up to the header's close.
+    fn header_rest(&self, suffix: &str) -> Option<Expr> {
+        let h = self.headers.iter().find(|h| suffix.trim_end().ends_with(h.close.as_str()))?;
+        Some(seq([until([h.close.as_str(), "\n"]), lit(&h.close), ws()]))
+    }
+
+    /// Where a name ends besides its suffix: with headers, at a space or any
+    /// header marker (names never hold those; labels and addresses may).
+    fn name_stops(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        if !self.headers.is_empty() {
+            out.push(" ".into());
+            for h in self.headers {
+                out.extend([h.open.clone(), h.close.clone()]);
+            }
+        }
+        out
     }
 
     fn json_paths(&self) -> JsonPaths {
@@ -395,9 +484,13 @@ fn json_key(key: &str) -> String {
 
 /// A function name between markers: up to the end marker's first core, on
 /// one line; a bare identifier when the end marker is blank.
-fn tagged_name(end: &Marker) -> Expr {
+fn tagged_name(end: &Marker, more_stops: &[String]) -> Expr {
     match end.first_core() {
-        Some(core) => seq([not(class(space_set())), until([core, "\n"])]),
+        Some(core) => {
+            let mut stops = vec![core.to_string(), "\n".to_string()];
+            stops.extend(more_stops.iter().cloned());
+            seq([not(class(space_set())), until(stops)])
+        }
         None => identifier(),
     }
 }
@@ -415,10 +508,10 @@ fn space_set() -> ByteSet {
 }
 
 /// `prefix NAME separator N`, all of it the id (see `IdSlot::Counted`).
-fn counted_name(prefix: &str, separator: &str) -> Expr {
+fn counted_name(prefix: Expr, separator: &str, stops: &[String]) -> Expr {
     let digits = plus(class(ByteSet::range(b'0', b'9')));
-    let name = cap(NAME, tagged_name(&Marker::new(separator)));
-    cap(ID, seq([Marker::new(prefix).expr(), name, lit(separator), digits]))
+    let name = cap(NAME, tagged_name(&Marker::new(separator), stops));
+    cap(ID, seq([prefix, name, lit(separator), digits]))
 }
 
 /// An id between markers.

@@ -37,6 +37,8 @@ pub struct Decoder {
     next_index: usize,
     call: Option<Call>,
     arg: Option<Arg>,
+    /// Content an `OPENED` capture stands for (the inline reasoning opening).
+    opened: String,
     /// End of the last byte any event covered.
     pub consumed: usize,
     /// Problems found so far.
@@ -74,8 +76,10 @@ pub struct Continues {
 }
 
 impl Decoder {
-    pub fn new(schemas: Arc<ToolSchemas>, parallel: bool, continues: Continues) -> Decoder {
+    /// `opened`: the text an `OPENED` capture writes as content.
+    pub fn new(schemas: Arc<ToolSchemas>, parallel: bool, continues: Continues, opened: &str) -> Decoder {
         Decoder {
+            opened: opened.to_string(),
             schemas,
             parallel,
             content: Edges { started: continues.content, ..Edges::default() },
@@ -187,6 +191,10 @@ impl Decoder {
             }
             ARG => self.arg = None,
             CALL => self.end_call(out),
+            OPENED => {
+                let opened = std::mem::take(&mut self.opened);
+                self.raw_content(&opened, out);
+            }
             _ => {}
         }
     }

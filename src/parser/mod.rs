@@ -45,6 +45,7 @@ mod diagnostic;
 mod marker;
 mod prompt;
 mod schema;
+mod sections;
 mod start;
 mod stream;
 mod tags;
@@ -125,7 +126,8 @@ pub struct OutputParser {
     program: Program,
     schemas: Arc<ToolSchemas>,
     parallel: bool,
-    /// Content that precedes the output (inline reasoning opened by the prompt).
+    /// Content that precedes the output (inline reasoning opened by the
+    /// prompt), written where the grammar marks it (`tags::OPENED`).
     prefix: String,
     prefill: Prefill,
     start: Start,
@@ -224,7 +226,7 @@ impl OutputParser {
             content: !self.prefill.content.is_empty(),
             reasoning: self.prefill.content.is_empty() && !self.prefill.reasoning.is_empty(),
         };
-        let decoder = decode::Decoder::new(self.schemas.clone(), self.parallel, continues);
-        OutputStream::new(&self.program, decoder, &self.prefix, &self.prefill)
+        let decoder = decode::Decoder::new(self.schemas.clone(), self.parallel, continues, &self.prefix);
+        OutputStream::new(&self.program, decoder, &self.prefill)
     }
 }

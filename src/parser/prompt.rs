@@ -70,18 +70,21 @@ pub fn continuation_prompt(
 
 /// OpenAI messages as the template wants them: tool-call `arguments` as
 /// objects when the analysis found the template reads objects (OpenAI sends
-/// JSON text), and an assistant's reasoning as a thinking content part when
-/// the template reads it there.
+/// JSON text), and an assistant's reasoning where the template reads it: a
+/// thinking content part, or its own field (`reasoning_content` is OpenAI's;
+/// gpt-oss reads `thinking`).
 pub fn template_messages(analysis: &Analysis, messages: &[Value]) -> Vec<Value> {
     let objects = analysis.tools.as_ref().is_some_and(|t| t.input.object_arguments);
     let mut out = messages.to_vec();
-    if analysis.reasoning.field == THINKING_PART {
-        out.iter_mut().for_each(reasoning_as_part);
-    }
-    if !objects {
-        return out;
-    }
     for message in &mut out {
+        if analysis.reasoning.field == THINKING_PART {
+            reasoning_as_part(message);
+        } else {
+            move_reasoning(message, &analysis.reasoning.field);
+        }
+        if !objects {
+            continue;
+        }
         let Some(calls) = message.get_mut("tool_calls").and_then(Value::as_array_mut) else { continue };
         for call in calls {
             let Some(args) = call.pointer_mut("/function/arguments") else { continue };
@@ -102,4 +105,17 @@ fn reasoning_as_part(message: &mut Value) {
     let Some(reasoning) = field.and_then(|k| map.remove(k)) else { return };
     let content = map.get("content").cloned().unwrap_or(Value::Null);
     map.insert("content".into(), thinking_parts(reasoning.as_str().unwrap_or_default(), &content));
+}
+
+/// Copies OpenAI's `reasoning_content` into `field` when the message has
+/// no `field` of its own.
+fn move_reasoning(message: &mut Value, field: &str) {
+    const OPENAI: &str = "reasoning_content";
+    if field.is_empty() || field == OPENAI || message.get(field).is_some() {
+        return;
+    }
+    let Some(reasoning) = message.get(OPENAI).cloned() else { return };
+    if let Some(object) = message.as_object_mut() {
+        object.insert(field.to_string(), reasoning);
+    }
 }

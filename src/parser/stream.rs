@@ -25,19 +25,14 @@ pub struct OutputStream {
     /// Bytes from here on bypass the grammar (after an engine error).
     verbatim_from: Option<usize>,
     builder: MessageBuilder,
-    /// Deltas decided before any input (an inline reasoning prefix).
-    pending: Vec<Delta>,
 }
 
 impl OutputStream {
-    /// `prefix`: content decided before any output (sent as a delta);
     /// `prefill`: text the client already has (in the message, not sent).
-    pub(crate) fn new(program: &peg::Program, mut decoder: Decoder, prefix: &str, prefill: &Prefill) -> OutputStream {
-        let mut pending = Vec::new();
-        decoder.raw_content(prefix, &mut pending);
+    pub(crate) fn new(program: &peg::Program, decoder: Decoder, prefill: &Prefill) -> OutputStream {
         let mut builder = MessageBuilder::default();
         builder.apply(&Delta { content: Some(prefill.content.clone()), reasoning_content: Some(prefill.reasoning.clone()), ..Delta::default() });
-        OutputStream { peg: program.stream(), decoder, verbatim_from: None, builder, pending }
+        OutputStream { peg: program.stream(), decoder, verbatim_from: None, builder }
     }
 
     /// Appends a chunk of output; returns the deltas it made final.
@@ -61,7 +56,7 @@ impl OutputStream {
     }
 
     fn step(&mut self, chunk: &[u8], fin: bool) -> Vec<Delta> {
-        let mut out = std::mem::take(&mut self.pending);
+        let mut out = Vec::new();
         if self.verbatim_from.is_some() {
             self.decoder.raw_content(&String::from_utf8_lossy(chunk), &mut out);
         } else {

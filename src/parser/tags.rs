@@ -31,3 +31,6 @@ pub const ARG_JSON: Tag = Tag(11);
 pub const ARG_PYTHON: Tag = Tag(12);
 /// The rest of a call the model broke after its name: content, reported.
 pub const BROKEN: Tag = Tag(13);
+/// Empty: the output continues the reasoning block the prompt opened, and
+/// that block's opening text (inline reasoning) is content here.
+pub const OPENED: Tag = Tag(14);

@@ -1,0 +1,105 @@
+//! Scaffolding between the sections of one turn, as parsing expressions.
+//!
+//! Channel and header formats write a turn as several sections (see
+//! `analysis::sections`): headers naming each section
+//! (`<|channel|>final<|message|>`, `<|close|>response<|sep|>`) and message
+//! breaks (`<|end|><|start|>assistant`). What a section holds goes to
+//! reasoning, content or calls; the scaffolding around it goes nowhere:
+//!
+//! - a header of a learned shape is dropped whatever its label, so channels
+//!   the probes never rendered (`commentary`, `final <|constrain|>json`)
+//!   still introduce content. A header cut short by the next header
+//!   (`<|channel|>commentary to=assistant<|channel|>final...`) is malformed
+//!   and stays in the content, verbatim;
+//! - a message break is dropped, with or without the message end before it;
+//! - inline reasoning (not extracted) keeps its own block verbatim, up to and
+//!   including the message end: only the break's reopening is scaffolding.
+//!
+//! Invariant: every expression here starts with a learned marker's first
+//! core, and those cores are content triggers ([`Sections::triggers`]), so
+//! content never swallows scaffolding and scaffolding never swallows text
+//! that does not start with a marker.
+
+use crate::analysis::{Analysis, Header};
+use crate::peg::{cap, lit, not, opt, seq, until, ws, Expr};
+
+use super::marker::Marker;
+use super::tags::CONTENT;
+
+/// The section scaffolding of one analysis.
+pub struct Sections<'a> {
+    analysis: &'a Analysis,
+    /// Reasoning is extracted (else its markers are content).
+    extract_reasoning: bool,
+    /// Literals a header may not start with (tool sections, reasoning when inline).
+    reserved: Vec<String>,
+}
+
+impl<'a> Sections<'a> {
+    /// `reserved`: literals that start something other than a header (the
+    /// tool section's triggers), even when they have a header's shape.
+    pub fn new(analysis: &'a Analysis, extract_reasoning: bool, mut reserved: Vec<String>) -> Sections<'a> {
+        if !extract_reasoning {
+            reserved.extend(Marker::new(&analysis.reasoning.start).first_core().map(str::to_string));
+        }
+        // A literal no longer than a header's opening would reserve every header.
+        let headers = &analysis.turn.headers;
+        reserved.retain(|r| !r.is_empty() && !headers.iter().any(|h| h.open.starts_with(r.as_str())));
+        Sections { analysis, extract_reasoning, reserved }
+    }
+
+    fn headers(&self) -> &'a [Header] {
+        &self.analysis.turn.headers
+    }
+
+    /// First cores of the scaffolding: content stops before them.
+    pub fn triggers(&self) -> Vec<String> {
+        let turn = &self.analysis.turn;
+        let mut out: Vec<String> = self.headers().iter().map(|h| h.open.clone()).collect();
+        for raw in [&turn.message_end, &turn.message_start] {
+            out.extend(Marker::new(raw).first_core().map(str::to_string));
+        }
+        out
+    }
+
+    /// The alternatives that consume scaffolding silently (or, for inline
+    /// reasoning, as content), in the order they must be tried.
+    pub fn alternatives(&self) -> Vec<Expr> {
+        let mut out = Vec::new();
+        out.extend(self.inline_reasoning());
+        out.extend(self.headers().iter().map(|h| self.header(h)));
+        out.extend(self.message_break());
+        out
+    }
+
+    /// `open LABEL close`, the label on one line and without another header.
+    fn header(&self, h: &Header) -> Expr {
+        let reserved = self.reserved.iter().map(|r| not(lit(r)));
+        let label = until([h.close.as_str(), h.open.as_str(), "\n"]);
+        let body = seq([lit(&h.open), label, lit(&h.close), ws()]);
+        seq(reserved.chain([body]))
+    }
+
+    /// `message-end? message-start`: one message of the turn ends, the next opens.
+    fn message_break(&self) -> Option<Expr> {
+        let turn = &self.analysis.turn;
+        let start = Marker::new(&turn.message_start);
+        if start.is_blank() {
+            return None;
+        }
+        let end = Marker::new(&turn.message_end);
+        Some(seq([opt(seq([end.expr(), ws()])), start.expr(), ws()]))
+    }
+
+    /// Inline reasoning in a turn with message breaks: the reasoning block,
+    /// markers and message end included, is content.
+    fn inline_reasoning(&self) -> Option<Expr> {
+        let turn = &self.analysis.turn;
+        let start = Marker::new(&self.analysis.reasoning.start);
+        let end = Marker::new(&turn.message_end);
+        if self.extract_reasoning || start.is_blank() || end.is_blank() {
+            return None;
+        }
+        Some(cap(CONTENT, seq([start.expr(), until(end.delimiters()), end.expr_exact_head()])))
+    }
+}
