@@ -135,3 +135,31 @@ fn with_a_response_schema_code_fences_are_not_content() {
     let plain = parse(THINKING_PARTS, fenced);
     assert_eq!(plain["content"], "```json\n{\"amount\": 1}\n```");
 }
+
+#[test]
+fn the_stop_marker_is_dropped_only_at_the_very_end() {
+    let end = |out: &str| parse(COUNTED, out)["content"].clone();
+    assert_eq!(end("Hello<|end|>\n"), json!("Hello"));
+    assert_eq!(end("A<|end|>B"), json!("A<|end|>B"));
+}
+
+/// Calls end the turn without the newline text turns have before the stop
+/// marker, so the diff puts the stop marker in the section's end.
+const CALLS_END_TURN: &str = r#"{%- for m in messages -%}
+{%- if m.role == 'assistant' and m.tool_calls -%}<|assistant|><TOOLCALL>[
+{%- for c in m.tool_calls -%}{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}{{ ", " if not loop.last }}{%- endfor -%}
+]</TOOLCALL><|end|>
+{% else -%}<|{{ m.role }}|>{{ m.content }}
+<|end|>
+{% endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+#[test]
+fn a_section_end_stops_before_the_stop_marker() {
+    let tools = template(CALLS_END_TURN).analyze().unwrap().tools.unwrap();
+    assert_eq!(tools.section_end, "]</TOOLCALL>");
+    let message = parse(CALLS_END_TURN, "<TOOLCALL>[{\"name\": \"ping\", \"arguments\": {}}]</TOOLCALL>\n");
+    assert_eq!(message["tool_calls"][0]["function"], json!({"name": "ping", "arguments": "{}"}));
+    assert_eq!(message["content"], Value::Null);
+}

@@ -330,7 +330,10 @@ pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
     let content = content::detect(&outputs, &reasoning, &turn.stop_marker, &mut report);
     turn.headers = sections::headers(&content, &reasoning);
     (turn.message_end, turn.message_start) = sections::message_break(&reasoning, &turn.generation_prompt.default);
-    let tools = tools::detect(&outputs, &reasoning, &content, &mut report);
+    let mut tools = tools::detect(&outputs, &reasoning, &content, &mut report);
+    if let Some(format) = tools.as_mut() {
+        tools::cut_at_stop(format, &turn.stop_marker);
+    }
     let preserved_tokens = report::preserved_tokens(&reasoning, &content, tools.as_ref(), &turn);
     Ok(Analysis {
         format_version: FORMAT_VERSION,

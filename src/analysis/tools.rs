@@ -112,6 +112,22 @@ fn lead<'a>(output: &'a str, reasoning: &Reasoning, content: &ContentFormat) -> 
     }
 }
 
+/// Some templates end a turn with calls differently from a turn with text
+/// (`]</TOOLCALL><SPECIAL_12>\n` against `\n<SPECIAL_12>\n`), so the
+/// diff leaves the stop marker in the section's end. The model stops at that
+/// marker and never writes it into the output: cut the section end there.
+pub fn cut_at_stop(format: &mut ToolFormat, stop_marker: &str) {
+    let stop = stop_marker.trim();
+    if stop.is_empty() {
+        return;
+    }
+    for end in [&mut format.section_end, &mut format.call_end] {
+        if let Some(at) = end.find(stop) {
+            end.truncate(at);
+        }
+    }
+}
+
 /// An empty reasoning block some templates write before every call.
 fn reasoning_lead<'a>(output: &'a str, reasoning: &Reasoning) -> &'a str {
     if reasoning.end.is_empty() {

@@ -7,7 +7,8 @@
 //! output  := reasoning? body eoi
 //! body    := ( tools | reasoning-block | silent-marker | scaffolding | content )*
 //!            (silent markers: content wrappers' first cores, and code
-//!            fences when the content is JSON for a response schema)
+//!            fences when the content is JSON for a response schema, and
+//!            the turn's stop marker when nothing but whitespace follows)
 //! tools   := section-start call (separator call)* section-end?
 //! call    := CALL( call-start head commit recover(tail call-end, BROKEN) )
 //! content := commit CONTENT( any-char until(triggers) )
@@ -92,6 +93,8 @@ pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
         // A reasoning block after content (interleaved thinking) is still reasoning.
         triggers.extend(Marker::new(&analysis.reasoning.start).first_core().map(str::to_string));
     }
+    let stop = Marker::new(&analysis.turn.stop_marker).first_core().map(str::to_string);
+    triggers.extend(stop.clone());
     triggers.sort();
     triggers.dedup();
     let mut alternatives = Vec::new();
@@ -105,6 +108,11 @@ pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
     // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
     alternatives.extend(silent.iter().map(|core| seq([lit(core), ws()])));
     alternatives.extend(sections.alternatives());
+    if let Some(stop) = stop {
+        // The turn's stop marker at the very end is the model stopping, not
+        // content; anywhere else it is text.
+        alternatives.push(seq([lit(&stop), ws(), eoi()]));
+    }
     alternatives.push(content(&triggers));
     seq([prelude(analysis, plan), star(choice(alternatives)), eoi()])
 }
