@@ -32,7 +32,8 @@
 //!
 //! Modules: `build` (the grammar generator), `marker` (raw markers as
 //! expressions), `tags` (what each capture holds), `decode` (captures to
-//! deltas), `schema` (argument types), `start` (where the output starts
+//! deltas), `sink` (where deltas are written, reusing the caller's
+//! buffer), `schema` (argument types), `start` (where the output starts
 //! relative to reasoning), `stream`, `diagnostic`.
 //!
 //! Invariants (DESIGN §4): parsing never panics and never loses text (what
@@ -45,6 +46,7 @@ mod diagnostic;
 mod marker;
 mod prompt;
 mod schema;
+mod sink;
 mod start;
 mod stream;
 mod tags;
