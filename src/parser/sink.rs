@@ -18,7 +18,7 @@
 //! delta (index, id, name) is never merged with anything, so id and name
 //! come once, in the call's first delta.
 
-use crate::message::{Delta, MessageBuilder, ToolCallDelta};
+use crate::message::{Delta, FunctionDelta, MessageBuilder, ToolCallDelta};
 
 /// A delta's text field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,22 +91,24 @@ impl<'a> Sink<'a> {
     /// The string to append `field`'s text to: the last delta's when it is
     /// open for that field, else a new delta's.
     fn text(&mut self, field: Field) -> &mut String {
-        if self.open != Some(field) {
-            self.open = Some(field);
-            shape(self.next(), field);
+        if self.open == Some(field) {
+            let d = &mut self.out[self.used - 1];
+            return field_text(d, field);
         }
-        let d = &mut self.out[self.used - 1];
-        let slot = match field {
-            Field::Content => &mut d.content,
-            Field::Reasoning => &mut d.reasoning_content,
-            Field::Arguments(_) => {
-                if d.tool_calls.is_empty() {
-                    d.tool_calls.push(ToolCallDelta::default());
-                }
-                &mut d.tool_calls[0].function.arguments
+        self.open = Some(field);
+        let d = self.next();
+        match reusable(d, field) {
+            Some(buf) => {
+                buf.clear();
+                // Re-borrowed: returning `buf` from the match arm would keep
+                // `d` borrowed in the other arm.
+                field_text(d, field)
             }
-        };
-        slot.get_or_insert_with(String::new)
+            None => {
+                shape(d, field);
+                field_text(d, field)
+            }
+        }
     }
 
     /// The next delta slot: an old delta of the buffer, or a new one.
@@ -119,9 +121,40 @@ impl<'a> Sink<'a> {
     }
 }
 
-/// Makes `d` an empty delta of `field`, keeping a string's capacity: the
-/// field's own when `d` already is of that shape (a server's buffer after
-/// pushes alike), else any string `d` held.
+/// `field`'s string in `d` (created empty if missing; `d` has `field`'s
+/// shape).
+fn field_text(d: &mut Delta, field: Field) -> &mut String {
+    let slot = match field {
+        Field::Content => &mut d.content,
+        Field::Reasoning => &mut d.reasoning_content,
+        Field::Arguments(_) => {
+            if d.tool_calls.is_empty() {
+                d.tool_calls.push(ToolCallDelta::default());
+            }
+            &mut d.tool_calls[0].function.arguments
+        }
+    };
+    slot.get_or_insert_with(String::new)
+}
+
+/// `d`'s string for `field` when `d` already has exactly that shape, as a
+/// buffer passed to pushes alike does: only its text needs clearing.
+fn reusable(d: &mut Delta, field: Field) -> Option<&mut String> {
+    match field {
+        Field::Content if d.reasoning_content.is_none() && d.tool_calls.is_empty() => d.content.as_mut(),
+        Field::Reasoning if d.content.is_none() && d.tool_calls.is_empty() => d.reasoning_content.as_mut(),
+        Field::Arguments(index) if d.content.is_none() && d.reasoning_content.is_none() => match &mut d.tool_calls[..] {
+            [ToolCallDelta { index: i, id: None, kind: None, function }] if function.name.is_none() => {
+                *i = index;
+                function.arguments.as_mut()
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Makes `d` an empty delta of `field`, keeping any string `d` held.
 fn shape(d: &mut Delta, field: Field) {
     let mut buf = d
         .content
@@ -130,33 +163,21 @@ fn shape(d: &mut Delta, field: Field) {
         .or_else(|| d.tool_calls.first_mut().and_then(|c| c.function.arguments.take()))
         .unwrap_or_default();
     buf.clear();
+    d.tool_calls.clear();
     match field {
         Field::Content => {
             d.reasoning_content = None;
-            d.tool_calls.clear();
             d.content = Some(buf);
         }
         Field::Reasoning => {
             d.content = None;
-            d.tool_calls.clear();
             d.reasoning_content = Some(buf);
         }
         Field::Arguments(index) => {
             d.content = None;
             d.reasoning_content = None;
-            d.tool_calls.truncate(1);
-            let piece = match d.tool_calls.first_mut() {
-                Some(piece) => piece,
-                None => {
-                    d.tool_calls.push(ToolCallDelta::default());
-                    &mut d.tool_calls[0]
-                }
-            };
-            piece.index = index;
-            piece.id = None;
-            piece.kind = None;
-            piece.function.name = None;
-            piece.function.arguments = Some(buf);
+            let function = FunctionDelta { name: None, arguments: Some(buf) };
+            d.tool_calls.push(ToolCallDelta { index, id: None, kind: None, function });
         }
     }
 }
