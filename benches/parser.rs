@@ -14,7 +14,9 @@
 //! Measurements per family:
 //! - `parser/<family>/full`: `parser.parse(output)`;
 //! - `parser/<family>/stream4`: `parser.stream()`, every 4-byte chunk
-//!   pushed (cut forward to a character boundary), then `finish`;
+//!   pushed (cut forward to a character boundary) with `push_into` and one
+//!   reused delta buffer, as a server sending each push's deltas does, then
+//!   `finish_into`;
 //! - `parser/<family>/build`: `analysis.parser(&config)` from a cached
 //!   `Analysis` (target < 50 µs).
 //!
@@ -28,7 +30,8 @@
 //! The summary times each measurement with its own loop (median of at least
 //! 50 runs or 1 s) and prints one line per family: bytes, full parse µs,
 //! 4-byte streaming µs, their ratio and the parser build µs (and, for
-//! context, 64-byte streaming and its ratio to the full parse). Targets
+//! context, 4-byte streaming through `push`, which returns a new `Vec` per
+//! push, and 64-byte streaming, with their ratios to the full parse). Targets
 //! (issue 3): streaming in 4-byte chunks ≤ 3× one full parse; a full parse
 //! faster than llama.cpp's 76–268 µs on outputs of this size; a parser built
 //! in < 50 µs. Under `cargo test --benches` every bench runs once and the
@@ -188,8 +191,21 @@ fn chunks(text: &str, size: usize) -> Vec<&str> {
     out
 }
 
-/// Streams the chunks; returns the number of deltas.
+/// Streams the chunks into one reused buffer; returns the number of deltas.
 fn streamed(p: &OutputParser, chunks: &[&str]) -> usize {
+    let mut s = p.stream();
+    let mut deltas = Vec::new();
+    let mut n = 0;
+    for c in chunks {
+        s.push_into(c, &mut deltas);
+        n += deltas.len();
+    }
+    s.finish_into(&mut deltas);
+    n + deltas.len()
+}
+
+/// Streams the chunks with `push`, a new `Vec` per push.
+fn streamed_vecs(p: &OutputParser, chunks: &[&str]) -> usize {
     let mut s = p.stream();
     let mut n = 0;
     for c in chunks {
@@ -218,8 +234,8 @@ fn summary() {
     println!();
     println!("parser summary (median of ≥ 50 runs or 1 s)");
     println!(
-        "  {:<12} {:>7} {:>6} {:>10} {:>16} {:>7} {:>10} {:>17}",
-        "family", "bytes", "calls", "full µs", "4-byte stream µs", "ratio", "build µs", "64-byte stream µs"
+        "  {:<12} {:>7} {:>6} {:>10} {:>16} {:>7} {:>10} {:>17} {:>17}",
+        "family", "bytes", "calls", "full µs", "4-byte stream µs", "ratio", "build µs", "4-byte push µs", "64-byte stream µs"
     );
     for f in families() {
         let msg = f.parser.parse(&f.output);
@@ -235,10 +251,11 @@ fn summary() {
         let t_full = support::median(|| f.parser.parse(&f.output));
         let t4 = support::median(|| streamed(&f.parser, &pieces));
         let t_build = support::median(|| f.analysis.parser(&f.config).ok());
+        let t4_vecs = support::median(|| streamed_vecs(&f.parser, &pieces));
         let pieces64 = chunks(&f.output, 64);
         let t64 = support::median(|| streamed(&f.parser, &pieces64));
         println!(
-            "  {:<12} {:>7} {:>6} {:>10.1} {:>16.1} {:>6.2}× {:>10.1} {:>10.1} ({:.2}×)",
+            "  {:<12} {:>7} {:>6} {:>10.1} {:>16.1} {:>6.2}× {:>10.1} {:>9.1} ({:>5.2}×) {:>9.1} ({:.2}×)",
             f.name,
             f.output.len(),
             f.calls,
@@ -246,6 +263,8 @@ fn summary() {
             us(t4),
             t4.as_secs_f64() / t_full.as_secs_f64(),
             us(t_build),
+            us(t4_vecs),
+            t4_vecs.as_secs_f64() / t_full.as_secs_f64(),
             us(t64),
             t64.as_secs_f64() / t_full.as_secs_f64()
         );

@@ -133,20 +133,45 @@ impl MessageBuilder {
             self.reasoning.push_str(text);
         }
         for piece in &delta.tool_calls {
-            while self.calls.len() <= piece.index {
-                self.calls.push(ToolCall { kind: "function".into(), ..ToolCall::default() });
-            }
-            let call = &mut self.calls[piece.index];
-            if let Some(id) = &piece.id {
-                call.id = Some(id.clone());
-            }
-            if let Some(name) = &piece.function.name {
-                call.function.name.push_str(name);
-            }
-            if let Some(args) = &piece.function.arguments {
-                call.function.arguments.push_str(args);
-            }
+            self.apply_call(piece);
         }
+    }
+
+    /// Appends one tool-call piece.
+    pub(crate) fn apply_call(&mut self, piece: &ToolCallDelta) {
+        let call = self.call(piece.index);
+        if let Some(id) = &piece.id {
+            call.id = Some(id.clone());
+        }
+        if let Some(name) = &piece.function.name {
+            call.function.name.push_str(name);
+        }
+        if let Some(args) = &piece.function.arguments {
+            call.function.arguments.push_str(args);
+        }
+    }
+
+    /// Call `index`, created (with the calls before it) when new.
+    fn call(&mut self, index: usize) -> &mut ToolCall {
+        while self.calls.len() <= index {
+            self.calls.push(ToolCall { kind: "function".into(), ..ToolCall::default() });
+        }
+        &mut self.calls[index]
+    }
+
+    /// Appends content text (what [`apply`](Self::apply) does for a content delta).
+    pub(crate) fn push_content(&mut self, text: &str) {
+        self.content.push_str(text);
+    }
+
+    /// Appends reasoning text.
+    pub(crate) fn push_reasoning(&mut self, text: &str) {
+        self.reasoning.push_str(text);
+    }
+
+    /// Appends argument text to call `index`.
+    pub(crate) fn push_arguments(&mut self, index: usize, text: &str) {
+        self.call(index).function.arguments.push_str(text);
     }
 
     /// The message so far.

@@ -16,7 +16,8 @@
 //!     and `stream` (random chunking);
 //! (b) streaming equals batch: for any chunking on character boundaries,
 //!     push + finish gives `stream.message() == parser.parse(output)`, and
-//!     the deltas added up by `MessageBuilder` give the same message;
+//!     the deltas added up by `MessageBuilder` give the same message, also
+//!     through `push_into` with one reused buffer;
 //! (c) deltas never retract: after each push, content, reasoning and each
 //!     call's arguments extend what they were, the number of calls does not
 //!     shrink, and a call's name and id never change once set;
@@ -300,7 +301,24 @@ fn check_stream(f: &Fixture, output: &str, sizes: &[usize]) -> Result<(), TestCa
     let (streamed, added) = stream_checked(&f.parser, &chunks)?;
     prop_assert_eq!(&streamed, &batch, "[{}] streaming differs from batch for {:?} in {:?}", f.name, output, chunks);
     prop_assert_eq!(&added, &batch, "[{}] the deltas add up to another message for {:?}", f.name, output);
+    let reused = stream_reusing(&f.parser, &chunks);
+    prop_assert_eq!(&reused, &batch, "[{}] push_into's deltas add up to another message for {:?}", f.name, output);
     Ok(())
+}
+
+/// Streams `chunks` with `push_into` and one reused buffer (a server's
+/// loop); returns the message the deltas add up to.
+fn stream_reusing(p: &OutputParser, chunks: &[&str]) -> AssistantMessage {
+    let mut s = p.stream();
+    let mut builder = MessageBuilder::default();
+    let mut deltas = Vec::new();
+    for chunk in chunks {
+        s.push_into(chunk, &mut deltas);
+        deltas.iter().for_each(|d| builder.apply(d));
+    }
+    s.finish_into(&mut deltas);
+    deltas.iter().for_each(|d| builder.apply(d));
+    builder.message()
 }
 
 /// Non-whitespace characters of `s`, counted.

@@ -20,11 +20,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::message::{Delta, FunctionDelta, ToolCallDelta};
+use crate::message::{FunctionDelta, ToolCallDelta};
 use crate::peg::{json::decode_string, python, Event, Tag};
 
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::schema::{ArgType, ToolSchemas};
+use super::sink::Sink;
 use super::tags::*;
 
 /// Turns events into deltas; one per parse.
@@ -41,6 +42,8 @@ pub struct Decoder {
     opened: String,
     /// End of the last byte any event covered.
     pub consumed: usize,
+    /// A reused buffer for escaping streamed string values.
+    scratch: String,
     /// Problems found so far.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -88,36 +91,34 @@ impl Decoder {
             call: None,
             arg: None,
             consumed: 0,
+            scratch: String::new(),
             diagnostics: Vec::new(),
         }
     }
 
     /// Content text that bypasses the grammar (a prefix, or bytes after an
     /// engine error), with the same edge handling.
-    pub fn raw_content(&mut self, text: &str, out: &mut Vec<Delta>) {
-        if let Some(t) = self.content.push(text) {
-            out.push(Delta::content(t));
-        }
+    pub fn raw_content(&mut self, text: &str, out: &mut Sink) {
+        self.content.push(text, |t| out.content(t));
     }
 
-    /// Decodes one event; `bytes` is the event's text (the whole span for a
+    /// Decodes one event; `text` is the event's text (the whole span for a
     /// close).
-    pub fn apply(&mut self, event: &Event, bytes: &[u8], out: &mut Vec<Delta>) {
-        let text = String::from_utf8_lossy(bytes);
+    pub fn apply(&mut self, event: &Event, text: &str, out: &mut Sink) {
         match *event {
             Event::Open { tag, start, .. } => self.open(tag, start, out),
             Event::Text { tag, end, .. } => {
                 self.consumed = self.consumed.max(end);
-                self.text(tag, &text, out);
+                self.text(tag, text, out);
             }
             Event::Close { tag, end, .. } => {
                 self.consumed = self.consumed.max(end);
-                self.close(tag, &text, out);
+                self.close(tag, text, out);
             }
         }
     }
 
-    fn open(&mut self, tag: Tag, start: usize, out: &mut Vec<Delta>) {
+    fn open(&mut self, tag: Tag, start: usize, out: &mut Sink) {
         match tag {
             CALL => {
                 let index = self.next_index;
@@ -135,37 +136,36 @@ impl Decoder {
                     if let Some(a) = self.arg.as_mut() {
                         a.streaming = true;
                     }
-                    self.arguments("\"".into(), out);
+                    self.arguments("\"", out);
                 }
             }
             _ => {}
         }
     }
 
-    fn text(&mut self, tag: Tag, text: &str, out: &mut Vec<Delta>) {
+    fn text(&mut self, tag: Tag, text: &str, out: &mut Sink) {
         match tag {
             CONTENT | BROKEN => self.raw_content(text, out),
-            REASONING => {
-                if let Some(t) = self.reasoning.push(text) {
-                    out.push(Delta::reasoning(t));
-                }
-            }
-            ARGS => self.arguments(text.to_string(), out),
+            REASONING => self.reasoning.push(text, |t| out.reasoning(t)),
+            ARGS => self.arguments(text, out),
             ARG_STRING if self.arg.as_ref().is_some_and(|a| a.streaming) => {
-                let quoted = Value::String(text.to_string()).to_string();
-                self.arguments(quoted[1..quoted.len() - 1].to_string(), out);
+                let mut escaped = std::mem::take(&mut self.scratch);
+                escaped.clear();
+                escape_json(text, &mut escaped);
+                self.arguments(&escaped, out);
+                self.scratch = escaped;
             }
             _ => {}
         }
     }
 
-    fn close(&mut self, tag: Tag, text: &str, out: &mut Vec<Delta>) {
+    fn close(&mut self, tag: Tag, text: &str, out: &mut Sink) {
         match tag {
             NAME => self.announce(text, out),
             ID => self.set_id(text, out),
             ARGS_STRING => {
                 let decoded = decode_string(text.as_bytes()).unwrap_or_else(|| text.to_string());
-                self.arguments(decoded, out);
+                self.arguments(&decoded, out);
             }
             ARG_KEY => self.begin_pair(text.trim(), out),
             ARG_STRING => {
@@ -174,7 +174,7 @@ impl Decoder {
                     Some(a) => a.kind.encode(text),
                     None => Value::String(text.to_string()).to_string(),
                 };
-                self.arguments(piece, out);
+                self.arguments(&piece, out);
             }
             ARG_JSON => {
                 let kind = self.arg.as_ref().map(|a| a.kind.clone()).unwrap_or_default();
@@ -182,12 +182,12 @@ impl Decoder {
                     Ok(v @ Value::String(_)) => v.to_string(),
                     _ => kind.encode(text.trim()),
                 };
-                self.arguments(piece, out);
+                self.arguments(&piece, out);
             }
             ARG_PYTHON => {
                 let piece =
                     python::to_json(text.as_bytes()).unwrap_or_else(|_| Value::String(text.to_string()).to_string());
-                self.arguments(piece, out);
+                self.arguments(&piece, out);
             }
             ARG => self.arg = None,
             CALL => self.end_call(out),
@@ -199,7 +199,7 @@ impl Decoder {
         }
     }
 
-    fn announce(&mut self, raw: &str, out: &mut Vec<Delta>) {
+    fn announce(&mut self, raw: &str, out: &mut Sink) {
         let Some(call) = self.call.as_mut() else { return };
         let name = if raw.starts_with('"') {
             decode_string(raw.as_bytes()).unwrap_or_else(|| raw.to_string())
@@ -207,32 +207,30 @@ impl Decoder {
             raw.trim().to_string()
         };
         call.name = Some(name.clone());
-        out.push(Delta::tool_call(ToolCallDelta {
+        out.tool_call(ToolCallDelta {
             index: call.index,
             id: call.id.clone(),
             kind: Some("function".into()),
             function: FunctionDelta { name: Some(name), arguments: None },
-        }));
-        if !call.held.is_empty() {
-            let held = std::mem::take(&mut call.held);
-            out.push(args_delta(call.index, held));
-        }
+        });
+        out.arguments(call.index, &call.held);
+        call.held = String::new();
     }
 
-    fn set_id(&mut self, raw: &str, out: &mut Vec<Delta>) {
+    fn set_id(&mut self, raw: &str, out: &mut Sink) {
         let Some(call) = self.call.as_mut() else { return };
         let id = match serde_json::from_str::<Value>(raw.trim()) {
             Ok(Value::String(s)) => s,
             _ => raw.trim().to_string(),
         };
         if call.name.is_some() {
-            out.push(Delta::tool_call(ToolCallDelta { index: call.index, id: Some(id.clone()), ..Default::default() }));
+            out.tool_call(ToolCallDelta { index: call.index, id: Some(id.clone()), ..Default::default() });
         }
         call.id = Some(id);
     }
 
     /// `{"key": ` or `, "key": ` before a tagged or Python value.
-    fn begin_pair(&mut self, key: &str, out: &mut Vec<Delta>) {
+    fn begin_pair(&mut self, key: &str, out: &mut Sink) {
         let (tool, first) = match self.call.as_mut() {
             Some(call) => {
                 call.pairs += 1;
@@ -246,10 +244,10 @@ impl Decoder {
             arg.kind = kind;
         }
         let lead = if first { "{" } else { ", " };
-        self.arguments(format!("{lead}{}: ", Value::String(key.to_string())), out);
+        self.arguments(&format!("{lead}{}: ", Value::String(key.to_string())), out);
     }
 
-    fn end_call(&mut self, out: &mut Vec<Delta>) {
+    fn end_call(&mut self, out: &mut Sink) {
         if let Some(call) = self.call.as_ref() {
             let closing = if call.pairs > 0 {
                 Some("}")
@@ -259,7 +257,7 @@ impl Decoder {
                 None
             };
             if let Some(c) = closing {
-                self.arguments(c.to_string(), out);
+                self.arguments(c, out);
             }
         }
         self.call = None;
@@ -267,26 +265,48 @@ impl Decoder {
     }
 
     /// Sends argument text for the current call (held until its name is known).
-    fn arguments(&mut self, text: String, out: &mut Vec<Delta>) {
+    fn arguments(&mut self, text: &str, out: &mut Sink) {
         let Some(call) = self.call.as_mut() else { return };
         if text.is_empty() {
             return;
         }
         call.any_arguments = true;
         if call.name.is_none() {
-            call.held.push_str(&text);
+            call.held.push_str(text);
         } else {
-            out.push(args_delta(call.index, text));
+            out.arguments(call.index, text);
         }
     }
 }
 
-fn args_delta(index: usize, text: String) -> Delta {
-    Delta::tool_call(ToolCallDelta {
-        index,
-        function: FunctionDelta { arguments: Some(text), name: None },
-        ..Default::default()
-    })
+/// Appends `text` as the inside of a JSON string, escaped exactly as
+/// `serde_json` escapes it (without allocating per piece).
+fn escape_json(text: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut from = 0;
+    for (i, b) in text.bytes().enumerate() {
+        let escape: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&text[from..i]);
+        if escape.is_empty() {
+            out.push_str("\\u00");
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 0xf) as usize] as char);
+        } else {
+            out.push_str(escape);
+        }
+        from = i + 1;
+    }
+    out.push_str(&text[from..]);
 }
 
 /// Drops whitespace at both edges of a streamed text without retracting:
@@ -299,22 +319,28 @@ struct Edges {
 }
 
 impl Edges {
-    fn push(&mut self, text: &str) -> Option<String> {
+    /// Passes `send` what of `text` is final now: the held whitespace, then
+    /// the text up to its own trailing whitespace (pieces may be empty).
+    fn push(&mut self, text: &str, mut send: impl FnMut(&str)) {
         let text = if self.started { text } else { text.trim_start() };
         if text.is_empty() {
-            return None;
+            return;
         }
         self.started = true;
-        let body = text.trim_end();
-        let tail = &text[body.len()..];
-        if body.is_empty() {
-            self.held.push_str(tail);
-            return None;
+        // Whitespace is at most U+0020 in ASCII: a piece that ends in any
+        // other ASCII byte (most do) has no tail to hold.
+        let body = match text.as_bytes().last() {
+            Some(b'!'..=0x7f) => text,
+            _ => text.trim_end(),
+        };
+        if !body.is_empty() {
+            if !self.held.is_empty() {
+                send(&self.held);
+                self.held.clear();
+            }
+            send(body);
         }
-        let mut out = std::mem::take(&mut self.held);
-        out.push_str(body);
-        self.held.push_str(tail);
-        Some(out)
+        self.held.push_str(&text[body.len()..]);
     }
 }
 
@@ -325,7 +351,25 @@ mod tests {
     #[test]
     fn edges_never_retract() {
         let mut e = Edges::default();
-        let pieces: Vec<Option<String>> = ["\n\n", "Hi", " \n", "there", "\n"].iter().map(|t| e.push(t)).collect();
-        assert_eq!(pieces, [None, Some("Hi".into()), None, Some(" \nthere".into()), None]);
+        let pieces: Vec<String> = ["\n\n", "Hi", " \n", "there", "\n"]
+            .iter()
+            .map(|t| {
+                let mut sent = String::new();
+                e.push(t, |piece| sent.push_str(piece));
+                sent
+            })
+            .collect();
+        assert_eq!(pieces, ["", "Hi", "", " \nthere", ""]);
+    }
+
+    #[test]
+    fn escapes_as_serde_json() {
+        let all: String = (0u32..0x80).filter_map(char::from_u32).chain("é東🌧\u{2028}".chars()).collect();
+        for text in [all.as_str(), "plain", "", "a\"b\\c\nd"] {
+            let mut ours = String::new();
+            escape_json(text, &mut ours);
+            let theirs = Value::String(text.into()).to_string();
+            assert_eq!(ours, theirs[1..theirs.len() - 1]);
+        }
     }
 }

@@ -32,7 +32,8 @@
 //!
 //! Modules: `build` (the grammar generator), `marker` (raw markers as
 //! expressions), `tags` (what each capture holds), `decode` (captures to
-//! deltas), `schema` (argument types), `start` (where the output starts
+//! deltas), `sink` (where deltas are written, reusing the caller's
+//! buffer), `schema` (argument types), `start` (where the output starts
 //! relative to reasoning), `stream`, `diagnostic`.
 //!
 //! Invariants (DESIGN §4): parsing never panics and never loses text (what
@@ -46,6 +47,7 @@ mod marker;
 mod prompt;
 mod schema;
 mod sections;
+mod sink;
 mod start;
 mod stream;
 mod tags;

@@ -10,17 +10,24 @@
 //! generated grammars rule out, but the engine reports rather than panics)
 //! the rest of the output is content, verbatim, with a diagnostic.
 
+use std::borrow::Cow;
+
 use crate::message::{AssistantMessage, Delta, MessageBuilder};
-use crate::peg;
+use crate::peg::{self, Event};
 
 use super::decode::Decoder;
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::prompt::Prefill;
+use super::sink::Sink;
 
 /// An incremental parse of one output.
 #[derive(Debug)]
 pub struct OutputStream {
     peg: peg::Stream,
+    /// The output so far: the engine's input, as text, so that an event's
+    /// text is a slice (checked in O(1) at its ends) rather than bytes
+    /// validated again on every push.
+    text: String,
     decoder: Decoder,
     /// Bytes from here on bypass the grammar (after an engine error).
     verbatim_from: Option<usize>,
@@ -32,17 +39,37 @@ impl OutputStream {
     pub(crate) fn new(program: &peg::Program, decoder: Decoder, prefill: &Prefill) -> OutputStream {
         let mut builder = MessageBuilder::default();
         builder.apply(&Delta { content: Some(prefill.content.clone()), reasoning_content: Some(prefill.reasoning.clone()), ..Delta::default() });
-        OutputStream { peg: program.stream(), decoder, verbatim_from: None, builder }
+        OutputStream { peg: program.stream(), text: String::new(), decoder, verbatim_from: None, builder }
     }
 
     /// Appends a chunk of output; returns the deltas it made final.
     pub fn push(&mut self, chunk: &str) -> Vec<Delta> {
-        self.step(chunk.as_bytes(), false)
+        let mut out = Vec::new();
+        self.push_into(chunk, &mut out);
+        out
+    }
+
+    /// Appends a chunk of output; replaces `out`'s contents with the deltas
+    /// it made final. The same as [`push`](Self::push), but a caller that
+    /// passes the same buffer to every push (a server sending each push's
+    /// deltas) reuses its allocations, deltas' strings included, and text
+    /// that continues the same field comes as one delta.
+    pub fn push_into(&mut self, chunk: &str, out: &mut Vec<Delta>) {
+        self.text.push_str(chunk);
+        self.step(chunk.as_bytes(), false, out);
     }
 
     /// Declares the output complete; returns the last deltas.
     pub fn finish(&mut self) -> Vec<Delta> {
-        self.step(&[], true)
+        let mut out = Vec::new();
+        self.finish_into(&mut out);
+        out
+    }
+
+    /// [`finish`](Self::finish) into a reused buffer, as
+    /// [`push_into`](Self::push_into).
+    pub fn finish_into(&mut self, out: &mut Vec<Delta>) {
+        self.step(&[], true, out);
     }
 
     /// The message the deltas so far add up to.
@@ -55,36 +82,48 @@ impl OutputStream {
         &self.decoder.diagnostics
     }
 
-    fn step(&mut self, chunk: &[u8], fin: bool) -> Vec<Delta> {
-        let mut out = Vec::new();
+    fn step(&mut self, chunk: &[u8], fin: bool, out: &mut Vec<Delta>) {
+        let mut sink = Sink::new(out, &mut self.builder);
         if self.verbatim_from.is_some() {
-            self.decoder.raw_content(&String::from_utf8_lossy(chunk), &mut out);
+            self.decoder.raw_content(&String::from_utf8_lossy(chunk), &mut sink);
         } else {
             let result = if fin { self.peg.finish() } else { self.peg.push(chunk) };
             match result {
                 Ok(feed) => {
                     for event in feed.events {
-                        self.decoder.apply(event, feed.bytes(event), &mut out);
+                        self.decoder.apply(event, &event_text(&self.text, &feed, event), &mut sink);
                     }
                 }
-                Err(error) => self.give_up(error.offset, &mut out),
+                Err(error) => {
+                    self.verbatim_from = Some(self.decoder.consumed);
+                    give_up(&mut self.decoder, self.peg.input(), error.offset, &mut sink);
+                }
             }
         }
-        for delta in &out {
-            self.builder.apply(delta);
-        }
-        out
+        sink.finish();
     }
 
-    /// The engine stopped: what no event covered is content, verbatim.
-    fn give_up(&mut self, offset: usize, out: &mut Vec<Delta>) {
-        let from = self.decoder.consumed;
-        self.verbatim_from = Some(from);
-        self.decoder.diagnostics.push(Diagnostic::new(DiagnosticKind::Unparsed, offset.min(from)));
-        let rest = self.peg.input().get(from..).unwrap_or(&[]);
-        let text = String::from_utf8_lossy(rest).into_owned();
-        self.decoder.raw_content(&text, out);
+}
+
+/// An event's text: a slice of the output, unless the grammar cut a
+/// character (then the bytes, with the cut replaced).
+fn event_text<'a>(text: &'a str, feed: &'a peg::Feed, event: &Event) -> Cow<'a, str> {
+    let range = match *event {
+        Event::Open { .. } => return Cow::Borrowed(""),
+        Event::Text { start, end, .. } | Event::Close { start, end, .. } => start..end,
+    };
+    match text.get(range) {
+        Some(t) => Cow::Borrowed(t),
+        None => String::from_utf8_lossy(feed.bytes(event)),
     }
+}
+
+/// The engine stopped at `offset`: what no event covered is content, verbatim.
+fn give_up(decoder: &mut Decoder, input: &[u8], offset: usize, out: &mut Sink) {
+    let from = decoder.consumed;
+    decoder.diagnostics.push(Diagnostic::new(DiagnosticKind::Unparsed, offset.min(from)));
+    let rest = input.get(from..).unwrap_or(&[]);
+    decoder.raw_content(&String::from_utf8_lossy(rest), out);
 }
 
 /// Splits `text` into pieces of `size` bytes, each extended to the next

@@ -77,6 +77,11 @@ fn second_byte_ok(lead: u8, second: Option<u8>) -> bool {
 #[inline]
 pub fn safe_end(bytes: &[u8], end: usize) -> usize {
     let end = end.min(bytes.len());
+    // The common case, asked on every push of a stream: an ASCII byte ends
+    // the prefix, so no character is cut.
+    if end == 0 || bytes[end - 1] < 0x80 {
+        return end;
+    }
     end - incomplete_tail(&bytes[..end])
 }
 

@@ -1,0 +1,183 @@
+//! Where the decoder writes deltas: the caller's buffer, reused, and the
+//! running message.
+//!
+//! A stream push usually makes one small piece of text. Allocating a
+//! `Delta`, its `String` and the `Vec` around them on every push is what
+//! made 4-byte streaming cost many times a full parse, so the sink:
+//!
+//! - overwrites the deltas already in the buffer (a server passes the same
+//!   `Vec` to every push), reusing their strings' capacity;
+//! - merges text into the previous delta when it continues the same field
+//!   (content after content, reasoning after reasoning, argument text after
+//!   argument text of the same call);
+//! - appends the same text to the stream's [`MessageBuilder`] as it goes, so
+//!   the message needs no second pass over the deltas.
+//!
+//! Invariants: the deltas written add up, in order, to exactly the text the
+//! decoder wrote, and so does what the builder gained; a call's announcing
+//! delta (index, id, name) is never merged with anything, so id and name
+//! come once, in the call's first delta.
+
+use crate::message::{Delta, FunctionDelta, MessageBuilder, ToolCallDelta};
+
+/// A delta's text field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Content,
+    Reasoning,
+    Arguments(usize),
+}
+
+/// Writes deltas over `out`'s old ones; [`Sink::finish`] drops the unused rest.
+#[derive(Debug)]
+pub struct Sink<'a> {
+    out: &'a mut Vec<Delta>,
+    builder: &'a mut MessageBuilder,
+    used: usize,
+    /// The last delta's field, while text may be appended to it.
+    open: Option<Field>,
+}
+
+impl<'a> Sink<'a> {
+    /// A sink that replaces `out`'s contents and adds to `builder`.
+    pub fn new(out: &'a mut Vec<Delta>, builder: &'a mut MessageBuilder) -> Sink<'a> {
+        Sink { out, builder, used: 0, open: None }
+    }
+
+    /// Content text.
+    pub fn content(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.builder.push_content(text);
+        self.text(Field::Content).push_str(text);
+    }
+
+    /// Reasoning text.
+    pub fn reasoning(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.builder.push_reasoning(text);
+        self.text(Field::Reasoning).push_str(text);
+    }
+
+    /// Argument text of call `index` (announced already).
+    pub fn arguments(&mut self, index: usize, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.builder.push_arguments(index, text);
+        self.text(Field::Arguments(index)).push_str(text);
+    }
+
+    /// A tool-call delta that is not argument text (an announcement or a
+    /// late id): a delta of its own.
+    pub fn tool_call(&mut self, piece: ToolCallDelta) {
+        self.builder.apply_call(&piece);
+        let d = self.next();
+        d.content = None;
+        d.reasoning_content = None;
+        d.tool_calls.clear();
+        d.tool_calls.push(piece);
+        self.open = None;
+    }
+
+    /// The deltas written: `out` holds exactly them.
+    pub fn finish(self) {
+        self.out.truncate(self.used);
+    }
+
+    /// The string to append `field`'s text to: the last delta's when it is
+    /// open for that field, else a new delta's.
+    fn text(&mut self, field: Field) -> &mut String {
+        if self.open == Some(field) {
+            let d = &mut self.out[self.used - 1];
+            return field_text(d, field);
+        }
+        self.open = Some(field);
+        let d = self.next();
+        match reusable(d, field) {
+            Some(buf) => {
+                buf.clear();
+                // Re-borrowed: returning `buf` from the match arm would keep
+                // `d` borrowed in the other arm.
+                field_text(d, field)
+            }
+            None => {
+                shape(d, field);
+                field_text(d, field)
+            }
+        }
+    }
+
+    /// The next delta slot: an old delta of the buffer, or a new one.
+    fn next(&mut self) -> &mut Delta {
+        if self.used == self.out.len() {
+            self.out.push(Delta::default());
+        }
+        self.used += 1;
+        &mut self.out[self.used - 1]
+    }
+}
+
+/// `field`'s string in `d` (created empty if missing; `d` has `field`'s
+/// shape).
+fn field_text(d: &mut Delta, field: Field) -> &mut String {
+    let slot = match field {
+        Field::Content => &mut d.content,
+        Field::Reasoning => &mut d.reasoning_content,
+        Field::Arguments(_) => {
+            if d.tool_calls.is_empty() {
+                d.tool_calls.push(ToolCallDelta::default());
+            }
+            &mut d.tool_calls[0].function.arguments
+        }
+    };
+    slot.get_or_insert_with(String::new)
+}
+
+/// `d`'s string for `field` when `d` already has exactly that shape, as a
+/// buffer passed to pushes alike does: only its text needs clearing.
+fn reusable(d: &mut Delta, field: Field) -> Option<&mut String> {
+    match field {
+        Field::Content if d.reasoning_content.is_none() && d.tool_calls.is_empty() => d.content.as_mut(),
+        Field::Reasoning if d.content.is_none() && d.tool_calls.is_empty() => d.reasoning_content.as_mut(),
+        Field::Arguments(index) if d.content.is_none() && d.reasoning_content.is_none() => match &mut d.tool_calls[..] {
+            [ToolCallDelta { index: i, id: None, kind: None, function }] if function.name.is_none() => {
+                *i = index;
+                function.arguments.as_mut()
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Makes `d` an empty delta of `field`, keeping any string `d` held.
+fn shape(d: &mut Delta, field: Field) {
+    let mut buf = d
+        .content
+        .take()
+        .or_else(|| d.reasoning_content.take())
+        .or_else(|| d.tool_calls.first_mut().and_then(|c| c.function.arguments.take()))
+        .unwrap_or_default();
+    buf.clear();
+    d.tool_calls.clear();
+    match field {
+        Field::Content => {
+            d.reasoning_content = None;
+            d.content = Some(buf);
+        }
+        Field::Reasoning => {
+            d.content = None;
+            d.reasoning_content = Some(buf);
+        }
+        Field::Arguments(index) => {
+            d.content = None;
+            d.reasoning_content = None;
+            let function = FunctionDelta { name: None, arguments: Some(buf) };
+            d.tool_calls.push(ToolCallDelta { index, id: None, kind: None, function });
+        }
+    }
+}
