@@ -240,12 +240,24 @@ impl<'a> ToolGrammar<'a> {
         marked.then_some(core)
     }
 
+    /// The call's own opening marker, when the section also has one and the
+    /// call's is a whole tag (`<|tool_call_begin|>` inside
+    /// `<|tool_calls_section_begin|>`): models sometimes drop the section's.
+    fn distinctive_call_start(&self) -> Option<String> {
+        let f = self.format;
+        Marker::new(&f.section_start).first_core()?;
+        let core = Marker::new(&f.call_start).first_core()?.to_string();
+        let tag = core.len() >= 3 && core.starts_with(['<', '[']) && core.ends_with(['>', ']']);
+        tag.then_some(core)
+    }
+
     /// The literals a tool section can start with.
     fn first_literals(&self) -> Vec<String> {
         let f = self.format;
         for raw in [&f.section_start, &f.call_start] {
             if let Some(core) = Marker::new(raw).first_core() {
                 let mut out = vec![core.to_string()];
+                out.extend(self.distinctive_call_start());
                 out.extend(self.distinctive_name_prefix());
                 return out;
             }
@@ -276,7 +288,8 @@ impl<'a> ToolGrammar<'a> {
             star(seq([sep.expr(), self.call()]))
         };
         let start = Marker::new(&f.section_start).expr();
-        let start = if self.distinctive_name_prefix().is_some() { opt(start) } else { start };
+        let droppable = self.distinctive_name_prefix().is_some() || self.distinctive_call_start().is_some();
+        let start = if droppable { opt(start) } else { start };
         seq([start, self.call(), more, opt(Marker::new(&f.section_end).expr()), ws()])
     }
 
@@ -286,7 +299,23 @@ impl<'a> ToolGrammar<'a> {
         let body = seq([self.tail(), Marker::new(&f.call_end).expr()]);
         let start = Marker::new(&f.call_start).expr();
         let start = if self.distinctive_name_prefix().is_some() { opt(start) } else { start };
-        cap(CALL, seq([start, self.head(), commit(), recover(body, fallback)]))
+        cap(CALL, seq([start, self.head(), self.bare_name_guard(), commit(), recover(body, fallback)]))
+    }
+
+    /// A call that starts with a bare name (no marker before it, as in
+    /// functionary's `>>>name\n{...}`) is only a call once its JSON
+    /// arguments begin: before that, `all\n` or any first line of text
+    /// would be taken for a name.
+    fn bare_name_guard(&self) -> Expr {
+        let f = self.format;
+        let bare = match &f.name {
+            NameSlot::Tagged { prefix, .. } => Marker::new(prefix).is_blank() && Marker::new(&f.call_start).is_blank(),
+            _ => false,
+        };
+        match (&f.arguments, bare) {
+            (ArgumentsSlot::Json { as_string: false, .. }, true) => and(seq([ws(), lit("{")])),
+            _ => empty(),
+        }
     }
 
     /// What a broken call leaves: text up to the call's end (consumed) or
