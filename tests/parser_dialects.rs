@@ -199,3 +199,11 @@ fn a_call_may_come_without_its_sections_opening_marker() {
     assert_eq!(message["content"], json!("Sure."));
     assert_eq!(message["tool_calls"][0]["function"], json!({"name": "ping", "arguments": "{\"n\": 1}"}));
 }
+
+#[test]
+fn a_stray_reasoning_end_marker_at_the_very_end_is_dropped() {
+    let message = parse(REASONING_ON_CALLS, "<think>hm</think>Hello</think>\n");
+    assert_eq!(message, json!({"role": "assistant", "content": "Hello", "reasoning_content": "hm"}));
+    // Anywhere else it is text.
+    assert_eq!(parse(REASONING_ON_CALLS, "Hello</think>there")["content"], json!("Hello</think>there"));
+}

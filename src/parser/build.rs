@@ -8,7 +8,8 @@
 //! body    := ( tools | reasoning-block | silent-marker | scaffolding | content )*
 //!            (silent markers: content wrappers' first cores, and code
 //!            fences when the content is JSON for a response schema, and
-//!            the turn's stop marker when nothing but whitespace follows)
+//!            the turn's stop marker and a stray reasoning end marker when
+//!            nothing but whitespace follows)
 //! tools   := section-start call (separator call)* section-end?
 //! call    := CALL( call-start head commit recover(tail call-end, BROKEN) )
 //! content := commit CONTENT( any-char until(triggers) )
@@ -93,8 +94,8 @@ pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
         // A reasoning block after content (interleaved thinking) is still reasoning.
         triggers.extend(Marker::new(&analysis.reasoning.start).first_core().map(str::to_string));
     }
-    let stop = Marker::new(&analysis.turn.stop_marker).first_core().map(str::to_string);
-    triggers.extend(stop.clone());
+    let closers = final_closers(analysis, plan);
+    triggers.extend(closers.iter().cloned());
     triggers.sort();
     triggers.dedup();
     let mut alternatives = Vec::new();
@@ -108,13 +109,22 @@ pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
     // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
     alternatives.extend(silent.iter().map(|core| seq([lit(core), ws()])));
     alternatives.extend(sections.alternatives());
-    if let Some(stop) = stop {
-        // The turn's stop marker at the very end is the model stopping, not
-        // content; anywhere else it is text.
-        alternatives.push(seq([lit(&stop), ws(), eoi()]));
-    }
+    // A closing marker at the very end closes nothing the content needs;
+    // anywhere else it is text.
+    alternatives.extend(closers.iter().map(|core| seq([lit(core), ws(), eoi()])));
     alternatives.push(content(&triggers));
     seq([prelude(analysis, plan), star(choice(alternatives)), eoi()])
+}
+
+/// Markers dropped when nothing but whitespace follows them: the turn's stop
+/// marker (the model stopping) and, when reasoning is extracted, a stray
+/// reasoning end marker (one with no block open closes nothing).
+fn final_closers(analysis: &Analysis, plan: Plan) -> Vec<String> {
+    let mut out: Vec<String> = Marker::new(&analysis.turn.stop_marker).first_core().map(str::to_string).into_iter().collect();
+    if plan.extract_reasoning && analysis.reasoning.mode != ReasoningMode::None {
+        out.extend(Marker::new(&analysis.reasoning.end).first_core().map(str::to_string));
+    }
+    out
 }
 
 fn has_start_marker(analysis: &Analysis) -> bool {
