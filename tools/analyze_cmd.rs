@@ -1,7 +1,7 @@
 //! `chat-autoparser analyze TEMPLATE [--json]`: what the analysis detected.
 
 use chat_autoparser::analysis::{
-    markers::visible, Analysis, ArgumentsSlot, ComparisonStatus, IdSlot, NameSlot,
+    fallback_dialect_name, markers::visible, Analysis, ArgumentsSlot, ComparisonStatus, IdSlot, NameSlot,
 };
 
 use crate::{load_template, Failure};
@@ -48,6 +48,20 @@ pub fn table(a: &Analysis) -> String {
         row("content wrapper", format!("{} ... {}", q(&a.content.start), q(&a.content.end)));
     }
     match &a.tools {
+        None if !a.fallback_tools.is_empty() => {
+            let names: Vec<&str> = a.fallback_tools.iter().map(|t| fallback_dialect_name(t).unwrap_or("unnamed")).collect();
+            row("tools", format!("not rendered by the template; parsing fallback dialects: {}", names.join(", ")));
+            for (t, name) in a.fallback_tools.iter().zip(names) {
+                let mut parts = vec![format!("{:?}", t.class)];
+                for (what, start, end) in [("section", &t.section_start, &t.section_end), ("call", &t.call_start, &t.call_end)] {
+                    if !start.is_empty() || !end.is_empty() {
+                        parts.push(format!("{what} {} ... {}", q(start), q(end)));
+                    }
+                }
+                parts.push(format!("separator {}", q(&t.call_separator)));
+                row(&format!("  {name}"), parts.join(", "));
+            }
+        }
         None => row("tools", "not rendered".into()),
         Some(t) => {
             row("tools", format!("{:?}", t.class));

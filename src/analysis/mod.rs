@@ -9,7 +9,8 @@
 //! - `probe`: the conversations and how the template wants them encoded;
 //! - `diff` / `markers`: splitting renders without cutting markers;
 //! - `outputs`: from full renders to "what the model writes" per variant;
-//! - `reasoning`, `content`, `tools`, `arguments`: reading each part's markers.
+//! - `reasoning`, `content`, `tools`, `arguments`: reading each part's markers;
+//! - `fallback`: tool formats for templates that take tools but write no calls.
 //!
 //! Invariants: no code keys on a model name or on strings peculiar to one
 //! template; a variant the template refuses is recorded in
@@ -18,6 +19,7 @@
 mod arguments;
 mod content;
 pub mod diff;
+mod fallback;
 mod json_scan;
 pub mod markers;
 mod outputs;
@@ -33,7 +35,8 @@ use crate::template::{ChatTemplate, FixedClock, TemplateConfig};
 use crate::Result;
 
 pub(crate) use probe::{thinking_parts, THINKING_PART};
-pub use report::{Comparison, ComparisonStatus};
+pub use fallback::dialect_name as fallback_dialect_name;
+pub use report::{tool_tokens, Comparison, ComparisonStatus};
 
 /// Version of the [`Analysis`] data layout; bumped on incompatible changes.
 pub const FORMAT_VERSION: u32 = 1;
@@ -51,6 +54,11 @@ pub struct Analysis {
     pub content: ContentFormat,
     /// How tool calls are written, when the template renders them.
     pub tools: Option<ToolFormat>,
+    /// When the template takes `tools` but renders no call (`tools` is
+    /// `None`): the formats of the fallback dialects (see `fallback`), which
+    /// parser and grammar accept instead.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback_tools: Vec<ToolFormat>,
     /// Marker tokens a tokenizer must keep whole for the parser to see them.
     pub preserved_tokens: Vec<String>,
     /// Every comparison that was run, and whether the template supported it.
@@ -335,12 +343,14 @@ pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
         tools::cut_at_stop(format, &turn.stop_marker);
     }
     let preserved_tokens = report::preserved_tokens(&reasoning, &content, tools.as_ref(), &turn);
+    let fallback_tools = fallback::for_template(&outputs, &variables);
     Ok(Analysis {
         format_version: FORMAT_VERSION,
         turn,
         reasoning,
         content,
         tools,
+        fallback_tools,
         preserved_tokens,
         comparisons: report.finish(),
         variables,
@@ -359,6 +369,17 @@ fn pin_clock(template: &ChatTemplate) -> Result<Option<ChatTemplate>> {
         ..template.config().clone()
     };
     ChatTemplate::new(template.source(), &config).map(Some)
+}
+
+impl Analysis {
+    /// The tool formats output may hold: the template's own, else the
+    /// fallback dialects (empty when the template takes no tools).
+    pub fn tool_formats(&self) -> &[ToolFormat] {
+        match &self.tools {
+            Some(format) => std::slice::from_ref(format),
+            None => &self.fallback_tools,
+        }
+    }
 }
 
 impl ChatTemplate {

@@ -100,6 +100,9 @@ pub struct Outputs {
     pub prompts: [Option<String>; 3],
     /// How tool calls were encoded for this template, when any rendered.
     pub encoding: Option<Encoding>,
+    /// A call turn renders, but no call is in it: the template is silent
+    /// about tool calls (see `fallback`).
+    pub calls_silent: bool,
     /// Whether the template reads `enable_thinking`.
     pub has_thinking_switch: bool,
     /// Turns were closed by a second user turn (the template refuses to end on
@@ -122,7 +125,11 @@ pub fn collect(template: &ChatTemplate, variables: &[String], report: &mut Repor
     let content = Variant::Content.turn();
     let plain = Encoding { null_content: false, object_args: true };
     let follow_up = prober.turn(&content, plain, false).is_err() && prober.turn(&content, plain, true).is_ok();
-    let encoding = find_encoding(&prober, follow_up, report);
+    let calls = find_encoding(&prober, follow_up, report);
+    let encoding = match calls {
+        CallTurns::Written(encoding) => Some(encoding),
+        CallTurns::Silent | CallTurns::Refused => None,
+    };
     let renders: Vec<(Variant, Result<String>)> = Variant::ALL
         .iter()
         .filter_map(|&v| {
@@ -138,6 +145,7 @@ pub fn collect(template: &ChatTemplate, variables: &[String], report: &mut Repor
         trailer_len,
         prompts,
         encoding,
+        calls_silent: calls == CallTurns::Silent,
         has_thinking_switch: has_switch,
         follow_up,
         assumed_empty: prober.extra.keys().cloned().collect(),
@@ -205,25 +213,40 @@ fn assumed_empty(variables: &[String]) -> serde_json::Map<String, serde_json::Va
         .collect()
 }
 
+/// What the template does with a turn that calls a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CallTurns {
+    /// The call is written when passed in this encoding.
+    Written(Encoding),
+    /// Some encoding renders, but the call is not in the text.
+    Silent,
+    /// Every encoding is refused.
+    Refused,
+}
+
 /// Finds how the template wants tool calls: `content` null or empty,
 /// `arguments` object or text. The first encoding whose render shows the
 /// call's name and argument value wins.
-fn find_encoding(prober: &Prober<'_>, follow_up: bool, report: &mut Report) -> Option<Encoding> {
+fn find_encoding(prober: &Prober<'_>, follow_up: bool, report: &mut Report) -> CallTurns {
     let turn = Variant::Call.turn();
     let mut last_error = String::from("tool calls are not rendered");
+    let mut found = CallTurns::Refused;
     for (null_content, object_args) in [(true, true), (false, true), (true, false), (false, false)] {
         let encoding = Encoding { null_content, object_args };
         match prober.turn(&turn, encoding, follow_up) {
             Ok(text) if text.contains(probe::NAME) && text.contains(probe::VALUE) => {
-                return Some(prefer_printable_content(prober, &turn, encoding, &text, follow_up))
+                return CallTurns::Written(prefer_printable_content(prober, &turn, encoding, &text, follow_up))
             }
             // The name alone may come from the tool list in the system turn.
-            Ok(_) => last_error = "tool calls are not rendered (the probe call's argument value is absent)".into(),
+            Ok(_) => {
+                last_error = "tool calls are not rendered (the probe call's argument value is absent)".into();
+                found = CallTurns::Silent;
+            }
             Err(e) => last_error = e.to_string(),
         }
     }
     report.unsupported("T1", last_error);
-    None
+    found
 }
 
 /// `content: null` is the OpenAI convention, but a template that prints it

@@ -108,21 +108,34 @@ pub(crate) fn preserved_tokens(
     turn: &TurnFormat,
 ) -> Vec<String> {
     let mut sources: Vec<&str> = vec![&reasoning.start, &reasoning.end, &content.start, &content.end];
-    if let Some(t) = tools {
-        sources.extend([&t.section_start, &t.call_start, &t.call_end, &t.call_separator, &t.section_end].map(String::as_str));
-        if let NameSlot::Tagged { prefix, suffix } = &t.name {
-            sources.extend([prefix.as_str(), suffix.as_str()]);
-        }
-        sources.extend(t.name_echo.as_deref());
-        if let ArgumentsSlot::Tagged(a) = &t.arguments {
-            sources.extend([&a.name_prefix, &a.name_suffix, &a.value_prefix, &a.value_suffix, &a.separator, &a.end].map(String::as_str));
-            sources.extend(a.named_close.as_deref());
-        }
-        if let Some(IdSlot::Tagged { prefix, suffix, .. }) = &t.id {
-            sources.extend([prefix.as_str(), suffix.as_str()]);
-        }
-    }
+    sources.extend(tools.map(tool_sources).unwrap_or_default());
     sources.push(&turn.stop_marker);
+    distinct_tokens(sources)
+}
+
+/// The marker tokens of one tool format, deduplicated, in discovery order.
+pub fn tool_tokens(t: &ToolFormat) -> Vec<String> {
+    distinct_tokens(tool_sources(t))
+}
+
+/// Every raw marker text of a tool format.
+fn tool_sources(t: &ToolFormat) -> Vec<&str> {
+    let mut sources: Vec<&str> = [&t.section_start, &t.call_start, &t.call_end, &t.call_separator, &t.section_end].map(String::as_str).to_vec();
+    if let NameSlot::Tagged { prefix, suffix } = &t.name {
+        sources.extend([prefix.as_str(), suffix.as_str()]);
+    }
+    sources.extend(t.name_echo.as_deref());
+    if let ArgumentsSlot::Tagged(a) = &t.arguments {
+        sources.extend([&a.name_prefix, &a.name_suffix, &a.value_prefix, &a.value_suffix, &a.separator, &a.end].map(String::as_str));
+        sources.extend(a.named_close.as_deref());
+    }
+    if let Some(IdSlot::Tagged { prefix, suffix, .. }) = &t.id {
+        sources.extend([prefix.as_str(), suffix.as_str()]);
+    }
+    sources
+}
+
+fn distinct_tokens(sources: Vec<&str>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for token in sources.into_iter().flat_map(markers::tokens) {
         if !out.iter().any(|t| t == token) {

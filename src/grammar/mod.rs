@@ -9,6 +9,9 @@
 //!   content) is free;
 //! - `required` or a named function: an *eager* grammar, optional reasoning
 //!   then at least one call (of that function);
+//! - a template that renders no calls but has fallback dialects (see
+//!   `Analysis::fallback_tools`): any of the dialects' sections, with each
+//!   dialect's triggers and markers, and a warning;
 //! - `none`, or no tools: no tool grammar (`gbnf` is empty) unless a response
 //!   schema asks for an eager JSON answer (reasoning still allowed first);
 //! - `parallel_tool_calls` false, or a template that renders one call per
@@ -36,7 +39,7 @@ mod triggers;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::analysis::{Analysis, PromptEffect, ReasoningMode};
+use crate::analysis::{tool_tokens, Analysis, PromptEffect, ReasoningMode, ToolFormat};
 use crate::{Error, ErrorKind, Result};
 
 pub use gbnf::rule_name;
@@ -46,7 +49,7 @@ pub use triggers::{Trigger, TriggerKind};
 use gbnf::{literal, until, Rules};
 use markers::Pieces;
 use schema::{primitive, Compiler, Dialect};
-use tools::{read_tools, Builder};
+use tools::{read_tools, Builder, Tool};
 
 /// Which tool calls the model may or must make (OpenAI's `tool_choice`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -190,36 +193,26 @@ impl Analysis {
         if forced && tools.is_empty() {
             return Err(input("tool_choice requires a call but no usable tool was given"));
         }
-        let format = match (&self.tools, tools.is_empty()) {
-            (Some(f), false) => Some(f),
-            (None, false) if forced => return Err(input("the template does not render tool calls")),
-            (None, false) => {
-                warnings.push("the template does not render tool calls; no tool grammar".into());
-                None
-            }
-            _ => None,
-        };
+        let formats = self.formats_for(&tools, forced, &mut warnings)?;
         let mut rules = Rules::default();
-        let section = format.map(|f| {
-            let parallel = config.parallel_tool_calls && f.parallel;
-            let mut b = Builder { rules: &mut rules, warnings: &mut warnings, format: f };
-            b.section(&tools, parallel)
-        });
+        let parallel = config.parallel_tool_calls;
+        let section = (!formats.is_empty()).then(|| sections(&mut rules, &mut warnings, formats, &tools, parallel));
         let answer = config.response_schema.as_ref().map(|s| self.answer(&mut rules, &mut warnings, s));
         let (root, lazy, triggers) = match (section, answer) {
             (None, None) => return Ok(Grammar { warnings, ..Grammar::default() }),
             (Some(section), None) if !forced => {
-                let mut p = section;
-                p.ws();
-                let f = format.expect("a section implies a format");
-                (p.render(), true, triggers::triggers(f, &self.reasoning, &tools))
+                let mut triggers: Vec<Trigger> = Vec::new();
+                for t in formats.iter().flat_map(|f| triggers::triggers(f, &self.reasoning, &tools)) {
+                    if !triggers.contains(&t) {
+                        triggers.push(t);
+                    }
+                }
+                (section, true, triggers)
             }
             (Some(section), answer) => {
-                let mut body = section;
-                body.ws();
                 let body = match answer {
-                    Some(a) => format!("( {} | {a} )", body.render()),
-                    None => body.render(),
+                    Some(a) => format!("( {section} | {a} )"),
+                    None => section,
                 };
                 (self.eager(&mut rules, body), false, Vec::new())
             }
@@ -229,7 +222,40 @@ impl Analysis {
         if root.contains("ws") {
             primitive(&mut rules, "ws", false);
         }
-        Ok(Grammar { gbnf: rules.render(), lazy, triggers, preserved_tokens: self.preserved_tokens.clone(), warnings })
+        Ok(Grammar { gbnf: rules.render(), lazy, triggers, preserved_tokens: self.grammar_tokens(formats), warnings })
+    }
+
+    /// The tool formats the grammar allows: none without tools; the
+    /// template's own; else its fallback dialects, with a warning. Errors
+    /// when a call is required and there is no format at all.
+    fn formats_for(&self, tools: &[Tool], forced: bool, warnings: &mut Vec<String>) -> Result<&[ToolFormat]> {
+        if tools.is_empty() {
+            return Ok(&[]);
+        }
+        let formats = self.tool_formats();
+        if formats.is_empty() {
+            if forced {
+                return Err(input("the template does not render tool calls"));
+            }
+            warnings.push("the template does not render tool calls; no tool grammar".into());
+        } else if self.tools.is_none() {
+            warnings.push("the template does not render tool calls; the grammar allows the fallback dialects".into());
+        }
+        Ok(formats)
+    }
+
+    /// The template's preserved tokens, and the markers of fallback dialects
+    /// in use (a silent template writes none of them itself).
+    fn grammar_tokens(&self, formats: &[ToolFormat]) -> Vec<String> {
+        let mut out = self.preserved_tokens.clone();
+        if self.tools.is_none() {
+            for token in formats.iter().flat_map(tool_tokens) {
+                if !out.contains(&token) {
+                    out.push(token);
+                }
+            }
+        }
+        out
     }
 
     /// Optional reasoning, then `body`: what an eager grammar leaves free.
@@ -275,6 +301,24 @@ impl Analysis {
             p.marker(&self.content.end);
         }
         format!("( {} )", p.render())
+    }
+}
+
+/// The tool section rule text: one format's section, or a choice between
+/// several (the fallback dialects), each followed by optional space.
+fn sections(rules: &mut Rules, warnings: &mut Vec<String>, formats: &[ToolFormat], tools: &[Tool], parallel: bool) -> String {
+    let rendered: Vec<String> = formats
+        .iter()
+        .map(|f| {
+            let mut b = Builder { rules: &mut *rules, warnings: &mut *warnings, format: f };
+            let mut p = b.section(tools, parallel && f.parallel);
+            p.ws();
+            p.render()
+        })
+        .collect();
+    match rendered.as_slice() {
+        [one] => one.clone(),
+        many => format!("( {} )", many.join(" | ")),
     }
 }
 

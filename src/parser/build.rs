@@ -11,6 +11,8 @@
 //!            the turn's stop marker and a stray reasoning end marker when
 //!            nothing but whitespace follows)
 //! tools   := section-start call (separator call)* section-end?
+//!            (one such alternative per tool format: the template's own,
+//!            or each fallback dialect when the template renders no calls)
 //! call    := CALL( call-start head commit recover(tail call-end, BROKEN) )
 //! content := commit CONTENT( any-char until(triggers) )
 //! ```
@@ -73,13 +75,12 @@ const JSON_FENCES: [&str; 2] = ["```json", "```"];
 
 /// The root expression for `analysis` under `plan`.
 pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
-    let headers = &analysis.turn.headers;
-    let tools = analysis.tools.as_ref().filter(|_| plan.parse_tools);
-    let calls = tools.map(|t| ToolGrammar::new(t, headers));
-    let wrappers = content_wrappers(analysis);
+    let tool_sections = tool_grammars(analysis);
     // Tool sections keep their text when tools are not parsed: a header
     // never takes their opening marker.
-    let tool_starts = analysis.tools.as_ref().map(|t| ToolGrammar::new(t, headers).triggers).unwrap_or_default();
+    let tool_starts = tool_sections.iter().flat_map(|t| t.triggers.iter().cloned()).collect();
+    let calls = if plan.parse_tools { tool_sections } else { Vec::new() };
+    let wrappers = content_wrappers(analysis);
     let sections = Sections::new(analysis, plan.extract_reasoning, tool_starts);
     let mut silent: Vec<String> = wrappers.iter().filter_map(|m| m.first_core().map(str::to_string)).collect();
     if plan.json_response {
@@ -87,7 +88,7 @@ pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
     }
     let mut triggers = silent.clone();
     triggers.extend(sections.triggers());
-    if let Some(t) = &calls {
+    for t in &calls {
         triggers.extend(t.triggers.iter().cloned());
     }
     if plan.extract_reasoning && has_start_marker(analysis) {
@@ -99,9 +100,7 @@ pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
     triggers.sort();
     triggers.dedup();
     let mut alternatives = Vec::new();
-    if let Some(t) = &calls {
-        alternatives.push(t.section());
-    }
+    alternatives.extend(calls.iter().map(ToolGrammar::section));
     if plan.extract_reasoning && has_start_marker(analysis) {
         alternatives.push(tagged_reasoning(analysis, plan));
     }
@@ -219,10 +218,16 @@ fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
 
 /// The literals a tool section starts with, when tools are parsed.
 fn tool_triggers(analysis: &Analysis, plan: Plan) -> Vec<String> {
-    match analysis.tools.as_ref() {
-        Some(t) if plan.parse_tools => ToolGrammar::new(t, &analysis.turn.headers).triggers,
-        _ => Vec::new(),
+    if !plan.parse_tools {
+        return Vec::new();
     }
+    tool_grammars(analysis).into_iter().flat_map(|t| t.triggers).collect()
+}
+
+/// One tool grammar per format the output may hold: the template's own, or
+/// the fallback dialects when the template renders no calls.
+fn tool_grammars(analysis: &Analysis) -> Vec<ToolGrammar<'_>> {
+    analysis.tool_formats().iter().map(|t| ToolGrammar::new(t, &analysis.turn.headers)).collect()
 }
 
 /// The tool-call part of the grammar for one format.
