@@ -41,10 +41,10 @@
 //! in the message: as content or reasoning, or (when it ends up inside a
 //! call's value) in arguments, where JSON escaping keeps the character itself
 //! (`"` → `\"`, `\` → `\\`; newlines are whitespace and are not checked).
-//! A random-text piece right after a section header's opening marker
-//! (`analysis.turn.headers`: `<|channel|>` LABEL `<|message|>`) may be that
-//! header's label, which is scaffolding whatever it says, so it is not
-//! required either.
+//! Random text inside a section header (after its opening marker and
+//! before its closing one, `analysis.turn.headers`: `<|channel|>` LABEL
+//! `<|message|>`) is that header's label, which is scaffolding whatever it
+//! says, so it is not required either.
 //! Markers, partial markers and call blocks are markup the parser may
 //! legitimately consume or normalise (Python `'x'` → `"x"`, `True` →
 //! `true`), so their characters are not required; the message only needs
@@ -86,8 +86,8 @@ struct Fixture {
     markers: Vec<String>,
     /// Characters random text may use.
     alphabet: Vec<char>,
-    /// Opening markers of section headers: text right after one may be a label.
-    header_opens: Vec<String>,
+    /// Section headers (opening, closing): text between them is a label.
+    headers: Vec<(String, String)>,
 }
 
 fn tools() -> Vec<Value> {
@@ -173,8 +173,8 @@ fn fixture(name: &'static str) -> Fixture {
         .chars()
         .filter(|c| !used.contains(c) && !"{}[]()\"'=:,".contains(*c))
         .collect();
-    let header_opens = analysis.turn.headers.iter().map(|h| h.open.clone()).collect();
-    Fixture { name, parser, outputs, calls, markers, alphabet, header_opens }
+    let headers = analysis.turn.headers.iter().filter(|h| !h.open.trim().is_empty()).map(|h| (h.open.clone(), h.close.clone())).collect();
+    Fixture { name, parser, outputs, calls, markers, alphabet, headers }
 }
 
 /// Every marker the analysis knows, raw and trimmed, plus the preserved tokens.
@@ -356,14 +356,12 @@ fn piece() -> impl Strategy<Value = Piece> {
 /// Builds the output; returns it and the random text it holds.
 fn assemble(f: &Fixture, pieces: &[Piece]) -> (String, String) {
     let (mut out, mut free) = (String::new(), String::new());
-    let mut after_header_open = false;
     for p in pieces {
-        let label_slot = std::mem::take(&mut after_header_open);
+        let label_slot = inside_header(f, &out);
         match p {
             Piece::Marker(i) => {
                 let m = &f.markers[i % f.markers.len()];
                 out.push_str(m);
-                after_header_open = f.header_opens.iter().any(|h| h == m.trim());
             }
             Piece::Partial(i, n) => {
                 let m = &f.markers[i % f.markers.len()];
@@ -384,6 +382,15 @@ fn assemble(f: &Fixture, pieces: &[Piece]) -> (String, String) {
         }
     }
     (out, free)
+}
+
+/// The output so far ends inside a header: after an opening with no closing
+/// since (a whole marker or a cut one may have left it there).
+fn inside_header(f: &Fixture, out: &str) -> bool {
+    f.headers.iter().any(|(open, close)| match out.rfind(open.trim()) {
+        Some(at) => !out[at..].contains(close.trim()),
+        None => false,
+    })
 }
 
 fn sizes() -> impl Strategy<Value = Vec<usize>> {
