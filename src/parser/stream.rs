@@ -57,25 +57,18 @@ impl OutputStream {
     pub fn push_into(&mut self, chunk: &str, out: &mut Vec<Delta>) {
         self.text.push_str(chunk);
         if self.verbatim_from.is_none() {
-            if let Some(event) = self.peg.push_text(chunk.as_bytes()) {
-                self.plain_text(&event, out);
+            if let Some(feed) = self.peg.push_text(chunk.as_bytes()) {
+                // Only text of open captures: no status or error to handle.
+                let mut sink = Sink::new(out, &mut self.builder);
+                for event in feed.events {
+                    let text = event_text(&self.text, &feed, event);
+                    self.decoder.apply(event, &text, &mut sink);
+                }
+                sink.finish();
                 return;
             }
         }
         self.step(chunk.as_bytes(), false, out);
-    }
-
-    /// The fast path: the push only extended the open text capture (see
-    /// [`peg::Stream::push_text`]); the decoder takes that one text event.
-    fn plain_text(&mut self, event: &Event, out: &mut Vec<Delta>) {
-        let mut sink = Sink::new(out, &mut self.builder);
-        if let Event::Text { start, end, .. } = *event {
-            if end > start {
-                let text = slice(&self.text, self.peg.input(), start..end);
-                self.decoder.apply(event, &text, &mut sink);
-            }
-        }
-        sink.finish();
     }
 
     /// Declares the output complete; returns the last deltas.
@@ -127,18 +120,13 @@ impl OutputStream {
 /// An event's text: a slice of the output, unless the grammar cut a
 /// character (then the bytes, with the cut replaced).
 fn event_text<'a>(text: &'a str, feed: &'a peg::Feed, event: &Event) -> Cow<'a, str> {
-    match *event {
-        Event::Open { .. } => Cow::Borrowed(""),
-        Event::Text { start, end, .. } | Event::Close { start, end, .. } => slice(text, feed.input, start..end),
-    }
-}
-
-/// `range` of the output: a slice of `text`, unless the range cuts a
-/// character (then `input`'s bytes, with the cut replaced).
-fn slice<'a>(text: &'a str, input: &'a [u8], range: std::ops::Range<usize>) -> Cow<'a, str> {
-    match text.get(range.clone()) {
+    let range = match *event {
+        Event::Open { .. } => return Cow::Borrowed(""),
+        Event::Text { start, end, .. } | Event::Close { start, end, .. } => start..end,
+    };
+    match text.get(range) {
         Some(t) => Cow::Borrowed(t),
-        None => String::from_utf8_lossy(input.get(range).unwrap_or(&[])),
+        None => String::from_utf8_lossy(feed.bytes(event)),
     }
 }
 

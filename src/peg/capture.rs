@@ -253,26 +253,6 @@ impl Emitter {
     }
 }
 
-impl Emitter {
-    /// How many captures are open.
-    #[inline]
-    pub fn open_len(&self) -> usize {
-        self.open.len()
-    }
-
-    /// With no new log entries and exactly one capture open: its text up to
-    /// `frontier`, which is what [`Emitter::emit`] would emit (`None` when
-    /// another number of captures is open; an empty range when nothing is
-    /// new).
-    #[inline]
-    pub fn extend_single(&mut self, frontier: usize) -> Option<Event> {
-        let [o] = &mut self.open[..] else { return None };
-        let start = o.sent;
-        o.sent = o.sent.max(frontier);
-        Some(Event::Text { id: o.id, tag: o.tag, start, end: o.sent })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

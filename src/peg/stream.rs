@@ -173,13 +173,7 @@ impl Stream {
     /// pushes only store their input.
     #[inline]
     pub fn push(&mut self, chunk: &[u8]) -> Result<Feed<'_>, ParseError> {
-        if let Some(text) = self.push_text(chunk) {
-            self.events.clear();
-            if let Event::Text { start, end, .. } = text {
-                if end > start {
-                    self.events.push(text);
-                }
-            }
+        if self.push_text(chunk).is_some() {
             return Ok(self.feed(Status::NeedMore));
         }
         self.input.extend_from_slice(chunk);
@@ -187,28 +181,30 @@ impl Stream {
     }
 
     /// The fast path of [`push`](Self::push) for plain text: appends `chunk`
-    /// and returns the one [`Event::Text`] the push makes (its range may be
-    /// empty), or returns `None` without appending anything, and the caller
-    /// pushes as usual.
+    /// and returns what the push makes (text of the open captures, possibly
+    /// no event, and [`Status::NeedMore`]), or returns `None` without appending anything, and
+    /// the caller pushes as usual.
     ///
     /// It applies when the machine is suspended in an `until` at the end of
     /// the input (no partial delimiter held back), no byte of `chunk` can
-    /// start a delimiter, no live backtrack entry holds the frontier back and
-    /// exactly one capture is open. Then a full step would resume that
-    /// `until`, scan `chunk` without leaving the matcher's root state, suspend
-    /// again at the new end, and emit exactly this text (up to the new end,
-    /// moved back off a cut character): the log, the stack and the other
-    /// captures are untouched, so streaming still equals the full parse.
+    /// start a delimiter and no live backtrack entry holds the frontier back.
+    /// Then a full step would resume that `until`, scan `chunk` without
+    /// leaving the matcher's root state, suspend again at the new end and
+    /// emit only text up to the new end (moved back off a cut character):
+    /// the log and the stack are untouched, so streaming still equals the
+    /// full parse.
     #[inline]
-    pub fn push_text(&mut self, chunk: &[u8]) -> Option<Event> {
-        if !matches!(self.state, State::Running) || self.live_pos.is_some() || self.emitter.open_len() != 1 {
+    pub fn push_text(&mut self, chunk: &[u8]) -> Option<Feed<'_>> {
+        if !matches!(self.state, State::Running) || self.live_pos.is_some() {
             return None;
         }
         if !self.vm.extend_until(&self.program.inner, self.input.len(), chunk) {
             return None;
         }
         self.input.extend_from_slice(chunk);
-        self.emitter.extend_single(utf8::safe_end(&self.input, self.vm.pos))
+        self.events.clear();
+        self.emitter.emit(&[], utf8::safe_end(&self.input, self.vm.pos), &mut self.events);
+        Some(self.feed(Status::NeedMore))
     }
 
     /// Declares the input complete and finishes the parse.
@@ -390,23 +386,21 @@ mod tests {
     fn plain_text_takes_the_fast_path() {
         let p = hermes();
         let mut s = p.stream();
-        // Nothing is open yet: the machine must run.
-        assert_eq!(s.push_text(b"Hi"), None);
+        let text = |feed: Option<Feed>| feed.map(|f| f.events.len());
         s.push(b"Hi").unwrap();
-        let e = s.push_text(b" the").unwrap();
-        assert!(matches!(e, Event::Text { tag: C, start: 2, end: 6, .. }));
+        assert_eq!(text(s.push_text(b" the")), Some(1));
+        assert_eq!(s.feed(Status::NeedMore).events, [Event::Text { id: 0, tag: C, start: 2, end: 6 }]);
         // A byte that may start `<tool_call>`: declined, nothing appended.
-        assert_eq!(s.push_text(b"re <"), None);
+        assert_eq!(text(s.push_text(b"re <")), None);
         assert_eq!(s.input(), b"Hi the");
         s.push(b"re <").unwrap();
         // A partial marker is pending: declined.
-        assert_eq!(s.push_text(b"x"), None);
+        assert_eq!(text(s.push_text(b"x")), None);
         // A cut character is held back, then completed.
         s.push(b"b ").unwrap();
-        let e = s.push_text(&"\u{e9}".as_bytes()[..1]).unwrap();
-        assert!(matches!(e, Event::Text { start: 12, end: 12, .. }));
-        let e = s.push_text(&"\u{e9}".as_bytes()[1..]).unwrap();
-        assert!(matches!(e, Event::Text { start: 12, end: 14, .. }));
+        assert_eq!(text(s.push_text(&"\u{e9}".as_bytes()[..1])), Some(0));
+        assert_eq!(text(s.push_text(&"\u{e9}".as_bytes()[1..])), Some(1));
+        assert_eq!(s.feed(Status::NeedMore).events, [Event::Text { id: 0, tag: C, start: 12, end: 14 }]);
     }
 
     #[test]
