@@ -99,7 +99,8 @@ impl OutputStream {
         if self.verbatim_from.is_some() {
             self.decoder.raw_content(&String::from_utf8_lossy(chunk), &mut sink);
         } else {
-            let result = if fin { self.peg.finish() } else { self.peg.push(chunk) };
+            // `push_into` tried the plain-text fast path already.
+            let result = if fin { self.peg.finish() } else { self.peg.push_stepped(chunk) };
             match result {
                 Ok(feed) => {
                     for event in feed.events {
