@@ -5,7 +5,10 @@
 //! [`push`](Stream::push) appends the chunk, resumes the machine where it
 //! suspended, and reports as [`Event`]s what became final since the last
 //! push. Nothing is parsed twice except the few bytes an instruction
-//! re-checks when it resumes (see [`machine`](super::machine)).
+//! re-checks when it resumes (see [`machine`](super::machine)). A chunk of
+//! plain text inside an `until` (no byte of it can start a delimiter) skips
+//! the machine altogether ([`Stream::push_text`]), which is what most pushes
+//! of content and reasoning are.
 //!
 //! What becomes final after a push (the *commit point* of the machine):
 //! - capture openings and closings logged before the oldest live backtrack
@@ -190,8 +193,8 @@ impl Stream {
 
     /// The fast path of [`push`](Self::push) for plain text: appends `chunk`
     /// and returns what the push makes (text of the open captures, possibly
-    /// no event, and [`Status::NeedMore`]), or returns `None` without appending anything, and
-    /// the caller pushes as usual.
+    /// no event, and [`Status::NeedMore`]), or returns `None` without
+    /// appending anything, and the caller pushes as usual.
     ///
     /// It applies when the machine is suspended in an `until` at the end of
     /// the input (no partial delimiter held back), no byte of `chunk` can
