@@ -340,7 +340,10 @@ impl Edges {
             }
             send(body);
         }
-        self.held.push_str(&text[body.len()..]);
+        // Most pieces have no tail: skip the (empty) copy.
+        if body.len() < text.len() {
+            self.held.push_str(&text[body.len()..]);
+        }
     }
 }
 

@@ -56,6 +56,18 @@ impl OutputStream {
     /// that continues the same field comes as one delta.
     pub fn push_into(&mut self, chunk: &str, out: &mut Vec<Delta>) {
         self.text.push_str(chunk);
+        if self.verbatim_from.is_none() {
+            if let Some(feed) = self.peg.push_text(chunk.as_bytes()) {
+                // Only text of open captures: no status or error to handle.
+                let mut sink = Sink::new(out, &mut self.builder);
+                for event in feed.events {
+                    let text = event_text(&self.text, &feed, event);
+                    self.decoder.apply(event, &text, &mut sink);
+                }
+                sink.finish();
+                return;
+            }
+        }
         self.step(chunk.as_bytes(), false, out);
     }
 
@@ -87,7 +99,8 @@ impl OutputStream {
         if self.verbatim_from.is_some() {
             self.decoder.raw_content(&String::from_utf8_lossy(chunk), &mut sink);
         } else {
-            let result = if fin { self.peg.finish() } else { self.peg.push(chunk) };
+            // `push_into` tried the plain-text fast path already.
+            let result = if fin { self.peg.finish() } else { self.peg.push_stepped(chunk) };
             match result {
                 Ok(feed) => {
                     for event in feed.events {

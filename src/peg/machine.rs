@@ -273,6 +273,26 @@ impl Vm {
         }
     }
 
+    /// Moves a suspended `Until` over `chunk`, just appended at `at`, when
+    /// that is all [`Vm::run`] would do: the `Until` suspended at `at` (the
+    /// end of the previous input, so no partial delimiter is pending) and no
+    /// byte of `chunk` can start a delimiter, so the scan finds nothing and
+    /// suspends again at the new end. `false` (and no change) otherwise.
+    #[inline]
+    pub fn extend_until(&mut self, p: &Inner, at: usize, chunk: &[u8]) -> bool {
+        if self.pos != at || self.scanning || self.pending.is_some() {
+            return false;
+        }
+        let Some(Inst::Until(m)) = p.insts.get(self.pc as usize) else { return false };
+        match p.matchers.get(*m as usize) {
+            Some(m) if m.starts_none(chunk) => {
+                self.pos = at + chunk.len();
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Runs until the program matches, fails, or needs input beyond `input`
     /// (only when `fin` is false: `fin` says `input` is the whole input).
     pub fn run(&mut self, p: &Inner, input: &[u8], fin: bool) -> Run {

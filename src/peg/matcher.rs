@@ -188,6 +188,14 @@ impl MultiLiteral {
         self.literals.iter().map(|l| l.len()).max().unwrap_or(0)
     }
 
+    /// Whether no literal can start at any byte of `bytes`: none of them is
+    /// a literal's first byte (and the set has no empty literal). Then a
+    /// scan that enters `bytes` in the root state leaves it there.
+    #[inline]
+    pub fn starts_none(&self, bytes: &[u8]) -> bool {
+        !self.empty && !bytes.iter().any(|&b| self.first[b as usize])
+    }
+
     #[inline]
     fn step(&self, s: usize, b: u8) -> usize {
         self.trans[s * self.stride + self.classes[b as usize] as usize] as usize
