@@ -11,6 +11,14 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Message fields chat APIs and templates carry reasoning in, OpenAI's first.
+pub const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "thinking"];
+
+/// The first of [`REASONING_FIELDS`] with non-empty text in `message`.
+pub(crate) fn reasoning_field_of(message: &serde_json::Value) -> Option<&'static str> {
+    REASONING_FIELDS.into_iter().find(|k| message.get(*k).and_then(serde_json::Value::as_str).is_some_and(|t| !t.is_empty()))
+}
+
 /// A decoded assistant turn.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AssistantMessage {

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value as Json};
 
+use crate::message::REASONING_FIELDS;
 use crate::template::{ChatTemplate, RenderRequest};
 use crate::Error;
 
@@ -95,8 +96,6 @@ pub struct Prober<'t> {
     cache: RefCell<HashMap<String, Result<String, Error>>>,
 }
 
-/// Message fields templates read reasoning from, in order of preference.
-pub const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "thinking"];
 
 /// The pseudo-field for reasoning written as a content part,
 /// `{"type": "thinking", "thinking": "..."}` (Mistral's chunked content).

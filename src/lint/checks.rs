@@ -123,7 +123,7 @@ fn tool_call_think(ctx: &mut Ctx<'_>) {
         return;
     }
     let mut call = ctx.call_turn(n::VALUE);
-    for field in ["reasoning_content", "reasoning", "thinking"] {
+    for field in crate::message::REASONING_FIELDS {
         call[field] = n::REASONING.into();
     }
     let (before, after) = tool_loop(call);

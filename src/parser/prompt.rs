@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 
+use crate::message::reasoning_field_of;
 use crate::analysis::{thinking_parts, Analysis, ReasoningMode, THINKING_PART};
 use crate::template::{ChatTemplate, RenderRequest};
 use crate::Result;
@@ -50,7 +51,7 @@ pub fn continuation_prompt(
     let text = |key: &str| last.get(key).and_then(Value::as_str).unwrap_or("").to_string();
     let prefill = Prefill {
         content: text("content"),
-        reasoning: ["reasoning_content", "reasoning", "thinking"].iter().map(|k| text(k)).find(|t| !t.is_empty()).unwrap_or_default(),
+        reasoning: reasoning_field_of(&last).map(text).unwrap_or_default(),
     };
     let rendered = template.render(&RenderRequest { add_generation_prompt: false, ..request.clone() })?;
     let mut prefill = prefill;
@@ -98,11 +99,11 @@ pub fn template_messages(analysis: &Analysis, messages: &[Value]) -> Vec<Value> 
 
 /// Moves an assistant message's reasoning field into a leading thinking part.
 fn reasoning_as_part(message: &mut Value) {
-    let Some(map) = message.as_object_mut().filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant")) else {
+    if message.get("role").and_then(Value::as_str) != Some("assistant") {
         return;
-    };
-    let field = ["reasoning_content", "reasoning", "thinking"].into_iter().find(|k| map.get(*k).and_then(Value::as_str).is_some_and(|t| !t.is_empty()));
-    let Some(reasoning) = field.and_then(|k| map.remove(k)) else { return };
+    }
+    let Some(reasoning) = reasoning_field_of(message).and_then(|k| message.as_object_mut()?.remove(k)) else { return };
+    let Some(map) = message.as_object_mut() else { return };
     let content = map.get("content").cloned().unwrap_or(Value::Null);
     map.insert("content".into(), thinking_parts(reasoning.as_str().unwrap_or_default(), &content));
 }

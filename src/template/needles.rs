@@ -16,6 +16,7 @@
 use serde_json::{json, Map, Value as Json};
 
 use super::{ChatTemplate, RenderRequest};
+use crate::message::REASONING_FIELDS;
 use crate::Result;
 
 /// Needles; ASCII, distinct, absent from real scaffolding.
@@ -34,9 +35,6 @@ pub(crate) const RESULT: &str = "TTRES";
 pub(crate) const ID: &str = "call00001";
 pub(crate) const ID2: &str = "call00002";
 
-/// Message fields templates read reasoning from; probes set all of them, since
-/// which one a template reads is not known in advance.
-const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "thinking"];
 
 /// Variables the renderer passes itself; anything else a template reads comes
 /// from the caller.
