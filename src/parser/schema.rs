@@ -5,10 +5,18 @@
 //! the JSON value it spells otherwise; a value that does not fit its schema
 //! stays a string rather than dropping the call. Schemas we cannot read make
 //! the type unknown: then any text that is valid JSON is taken as JSON.
+//!
+//! Templates that write values with Python's `str()` (`{'a': [1, None]}`,
+//! `True`) spell a declared non-string type as a Python literal: when the
+//! text is not JSON of the declared type, it is read as a Python literal and
+//! normalised to JSON. Only a declared type opts in, so text of unknown type
+//! that merely looks like Python (`None`) stays a string.
 
 use std::collections::HashMap;
 
 use serde_json::Value;
+
+use crate::peg::python;
 
 /// The JSON types a schema allows for one argument.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -28,13 +36,25 @@ impl ArgType {
     /// The JSON text for a bare value `text` of this type.
     pub fn encode(&self, text: &str) -> String {
         if !self.is_string_only() {
-            if let Ok(value) = serde_json::from_str::<Value>(text.trim()) {
-                if self.fits(&value) {
-                    return value.to_string();
-                }
+            if let Some(value) = self.typed(text.trim()) {
+                return value.to_string();
             }
         }
         Value::String(text.to_string()).to_string()
+    }
+
+    /// `text` as a value of this type: JSON first, then (for a declared
+    /// type) a Python literal.
+    fn typed(&self, text: &str) -> Option<Value> {
+        let fitting = |v: Value| Some(v).filter(|v| self.fits(v));
+        if let Some(value) = serde_json::from_str(text).ok().and_then(fitting) {
+            return Some(value);
+        }
+        if self.types.is_empty() {
+            return None;
+        }
+        let json = python::to_json(text.as_bytes()).ok()?;
+        serde_json::from_str(&json).ok().and_then(fitting)
     }
 
     fn fits(&self, value: &Value) -> bool {
@@ -153,5 +173,20 @@ mod tests {
         assert_eq!(s.arg_type("f", "nope").encode("[1, 2]"), "[1,2]");
         assert_eq!(s.arg_type("f", "nope").encode("Paris"), "\"Paris\"");
         assert_eq!(s.arg_type("f", "nope").encode("\"q\""), "\"\\\"q\\\"\"");
+    }
+
+    #[test]
+    fn declared_types_read_python_literals() {
+        let tools = [json!({"name": "f", "parameters": {"type": "object", "properties": {
+            "meta": {"type": "object"}, "tags": {"type": "array"}, "flag": {"type": "boolean"}, "city": {"type": "string"}
+        }}})];
+        let s = ToolSchemas::new(&tools);
+        assert_eq!(s.arg_type("f", "meta").encode("{'a': [1, 2.5, {'b': None}], 'ok': True}"), r#"{"a":[1,2.5,{"b":null}],"ok":true}"#);
+        assert_eq!(s.arg_type("f", "tags").encode("['x', '<y>']"), r#"["x","<y>"]"#);
+        assert_eq!(s.arg_type("f", "flag").encode("True"), "true");
+        assert_eq!(s.arg_type("f", "tags").encode("{'a': 1}"), r#""{'a': 1}""#);
+        assert_eq!(s.arg_type("f", "meta").encode("{'a': "), r#""{'a': ""#);
+        assert_eq!(s.arg_type("f", "city").encode("['x']"), r#""['x']""#);
+        assert_eq!(s.arg_type("f", "nope").encode("None"), r#""None""#);
     }
 }

@@ -1,0 +1,114 @@
+//! Tagged argument values written with Python's `str()`, on a small template
+//! written for this test (as Seed-OSS and MiniCPM5 write them): an object or
+//! array argument renders as `{'a': [1, None], 'ok': True}`.
+//!
+//! The parser must read such a value as a Python literal when the tool's
+//! schema declares a non-string type and the text is not JSON, and write it
+//! as JSON; a value that fits neither stays a string. Streaming in 1-, 4- and
+//! 7-byte chunks must give the batch message, delta by delta.
+
+use chat_autoparser::parser::char_chunks;
+use chat_autoparser::{AssistantMessage, ChatTemplate, OutputParser, ParserConfig, TemplateConfig};
+use serde_json::{json, Value};
+
+/// Values written with `| string` unless they are strings already.
+const TEMPLATE: &str = r#"
+{%- for m in messages -%}
+{%- if m.role == 'user' -%}<|user|>{{ m.content }}<|end|>
+{%- elif m.role == 'assistant' -%}<|bot|>{{ m.content or '' }}
+{%- for tc in m.tool_calls or [] -%}
+<call><function={{ tc.function.name }}>
+{%- for k, v in tc.function.arguments.items() -%}
+<parameter={{ k }}>{{ v if v is string else v | string }}</parameter>
+{%- endfor -%}
+</function></call>
+{%- endfor -%}<|end|>
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|bot|>{%- endif -%}"#;
+
+fn tools() -> Vec<Value> {
+    vec![json!({"type": "function", "function": {"name": "save_note", "parameters": {
+        "type": "object",
+        "properties": {"text": {"type": "string"}, "meta": {"type": "object"}, "tags": {"type": "array"}, "flag": {"type": "boolean"}},
+        "required": ["text"]}}})]
+}
+
+fn parser() -> OutputParser {
+    let analysis = ChatTemplate::new(TEMPLATE, &TemplateConfig::default()).unwrap().analyze().unwrap();
+    analysis.parser(&ParserConfig { tools: tools(), ..Default::default() }).unwrap()
+}
+
+/// The batch parse of `output`, checked against streams in 1-, 4- and
+/// 7-byte chunks: the concatenated argument deltas equal the batch arguments.
+fn parse(output: &str) -> AssistantMessage {
+    let parser = parser();
+    let batch = parser.parse(output);
+    for size in [1, 4, 7] {
+        let mut stream = parser.stream();
+        let mut arguments = String::new();
+        let mut deltas = Vec::new();
+        for chunk in char_chunks(output, size) {
+            deltas.extend(stream.push(chunk));
+        }
+        deltas.extend(stream.finish());
+        for call in deltas.iter().flat_map(|d| &d.tool_calls) {
+            arguments.push_str(call.function.arguments.as_deref().unwrap_or(""));
+        }
+        assert_eq!(stream.message(), batch, "chunks of {size}");
+        assert_eq!(arguments, batch.tool_calls[0].function.arguments, "deltas in chunks of {size}");
+    }
+    batch
+}
+
+fn arguments(m: &AssistantMessage) -> Value {
+    serde_json::from_str(&m.tool_calls[0].function.arguments).expect("arguments are JSON")
+}
+
+#[test]
+fn python_literals_of_declared_types_become_json() {
+    let output = "<call><function=save_note><parameter=text>He said 'hi' & {'x': 1}</parameter>\
+<parameter=meta>{'nested': {'a': [1, 2.5, {'b': None}], 'ok': True}, 'path': 'C:\\\\tmp'}</parameter>\
+<parameter=tags>['x', '<y>', \"it's\"]</parameter><parameter=flag>True</parameter></function></call>";
+    let m = parse(output);
+    assert_eq!(m.tool_calls[0].function.name, "save_note");
+    assert_eq!(
+        arguments(&m),
+        json!({
+            "text": "He said 'hi' & {'x': 1}",
+            "meta": {"nested": {"a": [1, 2.5, {"b": null}], "ok": true}, "path": "C:\\tmp"},
+            "tags": ["x", "<y>", "it's"],
+            "flag": true
+        })
+    );
+}
+
+#[test]
+fn json_values_are_kept_and_misfits_stay_strings() {
+    let output = "<call><function=save_note><parameter=text>t</parameter>\
+<parameter=meta>{\"a\": null}</parameter><parameter=tags>{'a': 1}</parameter>\
+<parameter=flag>maybe</parameter><parameter=other>None</parameter></function></call>";
+    let m = parse(output);
+    assert_eq!(
+        arguments(&m),
+        json!({"text": "t", "meta": {"a": null}, "tags": "{'a': 1}", "flag": "maybe", "other": "None"})
+    );
+}
+
+#[test]
+fn the_template_renders_what_the_parser_reads() {
+    let tmpl = ChatTemplate::new(TEMPLATE, &TemplateConfig::default()).unwrap();
+    let args = json!({"text": "t", "meta": {"a": [1, null], "ok": true}, "tags": ["x"]});
+    let request = chat_autoparser::RenderRequest {
+        messages: vec![
+            json!({"role": "user", "content": "hi"}),
+            json!({"role": "assistant", "content": "", "tool_calls": [
+                {"type": "function", "function": {"name": "save_note", "arguments": args}}]}),
+        ],
+        ..Default::default()
+    };
+    let rendered = tmpl.render(&request).unwrap();
+    let output = rendered.split_once("<|bot|>").unwrap().1.trim_end_matches("<|end|>");
+    assert!(output.contains("<parameter=meta>{'a': [1, None], 'ok': True}</parameter>"), "{output}");
+    assert_eq!(arguments(&parse(output)), args);
+}
