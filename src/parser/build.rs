@@ -4,13 +4,17 @@
 //! Shape of every generated grammar:
 //!
 //! ```text
-//! output  := reasoning? body eoi
+//! output  := reasoning? word-wrapper? body eoi
 //! body    := ( tools | reasoning-block | silent-marker | scaffolding | content )*
 //!            (silent markers: content wrappers' first cores, and code
 //!            fences when the content is JSON for a response schema, and
 //!            the turn's stop marker and a stray reasoning end marker when
-//!            nothing but whitespace follows)
+//!            nothing but whitespace follows; a wrapper that is a plain
+//!            word, `all\n`, only at the start or after the part opener)
 //! tools   := section-start call (separator call)* section-end?
+//!            (section-start is the optional part opener, `>>>`, when calls
+//!            have no opening marker and the generation prompt ends with
+//!            their separator)
 //!            (one such alternative per tool format: the template's own,
 //!            or each fallback dialect when the template renders no calls)
 //! call    := CALL( call-start head commit recover(tail call-end, BROKEN) )
@@ -80,13 +84,15 @@ pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
     // never takes their opening marker.
     let tool_starts = tool_sections.iter().flat_map(|t| t.triggers.iter().cloned()).collect();
     let calls = if plan.parse_tools { tool_sections } else { Vec::new() };
-    let wrappers = content_wrappers(analysis);
+    let (words, wrappers): (Vec<Marker>, Vec<Marker>) = content_wrappers(analysis).into_iter().partition(is_word);
+    let opener = part_opener(analysis);
     let sections = Sections::new(analysis, plan.extract_reasoning, tool_starts);
     let mut silent: Vec<String> = wrappers.iter().filter_map(|m| m.first_core().map(str::to_string)).collect();
     if plan.json_response {
         silent.extend(JSON_FENCES.map(str::to_string));
     }
     let mut triggers = silent.clone();
+    triggers.extend(opener.clone());
     triggers.extend(sections.triggers());
     for t in &calls {
         triggers.extend(t.triggers.iter().cloned());
@@ -107,12 +113,37 @@ pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
     // A wrapper is recognised by its first core: the model stops before
     // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
     alternatives.extend(silent.iter().map(|core| seq([lit(core), ws()])));
+    if let Some(opener) = &opener {
+        alternatives.extend(words.iter().map(|w| seq([lit(opener), ws(), w.expr(), ws()])));
+    }
     alternatives.extend(sections.alternatives());
     // A closing marker at the very end closes nothing the content needs;
     // anywhere else it is text.
     alternatives.extend(closers.iter().map(|core| seq([lit(core), ws(), eoi()])));
     alternatives.push(content(&triggers));
-    seq([prelude(analysis, plan), star(choice(alternatives)), eoi()])
+    // A wrapper word opens the first part without an opener: the prompt wrote it.
+    let first_part = opt(seq([choice(words.iter().map(Marker::expr)), ws()]));
+    seq([prelude(analysis, plan), first_part, star(choice(alternatives)), eoi()])
+}
+
+/// A content wrapper that is a plain word (functionary's `all\n`), not a
+/// marker: in the text a model writes it is only a wrapper where a part of
+/// the turn opens, never inside the content (`call`, `really`).
+fn is_word(marker: &Marker) -> bool {
+    marker.first_core().is_some_and(|c| c.chars().all(|ch| ch.is_alphanumeric() || ch == '_'))
+}
+
+/// What opens each part of the turn, when calls have no opening marker of
+/// their own and the generation prompt ends with the call separator
+/// (functionary's `>>>`, written before a recipient: `all` for content or a
+/// function name): the prompt wrote the first part's opener, the model
+/// writes the others.
+fn part_opener(analysis: &Analysis) -> Option<String> {
+    let format = analysis.tools.as_ref()?;
+    let opens_calls = !Marker::new(&format.section_start).is_blank() || !Marker::new(&format.call_start).is_blank();
+    let separator = format.call_separator.trim();
+    let prompt = analysis.turn.generation_prompt.default.trim_end();
+    (!opens_calls && !separator.is_empty() && prompt.ends_with(separator)).then(|| separator.to_string())
 }
 
 /// Markers dropped when nothing but whitespace follows them: the turn's stop
@@ -227,7 +258,8 @@ fn tool_triggers(analysis: &Analysis, plan: Plan) -> Vec<String> {
 /// One tool grammar per format the output may hold: the template's own, or
 /// the fallback dialects when the template renders no calls.
 fn tool_grammars(analysis: &Analysis) -> Vec<ToolGrammar<'_>> {
-    analysis.tool_formats().iter().map(|t| ToolGrammar::new(t, &analysis.turn.headers)).collect()
+    let opener = part_opener(analysis);
+    analysis.tool_formats().iter().map(|t| ToolGrammar::new(t, &analysis.turn.headers, opener.clone())).collect()
 }
 
 /// The tool-call part of the grammar for one format.
@@ -236,12 +268,14 @@ struct ToolGrammar<'a> {
     /// Section headers of the turn: a name written inside one may sit
     /// after any label and before any rest of the header.
     headers: &'a [Header],
+    /// The part opener (see [`part_opener`]): a section after content starts with it.
+    opener: Option<String>,
     triggers: Vec<String>,
 }
 
 impl<'a> ToolGrammar<'a> {
-    fn new(format: &'a ToolFormat, headers: &'a [Header]) -> ToolGrammar<'a> {
-        let mut g = ToolGrammar { format, headers, triggers: Vec::new() };
+    fn new(format: &'a ToolFormat, headers: &'a [Header], opener: Option<String>) -> ToolGrammar<'a> {
+        let mut g = ToolGrammar { format, headers, opener, triggers: Vec::new() };
         g.triggers = g.first_literals();
         g
     }
@@ -282,6 +316,9 @@ impl<'a> ToolGrammar<'a> {
                 return vec![core.to_string()];
             }
         }
+        if let Some(opener) = &self.opener {
+            return vec![opener.clone()];
+        }
         match (&f.name, f.class) {
             (NameSlot::Tagged { prefix, .. }, _) if !Marker::new(prefix).is_blank() => {
                 vec![Marker::new(prefix).first_core().unwrap_or_default().to_string()]
@@ -304,7 +341,11 @@ impl<'a> ToolGrammar<'a> {
         };
         let start = Marker::new(&f.section_start).expr();
         let droppable = self.distinctive_name_prefix().is_some() || self.distinctive_call_start().is_some();
-        let start = if droppable { opt(start) } else { start };
+        let start = match &self.opener {
+            Some(opener) => opt(lit(opener)),
+            None if droppable => opt(start),
+            None => start,
+        };
         seq([start, self.call(), more, opt(Marker::new(&f.section_end).expr()), ws()])
     }
 
