@@ -3,7 +3,7 @@
 //! message parsed from a model output in that dialect.
 
 use chat_autoparser::analysis::{IdSlot, NameSlot, ReasoningMode};
-use chat_autoparser::parser::continuation_prompt;
+use chat_autoparser::parser::{continuation_prompt, Continue, PrefillPart};
 use chat_autoparser::{ChatTemplate, ParserConfig, RenderRequest, TemplateConfig};
 use serde_json::{json, Value};
 
@@ -90,10 +90,62 @@ fn a_prefill_keeps_its_reasoning_when_the_template_has_reasoning() {
         json!({"role": "assistant", "content": "Hello, ", "reasoning_content": "I'm thinking"}),
     ];
     let request = RenderRequest { messages, ..Default::default() };
-    let (prompt, prefill) = continuation_prompt(&tmpl, &analysis, &request, true).unwrap();
+    let (prompt, prefill) = continuation_prompt(&tmpl, &analysis, &request, true.into()).unwrap();
     assert!(prompt.ends_with("<|assistant|>Hello, "), "{prompt:?}");
     let prefill = prefill.unwrap();
     assert_eq!((prefill.content.as_str(), prefill.reasoning.as_str()), ("Hello, ", "I'm thinking"));
+}
+
+/// An assistant turn's reasoning, closed before its content.
+const CLOSED_REASONING: &str = r#"{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}<|assistant|>{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content }}<|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+/// Parses `output` as the continuation of a reasoning-only prefill.
+fn continue_reasoning_only(continues: Continue, output: &str) -> (String, Value) {
+    let tmpl = template(CLOSED_REASONING);
+    let analysis = tmpl.analyze().unwrap();
+    let messages = vec![
+        json!({"role": "user", "content": "Hi"}),
+        json!({"role": "assistant", "content": "", "reasoning_content": "I'm thinking"}),
+    ];
+    let request = RenderRequest { messages, ..Default::default() };
+    let (prompt, prefill) = continuation_prompt(&tmpl, &analysis, &request, continues).unwrap();
+    let config = ParserConfig { prompt: Some(prompt.clone()), prefill, ..ParserConfig::default() };
+    (prompt, serde_json::to_value(analysis.parser(&config).unwrap().parse(output)).unwrap())
+}
+
+#[test]
+fn a_prefill_continues_the_part_the_request_names() {
+    // Its content: the reasoning block is over, the prompt ends after it.
+    let (prompt, message) = continue_reasoning_only(Continue::Content, "Hello, world!");
+    assert_eq!(prompt, "<|user|>Hi<|end|><|assistant|><think>I'm thinking</think>");
+    assert_eq!(message, json!({"role": "assistant", "content": "Hello, world!", "reasoning_content": "I'm thinking"}));
+    // Its reasoning, named or (no content yet) automatic: the block goes on.
+    for continues in [Continue::Reasoning, Continue::Auto, true.into()] {
+        let (prompt, message) = continue_reasoning_only(continues, " more</think>Hello, world!");
+        assert_eq!(prompt, "<|user|>Hi<|end|><|assistant|><think>I'm thinking");
+        assert_eq!(message, json!({"role": "assistant", "content": "Hello, world!", "reasoning_content": "I'm thinking more"}));
+    }
+    // Not continued: the request renders as given, with no prefill.
+    let (prompt, _) = continue_reasoning_only(Continue::No, "");
+    assert!(prompt.ends_with("<think>I'm thinking</think><|end|>"), "{prompt:?}");
+    assert_eq!(Continue::from_json(&json!("content")), Some(Continue::Content));
+    assert_eq!(Continue::from_json(&json!(false)), Some(Continue::No));
+    assert_eq!(Continue::from_json(&json!("maybe")), None);
+}
+
+#[test]
+fn an_empty_continued_part_cuts_where_it_would_start() {
+    let tmpl = template(CLOSED_REASONING);
+    let analysis = tmpl.analyze().unwrap();
+    let messages = vec![json!({"role": "user", "content": "Hi"}), json!({"role": "assistant", "content": ""})];
+    let request = RenderRequest { messages, ..Default::default() };
+    let (prompt, prefill) = continuation_prompt(&tmpl, &analysis, &request, Continue::Reasoning).unwrap();
+    assert_eq!(prompt, "<|user|>Hi<|end|><|assistant|><think>");
+    assert_eq!(prefill.unwrap().part, PrefillPart::Reasoning);
 }
 
 /// Reasoning as a content part (`{"type": "thinking", ...}`), as Mistral's
@@ -119,7 +171,7 @@ fn reasoning_in_a_thinking_content_part_is_found_and_parsed() {
     // A prefill's reasoning goes to the template as a thinking part.
     let messages = vec![json!({"role": "user", "content": "Hi"}), json!({"role": "assistant", "content": "", "reasoning_content": "I'm"})];
     let request = RenderRequest { messages, ..Default::default() };
-    let (prompt, _) = continuation_prompt(&tmpl, &analysis, &request, true).unwrap();
+    let (prompt, _) = continuation_prompt(&tmpl, &analysis, &request, true.into()).unwrap();
     assert_eq!(prompt, "[USER]Hi[ASSISTANT][THINK]I'm");
 }
 

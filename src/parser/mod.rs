@@ -65,7 +65,7 @@ use crate::{Error, ErrorKind, Result};
 pub use crate::grammar::ToolChoice;
 pub use build::Start;
 pub use diagnostic::{Diagnostic, DiagnosticKind};
-pub use prompt::{continuation_prompt, template_messages, Prefill};
+pub use prompt::{continuation_prompt, template_messages, Continue, Prefill, PrefillPart};
 pub use schema::ToolSchemas;
 pub use stream::{char_chunks, OutputStream};
 
@@ -155,8 +155,8 @@ impl OutputParser {
     /// Builds the parser (see [`Analysis::parser`]).
     pub fn new(analysis: &Analysis, config: &ParserConfig) -> Result<OutputParser> {
         let mut start = start::start_state(analysis, config.prompt.as_deref(), config.enable_thinking);
-        if config.prefill.as_ref().is_some_and(|p| p.content.is_empty() && !p.reasoning.is_empty()) {
-            // A prefill with reasoning and no content stops inside the block,
+        if config.prefill.as_ref().is_some_and(|p| p.part == PrefillPart::Reasoning) {
+            // A prefill continued in its reasoning stops inside the block,
             // whether or not the template rendered it.
             start = Start::InReasoning;
         }
@@ -224,9 +224,10 @@ impl OutputParser {
 
     /// A stream for one output.
     pub fn stream(&self) -> OutputStream {
+        let continued = !self.prefill.continued().is_empty();
         let continues = decode::Continues {
-            content: !self.prefill.content.is_empty(),
-            reasoning: self.prefill.content.is_empty() && !self.prefill.reasoning.is_empty(),
+            content: continued && self.prefill.part == PrefillPart::Content,
+            reasoning: continued && self.prefill.part == PrefillPart::Reasoning,
         };
         let decoder = decode::Decoder::new(self.schemas.clone(), self.parallel, continues, &self.prefix);
         OutputStream::new(&self.program, decoder, &self.prefill)
