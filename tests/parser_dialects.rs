@@ -148,6 +148,17 @@ fn an_empty_continued_part_cuts_where_it_would_start() {
     assert_eq!(prefill.unwrap().part, PrefillPart::Reasoning);
 }
 
+/// A generation prompt that ends with a marker (`<|BOT|>`), as Cohere's do.
+const BOT_PROMPT: &str = r#"{%- for m in messages -%}<|TURN|><|{{ m.role | upper }}|>{{ m.content }}<|END|>{%- endfor -%}
+{%- if add_generation_prompt -%}<|TURN|><|BOT|>{%- endif -%}"#;
+
+#[test]
+fn the_prompts_last_marker_written_again_is_scaffolding() {
+    assert_eq!(parse(BOT_PROMPT, "<|BOT|>Hello, world!<|END|>"), json!({"role": "assistant", "content": "Hello, world!"}));
+    // Only at the start: later it is the model's text.
+    assert_eq!(parse(BOT_PROMPT, "Hello <|BOT|>"), json!({"role": "assistant", "content": "Hello <|BOT|>"}));
+}
+
 /// Reasoning as a content part (`{"type": "thinking", ...}`), as Mistral's
 /// reasoning templates read it.
 const THINKING_PARTS: &str = r#"{%- for m in messages -%}

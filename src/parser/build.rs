@@ -4,7 +4,7 @@
 //! Shape of every generated grammar:
 //!
 //! ```text
-//! output  := reasoning? body eoi
+//! output  := echo? reasoning? body eoi
 //! body    := ( tools | reasoning-block | silent-marker | scaffolding | content )*
 //!            (silent markers: content wrappers' first cores, and code
 //!            fences when the content is JSON for a response schema, and
@@ -28,6 +28,12 @@
 //!   sections of one turn: headers of a learned shape, whatever their
 //!   label, and message breaks (see `sections`). A tool-call name written
 //!   inside such a header may follow any label and precede any rest of it.
+//! - `echo` is the marker the prompt ends with, written again by the model
+//!   (`<|CHATBOT_TOKEN|>` after `...<|CHATBOT_TOKEN|>`): scaffolding the
+//!   prompt already holds, so it is dropped. Not when it opens a tool
+//!   section, and not inside a reasoning block the prompt opened: reasoning
+//!   text is the model's, verbatim (llama.cpp's vectors keep a repeated
+//!   `<think>` there).
 //! - A prompt that opened a reasoning block is continued inside it, unless
 //!   the output opens a content section straight away.
 //! - Whitespace around markers is matched flexibly (see `marker`).
@@ -59,8 +65,10 @@ pub enum Start {
 
 /// What the grammar should extract.
 #[derive(Debug, Clone, Copy)]
-pub struct Plan {
+pub struct Plan<'a> {
     pub start: Start,
+    /// The marker the prompt ends with (see `start::trailing_marker`).
+    pub echo: Option<&'a str>,
     /// Reasoning goes to its own field (else it stays in the content).
     pub extract_reasoning: bool,
     /// Tool calls are parsed (else their text is content).
@@ -74,7 +82,7 @@ pub struct Plan {
 const JSON_FENCES: [&str; 2] = ["```json", "```"];
 
 /// The root expression for `analysis` under `plan`.
-pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
+pub fn grammar(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     let tool_sections = tool_grammars(analysis);
     // Tool sections keep their text when tools are not parsed: a header
     // never takes their opening marker.
@@ -112,13 +120,19 @@ pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
     // anywhere else it is text.
     alternatives.extend(closers.iter().map(|core| seq([lit(core), ws(), eoi()])));
     alternatives.push(content(&triggers));
-    seq([prelude(analysis, plan), star(choice(alternatives)), eoi()])
+    let echo = plan.echo.filter(|m| plan.start != Start::InReasoning && !tool_starts_with(&calls, m)).map_or_else(empty, |m| opt(seq([ws(), lit(m), ws()])));
+    seq([echo, prelude(analysis, plan), star(choice(alternatives)), eoi()])
+}
+
+/// Whether `marker` starts a tool section (then it is the call, not an echo).
+fn tool_starts_with(calls: &[ToolGrammar<'_>], marker: &str) -> bool {
+    calls.iter().flat_map(|t| &t.triggers).any(|t| marker.starts_with(t.as_str()) || t.starts_with(marker))
 }
 
 /// Markers dropped when nothing but whitespace follows them: the turn's stop
 /// marker (the model stopping) and, when reasoning is extracted, a stray
 /// reasoning end marker (one with no block open closes nothing).
-fn final_closers(analysis: &Analysis, plan: Plan) -> Vec<String> {
+fn final_closers(analysis: &Analysis, plan: Plan<'_>) -> Vec<String> {
     let mut out: Vec<String> = Marker::new(&analysis.turn.stop_marker).first_core().map(str::to_string).into_iter().collect();
     if plan.extract_reasoning && analysis.reasoning.mode != ReasoningMode::None {
         out.extend(Marker::new(&analysis.reasoning.end).first_core().map(str::to_string));
@@ -149,7 +163,7 @@ fn content_wrappers(analysis: &Analysis) -> Vec<Marker> {
 }
 
 /// Reasoning at the start of the output.
-fn prelude(analysis: &Analysis, plan: Plan) -> Expr {
+fn prelude(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     let r = &analysis.reasoning;
     if r.mode == ReasoningMode::None {
         return empty();
@@ -190,7 +204,7 @@ fn left_open_block(analysis: &Analysis) -> Expr {
 }
 
 /// A reasoning block opened by its start marker (at the start or later).
-fn tagged_reasoning(analysis: &Analysis, plan: Plan) -> Expr {
+fn tagged_reasoning(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     let start = Marker::new(&analysis.reasoning.start);
     let end = Marker::new(&analysis.reasoning.end);
     seq([ws(), start.expr(), commit(), reasoning_body(&end, &tool_triggers(analysis, plan))])
@@ -217,7 +231,7 @@ fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
 }
 
 /// The literals a tool section starts with, when tools are parsed.
-fn tool_triggers(analysis: &Analysis, plan: Plan) -> Vec<String> {
+fn tool_triggers(analysis: &Analysis, plan: Plan<'_>) -> Vec<String> {
     if !plan.parse_tools {
         return Vec::new();
     }

@@ -163,6 +163,7 @@ impl OutputParser {
         let extract = config.reasoning == ReasoningFormat::Extract;
         let plan = build::Plan {
             start,
+            echo: start::trailing_marker(analysis, config.prompt.as_deref()),
             extract_reasoning: extract,
             parse_tools: config.tool_choice != ToolChoice::None,
             json_response: config.response_schema.is_some(),
