@@ -159,6 +159,30 @@ fn the_prompts_last_marker_written_again_is_scaffolding() {
     assert_eq!(parse(BOT_PROMPT, "Hello <|BOT|>"), json!({"role": "assistant", "content": "Hello <|BOT|>"}));
 }
 
+/// A `thinking` switch that only adds an instruction to the system text,
+/// as granite-3.3 does: no render shows a reasoning block.
+const INSTRUCTED: &str = r#"<|system|>You are helpful.
+{%- if thinking %} Write your thoughts between <think></think> and your answer between <answer></answer>.{% endif %}<|end|>
+{%- for m in messages -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+#[test]
+fn a_tag_pair_the_thinking_instruction_names_is_the_reasoning_block() {
+    let tmpl = template(INSTRUCTED);
+    let analysis = tmpl.analyze().unwrap();
+    assert_eq!((analysis.reasoning.start.as_str(), analysis.reasoning.end.as_str()), ("<think>", "</think>"));
+    assert_eq!(analysis.reasoning.mode, ReasoningMode::Tag);
+    let message = parse(INSTRUCTED, "<think>I'm\nthinking</think>Hello");
+    assert_eq!(message, json!({"role": "assistant", "content": "Hello", "reasoning_content": "I'm\nthinking"}));
+    // A prefill's reasoning is kept, and continued inside the block.
+    let messages = vec![json!({"role": "user", "content": "Hi"}), json!({"role": "assistant", "content": "", "reasoning_content": "I'm"})];
+    let request = RenderRequest { messages, ..Default::default() };
+    let (prompt, prefill) = continuation_prompt(&tmpl, &analysis, &request, Continue::Reasoning).unwrap();
+    let config = ParserConfig { prompt: Some(prompt), prefill, ..ParserConfig::default() };
+    let message = serde_json::to_value(analysis.parser(&config).unwrap().parse(" thinking</think>Hello")).unwrap();
+    assert_eq!(message, json!({"role": "assistant", "content": "Hello", "reasoning_content": "I'm thinking"}));
+}
+
 /// Reasoning as a content part (`{"type": "thinking", ...}`), as Mistral's
 /// reasoning templates read it.
 const THINKING_PARTS: &str = r#"{%- for m in messages -%}
