@@ -183,6 +183,39 @@ fn a_tag_pair_the_thinking_instruction_names_is_the_reasoning_block() {
     assert_eq!(message, json!({"role": "assistant", "content": "Hello", "reasoning_content": "I'm thinking"}));
 }
 
+/// gemma-4's argument notation: `KEY:VALUE` pairs, strings between quote
+/// markers, other values bare, objects and lists nested in the same notation.
+const OWN_NOTATION: &str = r#"{%- macro arg(v) -%}
+{%- if v is string -%}<|q|>{{ v }}<|q|>
+{%- elif v is mapping -%}{ {%- for k, x in v.items() -%}{{ k }}:{{ arg(x) }}{%- if not loop.last -%},{%- endif -%}{%- endfor -%} }
+{%- elif v is sequence -%}[ {%- for x in v -%}{{ arg(x) }}{%- if not loop.last -%},{%- endif -%}{%- endfor -%} ]
+{%- else -%}{{ v | tojson }}{%- endif -%}
+{%- endmacro -%}
+{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}<|bot|>{{ m.content or '' }}
+{%- for c in m.tool_calls or [] -%}<|call|>{{ c.function.name }}{{ arg(c.function.arguments) }}<|/call|>{%- endfor -%}<|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|bot|>{%- endif -%}"#;
+
+#[test]
+fn nested_values_in_the_templates_notation_become_json() {
+    let tools = vec![json!({"type": "function", "function": {"name": "set", "parameters": {"type": "object", "properties": {
+        "config": {"type": "object"}, "tags": {"type": "array"}, "note": {"type": "string"}, "n": {"type": "integer"}}}}})];
+    let analysis = template(OWN_NOTATION).analyze().unwrap();
+    let parser = analysis.parser(&ParserConfig { tools, ..ParserConfig::default() }).unwrap();
+    let output = "<|call|>set{config:{theme:<|q|>dark, blue<|q|>,sizes:[1,2]},tags:[<|q|>a]b<|q|>,<|q|>c<|q|>],note:<|q|>{x}<|q|>,n:3}<|/call|>";
+    let call = &parser.parse(output).tool_calls[0];
+    assert_eq!(call.function.name, "set");
+    assert_eq!(
+        call.function.arguments,
+        r#"{"config": {"theme":"dark, blue","sizes":[1,2]}, "tags": ["a]b","c"], "note": "{x}", "n": 3}"#
+    );
+    // A value that does not fit its schema stays the text the model wrote.
+    let output = "<|call|>set{n:{a:1}}<|/call|>";
+    assert_eq!(parser.parse(output).tool_calls[0].function.arguments, r#"{"n": "{a:1}"}"#);
+}
+
 /// Reasoning as a content part (`{"type": "thinking", ...}`), as Mistral's
 /// reasoning templates read it.
 const THINKING_PARTS: &str = r#"{%- for m in messages -%}

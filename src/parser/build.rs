@@ -36,6 +36,9 @@
 //!   `<think>` there).
 //! - A prompt that opened a reasoning block is continued inside it, unless
 //!   the output opens a content section straight away.
+//! - A bare (non-string) argument value that opens `{` or `[` in a format
+//!   with quoted strings is read to its matching bracket, skipping quoted
+//!   strings (a recursive rule per notation; see `notation`).
 //! - Whitespace around markers is matched flexibly (see `marker`).
 //!
 //! Invariant: the grammar matches every input (content takes anything the
@@ -44,11 +47,12 @@
 
 use crate::analysis::{Analysis, ArgumentsSlot, Header, IdSlot, NameSlot, ReasoningMode, TaggedArguments, ToolClass, ToolFormat};
 use crate::peg::{
-    and, any_char, cap, choice, class, commit, cut, empty, eoi, json, json_string, lit, not, opt, plus, python, recover, seq,
-    star, until, ws, ByteSet, Expr,
+    and, any_char, cap, choice, class, commit, cut, empty, eoi, json, json_string, lit, not, opt, plus, python, recover, rule,
+    seq, star, until, ws, ByteSet, Expr, Grammar,
 };
 
 use super::marker::Marker;
+use super::notation::Notation;
 use super::sections::Sections;
 use super::tags::*;
 
@@ -81,8 +85,18 @@ pub struct Plan<'a> {
 /// Code fences a model wraps JSON content in, longest first.
 const JSON_FENCES: [&str; 2] = ["```json", "```"];
 
+/// The grammar for `analysis` under `plan`: the root expression, and the
+/// rules for nested values in each argument notation.
+pub fn grammar(analysis: &Analysis, plan: Plan<'_>) -> Grammar {
+    let mut grammar = Grammar::new(root(analysis, plan));
+    for notation in notations(analysis) {
+        grammar = grammar.rule(&notation_rule_name(&notation), notation_rule(&notation));
+    }
+    grammar
+}
+
 /// The root expression for `analysis` under `plan`.
-pub fn grammar(analysis: &Analysis, plan: Plan<'_>) -> Expr {
+fn root(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     let tool_sections = tool_grammars(analysis);
     // Tool sections keep their text when tools are not parsed: a header
     // never takes their opening marker.
@@ -127,6 +141,35 @@ pub fn grammar(analysis: &Analysis, plan: Plan<'_>) -> Expr {
 /// Whether `marker` starts a tool section (then it is the call, not an echo).
 fn tool_starts_with(calls: &[ToolGrammar<'_>], marker: &str) -> bool {
     calls.iter().flat_map(|t| &t.triggers).any(|t| marker.starts_with(t.as_str()) || t.starts_with(marker))
+}
+
+/// The notations of the tool formats' arguments (see `notation`).
+pub fn notations(analysis: &Analysis) -> Vec<Notation> {
+    let mut out: Vec<Notation> = analysis
+        .tool_formats()
+        .iter()
+        .filter_map(|f| match &f.arguments {
+            ArgumentsSlot::Tagged(t) => Notation::of(t),
+            _ => None,
+        })
+        .collect();
+    out.dedup();
+    out
+}
+
+fn notation_rule_name(n: &Notation) -> String {
+    format!("nested value {}", n.quote_open)
+}
+
+/// `{...}` or `[...]` up to the matching bracket; quoted strings may hold
+/// brackets.
+fn notation_rule(n: &Notation) -> Expr {
+    let open = n.quote_open.as_str();
+    let quoted = seq([lit(open), until([n.quote_close.as_str()]), lit(&n.quote_close)]);
+    let structural = [open, "{", "}", "[", "]"];
+    let text = seq([not(choice(structural.map(lit))), any_char(), until(structural)]);
+    let item = choice([quoted, rule(&notation_rule_name(n)), text]);
+    choice([seq([lit("{"), star(item.clone()), lit("}")]), seq([lit("["), star(item), lit("]")])])
 }
 
 /// Markers dropped when nothing but whitespace follows them: the turn's stop
@@ -643,11 +686,11 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
     let value = match &t.typed_value_prefix {
         Some(typed) => {
             let typed = Marker::new(typed);
-            let typed_end = if typed.is_blank() { until(bare_stops) } else { until(value_end.delimiters()) };
+            let typed_value = if typed.is_blank() { bare_value(t, bare_stops) } else { cap(ARG_JSON, until(value_end.delimiters())) };
             let settle = if value_start.is_blank() { empty() } else { cut() };
             choice([
                 seq([value_start.expr_exact_tail(), settle, string_value, close.clone()]),
-                seq([typed.expr(), cap(ARG_JSON, typed_end), opt(close)]),
+                seq([typed.expr(), typed_value, opt(close)]),
             ])
         }
         None => seq([value_start.expr_exact_tail(), string_value, close]),
@@ -662,6 +705,16 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
             value,
         ]),
     )
+}
+
+/// A value with no marker before it: a nested object or list in the
+/// arguments' notation, when one is complete and a stop follows it; else
+/// text up to the next separator or closing marker.
+fn bare_value(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
+    let text = cap(ARG_JSON, until(bare_stops));
+    let Some(notation) = Notation::of(t) else { return text };
+    let stop = and(seq([ws(), choice(bare_stops.iter().map(lit))]));
+    choice([seq([cap(ARG_NOTATION, rule(&notation_rule_name(&notation))), stop]), text])
 }
 
 /// The marker after a value: `value_suffix`, and when the closing marker

@@ -33,7 +33,8 @@
 //! Modules: `build` (the grammar generator), `marker` (raw markers as
 //! expressions), `tags` (what each capture holds), `decode` (captures to
 //! deltas), `sink` (where deltas are written, reusing the caller's
-//! buffer), `schema` (argument types), `start` (where the output starts
+//! buffer), `schema` (argument types), `notation` (nested values in a
+//! template's own notation), `start` (where the output starts
 //! relative to reasoning), `stream`, `diagnostic`.
 //!
 //! Invariants (DESIGN §4): parsing never panics and never loses text (what
@@ -44,6 +45,7 @@ mod build;
 mod decode;
 mod diagnostic;
 mod marker;
+mod notation;
 mod prompt;
 mod schema;
 mod sections;
@@ -59,7 +61,7 @@ use serde_json::Value;
 
 use crate::analysis::Analysis;
 use crate::message::AssistantMessage;
-use crate::peg::{Grammar, Program};
+use crate::peg::Program;
 use crate::{Error, ErrorKind, Result};
 
 pub use crate::grammar::ToolChoice;
@@ -133,6 +135,8 @@ pub struct OutputParser {
     prefix: String,
     prefill: Prefill,
     start: Start,
+    /// How nested argument values are written (see `notation`).
+    notation: Option<notation::Notation>,
 }
 
 /// A parse with the problems found.
@@ -168,7 +172,7 @@ impl OutputParser {
             parse_tools: config.tool_choice != ToolChoice::None,
             json_response: config.response_schema.is_some(),
         };
-        let program = Grammar::new(build::grammar(analysis, plan))
+        let program = build::grammar(analysis, plan)
             .compile()
             .map_err(|e| Error::new(ErrorKind::Analysis, format!("cannot build the output parser: {e}")))?;
         let prefix = match (extract, start, config.prompt.as_deref()) {
@@ -183,6 +187,7 @@ impl OutputParser {
             prefix: prefix.to_string(),
             prefill: config.prefill.clone().unwrap_or_default(),
             start,
+            notation: build::notations(analysis).into_iter().next(),
         })
     }
 
@@ -230,7 +235,7 @@ impl OutputParser {
             content: continued && self.prefill.part == PrefillPart::Content,
             reasoning: continued && self.prefill.part == PrefillPart::Reasoning,
         };
-        let decoder = decode::Decoder::new(self.schemas.clone(), self.parallel, continues, &self.prefix);
+        let decoder = decode::Decoder::new(self.schemas.clone(), self.parallel, continues, &self.prefix, self.notation.clone());
         OutputStream::new(&self.program, decoder, &self.prefill)
     }
 }
