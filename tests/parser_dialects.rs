@@ -216,6 +216,23 @@ fn nested_values_in_the_templates_notation_become_json() {
     assert_eq!(parser.parse(output).tool_calls[0].function.arguments, r#"{"n": "{a:1}"}"#);
 }
 
+/// Messages addressed by a header whose label follows a shared ` to=`
+/// (` to=self<|m|>` reasoning, ` to=user<|m|>` answer), as muse-glimmer writes.
+const ADDRESSED: &str = r#"{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}<|start|>assistant{% if m.reasoning_content %} to=self<|m|>{{ m.reasoning_content }}<|eom|><|start|>assistant{% endif %} to=user<|m|>{{ m.content }}<|eot|>
+{%- else -%}<|start|>{{ m.role }}<|m|>{{ m.content }}<|eot|>{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|start|>assistant{%- endif -%}"#;
+
+#[test]
+fn a_header_keeps_the_label_text_it_shares_with_the_next_header() {
+    let analysis = template(ADDRESSED).analyze().unwrap();
+    let r = &analysis.reasoning;
+    assert_eq!((r.start.as_str(), r.end.as_str()), ("to=self<|m|>", "<|eom|><|start|>assistant"));
+    let output = " to=self<|m|>I think<|eom|><|start|>assistant to=user<|m|>Hello<|eot|>";
+    assert_eq!(parse(ADDRESSED, output), json!({"role": "assistant", "content": "Hello", "reasoning_content": "I think"}));
+}
+
 /// Reasoning as a content part (`{"type": "thinking", ...}`), as Mistral's
 /// reasoning templates read it.
 const THINKING_PARTS: &str = r#"{%- for m in messages -%}
