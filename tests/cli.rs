@@ -141,13 +141,19 @@ fn batch_answers_each_line_in_order() {
         r#"{"id": 5, "op": "fly", "template": "templates/hermes-think.jinja"}"#,
         r#"{"id": 6, "op": "grammar", "template": "templates/hermes-think.jinja", "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]}"#,
         r#"{"id": 7, "op": "render", "template": "templates/hermes-think.jinja", "messages": [{"role": "user", "content": "hi"}], "add_generation_prompt": true}"#,
+        r#"{"id": 8, "op": "parse", "template": "templates/hermes-think.jinja", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "reasoning_content": "a"}], "continue_final_message": "content", "input": "b"}"#,
+        r#"{"id": 9, "op": "parse", "template": "templates/hermes-think.jinja", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "reasoning_content": "a"}], "continue_final_message": true, "input": " c</think>b"}"#,
+        r#"{"id": 10, "op": "parse", "template": "templates/hermes-think.jinja", "continue_final_message": "maybe", "input": "b"}"#,
     ]
     .join("\n");
     let out = run_with_input(&["batch"], &requests);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines: Vec<serde_json::Value> =
         String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
-    assert_eq!(lines.len(), 7);
+    assert_eq!(lines.len(), 10);
+    assert_eq!((lines[7]["result"]["content"].clone(), lines[7]["result"]["reasoning_content"].clone()), ("b".into(), "a".into()));
+    assert_eq!((lines[8]["result"]["content"].clone(), lines[8]["result"]["reasoning_content"].clone()), ("b".into(), "a c".into()));
+    assert_eq!(lines[9]["error"]["kind"], "usage");
     assert_eq!(lines[5]["result"]["lazy"], true);
     assert!(lines[5]["result"]["gbnf"].as_str().unwrap_or("").contains("\"<tool_call>\""), "{}", lines[5]);
     assert_eq!(lines[6]["result"]["text"], "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");

@@ -3,7 +3,7 @@
 //! message parsed from a model output in that dialect.
 
 use chat_autoparser::analysis::{IdSlot, NameSlot, ReasoningMode};
-use chat_autoparser::parser::continuation_prompt;
+use chat_autoparser::parser::{continuation_prompt, Continue, PrefillPart};
 use chat_autoparser::{ChatTemplate, ParserConfig, RenderRequest, TemplateConfig};
 use serde_json::{json, Value};
 
@@ -90,10 +90,147 @@ fn a_prefill_keeps_its_reasoning_when_the_template_has_reasoning() {
         json!({"role": "assistant", "content": "Hello, ", "reasoning_content": "I'm thinking"}),
     ];
     let request = RenderRequest { messages, ..Default::default() };
-    let (prompt, prefill) = continuation_prompt(&tmpl, &analysis, &request, true).unwrap();
+    let (prompt, prefill) = continuation_prompt(&tmpl, &analysis, &request, true.into()).unwrap();
     assert!(prompt.ends_with("<|assistant|>Hello, "), "{prompt:?}");
     let prefill = prefill.unwrap();
     assert_eq!((prefill.content.as_str(), prefill.reasoning.as_str()), ("Hello, ", "I'm thinking"));
+}
+
+/// An assistant turn's reasoning, closed before its content.
+const CLOSED_REASONING: &str = r#"{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}<|assistant|>{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content }}<|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+/// Parses `output` as the continuation of a reasoning-only prefill.
+fn continue_reasoning_only(continues: Continue, output: &str) -> (String, Value) {
+    let tmpl = template(CLOSED_REASONING);
+    let analysis = tmpl.analyze().unwrap();
+    let messages = vec![
+        json!({"role": "user", "content": "Hi"}),
+        json!({"role": "assistant", "content": "", "reasoning_content": "I'm thinking"}),
+    ];
+    let request = RenderRequest { messages, ..Default::default() };
+    let (prompt, prefill) = continuation_prompt(&tmpl, &analysis, &request, continues).unwrap();
+    let config = ParserConfig { prompt: Some(prompt.clone()), prefill, ..ParserConfig::default() };
+    (prompt, serde_json::to_value(analysis.parser(&config).unwrap().parse(output)).unwrap())
+}
+
+#[test]
+fn a_prefill_continues_the_part_the_request_names() {
+    // Its content: the reasoning block is over, the prompt ends after it.
+    let (prompt, message) = continue_reasoning_only(Continue::Content, "Hello, world!");
+    assert_eq!(prompt, "<|user|>Hi<|end|><|assistant|><think>I'm thinking</think>");
+    assert_eq!(message, json!({"role": "assistant", "content": "Hello, world!", "reasoning_content": "I'm thinking"}));
+    // Its reasoning, named or (no content yet) automatic: the block goes on.
+    for continues in [Continue::Reasoning, Continue::Auto, true.into()] {
+        let (prompt, message) = continue_reasoning_only(continues, " more</think>Hello, world!");
+        assert_eq!(prompt, "<|user|>Hi<|end|><|assistant|><think>I'm thinking");
+        assert_eq!(message, json!({"role": "assistant", "content": "Hello, world!", "reasoning_content": "I'm thinking more"}));
+    }
+    // Not continued: the request renders as given, with no prefill.
+    let (prompt, _) = continue_reasoning_only(Continue::No, "");
+    assert!(prompt.ends_with("<think>I'm thinking</think><|end|>"), "{prompt:?}");
+    assert_eq!(Continue::from_json(&json!("content")), Some(Continue::Content));
+    assert_eq!(Continue::from_json(&json!(false)), Some(Continue::No));
+    assert_eq!(Continue::from_json(&json!("maybe")), None);
+}
+
+#[test]
+fn an_empty_continued_part_cuts_where_it_would_start() {
+    let tmpl = template(CLOSED_REASONING);
+    let analysis = tmpl.analyze().unwrap();
+    let messages = vec![json!({"role": "user", "content": "Hi"}), json!({"role": "assistant", "content": ""})];
+    let request = RenderRequest { messages, ..Default::default() };
+    let (prompt, prefill) = continuation_prompt(&tmpl, &analysis, &request, Continue::Reasoning).unwrap();
+    assert_eq!(prompt, "<|user|>Hi<|end|><|assistant|><think>");
+    assert_eq!(prefill.unwrap().part, PrefillPart::Reasoning);
+}
+
+/// A generation prompt that ends with a marker (`<|BOT|>`), as Cohere's do.
+const BOT_PROMPT: &str = r#"{%- for m in messages -%}<|TURN|><|{{ m.role | upper }}|>{{ m.content }}<|END|>{%- endfor -%}
+{%- if add_generation_prompt -%}<|TURN|><|BOT|>{%- endif -%}"#;
+
+#[test]
+fn the_prompts_last_marker_written_again_is_scaffolding() {
+    assert_eq!(parse(BOT_PROMPT, "<|BOT|>Hello, world!<|END|>"), json!({"role": "assistant", "content": "Hello, world!"}));
+    // Only at the start: later it is the model's text.
+    assert_eq!(parse(BOT_PROMPT, "Hello <|BOT|>"), json!({"role": "assistant", "content": "Hello <|BOT|>"}));
+}
+
+/// A `thinking` switch that only adds an instruction to the system text,
+/// as granite-3.3 does: no render shows a reasoning block.
+const INSTRUCTED: &str = r#"<|system|>You are helpful.
+{%- if thinking %} Write your thoughts between <think></think> and your answer between <answer></answer>.{% endif %}<|end|>
+{%- for m in messages -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+#[test]
+fn a_tag_pair_the_thinking_instruction_names_is_the_reasoning_block() {
+    let tmpl = template(INSTRUCTED);
+    let analysis = tmpl.analyze().unwrap();
+    assert_eq!((analysis.reasoning.start.as_str(), analysis.reasoning.end.as_str()), ("<think>", "</think>"));
+    assert_eq!(analysis.reasoning.mode, ReasoningMode::Tag);
+    let message = parse(INSTRUCTED, "<think>I'm\nthinking</think>Hello");
+    assert_eq!(message, json!({"role": "assistant", "content": "Hello", "reasoning_content": "I'm\nthinking"}));
+    // A prefill's reasoning is kept, and continued inside the block.
+    let messages = vec![json!({"role": "user", "content": "Hi"}), json!({"role": "assistant", "content": "", "reasoning_content": "I'm"})];
+    let request = RenderRequest { messages, ..Default::default() };
+    let (prompt, prefill) = continuation_prompt(&tmpl, &analysis, &request, Continue::Reasoning).unwrap();
+    let config = ParserConfig { prompt: Some(prompt), prefill, ..ParserConfig::default() };
+    let message = serde_json::to_value(analysis.parser(&config).unwrap().parse(" thinking</think>Hello")).unwrap();
+    assert_eq!(message, json!({"role": "assistant", "content": "Hello", "reasoning_content": "I'm thinking"}));
+}
+
+/// gemma-4's argument notation: `KEY:VALUE` pairs, strings between quote
+/// markers, other values bare, objects and lists nested in the same notation.
+const OWN_NOTATION: &str = r#"{%- macro arg(v) -%}
+{%- if v is string -%}<|q|>{{ v }}<|q|>
+{%- elif v is mapping -%}{ {%- for k, x in v.items() -%}{{ k }}:{{ arg(x) }}{%- if not loop.last -%},{%- endif -%}{%- endfor -%} }
+{%- elif v is sequence -%}[ {%- for x in v -%}{{ arg(x) }}{%- if not loop.last -%},{%- endif -%}{%- endfor -%} ]
+{%- else -%}{{ v | tojson }}{%- endif -%}
+{%- endmacro -%}
+{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}<|bot|>{{ m.content or '' }}
+{%- for c in m.tool_calls or [] -%}<|call|>{{ c.function.name }}{{ arg(c.function.arguments) }}<|/call|>{%- endfor -%}<|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|bot|>{%- endif -%}"#;
+
+#[test]
+fn nested_values_in_the_templates_notation_become_json() {
+    let tools = vec![json!({"type": "function", "function": {"name": "set", "parameters": {"type": "object", "properties": {
+        "config": {"type": "object"}, "tags": {"type": "array"}, "note": {"type": "string"}, "n": {"type": "integer"}}}}})];
+    let analysis = template(OWN_NOTATION).analyze().unwrap();
+    let parser = analysis.parser(&ParserConfig { tools, ..ParserConfig::default() }).unwrap();
+    let output = "<|call|>set{config:{theme:<|q|>dark, blue<|q|>,sizes:[1,2]},tags:[<|q|>a]b<|q|>,<|q|>c<|q|>],note:<|q|>{x}<|q|>,n:3}<|/call|>";
+    let call = &parser.parse(output).tool_calls[0];
+    assert_eq!(call.function.name, "set");
+    assert_eq!(
+        call.function.arguments,
+        r#"{"config": {"theme":"dark, blue","sizes":[1,2]}, "tags": ["a]b","c"], "note": "{x}", "n": 3}"#
+    );
+    // A value that does not fit its schema stays the text the model wrote.
+    let output = "<|call|>set{n:{a:1}}<|/call|>";
+    assert_eq!(parser.parse(output).tool_calls[0].function.arguments, r#"{"n": "{a:1}"}"#);
+}
+
+/// Messages addressed by a header whose label follows a shared ` to=`
+/// (` to=self<|m|>` reasoning, ` to=user<|m|>` answer), as muse-glimmer writes.
+const ADDRESSED: &str = r#"{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}<|start|>assistant{% if m.reasoning_content %} to=self<|m|>{{ m.reasoning_content }}<|eom|><|start|>assistant{% endif %} to=user<|m|>{{ m.content }}<|eot|>
+{%- else -%}<|start|>{{ m.role }}<|m|>{{ m.content }}<|eot|>{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|start|>assistant{%- endif -%}"#;
+
+#[test]
+fn a_header_keeps_the_label_text_it_shares_with_the_next_header() {
+    let analysis = template(ADDRESSED).analyze().unwrap();
+    let r = &analysis.reasoning;
+    assert_eq!((r.start.as_str(), r.end.as_str()), ("to=self<|m|>", "<|eom|><|start|>assistant"));
+    let output = " to=self<|m|>I think<|eom|><|start|>assistant to=user<|m|>Hello<|eot|>";
+    assert_eq!(parse(ADDRESSED, output), json!({"role": "assistant", "content": "Hello", "reasoning_content": "I think"}));
 }
 
 /// Reasoning as a content part (`{"type": "thinking", ...}`), as Mistral's
@@ -119,7 +256,7 @@ fn reasoning_in_a_thinking_content_part_is_found_and_parsed() {
     // A prefill's reasoning goes to the template as a thinking part.
     let messages = vec![json!({"role": "user", "content": "Hi"}), json!({"role": "assistant", "content": "", "reasoning_content": "I'm"})];
     let request = RenderRequest { messages, ..Default::default() };
-    let (prompt, _) = continuation_prompt(&tmpl, &analysis, &request, true).unwrap();
+    let (prompt, _) = continuation_prompt(&tmpl, &analysis, &request, true.into()).unwrap();
     assert_eq!(prompt, "[USER]Hi[ASSISTANT][THINK]I'm");
 }
 

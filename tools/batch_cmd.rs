@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::time::Instant;
 
-use chat_autoparser::parser::char_chunks;
+use chat_autoparser::parser::{char_chunks, Continue};
 use chat_autoparser::{Analysis, ChatTemplate, ErrorKind, GrammarConfig, RenderRequest, ToolChoice};
 use serde_json::{json, Value};
 
@@ -127,11 +127,11 @@ pub fn options(request: &Value) -> Result<ParseOptions, Failure> {
     if let Some(a) = request.get("add_generation_prompt").and_then(Value::as_bool) {
         o.add_generation_prompt = a;
     }
-    o.continue_final_message = match request.get("continue_final_message") {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => s != "none",
-        _ => false,
-    };
+    if let Some(c) = request.get("continue_final_message") {
+        o.continue_final_message = Continue::from_json(c).ok_or_else(|| {
+            Failure::Usage(format!("continue_final_message {c} (true, false, none, auto, reasoning, content)"))
+        })?;
+    }
     o.response_schema = request.get("response_schema").filter(|v| !v.is_null()).cloned();
     Ok(o)
 }

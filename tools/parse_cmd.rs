@@ -9,7 +9,7 @@
 
 use std::io::Read;
 
-use chat_autoparser::parser::{continuation_prompt, Parsed};
+use chat_autoparser::parser::{continuation_prompt, Continue, Parsed};
 use chat_autoparser::{Analysis, ChatTemplate, OutputParser, ParserConfig, ReasoningFormat, RenderRequest, ToolChoice};
 use serde_json::{json, Value};
 
@@ -25,7 +25,7 @@ pub struct ParseOptions {
     pub tool_choice: ToolChoice,
     pub parallel_tool_calls: bool,
     pub add_generation_prompt: bool,
-    pub continue_final_message: bool,
+    pub continue_final_message: Continue,
     pub response_schema: Option<Value>,
 }
 
@@ -39,7 +39,7 @@ impl Default for ParseOptions {
             tool_choice: ToolChoice::Auto,
             parallel_tool_calls: true,
             add_generation_prompt: true,
-            continue_final_message: false,
+            continue_final_message: Continue::No,
             response_schema: None,
         }
     }
@@ -51,7 +51,7 @@ impl ParseOptions {
         let request = RenderRequest {
             messages: self.messages.clone(),
             tools: self.tools.clone(),
-            add_generation_prompt: self.add_generation_prompt && !self.continue_final_message,
+            add_generation_prompt: self.add_generation_prompt && !self.continue_final_message.is_continued(),
             enable_thinking: self.enable_thinking,
             extra: Default::default(),
             ..Default::default()

@@ -100,7 +100,10 @@ impl Split<'_> {
     ///
     /// `<|channel|>` + `analysis..<|channel|>` / `` reads better, and parses
     /// the same, as `<|channel|>analysis..` / `<|channel|>`: a block should
-    /// start with its marker, not end with the next block's.
+    /// start with its marker, not end with the next block's. The same holds
+    /// for a header's partial label the prefix ends in (` to=` of
+    /// ` to=self<|message|>R<|eom|>... to=` / ``): the text after the
+    /// prefix's last whitespace, that whitespace included, moves too.
     pub fn markers_first(&self) -> (String, String) {
         let (mut prefix, mut left, mut right) = (self.prefix, self.left.to_owned(), self.right.to_owned());
         while let Some(m) = markers::tokens(prefix).last().copied().filter(|m| prefix.ends_with(m)) {
@@ -113,7 +116,15 @@ impl Split<'_> {
             right = rotate(&right);
             prefix = &prefix[..prefix.len() - m.len()];
         }
-        (left, right)
+        // A label is text, not a marker, and not whitespace alone.
+        let label = prefix.rfind(char::is_whitespace).map_or("", |at| &prefix[at..]);
+        let is_label = !label.trim().is_empty() && markers::tokens(label).is_empty();
+        let movable = |s: &str| s.is_empty() || s.ends_with(label);
+        if !is_label || !(movable(&left) && movable(&right)) || (left.is_empty() && right.is_empty()) {
+            return (left, right);
+        }
+        let rotate = |s: &str| if s.is_empty() { String::new() } else { format!("{label}{}", &s[..s.len() - label.len()]) };
+        (rotate(&left), rotate(&right))
     }
 }
 
@@ -163,6 +174,12 @@ mod tests {
         let sp = split("<|c|>final<|m|>X", "<|c|>analysis<|m|>R<|c|>final<|m|>X");
         assert_eq!(sp.right, "analysis<|m|>R<|c|>");
         assert_eq!(sp.markers_first(), (String::new(), "<|c|>analysis<|m|>R".to_owned()));
+    }
+
+    #[test]
+    fn a_partial_label_moves_with_its_header() {
+        let sp = split(" to=user<|m|>X", " to=self<|m|>R<|eom|><|start|>a to=user<|m|>X");
+        assert_eq!(sp.markers_first(), (String::new(), " to=self<|m|>R<|eom|><|start|>a".to_owned()));
     }
 
     #[test]

@@ -333,7 +333,7 @@ pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
     let mut report = report::Report::default();
     let variables = template.variables();
     let outputs = outputs::collect(template, &variables, &mut report)?;
-    let reasoning = reasoning::detect(&outputs, template.source(), &mut report);
+    let reasoning = reasoning::detect(&outputs, template, &variables, &mut report);
     let mut turn = outputs.turn_format(&mut report);
     let content = content::detect(&outputs, &reasoning, &turn.stop_marker, &mut report);
     turn.headers = sections::headers(&content, &reasoning);

@@ -204,6 +204,11 @@ const PROVIDED: &[&str] = &[
     "lipsum", "cycler", "joiner", "loop", "true", "false", "none", "True", "False", "None",
 ];
 
+/// Whether the renderer passes `variable` itself (else the caller does).
+pub fn is_provided(variable: &str) -> bool {
+    PROVIDED.contains(&variable)
+}
+
 /// Every caller-supplied variable the template reads, as empty text.
 fn assumed_empty(variables: &[String]) -> serde_json::Map<String, serde_json::Value> {
     variables

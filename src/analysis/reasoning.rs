@@ -5,24 +5,32 @@
 //! through their generation prompts (an opened `<think>\n`, or an empty closed
 //! block when thinking is off; R2 compares those) or through an empty block
 //! written before every answer. A lone opening marker implies its conventional
-//! closing marker (`<x>` → `</x>`, see `markers::closing_for`).
+//! closing marker (`<x>` → `</x>`, see `markers::closing_for`). Last, a
+//! template that never renders a block may still tell the model to write one:
+//! a caller switch (granite's `thinking`) that adds an instruction naming an
+//! empty tag pair (`Write your thoughts between <think></think>`) names the
+//! markers ("instructed markers").
 //!
 //! Invariant: `start` and `end` are trimmed marker text; an empty `end` means
 //! mode `None`.
 
+use serde_json::{Map, Value};
+
 use super::{diff, markers};
+use crate::template::{ChatTemplate, RenderRequest};
 use super::outputs::{Outputs, Variant};
 use super::probe::REASONING;
 use super::report::Report;
 use super::{PromptEffect, Reasoning, ReasoningMode};
 
 /// Runs R1–R3 and summarises the reasoning format.
-pub fn detect(outputs: &Outputs, source: &str, report: &mut Report) -> Reasoning {
+pub fn detect(outputs: &Outputs, template: &ChatTemplate, variables: &[String], report: &mut Report) -> Reasoning {
     let from_turns = markers_from_turn(outputs, report);
     let prompts: [Option<&str>; 3] = outputs.prompts.each_ref().map(Option::as_deref);
-    let from_prompts = markers_from_prompts(&prompts, source);
+    let from_prompts = markers_from_prompts(&prompts, template.source());
     let from_history = || markers_from_history(outputs);
-    let (mut start, end) = from_turns.or(from_prompts).or_else(from_history).unwrap_or_default();
+    let instructed = || instructed_markers(template, variables, &outputs.assumed_empty);
+    let (mut start, end) = from_turns.or(from_prompts).or_else(from_history).or_else(instructed).unwrap_or_default();
     if start.is_empty() {
         // The prompt may open the block that history renders share with it.
         start = opened_by_prompt(&prompts, &end).unwrap_or_default();
@@ -138,6 +146,30 @@ fn empty_block(text: &str) -> Option<(String, String)> {
 fn markers_from_history(outputs: &Outputs) -> Option<(String, String)> {
     let out = outputs.ok(Variant::Content)?;
     empty_block(&out[..out.find(super::probe::CONTENT)?])
+}
+
+/// Caller variables tried as switches; a template reading more is not worth
+/// probing each.
+const MAX_SWITCHES: usize = 16;
+
+/// Markers a caller switch tells the model to write: the first empty tag
+/// pair (`<think></think>`) in the text a variable set to `true` adds to the
+/// prompt of one user turn (rendered without tools, which some templates
+/// instruct about instead).
+fn instructed_markers(template: &ChatTemplate, variables: &[String], assumed_empty: &[String]) -> Option<(String, String)> {
+    let empty: Map<String, Value> = assumed_empty.iter().map(|v| (v.clone(), Value::from(""))).collect();
+    let render = |extra: Map<String, Value>| {
+        let messages = vec![serde_json::json!({"role": "user", "content": super::probe::USER})];
+        template.render(&RenderRequest { messages, add_generation_prompt: true, extra, ..Default::default() }).ok()
+    };
+    let off = render(empty.clone())?;
+    let switches = variables.iter().filter(|v| !super::outputs::is_provided(v) && !assumed_empty.contains(v));
+    switches.take(MAX_SWITCHES).find_map(|var| {
+        let mut extra = empty.clone();
+        extra.insert(var.clone(), Value::Bool(true));
+        let on = render(extra)?;
+        empty_block(diff::split(&off, &on).right)
+    })
 }
 
 /// The opening marker a generation prompt ends with, when `end` closes it:

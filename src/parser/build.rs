@@ -4,7 +4,7 @@
 //! Shape of every generated grammar:
 //!
 //! ```text
-//! output  := reasoning? word-wrapper? body eoi
+//! output  := echo? reasoning? word-wrapper? body eoi
 //! body    := ( tools | reasoning-block | silent-marker | scaffolding | content )*
 //!            (silent markers: content wrappers' first cores, and code
 //!            fences when the content is JSON for a response schema, and
@@ -32,8 +32,17 @@
 //!   sections of one turn: headers of a learned shape, whatever their
 //!   label, and message breaks (see `sections`). A tool-call name written
 //!   inside such a header may follow any label and precede any rest of it.
+//! - `echo` is the marker the prompt ends with, written again by the model
+//!   (`<|CHATBOT_TOKEN|>` after `...<|CHATBOT_TOKEN|>`): scaffolding the
+//!   prompt already holds, so it is dropped. Not when it opens a tool
+//!   section, and not inside a reasoning block the prompt opened: reasoning
+//!   text is the model's, verbatim (llama.cpp's vectors keep a repeated
+//!   `<think>` there).
 //! - A prompt that opened a reasoning block is continued inside it, unless
 //!   the output opens a content section straight away.
+//! - A bare (non-string) argument value that opens `{` or `[` in a format
+//!   with quoted strings is read to its matching bracket, skipping quoted
+//!   strings (a recursive rule per notation; see `notation`).
 //! - Whitespace around markers is matched flexibly (see `marker`).
 //!
 //! Invariant: the grammar matches every input (content takes anything the
@@ -42,11 +51,12 @@
 
 use crate::analysis::{Analysis, ArgumentsSlot, Header, IdSlot, NameSlot, ReasoningMode, TaggedArguments, ToolClass, ToolFormat};
 use crate::peg::{
-    and, any_char, cap, choice, class, commit, cut, empty, eoi, json, json_string, lit, not, opt, plus, python, recover, seq,
-    star, until, ws, ByteSet, Expr,
+    and, any_char, cap, choice, class, commit, cut, empty, eoi, json, json_string, lit, not, opt, plus, python, recover, rule,
+    seq, star, until, ws, ByteSet, Expr, Grammar,
 };
 
 use super::marker::Marker;
+use super::notation::Notation;
 use super::sections::Sections;
 use super::tags::*;
 
@@ -63,8 +73,10 @@ pub enum Start {
 
 /// What the grammar should extract.
 #[derive(Debug, Clone, Copy)]
-pub struct Plan {
+pub struct Plan<'a> {
     pub start: Start,
+    /// The marker the prompt ends with (see `start::trailing_marker`).
+    pub echo: Option<&'a str>,
     /// Reasoning goes to its own field (else it stays in the content).
     pub extract_reasoning: bool,
     /// Tool calls are parsed (else their text is content).
@@ -77,8 +89,18 @@ pub struct Plan {
 /// Code fences a model wraps JSON content in, longest first.
 const JSON_FENCES: [&str; 2] = ["```json", "```"];
 
+/// The grammar for `analysis` under `plan`: the root expression, and the
+/// rules for nested values in each argument notation.
+pub fn grammar(analysis: &Analysis, plan: Plan<'_>) -> Grammar {
+    let mut grammar = Grammar::new(root(analysis, plan));
+    for notation in notations(analysis) {
+        grammar = grammar.rule(&notation_rule_name(&notation), notation_rule(&notation));
+    }
+    grammar
+}
+
 /// The root expression for `analysis` under `plan`.
-pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
+fn root(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     let tool_sections = tool_grammars(analysis);
     // Tool sections keep their text when tools are not parsed: a header
     // never takes their opening marker.
@@ -123,7 +145,8 @@ pub fn grammar(analysis: &Analysis, plan: Plan) -> Expr {
     alternatives.push(content(&triggers));
     // A wrapper word opens the first part without an opener: the prompt wrote it.
     let first_part = opt(seq([choice(words.iter().map(Marker::expr)), ws()]));
-    seq([prelude(analysis, plan), first_part, star(choice(alternatives)), eoi()])
+    let echo = plan.echo.filter(|m| plan.start != Start::InReasoning && !tool_starts_with(&calls, m)).map_or_else(empty, |m| opt(seq([ws(), lit(m), ws()])));
+    seq([echo, prelude(analysis, plan), first_part, star(choice(alternatives)), eoi()])
 }
 
 /// A content wrapper that is a plain word (functionary's `all\n`), not a
@@ -146,10 +169,44 @@ fn part_opener(analysis: &Analysis) -> Option<String> {
     (!opens_calls && !separator.is_empty() && prompt.ends_with(separator)).then(|| separator.to_string())
 }
 
+/// Whether `marker` starts a tool section (then it is the call, not an echo).
+fn tool_starts_with(calls: &[ToolGrammar<'_>], marker: &str) -> bool {
+    calls.iter().flat_map(|t| &t.triggers).any(|t| marker.starts_with(t.as_str()) || t.starts_with(marker))
+}
+
+/// The notations of the tool formats' arguments (see `notation`).
+pub fn notations(analysis: &Analysis) -> Vec<Notation> {
+    let mut out: Vec<Notation> = analysis
+        .tool_formats()
+        .iter()
+        .filter_map(|f| match &f.arguments {
+            ArgumentsSlot::Tagged(t) => Notation::of(t),
+            _ => None,
+        })
+        .collect();
+    out.dedup();
+    out
+}
+
+fn notation_rule_name(n: &Notation) -> String {
+    format!("nested value {}", n.quote_open)
+}
+
+/// `{...}` or `[...]` up to the matching bracket; quoted strings may hold
+/// brackets.
+fn notation_rule(n: &Notation) -> Expr {
+    let open = n.quote_open.as_str();
+    let quoted = seq([lit(open), until([n.quote_close.as_str()]), lit(&n.quote_close)]);
+    let structural = [open, "{", "}", "[", "]"];
+    let text = seq([not(choice(structural.map(lit))), any_char(), until(structural)]);
+    let item = choice([quoted, rule(&notation_rule_name(n)), text]);
+    choice([seq([lit("{"), star(item.clone()), lit("}")]), seq([lit("["), star(item), lit("]")])])
+}
+
 /// Markers dropped when nothing but whitespace follows them: the turn's stop
 /// marker (the model stopping) and, when reasoning is extracted, a stray
 /// reasoning end marker (one with no block open closes nothing).
-fn final_closers(analysis: &Analysis, plan: Plan) -> Vec<String> {
+fn final_closers(analysis: &Analysis, plan: Plan<'_>) -> Vec<String> {
     let mut out: Vec<String> = Marker::new(&analysis.turn.stop_marker).first_core().map(str::to_string).into_iter().collect();
     if plan.extract_reasoning && analysis.reasoning.mode != ReasoningMode::None {
         out.extend(Marker::new(&analysis.reasoning.end).first_core().map(str::to_string));
@@ -180,7 +237,7 @@ fn content_wrappers(analysis: &Analysis) -> Vec<Marker> {
 }
 
 /// Reasoning at the start of the output.
-fn prelude(analysis: &Analysis, plan: Plan) -> Expr {
+fn prelude(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     let r = &analysis.reasoning;
     if r.mode == ReasoningMode::None {
         return empty();
@@ -221,7 +278,7 @@ fn left_open_block(analysis: &Analysis) -> Expr {
 }
 
 /// A reasoning block opened by its start marker (at the start or later).
-fn tagged_reasoning(analysis: &Analysis, plan: Plan) -> Expr {
+fn tagged_reasoning(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     let start = Marker::new(&analysis.reasoning.start);
     let end = Marker::new(&analysis.reasoning.end);
     seq([ws(), start.expr(), commit(), reasoning_body(&end, &tool_triggers(analysis, plan))])
@@ -248,7 +305,7 @@ fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
 }
 
 /// The literals a tool section starts with, when tools are parsed.
-fn tool_triggers(analysis: &Analysis, plan: Plan) -> Vec<String> {
+fn tool_triggers(analysis: &Analysis, plan: Plan<'_>) -> Vec<String> {
     if !plan.parse_tools {
         return Vec::new();
     }
@@ -669,11 +726,12 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
     let value_start = Marker::new(&t.value_prefix);
     let value = match &t.typed_value_prefix {
         Some(typed) => {
-            let typed_end = if Marker::new(typed).is_blank() { until(bare_stops) } else { until(value_end.delimiters()) };
+            let typed_marker = Marker::new(typed);
+            let typed_value = if typed_marker.is_blank() { bare_value(t, bare_stops) } else { cap(ARG_JSON, until(value_end.delimiters())) };
             let settle = if value_start.is_blank() { empty() } else { cut() };
             choice([
                 seq([value_start.expr_exact_tail(), settle, string_value, close.clone()]),
-                seq([typed_prefix(&t.value_prefix, typed), cap(ARG_JSON, typed_end), opt(close)]),
+                seq([typed_prefix(&t.value_prefix, typed.as_str()), typed_value, opt(close)]),
             ])
         }
         None => seq([value_start.expr_exact_tail(), string_value, close]),
@@ -707,6 +765,16 @@ fn typed_prefix(string_prefix: &str, typed: &str) -> Expr {
         return Marker::new(typed).expr();
     }
     seq([Marker::new(&typed[..start]).expr(), identifier(), Marker::new(&rest[word_len..]).expr()])
+}
+
+/// A value with no marker before it: a nested object or list in the
+/// arguments' notation, when one is complete and a stop follows it; else
+/// text up to the next separator or closing marker.
+fn bare_value(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
+    let text = cap(ARG_JSON, until(bare_stops));
+    let Some(notation) = Notation::of(t) else { return text };
+    let stop = and(seq([ws(), choice(bare_stops.iter().map(lit))]));
+    choice([seq([cap(ARG_NOTATION, rule(&notation_rule_name(&notation))), stop]), text])
 }
 
 /// The marker after a value: `value_suffix`, and when the closing marker

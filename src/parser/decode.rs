@@ -24,6 +24,7 @@ use crate::message::{FunctionDelta, ToolCallDelta};
 use crate::peg::{json::decode_string, python, Event, Tag};
 
 use super::diagnostic::{Diagnostic, DiagnosticKind};
+use super::notation::Notation;
 use super::schema::{ArgType, ToolSchemas};
 use super::sink::Sink;
 use super::tags::*;
@@ -31,6 +32,8 @@ use super::tags::*;
 /// Turns events into deltas; one per parse.
 #[derive(Debug)]
 pub struct Decoder {
+    /// How nested argument values are written (`ARG_NOTATION`).
+    notation: Option<Notation>,
     schemas: Arc<ToolSchemas>,
     parallel: bool,
     content: Edges,
@@ -80,8 +83,10 @@ pub struct Continues {
 
 impl Decoder {
     /// `opened`: the text an `OPENED` capture writes as content.
-    pub fn new(schemas: Arc<ToolSchemas>, parallel: bool, continues: Continues, opened: &str) -> Decoder {
+    /// `notation`: how nested values are written (`ARG_NOTATION`).
+    pub fn new(schemas: Arc<ToolSchemas>, parallel: bool, continues: Continues, opened: &str, notation: Option<Notation>) -> Decoder {
         Decoder {
+            notation,
             opened: opened.to_string(),
             schemas,
             parallel,
@@ -181,6 +186,14 @@ impl Decoder {
                 let piece = match serde_json::from_str::<Value>(text.trim()) {
                     Ok(v @ Value::String(_)) => v.to_string(),
                     _ => kind.encode(text.trim()),
+                };
+                self.arguments(&piece, out);
+            }
+            ARG_NOTATION => {
+                let kind = self.arg.as_ref().map(|a| a.kind.clone()).unwrap_or_default();
+                let piece = match self.notation.as_ref().and_then(|n| n.to_json(text)) {
+                    Some(json) => kind.encode_converted(&json, text.trim()),
+                    None => kind.encode(text.trim()),
                 };
                 self.arguments(&piece, out);
             }

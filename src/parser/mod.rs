@@ -33,7 +33,8 @@
 //! Modules: `build` (the grammar generator), `marker` (raw markers as
 //! expressions), `tags` (what each capture holds), `decode` (captures to
 //! deltas), `sink` (where deltas are written, reusing the caller's
-//! buffer), `schema` (argument types), `start` (where the output starts
+//! buffer), `schema` (argument types), `notation` (nested values in a
+//! template's own notation), `start` (where the output starts
 //! relative to reasoning), `stream`, `diagnostic`.
 //!
 //! Invariants (DESIGN §4): parsing never panics and never loses text (what
@@ -44,6 +45,7 @@ mod build;
 mod decode;
 mod diagnostic;
 mod marker;
+mod notation;
 mod prompt;
 mod schema;
 mod sections;
@@ -59,13 +61,13 @@ use serde_json::Value;
 
 use crate::analysis::Analysis;
 use crate::message::AssistantMessage;
-use crate::peg::{Grammar, Program};
+use crate::peg::Program;
 use crate::{Error, ErrorKind, Result};
 
 pub use crate::grammar::ToolChoice;
 pub use build::Start;
 pub use diagnostic::{Diagnostic, DiagnosticKind};
-pub use prompt::{continuation_prompt, template_messages, Prefill};
+pub use prompt::{continuation_prompt, template_messages, Continue, Prefill, PrefillPart};
 pub use schema::ToolSchemas;
 pub use stream::{char_chunks, OutputStream};
 
@@ -133,6 +135,8 @@ pub struct OutputParser {
     prefix: String,
     prefill: Prefill,
     start: Start,
+    /// How nested argument values are written (see `notation`).
+    notation: Option<notation::Notation>,
 }
 
 /// A parse with the problems found.
@@ -155,19 +159,20 @@ impl OutputParser {
     /// Builds the parser (see [`Analysis::parser`]).
     pub fn new(analysis: &Analysis, config: &ParserConfig) -> Result<OutputParser> {
         let mut start = start::start_state(analysis, config.prompt.as_deref(), config.enable_thinking);
-        if config.prefill.as_ref().is_some_and(|p| p.content.is_empty() && !p.reasoning.is_empty()) {
-            // A prefill with reasoning and no content stops inside the block,
+        if config.prefill.as_ref().is_some_and(|p| p.part == PrefillPart::Reasoning) {
+            // A prefill continued in its reasoning stops inside the block,
             // whether or not the template rendered it.
             start = Start::InReasoning;
         }
         let extract = config.reasoning == ReasoningFormat::Extract;
         let plan = build::Plan {
             start,
+            echo: start::trailing_marker(analysis, config.prompt.as_deref()),
             extract_reasoning: extract,
             parse_tools: config.tool_choice != ToolChoice::None,
             json_response: config.response_schema.is_some(),
         };
-        let program = Grammar::new(build::grammar(analysis, plan))
+        let program = build::grammar(analysis, plan)
             .compile()
             .map_err(|e| Error::new(ErrorKind::Analysis, format!("cannot build the output parser: {e}")))?;
         let prefix = match (extract, start, config.prompt.as_deref()) {
@@ -182,6 +187,7 @@ impl OutputParser {
             prefix: prefix.to_string(),
             prefill: config.prefill.clone().unwrap_or_default(),
             start,
+            notation: build::notations(analysis).into_iter().next(),
         })
     }
 
@@ -224,11 +230,12 @@ impl OutputParser {
 
     /// A stream for one output.
     pub fn stream(&self) -> OutputStream {
+        let continued = !self.prefill.continued().is_empty();
         let continues = decode::Continues {
-            content: !self.prefill.content.is_empty(),
-            reasoning: self.prefill.content.is_empty() && !self.prefill.reasoning.is_empty(),
+            content: continued && self.prefill.part == PrefillPart::Content,
+            reasoning: continued && self.prefill.part == PrefillPart::Reasoning,
         };
-        let decoder = decode::Decoder::new(self.schemas.clone(), self.parallel, continues, &self.prefix);
+        let decoder = decode::Decoder::new(self.schemas.clone(), self.parallel, continues, &self.prefix, self.notation.clone());
         OutputStream::new(&self.program, decoder, &self.prefill)
     }
 }

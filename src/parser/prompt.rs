@@ -8,10 +8,71 @@
 
 use serde_json::Value;
 
-use crate::message::reasoning_field_of;
+use crate::message::{reasoning_field_of, REASONING_FIELDS};
 use crate::analysis::{thinking_parts, Analysis, ReasoningMode, THINKING_PART};
 use crate::template::{ChatTemplate, RenderRequest};
 use crate::Result;
+
+/// Whether and how the output continues the request's last message
+/// (`continue_final_message`). llama.cpp's values are `none`, `auto`,
+/// `reasoning` and `content`; `true` and `false` mean `auto` and `none`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Continue {
+    /// The request renders as given (with its generation prompt, if asked).
+    #[default]
+    No,
+    /// The prefill's content when it has some, else its reasoning.
+    Auto,
+    /// The output goes on inside the prefill's reasoning block.
+    Reasoning,
+    /// The output goes on with the prefill's content (its reasoning, if
+    /// any, is over).
+    Content,
+}
+
+impl Continue {
+    /// Reads a request's `continue_final_message`: a yes/no or one of
+    /// llama.cpp's names; `None` for anything else.
+    pub fn from_json(value: &Value) -> Option<Continue> {
+        match value {
+            Value::Null | Value::Bool(false) => Some(Continue::No),
+            Value::Bool(true) => Some(Continue::Auto),
+            Value::String(s) => match s.as_str() {
+                "none" => Some(Continue::No),
+                "auto" => Some(Continue::Auto),
+                "reasoning" => Some(Continue::Reasoning),
+                "content" => Some(Continue::Content),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Whether the last message is a prefill the output continues.
+    pub fn is_continued(self) -> bool {
+        self != Continue::No
+    }
+}
+
+impl From<bool> for Continue {
+    fn from(yes: bool) -> Continue {
+        if yes {
+            Continue::Auto
+        } else {
+            Continue::No
+        }
+    }
+}
+
+/// The part of a prefill the output goes on writing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PrefillPart {
+    /// The answer: reasoning, if the prefill has any, is closed.
+    #[default]
+    Content,
+    /// The reasoning block, still open.
+    Reasoning,
+}
 
 /// What an assistant prefill already holds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -20,19 +81,34 @@ pub struct Prefill {
     pub content: String,
     /// Reasoning already written.
     pub reasoning: String,
+    /// The part the output continues.
+    pub part: PrefillPart,
 }
 
-/// Renders the prompt for `request`. When `continue_final` is true and the
-/// last message is an assistant turn, the prompt ends where that turn's text
-/// ends (its content, or its reasoning when it has no content yet), and the
-/// prefill is returned; otherwise the request is rendered as given.
-/// Variables in [`Analysis::assumed_empty`] the request does not set are
-/// rendered empty, as the analysis rendered them.
+impl Prefill {
+    /// The text of the continued part so far.
+    pub fn continued(&self) -> &str {
+        match self.part {
+            PrefillPart::Content => &self.content,
+            PrefillPart::Reasoning => &self.reasoning,
+        }
+    }
+}
+
+/// Stands for an empty continued part in a render, to find where it starts.
+const CUT: &str = "ContinueHere7f3a";
+
+/// Renders the prompt for `request`. When `continues` says so and the last
+/// message is an assistant turn, the prompt ends where the continued part of
+/// that turn ends (for `auto`: its content, or its reasoning when it has no
+/// content yet), and the prefill is returned; otherwise the request is
+/// rendered as given. Variables in [`Analysis::assumed_empty`] the request
+/// does not set are rendered empty, as the analysis rendered them.
 pub fn continuation_prompt(
     template: &ChatTemplate,
     analysis: &Analysis,
     request: &RenderRequest,
-    continue_final: bool,
+    continues: Continue,
 ) -> Result<(String, Option<Prefill>)> {
     let mut extra = request.extra.clone();
     for name in &analysis.assumed_empty {
@@ -41,32 +117,59 @@ pub fn continuation_prompt(
         // prompt's tail matters here, so the prompt does too.
         extra.entry(name.clone()).or_insert_with(|| Value::String(String::new()));
     }
-    let last = request.messages.last();
-    let request = &RenderRequest { messages: template_messages(analysis, &request.messages), extra, ..request.clone() };
-    let is_assistant = last.and_then(|m| m.get("role")).and_then(Value::as_str) == Some("assistant");
-    if !continue_final || !is_assistant {
-        return Ok((template.render(request)?, None));
-    }
-    let last = last.cloned().unwrap_or(Value::Null);
-    let text = |key: &str| last.get(key).and_then(Value::as_str).unwrap_or("").to_string();
-    let prefill = Prefill {
-        content: text("content"),
-        reasoning: reasoning_field_of(&last).map(text).unwrap_or_default(),
+    let request = &RenderRequest { extra, ..request.clone() };
+    let render = |messages: &[Value], generation: bool| {
+        let messages = template_messages(analysis, messages);
+        template.render(&RenderRequest { messages, add_generation_prompt: generation, ..request.clone() })
     };
-    let rendered = template.render(&RenderRequest { add_generation_prompt: false, ..request.clone() })?;
-    let mut prefill = prefill;
-    if analysis.reasoning.mode == ReasoningMode::None {
-        // The template has no reasoning at all: the model never saw it, and
-        // the message cannot carry it. A template with reasoning markers
-        // keeps it, even if it drops it on this turn.
-        prefill.reasoning.clear();
+    let Some(prefill) = prefill(analysis, request.messages.last(), continues) else {
+        return Ok((render(&request.messages, request.add_generation_prompt)?, None));
+    };
+    let rendered = render(&request.messages, false)?;
+    let anchor = prefill.continued();
+    if !anchor.is_empty() {
+        let prompt = match rendered.rfind(anchor) {
+            Some(at) => rendered[..at + anchor.len()].to_string(),
+            None => rendered,
+        };
+        return Ok((prompt, Some(prefill)));
     }
-    let anchor = if prefill.content.is_empty() { &prefill.reasoning } else { &prefill.content };
-    let prompt = match rendered.rfind(anchor.as_str()).filter(|_| !anchor.is_empty()) {
-        Some(at) => rendered[..at + anchor.len()].to_string(),
+    // Nothing written yet in the continued part: render a stand-in there
+    // and cut before it, so the prompt ends where that part would start
+    // (after a closed reasoning block, or inside an opened one).
+    let mut messages = request.messages.clone();
+    if let Some(last) = messages.last_mut() {
+        let key = match prefill.part {
+            PrefillPart::Content => "content",
+            PrefillPart::Reasoning => reasoning_field_of(last).unwrap_or(REASONING_FIELDS[0]),
+        };
+        last[key] = Value::String(CUT.to_string());
+    }
+    let prompt = match render(&messages, false).ok().and_then(|r| r.find(CUT).map(|at| r[..at].to_string())) {
+        Some(cut) => cut,
         None => rendered,
     };
     Ok((prompt, Some(prefill)))
+}
+
+/// The prefill `continues` asks for, when the last message is an assistant
+/// turn.
+fn prefill(analysis: &Analysis, last: Option<&Value>, continues: Continue) -> Option<Prefill> {
+    let last = last.filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))?;
+    let text = |key: &str| last.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let content = text("content");
+    // A template with no reasoning at all: the model never saw it, and the
+    // message cannot carry it. A template with reasoning markers keeps it,
+    // even if it drops it on this turn.
+    let has_reasoning = analysis.reasoning.mode != ReasoningMode::None;
+    let reasoning = if has_reasoning { reasoning_field_of(last).map(text).unwrap_or_default() } else { String::new() };
+    let part = match continues {
+        Continue::No => return None,
+        Continue::Reasoning if has_reasoning => PrefillPart::Reasoning,
+        Continue::Auto if content.is_empty() && !reasoning.is_empty() => PrefillPart::Reasoning,
+        _ => PrefillPart::Content,
+    };
+    Some(Prefill { content, reasoning, part })
 }
 
 /// OpenAI messages as the template wants them: tool-call `arguments` as

@@ -57,6 +57,18 @@ impl ArgType {
         serde_json::from_str(&json).ok().and_then(fitting)
     }
 
+    /// The JSON text for a value written in another notation: `json`, its
+    /// conversion, when it fits this type; else the written text `raw` as a
+    /// string.
+    pub fn encode_converted(&self, json: &str, raw: &str) -> String {
+        let fits = !self.is_string_only() && serde_json::from_str::<Value>(json).is_ok_and(|v| self.fits(&v));
+        if fits {
+            json.to_string()
+        } else {
+            Value::String(raw.to_string()).to_string()
+        }
+    }
+
     fn fits(&self, value: &Value) -> bool {
         if self.types.is_empty() {
             return !value.is_string();

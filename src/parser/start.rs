@@ -8,7 +8,7 @@
 //! end marker means the output starts inside reasoning; an end marker means
 //! reasoning is over.
 
-use crate::analysis::{Analysis, PromptEffect, ReasoningMode};
+use crate::analysis::{markers, Analysis, PromptEffect, ReasoningMode};
 
 use super::build::Start;
 use super::marker::Marker;
@@ -34,6 +34,18 @@ pub fn start_state(analysis: &Analysis, prompt: Option<&str>, enable_thinking: O
             }
         }
     }
+}
+
+/// The marker `prompt` (else the generation prompt) ends with, whitespace
+/// aside: `<|CHATBOT_TOKEN|>` of `<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>`.
+/// A model that writes it first repeats what the prompt already holds.
+pub fn trailing_marker<'p>(analysis: &'p Analysis, prompt: Option<&'p str>) -> Option<&'p str> {
+    let prompt = prompt.unwrap_or(&analysis.turn.generation_prompt.default).trim_end();
+    if !prompt.ends_with(['>', ']']) {
+        return None;
+    }
+    let span = markers::span_containing(prompt, prompt.len() - 1)?;
+    (span.end == prompt.len()).then(|| &prompt[span])
 }
 
 /// The text of the prompt from its last reasoning start marker, when the

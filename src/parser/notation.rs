@@ -1,0 +1,186 @@
+//! A template's own value notation, nested inside a non-string argument:
+//! gemma-4 writes `{theme:<|"|>dark<|"|>,count:3}` and
+//! `[<|"|>buy milk<|"|>,<|"|>walk dog<|"|>]` for an object and a list.
+//!
+//! The notation is the one the analysis learned for the call's own
+//! arguments (`KEY:VALUE` pairs split by `,`, strings between the template's
+//! quote markers, bare scalars), applied inside `{...}` and `[...]`. The
+//! grammar (`build`) reads such a value to its matching bracket, skipping
+//! quoted strings; this module turns its text into JSON.
+//!
+//! Invariant: [`Notation::to_json`] returns valid JSON text or `None`
+//! (never panics; nesting is bounded by [`MAX_DEPTH`]).
+
+use serde_json::{Map, Value};
+
+use crate::analysis::TaggedArguments;
+
+/// Deepest nesting converted; deeper values stay text.
+const MAX_DEPTH: usize = 32;
+
+/// The markers of one notation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notation {
+    /// Opens a string (`<|"|>`).
+    pub quote_open: String,
+    /// Closes a string.
+    pub quote_close: String,
+    /// Ends a key (`:`).
+    pub key_end: String,
+    /// Between two entries (`,`).
+    pub separator: String,
+}
+
+impl Notation {
+    /// The notation of tagged arguments whose non-string values are bare
+    /// (no marker before them) and whose strings are quoted: only there can
+    /// a value be a nested structure written in the same notation.
+    pub fn of(t: &TaggedArguments) -> Option<Notation> {
+        let bare = t.typed_value_prefix.as_deref().is_some_and(|p| p.trim().is_empty());
+        let (open, close) = (t.value_prefix.trim(), t.value_suffix.trim());
+        let (key_end, separator) = (t.name_suffix.trim(), t.separator.trim());
+        if !bare || open.is_empty() || close.is_empty() || key_end.is_empty() || separator.is_empty() {
+            return None;
+        }
+        Some(Notation {
+            quote_open: open.to_string(),
+            quote_close: close.to_string(),
+            key_end: key_end.to_string(),
+            separator: separator.to_string(),
+        })
+    }
+
+    /// `text` (one object or list in this notation) as JSON text.
+    pub fn to_json(&self, text: &str) -> Option<String> {
+        let mut reader = Reader { notation: self, rest: text };
+        let value = reader.value(0)?;
+        reader.skip_ws();
+        reader.rest.is_empty().then(|| value.to_string())
+    }
+}
+
+/// A cursor over notation text.
+struct Reader<'a> {
+    notation: &'a Notation,
+    rest: &'a str,
+}
+
+impl Reader<'_> {
+    fn skip_ws(&mut self) {
+        self.rest = self.rest.trim_start();
+    }
+
+    fn eat(&mut self, token: &str) -> bool {
+        self.skip_ws();
+        match self.rest.strip_prefix(token) {
+            Some(rest) => {
+                self.rest = rest;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        if self.eat("{") {
+            return self.object(depth);
+        }
+        if self.eat("[") {
+            return self.list(depth);
+        }
+        if let Some(s) = self.quoted() {
+            return Some(Value::String(s));
+        }
+        let bare = self.bare()?;
+        Some(serde_json::from_str::<Value>(bare).ok().filter(|v| !v.is_object() && !v.is_array()).unwrap_or_else(|| Value::String(bare.to_string())))
+    }
+
+    fn object(&mut self, depth: usize) -> Option<Value> {
+        let mut map = Map::new();
+        if self.eat("}") {
+            return Some(Value::Object(map));
+        }
+        loop {
+            let key = match self.quoted() {
+                Some(key) => key,
+                None => self.bare()?.to_string(),
+            };
+            if !self.eat(&self.notation.key_end.clone()) {
+                return None;
+            }
+            map.insert(key, self.value(depth + 1)?);
+            if self.eat("}") {
+                return Some(Value::Object(map));
+            }
+            if !self.eat(&self.notation.separator.clone()) {
+                return None;
+            }
+        }
+    }
+
+    fn list(&mut self, depth: usize) -> Option<Value> {
+        let mut items = Vec::new();
+        if self.eat("]") {
+            return Some(Value::Array(items));
+        }
+        loop {
+            items.push(self.value(depth + 1)?);
+            if self.eat("]") {
+                return Some(Value::Array(items));
+            }
+            if !self.eat(&self.notation.separator.clone()) {
+                return None;
+            }
+        }
+    }
+
+    /// A string between the quote markers.
+    fn quoted(&mut self) -> Option<String> {
+        let n = self.notation;
+        self.skip_ws();
+        let inner = self.rest.strip_prefix(n.quote_open.as_str())?;
+        let end = inner.find(n.quote_close.as_str())?;
+        self.rest = &inner[end + n.quote_close.len()..];
+        Some(inner[..end].to_string())
+    }
+
+    /// Bare text up to the next structural token; never empty.
+    fn bare(&mut self) -> Option<&str> {
+        self.skip_ws();
+        let n = self.notation;
+        let stops = ["{", "}", "[", "]", n.key_end.as_str(), n.separator.as_str(), n.quote_open.as_str()];
+        let end = stops.iter().filter_map(|s| self.rest.find(s)).min().unwrap_or(self.rest.len());
+        let (bare, rest) = self.rest.split_at(end);
+        self.rest = rest;
+        Some(bare.trim()).filter(|b| !b.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gemma() -> Notation {
+        Notation { quote_open: "<|\"|>".into(), quote_close: "<|\"|>".into(), key_end: ":".into(), separator: ",".into() }
+    }
+
+    #[test]
+    fn objects_and_lists_become_json() {
+        let n = gemma();
+        assert_eq!(n.to_json(r#"{theme:<|"|>dark<|"|>,count:3}"#).unwrap(), r#"{"theme":"dark","count":3}"#);
+        assert_eq!(n.to_json(r#"[<|"|>buy milk<|"|>,<|"|>walk, dog<|"|>]"#).unwrap(), r#"["buy milk","walk, dog"]"#);
+        assert_eq!(n.to_json(r#"{a:[1,{b:true}],<|"|>c d<|"|>:null}"#).unwrap(), r#"{"a":[1,{"b":true}],"c d":null}"#);
+        assert_eq!(n.to_json("{}").unwrap(), "{}");
+    }
+
+    #[test]
+    fn malformed_text_is_not_converted() {
+        let n = gemma();
+        for text in ["{a:1", "{a 1}", "[1,,2]", "{a:1}x", r#"[<|"|>open]"#] {
+            assert_eq!(n.to_json(text), None, "{text}");
+        }
+    }
+}
