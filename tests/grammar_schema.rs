@@ -124,7 +124,7 @@ fn arb_json() -> impl Strategy<Value = Value> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn random_schemas_never_panic_and_always_parse(schema in arb_json(), tool_params in arb_json()) {

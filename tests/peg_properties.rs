@@ -357,6 +357,7 @@ proptest! {
     // 384 cases unless PROPTEST_CASES says otherwise.
     #![proptest_config(ProptestConfig {
         cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(384),
+        failure_persistence: None,
         ..ProptestConfig::default()
     })]
 

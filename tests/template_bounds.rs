@@ -243,6 +243,10 @@ const CORPUS_LIKE: &[&str] = &[
 
 // 256 cases each by default; `PROPTEST_CASES=20000` for a deeper search.
 proptest! {
+    // Integration tests have no lib.rs beside them to persist failures
+    // next to; a failure prints its seed and input instead.
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
     #[test]
     fn arbitrary_text_never_panics(source in ".{0,200}") {
         exercise(&source);
