@@ -310,8 +310,14 @@ impl TaggedArguments {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum IdSlot {
-    /// A field of the call's JSON object.
-    JsonField { path: Vec<String> },
+    /// A field of the call's JSON object; `before_name`: the template writes
+    /// it before the name's field (Cohere's `tool_call_id`), so a grammar
+    /// keeps that order.
+    JsonField {
+        path: Vec<String>,
+        #[serde(default, skip_serializing_if = "is_false")]
+        before_name: bool,
+    },
     /// Between markers, at `position` relative to the name.
     Tagged { prefix: String, suffix: String, before_name: bool },
     /// Built by the template from the name and a call counter, right after

@@ -160,9 +160,11 @@ impl Builder<'_> {
                 fields.push((path.clone(), args, true));
             }
         }
-        if let Some(IdSlot::JsonField { path }) = &f.id {
+        if let Some(IdSlot::JsonField { path, before_name }) = &f.id {
+            // The id keeps its rendered place: first, or after the name and arguments.
             let s = primitive(self.rules, "string", false);
-            fields.push((path.clone(), s, false));
+            let at = if *before_name { 0 } else { fields.len() };
+            fields.insert(at, (path.clone(), s, false));
         }
         self.json_object(&fields, &tool.name)
     }

@@ -497,7 +497,7 @@ impl<'a> ToolGrammar<'a> {
             _ => None,
         };
         let id = match &f.id {
-            Some(IdSlot::JsonField { path }) if !path.is_empty() => Some(path.clone()),
+            Some(IdSlot::JsonField { path, .. }) if !path.is_empty() => Some(path.clone()),
             _ => None,
         };
         JsonPaths { args, id }
