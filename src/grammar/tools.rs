@@ -300,9 +300,13 @@ impl Builder<'_> {
             let mut c = Compiler::new(self.rules, self.warnings, Dialect::Python, &tool.parameters);
             let py = c.compile(prop, &format!("{hint}-py"));
             let json = if py == json { json } else { alt(&[json, py]) };
-            let prefix = g.typed_value_prefix.as_deref().unwrap_or(&g.value_prefix);
             let mut p = Pieces::new();
-            p.marker(prefix).expr(json).marker(&close);
+            match g.typed_word() {
+                // The type word the probes did not render (`object`) fits too.
+                Some((before, after)) => p.marker(before).expr("[a-zA-Z0-9_]+".to_string()).marker(after),
+                None => p.marker(g.typed_value_prefix.as_deref().unwrap_or(&g.value_prefix)),
+            };
+            p.expr(json).marker(&close);
             options.push(p.render());
         }
         alt(&options)
