@@ -39,7 +39,7 @@ mod triggers;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::analysis::{tool_tokens, Analysis, PromptEffect, ReasoningMode, ToolFormat};
+use crate::analysis::{tool_tokens, Analysis, Header, PromptEffect, ReasoningMode, ToolFormat};
 use crate::{Error, ErrorKind, Result};
 
 pub use gbnf::rule_name;
@@ -196,7 +196,8 @@ impl Analysis {
         let formats = self.formats_for(&tools, forced, &mut warnings)?;
         let mut rules = Rules::default();
         let parallel = config.parallel_tool_calls;
-        let section = (!formats.is_empty()).then(|| sections(&mut rules, &mut warnings, formats, &tools, parallel));
+        let headers = &self.turn.headers;
+        let section = (!formats.is_empty()).then(|| sections(&mut rules, &mut warnings, formats, headers, &tools, parallel));
         let answer = config.response_schema.as_ref().map(|s| self.answer(&mut rules, &mut warnings, s));
         let (root, lazy, triggers) = match (section, answer) {
             (None, None) => return Ok(Grammar { warnings, ..Grammar::default() }),
@@ -306,11 +307,18 @@ impl Analysis {
 
 /// The tool section rule text: one format's section, or a choice between
 /// several (the fallback dialects), each followed by optional space.
-fn sections(rules: &mut Rules, warnings: &mut Vec<String>, formats: &[ToolFormat], tools: &[Tool], parallel: bool) -> String {
+fn sections(
+    rules: &mut Rules,
+    warnings: &mut Vec<String>,
+    formats: &[ToolFormat],
+    headers: &[Header],
+    tools: &[Tool],
+    parallel: bool,
+) -> String {
     let rendered: Vec<String> = formats
         .iter()
         .map(|f| {
-            let mut b = Builder { rules: &mut *rules, warnings: &mut *warnings, format: f };
+            let mut b = Builder { rules: &mut *rules, warnings: &mut *warnings, format: f, headers };
             let mut p = b.section(tools, parallel && f.parallel);
             p.ws();
             p.render()
