@@ -177,7 +177,6 @@ fn recognizer(t: &Template, g: &Grammar) -> Recognizer {
 /// from the analysis alone) cannot match their renders. Their failures are
 /// printed, not fatal; each is an analysis issue, listed in docs/grammar.md.
 const KNOWN: &[(&str, &str)] = &[
-    ("llamacpp/Kimi-K3", "required mode rejects the empty content block the template writes before the calls"),
     ("llamacpp/MiniMax-M3", "object and array values are written as nested elements (`<item>`), which no probe shows"),
     ("llamacpp/NVIDIA-Nemotron-Nano-v2", "content and calls render as two turns"),
 ];

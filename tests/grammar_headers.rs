@@ -6,7 +6,9 @@
 //!   (`index="1"`, `index="2"`): after the name's closing quote, the rest of
 //!   the header is free text on one line, as the parser reads it;
 //! - a typed argument's type word (`type="number"`, the only typed prefix
-//!   the probes render) may be any word (`type="object"`), as in the parser.
+//!   the probes render) may be any word (`type="object"`), as in the parser;
+//! - an eager grammar lets the empty content block the template writes
+//!   before the calls through.
 
 use chat_autoparser::analysis::{ArgumentsSlot, Header, NameSlot};
 use chat_autoparser::grammar::Recognizer;
@@ -86,4 +88,14 @@ fn every_call_index_and_any_type_word_is_accepted() {
     ] {
         assert!(!r.accepts(&section(&[bad.clone()])), "{bad}");
     }
+}
+
+#[test]
+fn required_calls_may_follow_an_empty_content_block() {
+    let (g, r) = grammar(ToolChoice::Required);
+    let calls = section(&[call(" index=\"1\"", &arg("query", "string", "rust"))]);
+    for prefix in ["", "<|open|>response<|sep|><|close|>response<|sep|>", "<|open|>think<|sep|>hm<|close|>think<|sep|><|open|>response<|sep|><|close|>response<|sep|>"] {
+        assert!(r.accepts(&format!("{prefix}{calls}")), "{prefix}\n{}", g.gbnf);
+    }
+    assert!(!r.accepts(&format!("<|open|>response<|sep|>Hello<|close|>response<|sep|>{calls}")), "the block stays empty");
 }

@@ -7,8 +7,9 @@
 //! - `auto` with tools: a *lazy* grammar over the tool section, with
 //!   [`Trigger`]s where the section starts; everything before (reasoning,
 //!   content) is free;
-//! - `required` or a named function: an *eager* grammar, optional reasoning
-//!   then at least one call (of that function);
+//! - `required` or a named function: an *eager* grammar, optional reasoning,
+//!   an optional empty content block, then at least one call (of that
+//!   function);
 //! - a template that renders no calls but has fallback dialects (see
 //!   `Analysis::fallback_tools`): any of the dialects' sections, with each
 //!   dialect's triggers and markers, and a warning;
@@ -211,6 +212,7 @@ impl Analysis {
                 (section, true, triggers)
             }
             (Some(section), answer) => {
+                let section = self.after_empty_content(&mut rules, section);
                 let body = match answer {
                     Some(a) => format!("( {section} | {a} )"),
                     None => section,
@@ -285,6 +287,21 @@ impl Analysis {
         block.lit(&r.end).ws();
         let reasoning = rules.fixed("reasoning", &block.render());
         format!("{reasoning}? ws {body}")
+    }
+
+    /// `body` after an optional empty content block: templates with a
+    /// content wrapper may write it, empty, before the calls
+    /// (`<|open|>response<|sep|><|close|>response<|sep|>`), as the analysis
+    /// reads their call outputs.
+    fn after_empty_content(&self, rules: &mut Rules, body: String) -> String {
+        let (start, end) = (&self.content.start, &self.content.end);
+        if start.trim().is_empty() || end.trim().is_empty() {
+            return body;
+        }
+        let mut block = Pieces::new();
+        block.marker(start).ws().marker(end).ws();
+        let block = rules.add("empty-content", block.render());
+        format!("{block}? {body}")
     }
 
     /// The JSON answer: the content wrapper (if any), then the schema's value.
