@@ -86,7 +86,7 @@ fn every_call_index_and_any_type_word_is_accepted() {
         call(" index=\"1\"", &[arg("query", "string", "x"), arg("limit", "number", "five")].concat()),
         call(" index=\"1\"", &[arg("query", "string", "x"), arg("limit", "obj ect", "5")].concat()),
     ] {
-        assert!(!r.accepts(&section(&[bad.clone()])), "{bad}");
+        assert!(!r.accepts(&section(std::slice::from_ref(&bad))), "{bad}");
     }
 }
 
