@@ -329,7 +329,7 @@ fn markers_mistral_tool_calls() {
     assert!(t.parallel);
     assert_eq!(t.name, json_field(&["name"]));
     assert_eq!(t.arguments, json_args(&["arguments"]));
-    assert_eq!(t.id, Some(IdSlot::JsonField { path: vec!["id".into()] }));
+    assert_eq!(t.id, Some(IdSlot::JsonField { path: vec!["id".into()], before_name: false }));
     assert!(t.content_with_calls);
     assert_eq!(a.turn.end_of_turn, "</s>");
     assert_eq!(a.turn.stop_marker, "</s>");

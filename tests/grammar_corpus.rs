@@ -177,10 +177,11 @@ fn recognizer(t: &Template, g: &Grammar) -> Recognizer {
 /// from the analysis alone) cannot match their renders. Their failures are
 /// printed, not fatal; each is an analysis issue, listed in docs/grammar.md.
 const KNOWN: &[(&str, &str)] = &[
-    ("llamacpp/CohereForAI-c4ai-command-r7b-12-2024-tool_use", "the `tool_call_id` field comes first; the grammar writes JSON call fields as name, arguments, id"),
-    ("llamacpp/Kimi-K3", "the grammar does not know section headers: it writes the rendered header text (`index=\"1\"`) for every call"),
-    ("llamacpp/MiniMax-M3", "object and array values are written as nested elements (`<item>`), which no probe shows"),
-    ("llamacpp/NVIDIA-Nemotron-Nano-v2", "content and calls render as two turns"),
+    ("llamacpp/MiniMax-M3", "object and array values are written as nested elements (`<item>`), which no probe shows; the grammar writes them as JSON"),
+    (
+        "llamacpp/NVIDIA-Nemotron-Nano-v2",
+        "a final assistant turn renders content and calls as two turns (a stop marker between, no `</think>`); a model writes one",
+    ),
 ];
 
 #[derive(Default)]

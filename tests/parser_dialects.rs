@@ -61,7 +61,7 @@ const SELF_NUMBERED: &str = r#"{%- for m in messages -%}
 #[test]
 fn an_id_field_the_template_numbers_keeps_the_models_id() {
     let analysis = template(SELF_NUMBERED).analyze().unwrap();
-    assert_eq!(analysis.tools.unwrap().id, Some(IdSlot::JsonField { path: vec!["tool_call_id".into()] }));
+    assert_eq!(analysis.tools.unwrap().id, Some(IdSlot::JsonField { path: vec!["tool_call_id".into()], before_name: true }));
     let out = r#"<|action|>[{"tool_call_id": "7", "tool_name": "ping", "parameters": {"n": 1}}]<|/action|>"#;
     let message = parse(SELF_NUMBERED, out);
     assert_eq!(

@@ -94,7 +94,7 @@ pub fn table(a: &Analysis) -> String {
             });
             if let Some(id) = &t.id {
                 row("  id", match id {
-                    IdSlot::JsonField { path } => format!("JSON field {}", path.join(".")),
+                    IdSlot::JsonField { path, .. } => format!("JSON field {}", path.join(".")),
                     IdSlot::Tagged { prefix, suffix, before_name } => format!(
                         "{} ID {} ({} the name)", q(prefix), q(suffix), if *before_name { "before" } else { "after" }
                     ),

@@ -242,7 +242,7 @@ fn row(name: &str, a: &Analysis) -> Vec<String> {
     };
     let id = match &t.id {
         None => "—".to_owned(),
-        Some(IdSlot::JsonField { path }) => format!("JSON {}", code(&path.join("."))),
+        Some(IdSlot::JsonField { path, .. }) => format!("JSON {}", code(&path.join("."))),
         Some(IdSlot::Tagged { prefix, suffix, before_name }) => format!(
             "{} ID {} ({} name)",
             code(prefix),

@@ -72,6 +72,28 @@ pub fn scalar_key_path(value: &Json, pred: &dyn Fn(&str) -> bool) -> Option<Vec<
     })
 }
 
+/// Whether the member at key path `a` is written before the one at `b`
+/// (keys in the order the text has them): compared at the first level
+/// where the paths part.
+pub fn written_before(value: &Json, a: &[String], b: &[String]) -> bool {
+    let shared = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let mut object = value;
+    for key in &a[..shared] {
+        object = match object.get(key) {
+            Some(v) => v,
+            None => return false,
+        };
+    }
+    let Json::Object(map) = object else { return false };
+    match (a.get(shared), b.get(shared)) {
+        (Some(x), Some(y)) => {
+            let index = |key: &String| map.keys().position(|k| k == key);
+            matches!((index(x), index(y)), (Some(i), Some(j)) if i < j)
+        }
+        _ => false,
+    }
+}
+
 /// The end of the JSON object that starts at or after `from`, with its start.
 pub fn next_object(s: &str, from: usize) -> Option<(Range<usize>, Json)> {
     s.get(from..)?
@@ -93,5 +115,8 @@ mod tests {
         let path = path_to(&objs[0].1, &|v| v == "f").unwrap();
         assert_eq!(path, vec!["function", "name"]);
         assert!(mentions(&objs[0].1, "c1"));
+        let path = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+        assert!(written_before(&objs[0].1, &path(&["function", "name"]), &path(&["id"])));
+        assert!(!written_before(&objs[0].1, &path(&["id"]), &path(&["function", "name"])));
     }
 }

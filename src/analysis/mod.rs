@@ -304,14 +304,37 @@ impl TaggedArguments {
             None => self.value_suffix.clone(),
         }
     }
+
+    /// The typed value prefix around its type word, `(before, after)`, when
+    /// it differs from the string prefix by that one word (` type="number"<|sep|>`
+    /// against ` type="string"<|sep|>`): the word names the value's type, and
+    /// the probes only render some types (`type="object"` exists too), so
+    /// readers take any word there.
+    pub fn typed_word(&self) -> Option<(&str, &str)> {
+        let typed = self.typed_value_prefix.as_deref()?;
+        let string = self.value_prefix.as_str();
+        let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let shared = string.char_indices().zip(typed.chars()).find(|((_, a), b)| a != b).map_or(0, |((i, _), _)| i);
+        let start = typed[..shared].trim_end_matches(is_word).len();
+        let rest = &typed[start..];
+        let word_len = rest.find(|c: char| !is_word(c)).unwrap_or(rest.len());
+        let same_after = string.get(start..).is_some_and(|s| s.trim_start_matches(is_word) == &rest[word_len..]);
+        (word_len > 0 && same_after).then(|| (&typed[..start], &rest[word_len..]))
+    }
 }
 
 /// Where a call id is written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum IdSlot {
-    /// A field of the call's JSON object.
-    JsonField { path: Vec<String> },
+    /// A field of the call's JSON object; `before_name`: the template writes
+    /// it before the name's field (Cohere's `tool_call_id`), so a grammar
+    /// keeps that order.
+    JsonField {
+        path: Vec<String>,
+        #[serde(default, skip_serializing_if = "is_false")]
+        before_name: bool,
+    },
     /// Between markers, at `position` relative to the name.
     Tagged { prefix: String, suffix: String, before_name: bool },
     /// Built by the template from the name and a call counter, right after

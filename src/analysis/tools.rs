@@ -352,7 +352,7 @@ fn id_slot(outputs: &Outputs, lead: &str, one: &str, cores: &Cores, report: &mut
     report.found("T7", format!("id written at byte {at} of the call output"));
     if cores.class == ToolClass::JsonNative && cores.one.contains(&at) {
         let value: Json = serde_json::from_str(&one[cores.one.clone()]).ok()?;
-        return json_scan::path_to(&value, &|v| v == ID).map(|path| IdSlot::JsonField { path });
+        return json_scan::path_to(&value, &|v| v == ID).map(|path| json_id(&value, path));
     }
     let before = &one[..at];
     let prefix_start = markers::tokens(before)
@@ -377,20 +377,29 @@ fn id_slot(outputs: &Outputs, lead: &str, one: &str, cores: &Cores, report: &mut
 /// keyed `id` or `*_id` becomes the id slot.
 fn self_numbered_id(one: &str, cores: &Cores, report: &mut Report) -> Option<IdSlot> {
     let is_id_key = |k: &str| k == "id" || k.ends_with("_id");
-    let path = (cores.class == ToolClass::JsonNative)
+    let value = (cores.class == ToolClass::JsonNative)
         .then(|| serde_json::from_str::<Json>(one.get(cores.one.clone())?).ok())
-        .flatten()
-        .and_then(|value| json_scan::scalar_key_path(&value, &is_id_key));
-    match path {
-        Some(path) => {
-            report.found("T7", format!("the template numbers calls itself in field {}", path.join(".")));
-            Some(IdSlot::JsonField { path })
+        .flatten();
+    let slot = value.as_ref().and_then(|v| Some(json_id(v, json_scan::scalar_key_path(v, &is_id_key)?)));
+    match slot {
+        Some(slot) => {
+            if let IdSlot::JsonField { path, .. } = &slot {
+                report.found("T7", format!("the template numbers calls itself in field {}", path.join(".")));
+            }
+            Some(slot)
         }
         None => {
             report.same("T7");
             None
         }
     }
+}
+
+/// An id field at `path` of the call object `call`, and whether the
+/// template writes it before the name.
+fn json_id(call: &Json, path: Vec<String>) -> IdSlot {
+    let before_name = json_scan::path_to(call, &|v| v == NAME).is_some_and(|name| json_scan::written_before(call, &path, &name));
+    IdSlot::JsonField { path, before_name }
 }
 
 /// A name suffix that starts with a call counter (`:0` in the one-call

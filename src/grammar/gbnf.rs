@@ -32,8 +32,9 @@ pub struct Rules {
     next: HashMap<String, usize>,
     /// Body → name, so identical rules are written once.
     by_body: HashMap<String, String>,
-    /// Stop text → the [`until`] rule already built for it.
-    untils: HashMap<String, String>,
+    /// (Stop text, one line only) → the [`until`] / [`until_in_line`] rule
+    /// already built for it.
+    untils: HashMap<(String, bool), String>,
     /// Name → index in `rules`, for [`Rules::define`].
     index: HashMap<String, usize>,
 }
@@ -216,12 +217,23 @@ pub fn seq(parts: &[String]) -> String {
 /// characters of `stop`", and no transition reaches the full length. Each
 /// state is a rule; the text may end in any state.
 pub fn until(rules: &mut Rules, hint: &str, stop: &str) -> String {
-    if let Some(name) = rules.untils.get(stop) {
+    automaton(rules, hint, stop, false)
+}
+
+/// Like [`until`], on one line: the text holds no newline either (the rest
+/// of a header, which the parser reads up to its close or a newline).
+pub fn until_in_line(rules: &mut Rules, hint: &str, stop: &str) -> String {
+    automaton(rules, hint, stop, true)
+}
+
+fn automaton(rules: &mut Rules, hint: &str, stop: &str, in_line: bool) -> String {
+    let key = (stop.to_owned(), in_line);
+    if let Some(name) = rules.untils.get(&key) {
         return name.clone();
     }
     let d: Vec<char> = stop.chars().collect();
     if d.is_empty() {
-        return rules.fixed("any-text", "[\\x00-\\U0010FFFF]*");
+        return if in_line { rules.fixed("line-text", "[^\\n]*") } else { rules.fixed("any-text", "[\\x00-\\U0010FFFF]*") };
     }
     let k = d.len();
     let fail = failure(&d);
@@ -248,8 +260,12 @@ pub fn until(rules: &mut Rules, hint: &str, stop: &str) -> String {
         // Characters that restart the match all go to state 0 through one
         // negated class; only the others need their own alternative.
         let special: Vec<char> = distinct.iter().copied().filter(|&c| next(s, c) != 0).collect();
-        let mut options = vec![format!("{} {}", not_class(&special), names[0])];
-        for &c in &special {
+        let mut barred = special.clone();
+        if in_line {
+            barred.push('\n');
+        }
+        let mut options = vec![format!("{} {}", not_class(&barred), names[0])];
+        for &c in special.iter().filter(|&&c| !(in_line && c == '\n')) {
             let t = next(s, c);
             if t < k {
                 options.push(format!("{} {}", literal(&c.to_string()), names[t]));
@@ -258,7 +274,7 @@ pub fn until(rules: &mut Rules, hint: &str, stop: &str) -> String {
         options.push("\"\"".into());
         rules.define(&names[s], options.join(" | "));
     }
-    rules.untils.insert(stop.to_owned(), names[0].clone());
+    rules.untils.insert(key, names[0].clone());
     names[0].clone()
 }
 

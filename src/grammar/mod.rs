@@ -7,8 +7,9 @@
 //! - `auto` with tools: a *lazy* grammar over the tool section, with
 //!   [`Trigger`]s where the section starts; everything before (reasoning,
 //!   content) is free;
-//! - `required` or a named function: an *eager* grammar, optional reasoning
-//!   then at least one call (of that function);
+//! - `required` or a named function: an *eager* grammar, optional reasoning,
+//!   an optional empty content block, then at least one call (of that
+//!   function);
 //! - a template that renders no calls but has fallback dialects (see
 //!   `Analysis::fallback_tools`): any of the dialects' sections, with each
 //!   dialect's triggers and markers, and a warning;
@@ -39,7 +40,7 @@ mod triggers;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::analysis::{tool_tokens, Analysis, PromptEffect, ReasoningMode, ToolFormat};
+use crate::analysis::{tool_tokens, Analysis, Header, PromptEffect, ReasoningMode, ToolFormat};
 use crate::{Error, ErrorKind, Result};
 
 pub use gbnf::rule_name;
@@ -196,7 +197,8 @@ impl Analysis {
         let formats = self.formats_for(&tools, forced, &mut warnings)?;
         let mut rules = Rules::default();
         let parallel = config.parallel_tool_calls;
-        let section = (!formats.is_empty()).then(|| sections(&mut rules, &mut warnings, formats, &tools, parallel));
+        let headers = &self.turn.headers;
+        let section = (!formats.is_empty()).then(|| sections(&mut rules, &mut warnings, formats, headers, &tools, parallel));
         let answer = config.response_schema.as_ref().map(|s| self.answer(&mut rules, &mut warnings, s));
         let (root, lazy, triggers) = match (section, answer) {
             (None, None) => return Ok(Grammar { warnings, ..Grammar::default() }),
@@ -210,6 +212,7 @@ impl Analysis {
                 (section, true, triggers)
             }
             (Some(section), answer) => {
+                let section = self.after_empty_content(&mut rules, section);
                 let body = match answer {
                     Some(a) => format!("( {section} | {a} )"),
                     None => section,
@@ -286,6 +289,21 @@ impl Analysis {
         format!("{reasoning}? ws {body}")
     }
 
+    /// `body` after an optional empty content block: templates with a
+    /// content wrapper may write it, empty, before the calls
+    /// (`<|open|>response<|sep|><|close|>response<|sep|>`), as the analysis
+    /// reads their call outputs.
+    fn after_empty_content(&self, rules: &mut Rules, body: String) -> String {
+        let (start, end) = (&self.content.start, &self.content.end);
+        if start.trim().is_empty() || end.trim().is_empty() {
+            return body;
+        }
+        let mut block = Pieces::new();
+        block.marker(start).ws().marker(end).ws();
+        let block = rules.add("empty-content", block.render());
+        format!("{block}? {body}")
+    }
+
     /// The JSON answer: the content wrapper (if any), then the schema's value.
     fn answer(&self, rules: &mut Rules, warnings: &mut Vec<String>, schema: &Value) -> String {
         let mut c = Compiler::new(rules, warnings, Dialect::Json, schema);
@@ -306,11 +324,18 @@ impl Analysis {
 
 /// The tool section rule text: one format's section, or a choice between
 /// several (the fallback dialects), each followed by optional space.
-fn sections(rules: &mut Rules, warnings: &mut Vec<String>, formats: &[ToolFormat], tools: &[Tool], parallel: bool) -> String {
+fn sections(
+    rules: &mut Rules,
+    warnings: &mut Vec<String>,
+    formats: &[ToolFormat],
+    headers: &[Header],
+    tools: &[Tool],
+    parallel: bool,
+) -> String {
     let rendered: Vec<String> = formats
         .iter()
         .map(|f| {
-            let mut b = Builder { rules: &mut *rules, warnings: &mut *warnings, format: f };
+            let mut b = Builder { rules: &mut *rules, warnings: &mut *warnings, format: f, headers };
             let mut p = b.section(tools, parallel && f.parallel);
             p.ws();
             p.render()

@@ -13,10 +13,10 @@
 
 use serde_json::{json, Map, Value};
 
-use super::gbnf::{alt, literal, until, Rules};
+use super::gbnf::{alt, literal, until, until_in_line, Rules};
 use super::markers::{split, Piece, Pieces};
 use super::schema::{members, primitive, required_names, Compiler, Dialect, Member};
-use crate::analysis::{ArgumentsSlot, IdSlot, NameSlot, TaggedArguments, ToolFormat};
+use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolFormat};
 
 /// A tool as the grammar needs it.
 #[derive(Debug, Clone)]
@@ -51,6 +51,8 @@ pub struct Builder<'a> {
     pub rules: &'a mut Rules,
     pub warnings: &'a mut Vec<String>,
     pub format: &'a ToolFormat,
+    /// The turn's section headers (a name suffix may end one).
+    pub headers: &'a [Header],
 }
 
 impl Builder<'_> {
@@ -85,7 +87,7 @@ impl Builder<'_> {
                 if let Some(IdSlot::Counted { separator }) = &self.format.id {
                     p.lit(separator).expr("[0-9]+".to_string());
                 }
-                p.marker(suffix);
+                self.name_suffix(&mut p, suffix);
                 if let Some(after) = &f.name_echo {
                     p.lit(&tool.name).marker(after);
                 }
@@ -96,6 +98,28 @@ impl Builder<'_> {
         }
         p.marker(&f.call_end);
         self.rules.add(&format!("call-{}", tool.name), p.render())
+    }
+
+    /// The text after a tagged name. A suffix that ends a section header
+    /// (`" index="1"<|sep|>`) keeps its first word, which ends the name, and
+    /// takes any text on the line up to the header's close: the rest holds
+    /// attributes the template varies per call (`index="2"`), which the
+    /// parser reads as scaffolding.
+    fn name_suffix(&mut self, p: &mut Pieces, suffix: &str) {
+        let body = suffix.trim_end();
+        let header = self.headers.iter().find(|h| !h.close.is_empty() && body.ends_with(h.close.as_str()));
+        let attributes = header.and_then(|h| {
+            let inner = &body[..body.len() - h.close.len()];
+            let lead = inner.len() - inner.trim_start().len();
+            let word_end = lead + inner[lead..].find(char::is_whitespace)?;
+            Some((h, &inner[..word_end]))
+        });
+        let Some((h, word)) = attributes else {
+            p.marker(suffix);
+            return;
+        };
+        let rest = until_in_line(self.rules, "header-rest", &h.close);
+        p.marker(word).expr(rest).lit(&h.close).ws();
     }
 
     /// A tagged id slot, when it sits on this side of the name.
@@ -160,9 +184,11 @@ impl Builder<'_> {
                 fields.push((path.clone(), args, true));
             }
         }
-        if let Some(IdSlot::JsonField { path }) = &f.id {
+        if let Some(IdSlot::JsonField { path, before_name }) = &f.id {
+            // The id keeps its rendered place: first, or after the name and arguments.
             let s = primitive(self.rules, "string", false);
-            fields.push((path.clone(), s, false));
+            let at = if *before_name { 0 } else { fields.len() };
+            fields.insert(at, (path.clone(), s, false));
         }
         self.json_object(&fields, &tool.name)
     }
@@ -298,9 +324,13 @@ impl Builder<'_> {
             let mut c = Compiler::new(self.rules, self.warnings, Dialect::Python, &tool.parameters);
             let py = c.compile(prop, &format!("{hint}-py"));
             let json = if py == json { json } else { alt(&[json, py]) };
-            let prefix = g.typed_value_prefix.as_deref().unwrap_or(&g.value_prefix);
             let mut p = Pieces::new();
-            p.marker(prefix).expr(json).marker(&close);
+            match g.typed_word() {
+                // The type word the probes did not render (`object`) fits too.
+                Some((before, after)) => p.marker(before).expr("[a-zA-Z0-9_]+".to_string()).marker(after),
+                None => p.marker(g.typed_value_prefix.as_deref().unwrap_or(&g.value_prefix)),
+            };
+            p.expr(json).marker(&close);
             options.push(p.render());
         }
         alt(&options)

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::markers::first_word;
 use super::tools::Tool;
-use crate::analysis::{ArgumentsSlot, NameSlot, PromptEffect, Reasoning, ReasoningMode, ToolFormat};
+use crate::analysis::{ArgumentsSlot, IdSlot, NameSlot, PromptEffect, Reasoning, ReasoningMode, ToolFormat};
 
 /// What a trigger matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -135,6 +135,11 @@ fn opening(format: &ToolFormat, tools: &[Tool]) -> Opening {
         },
         NameSlot::JsonKey => Opening::Pattern(format!("\\{{\\s*\"{}\"", names())),
         NameSlot::JsonField { path } => {
+            // The object opens with the id when the template writes it first.
+            let path = match &format.id {
+                Some(IdSlot::JsonField { path: id, before_name: true }) => id,
+                _ => path,
+            };
             let key = path.first().map(|k| regex::escape(&serde_json::to_string(k).unwrap_or_default())).unwrap_or_default();
             Opening::Pattern(format!("\\{{\\s*{key}"))
         }

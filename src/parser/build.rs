@@ -554,7 +554,7 @@ impl<'a> ToolGrammar<'a> {
             _ => None,
         };
         let id = match &f.id {
-            Some(IdSlot::JsonField { path }) if !path.is_empty() => Some(path.clone()),
+            Some(IdSlot::JsonField { path, .. }) if !path.is_empty() => Some(path.clone()),
             _ => None,
         };
         JsonPaths { args, id }
@@ -731,7 +731,7 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
             let settle = if value_start.is_blank() { empty() } else { cut() };
             choice([
                 seq([value_start.expr_exact_tail(), settle, string_value, close.clone()]),
-                seq([typed_prefix(&t.value_prefix, typed.as_str()), typed_value, opt(close)]),
+                seq([typed_prefix(t, typed), typed_value, opt(close)]),
             ])
         }
         None => seq([value_start.expr_exact_tail(), string_value, close]),
@@ -748,23 +748,14 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
     )
 }
 
-/// The prefix of a non-string value. When it differs from the string
-/// value's prefix by one word, that word names the value's type
-/// (` type="number"<|sep|>` against ` type="string"<|sep|>`): any word fits,
-/// so objects, arrays and booleans (`type="object"`) are values too. (The
-/// string prefix is tried first.)
-fn typed_prefix(string_prefix: &str, typed: &str) -> Expr {
-    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    let shared = string_prefix.char_indices().zip(typed.chars()).find(|((_, a), b)| a != b).map_or(0, |((i, _), _)| i);
-    let start = typed[..shared].trim_end_matches(is_word).len();
-    let rest = &typed[start..];
-    let word_len = rest.find(|c: char| !is_word(c)).unwrap_or(rest.len());
-    let same_after = string_prefix.get(start..).is_some_and(|s| s.trim_start_matches(is_word) == &rest[word_len..]);
-    let differs_by_a_word = word_len > 0 && same_after;
-    if !differs_by_a_word {
-        return Marker::new(typed).expr();
+/// The prefix of a non-string value; its type word, when it has one
+/// ([`TaggedArguments::typed_word`]), may be any word. (The string prefix
+/// is tried first.)
+fn typed_prefix(t: &TaggedArguments, typed: &str) -> Expr {
+    match t.typed_word() {
+        Some((before, after)) => seq([Marker::new(before).expr(), identifier(), Marker::new(after).expr()]),
+        None => Marker::new(typed).expr(),
     }
-    seq([Marker::new(&typed[..start]).expr(), identifier(), Marker::new(&rest[word_len..]).expr()])
 }
 
 /// A value with no marker before it: a nested object or list in the
