@@ -179,7 +179,7 @@ fn recognizer(t: &Template, g: &Grammar) -> Recognizer {
 const KNOWN: &[(&str, &str)] = &[
     ("llamacpp/CohereForAI-c4ai-command-r7b-12-2024-tool_use", "the `tool_call_id` field comes first; the grammar writes JSON call fields as name, arguments, id"),
     ("llamacpp/Kimi-K3", "the grammar does not know section headers: it writes the rendered header text (`index=\"1\"`) for every call"),
-    ("llamacpp/MiniMax-M3", "object and array values are written as nested elements (`<item>`), which no probe shows"),
+    ("llamacpp/MiniMax-M3", "object and array values are written as nested elements (`<item>`); the analysis learns them (`arguments.elements`), the grammar does not write them yet"),
     ("llamacpp/NVIDIA-Nemotron-Nano-v2", "content and calls render as two turns"),
 ];
 
