@@ -8,16 +8,18 @@
 //! different prefix (typed attributes) or are quoted; the markup-value render
 //! (A4) shows a wrapper such as CDATA around values holding `<`, `&`, newlines;
 //! the render with the other argument name (A1) shows whether the closing
-//! marker repeats the name (`<first>XXXX</first>`).
+//! marker repeats the name (`<first>XXXX</first>`); the renders with an
+//! object and a list value (A5) show whether those are written as nested
+//! elements (`<second>XXXX</second>`, `<item>XXXX</item><item>YYYY</item>`).
 //!
 //! Invariant: every returned marker is text taken from a render.
 
 use super::diff::common_prefix_len;
 use super::markers;
 use super::outputs::{Outputs, Variant};
-use super::probe::{ARG, ARG2, MARKUP_VALUE, NAME, NUM_ARG, NUM_VALUE, VALUE};
+use super::probe::{ARG, ARG2, MARKUP_VALUE, NAME, NUM_ARG, NUM_VALUE, VALUE, VALUE2};
 use super::report::Report;
-use super::TaggedArguments;
+use super::{Elements, TaggedArguments};
 
 /// Reads the tagged-argument markers; returns the function name's suffix too.
 pub fn tagged(outputs: &Outputs, lead: &str, one: &str, after_name: usize, report: &mut Report) -> (String, TaggedArguments) {
@@ -77,6 +79,7 @@ pub fn tagged(outputs: &Outputs, lead: &str, one: &str, after_name: usize, repor
         }
     };
     let escaped_value = escaped_value(variant(Variant::CallMarkup), x2, value_suffix, report);
+    let elements = elements(outputs, lead, &one[..value_at], post, report);
     let tagged = TaggedArguments {
         name_prefix: name_prefix.to_owned(),
         name_suffix: name_suffix.to_owned(),
@@ -88,6 +91,7 @@ pub fn tagged(outputs: &Outputs, lead: &str, one: &str, after_name: usize, repor
         end: String::new(),
         raw_strings: !(x2.ends_with('"') && value_suffix.starts_with('"')),
         escaped_value,
+        elements,
     };
     (x1[..name_suffix_len].to_owned(), tagged)
 }
@@ -119,6 +123,54 @@ fn escaped_value(render: Option<&str>, x2: &str, value_suffix: &str, report: &mu
     }
     report.found("A4", format!("values with markup wrapped in \"{}\" ... \"{}\"", markers::visible(prefix), markers::visible(suffix)));
     Some((prefix.to_owned(), suffix.to_owned()))
+}
+
+/// A5: the object `{second: XXXX}` and the list `[XXXX, YYYY]` in place of
+/// the string value, between the same text as the string (`before`,
+/// `after`). Nested elements are recorded; anything else (JSON or Python
+/// text) is a value the parser reads as text.
+fn elements(outputs: &Outputs, lead: &str, before: &str, after: &str, report: &mut Report) -> Option<Elements> {
+    let inner = |v| {
+        let text = outputs.get(v)?;
+        Ok::<_, String>(text.strip_prefix(lead).and_then(|t| t.strip_prefix(before)).and_then(|t| t.strip_suffix(after)))
+    };
+    let (object, list) = match (inner(Variant::CallObject), inner(Variant::CallList)) {
+        (Ok(o), Ok(l)) => (o, l),
+        (Err(e), _) | (_, Err(e)) => {
+            report.unsupported("A5", e);
+            return None;
+        }
+    };
+    let found = object.zip(list).and_then(|(o, l)| Some((o, l, read_elements(o, l)?)));
+    let Some((o, l, elements)) = found else {
+        report.found("A5", "objects and lists written as text");
+        return None;
+    };
+    let shown = format!("\"{}\", \"{}\"", markers::visible(o), markers::visible(l));
+    report.found("A5", format!("objects and lists written as nested elements: {shown}"));
+    Some(elements)
+}
+
+/// `P second S XXXX C second D` (the object) and `P item S XXXX C item D`
+/// then the same around `YYYY` (the list), with markup in P, S and C.
+fn read_elements(object: &str, list: &str) -> Option<Elements> {
+    let (open_prefix, rest) = object.split_once(ARG2)?;
+    let (open_suffix, rest) = rest.split_once(VALUE)?;
+    let (close_prefix, close_suffix) = rest.split_once(ARG2)?;
+    let markup = [open_prefix, open_suffix, close_prefix].iter().all(|m| !m.trim().is_empty());
+    if !markup || close_suffix.contains(ARG2) {
+        return None;
+    }
+    let item = list.strip_prefix(open_prefix)?.split_once(open_suffix)?.0;
+    let is_name = !item.is_empty() && item.chars().all(|c| c.is_alphanumeric() || "_-.:".contains(c));
+    let element = |v: &str| format!("{open_prefix}{item}{open_suffix}{v}{close_prefix}{item}{close_suffix}");
+    (is_name && list == format!("{}{}", element(VALUE), element(VALUE2))).then(|| Elements {
+        open_prefix: open_prefix.to_owned(),
+        open_suffix: open_suffix.to_owned(),
+        close_prefix: close_prefix.to_owned(),
+        close_suffix: close_suffix.to_owned(),
+        item: item.to_owned(),
+    })
 }
 
 /// The text after the first `needle`.

@@ -294,6 +294,28 @@ pub struct TaggedArguments {
     /// Wrapper around values holding `<`, `&` or a newline (`<![CDATA[`, `]]>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escaped_value: Option<(String, String)>,
+    /// How an object or a list in a value is written, when as nested
+    /// elements rather than as text (A5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elements: Option<Elements>,
+}
+
+/// Objects and lists written as nested elements: an object as one element
+/// per key, named after the key (`<real>1.5</real><imaginary>2</imaginary>`),
+/// a list as one element per item, all with the same name (`<item>a</item>`).
+/// All markers raw, as rendered.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Elements {
+    /// Before the name in an opening tag (`<`).
+    pub open_prefix: String,
+    /// After the name in an opening tag (`>`).
+    pub open_suffix: String,
+    /// Before the name in a closing tag (`</`).
+    pub close_prefix: String,
+    /// After the name in a closing tag (`>`).
+    pub close_suffix: String,
+    /// The name of a list's item elements (`item`).
+    pub item: String,
 }
 
 impl TaggedArguments {

@@ -32,6 +32,8 @@ pub enum Variant {
     CallNoArgs,
     CallNumber,
     CallMarkup,
+    CallObject,
+    CallList,
     CallId2,
     TwoCalls,
     ContentCall,
@@ -39,7 +41,7 @@ pub enum Variant {
 }
 
 impl Variant {
-    const ALL: [Variant; 15] = [
+    const ALL: [Variant; 17] = [
         Variant::Content,
         Variant::Content2,
         Variant::Reasoning,
@@ -51,6 +53,8 @@ impl Variant {
         Variant::CallNoArgs,
         Variant::CallNumber,
         Variant::CallMarkup,
+        Variant::CallObject,
+        Variant::CallList,
         Variant::CallId2,
         Variant::TwoCalls,
         Variant::ContentCall,
@@ -77,6 +81,8 @@ impl Variant {
             Variant::CallNoArgs => (None, None, call(NAME, json!({}), ID)),
             Variant::CallNumber => (None, None, call(NAME, json!({NUM_ARG: NUM_VALUE}), ID)),
             Variant::CallMarkup => (None, None, call(NAME, json!({ARG: MARKUP_VALUE}), ID)),
+            Variant::CallObject => (None, None, call(NAME, json!({ARG: object_value()}), ID)),
+            Variant::CallList => (None, None, call(NAME, json!({ARG: list_value()}), ID)),
             Variant::CallId2 => (None, None, call(NAME, one(), ID2)),
             // Both calls share one id, so an id written in the call's framing
             // aligns like any other framing text (T7 varies the id on its own).

@@ -32,6 +32,13 @@ pub const VALUE2: &str = "YYYY";
 pub const NUM_VALUE: i64 = 7777;
 /// A value with the characters markup-based formats must protect.
 pub const MARKUP_VALUE: &str = "X<&\nY";
+/// An object value `{second: XXXX}` and a list value `[XXXX, YYYY]` (A5).
+pub fn object_value() -> Json {
+    json!({ ARG2: VALUE })
+}
+pub fn list_value() -> Json {
+    json!([VALUE, VALUE2])
+}
 pub const ID: &str = "call00001";
 pub const ID2: &str = "call99999";
 

@@ -25,6 +25,7 @@ pub const COMPARISONS: &[(&str, &str)] = &[
     ("A2", "argument value XXXX vs YYYY"),
     ("A3", "string value vs integer value"),
     ("A4", "plain value vs value with <, & and a newline"),
+    ("A5", "string value vs object and list values"),
     ("EOT", "content as the last assistant turn"),
 ];
 

@@ -495,6 +495,7 @@ fn report_argument_variants(outputs: &Outputs, report: &mut Report) {
         ("A1", Variant::CallArg2),
         ("A3", Variant::CallNumber),
         ("A4", Variant::CallMarkup),
+        ("A5", Variant::CallObject),
     ];
     for (name, variant) in variants {
         match (outputs.get(Variant::Call), outputs.get(variant)) {

@@ -43,13 +43,20 @@
 //! - A bare (non-string) argument value that opens `{` or `[` in a format
 //!   with quoted strings is read to its matching bracket, skipping quoted
 //!   strings (a recursive rule per notation; see `notation`).
+//! - In a format that writes objects and lists as nested elements, a value
+//!   that starts with an element is read as text and whole elements (each
+//!   closed at its own depth, whatever its name) when the argument's close
+//!   follows; other values are text up to the first closing marker (see
+//!   `elements`).
 //! - Whitespace around markers is matched flexibly (see `marker`).
 //!
 //! Invariant: the grammar matches every input (content takes anything the
 //! other alternatives refuse), so a parse never fails; a `Match` may only be
 //! incomplete.
 
-use crate::analysis::{Analysis, ArgumentsSlot, Header, IdSlot, NameSlot, ReasoningMode, TaggedArguments, ToolClass, ToolFormat};
+use crate::analysis::{
+    Analysis, ArgumentsSlot, Elements, Header, IdSlot, NameSlot, ReasoningMode, TaggedArguments, ToolClass, ToolFormat,
+};
 use crate::peg::{
     and, any_char, cap, choice, class, commit, cut, empty, eoi, json, json_string, lit, not, opt, plus, python, recover, rule,
     seq, star, until, ws, ByteSet, Expr, Grammar,
@@ -95,6 +102,9 @@ pub fn grammar(analysis: &Analysis, plan: Plan<'_>) -> Grammar {
     let mut grammar = Grammar::new(root(analysis, plan));
     for notation in notations(analysis) {
         grammar = grammar.rule(&notation_rule_name(&notation), notation_rule(&notation));
+    }
+    for e in elements(analysis) {
+        grammar = grammar.rule(&elements_rule_name(&e), elements_rule(&e));
     }
     grammar
 }
@@ -186,6 +196,60 @@ pub fn notations(analysis: &Analysis) -> Vec<Notation> {
         .collect();
     out.dedup();
     out
+}
+
+/// The element notations of the tool formats' arguments (see `elements`).
+pub fn elements(analysis: &Analysis) -> Vec<Elements> {
+    let mut out: Vec<Elements> = analysis
+        .tool_formats()
+        .iter()
+        .filter_map(|f| match &f.arguments {
+            ArgumentsSlot::Tagged(t) => t.elements.clone(),
+            _ => None,
+        })
+        .collect();
+    out.dedup();
+    out
+}
+
+fn elements_rule_name(e: &Elements) -> String {
+    format!("elements {}", e.open_prefix)
+}
+
+/// Text and whole elements (`open NAME open-suffix content close NAME
+/// close-suffix`), up to a closing marker at this depth. The closing name is
+/// not checked against the opening one: nesting, not names, decides which
+/// tag closes an element (the engine has no back-references). A tag that
+/// opens no whole element is text.
+fn elements_rule(e: &Elements) -> Expr {
+    let (open, open_end) = (Marker::new(&e.open_prefix), Marker::new(&e.open_suffix));
+    let (close, close_end) = (Marker::new(&e.close_prefix), Marker::new(&e.close_suffix));
+    let tag_name = |end: &Marker| match end.first_core() {
+        Some(core) => seq([not(class(space_set())), until([core, "\n"])]),
+        None => identifier(),
+    };
+    let element = seq([
+        not(close.expr()),
+        open.expr(),
+        tag_name(&open_end),
+        open_end.expr_exact_tail(),
+        rule(&elements_rule_name(e)),
+        close.expr_exact_head(),
+        tag_name(&close_end),
+        close_end.expr(),
+    ]);
+    let mut stops = open.delimiters();
+    stops.extend(close.delimiters());
+    let text = seq([not(close.expr()), any_char(), until(stops)]);
+    star(choice([element, text]))
+}
+
+/// A value that starts with an element (or is empty), read as text and
+/// whole elements when the argument's close follows it. Other values are
+/// text up to the first closing marker, which streams as it arrives.
+fn elements_value(e: &Elements, close: &Expr) -> Expr {
+    let opens = seq([ws(), not(Marker::new(&e.close_prefix).expr()), Marker::new(&e.open_prefix).expr()]);
+    seq([and(choice([opens, close.clone()])), cap(ARG_ELEMENTS, rule(&elements_rule_name(e))), ws(), and(close.clone())])
 }
 
 fn notation_rule_name(n: &Notation) -> String {
@@ -722,6 +786,10 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
             raw_value(if t.raw_strings { ARG_STRING } else { ARG_JSON }),
         ]),
         None => raw_value(if t.raw_strings { ARG_STRING } else { ARG_JSON }),
+    };
+    let string_value = match &t.elements {
+        Some(e) => choice([elements_value(e, &close), string_value]),
+        None => string_value,
     };
     let value_start = Marker::new(&t.value_prefix);
     let value = match &t.typed_value_prefix {

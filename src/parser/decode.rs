@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::analysis::Elements;
 use crate::message::{FunctionDelta, ToolCallDelta};
 use crate::peg::{json::decode_string, python, Event, Tag};
 
@@ -34,6 +35,8 @@ use super::tags::*;
 pub struct Decoder {
     /// How nested argument values are written (`ARG_NOTATION`).
     notation: Option<Notation>,
+    /// How objects and lists are written as elements (`ARG_ELEMENTS`).
+    elements: Option<Arc<Elements>>,
     schemas: Arc<ToolSchemas>,
     parallel: bool,
     content: Edges,
@@ -74,6 +77,14 @@ struct Arg {
     streaming: bool,
 }
 
+/// How values nested in an argument are written, when the template has a
+/// notation of its own for them.
+#[derive(Debug, Clone, Default)]
+pub struct Nested {
+    pub notation: Option<Notation>,
+    pub elements: Option<Arc<Elements>>,
+}
+
 /// Which field a prefill left open: its leading whitespace is text.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Continues {
@@ -83,10 +94,11 @@ pub struct Continues {
 
 impl Decoder {
     /// `opened`: the text an `OPENED` capture writes as content.
-    /// `notation`: how nested values are written (`ARG_NOTATION`).
-    pub fn new(schemas: Arc<ToolSchemas>, parallel: bool, continues: Continues, opened: &str, notation: Option<Notation>) -> Decoder {
+    /// `nested`: how nested values are written (`ARG_NOTATION`, `ARG_ELEMENTS`).
+    pub fn new(schemas: Arc<ToolSchemas>, parallel: bool, continues: Continues, opened: &str, nested: Nested) -> Decoder {
         Decoder {
-            notation,
+            notation: nested.notation,
+            elements: nested.elements,
             opened: opened.to_string(),
             schemas,
             parallel,
@@ -194,6 +206,13 @@ impl Decoder {
                 let piece = match self.notation.as_ref().and_then(|n| n.to_json(text)) {
                     Some(json) => kind.encode_converted(&json, text.trim()),
                     None => kind.encode(text.trim()),
+                };
+                self.arguments(&piece, out);
+            }
+            ARG_ELEMENTS => {
+                let piece = match (self.elements.as_deref(), self.arg.as_ref()) {
+                    (Some(e), Some(a)) => a.kind.encode_elements(e, &a.key, text),
+                    _ => Value::String(text.to_string()).to_string(),
                 };
                 self.arguments(&piece, out);
             }

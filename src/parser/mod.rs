@@ -34,7 +34,8 @@
 //! expressions), `tags` (what each capture holds), `decode` (captures to
 //! deltas), `sink` (where deltas are written, reusing the caller's
 //! buffer), `schema` (argument types), `notation` (nested values in a
-//! template's own notation), `start` (where the output starts
+//! template's own notation), `elements` (objects and lists written as
+//! nested elements), `start` (where the output starts
 //! relative to reasoning), `stream`, `diagnostic`.
 //!
 //! Invariants (DESIGN §4): parsing never panics and never loses text (what
@@ -44,6 +45,7 @@
 mod build;
 mod decode;
 mod diagnostic;
+mod elements;
 mod marker;
 mod notation;
 mod prompt;
@@ -135,8 +137,8 @@ pub struct OutputParser {
     prefix: String,
     prefill: Prefill,
     start: Start,
-    /// How nested argument values are written (see `notation`).
-    notation: Option<notation::Notation>,
+    /// How nested argument values are written (see `notation`, `elements`).
+    nested: decode::Nested,
 }
 
 /// A parse with the problems found.
@@ -187,7 +189,10 @@ impl OutputParser {
             prefix: prefix.to_string(),
             prefill: config.prefill.clone().unwrap_or_default(),
             start,
-            notation: build::notations(analysis).into_iter().next(),
+            nested: decode::Nested {
+                notation: build::notations(analysis).into_iter().next(),
+                elements: build::elements(analysis).into_iter().next().map(Arc::new),
+            },
         })
     }
 
@@ -235,7 +240,7 @@ impl OutputParser {
             content: continued && self.prefill.part == PrefillPart::Content,
             reasoning: continued && self.prefill.part == PrefillPart::Reasoning,
         };
-        let decoder = decode::Decoder::new(self.schemas.clone(), self.parallel, continues, &self.prefix, self.notation.clone());
+        let decoder = decode::Decoder::new(self.schemas.clone(), self.parallel, continues, &self.prefix, self.nested.clone());
         OutputStream::new(&self.program, decoder, &self.prefill)
     }
 }

@@ -13,9 +13,11 @@
 //! that merely looks like Python (`None`) stays a string.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::analysis::Elements;
 use crate::peg::python;
 
 /// The JSON types a schema allows for one argument.
@@ -24,6 +26,9 @@ pub struct ArgType {
     /// Allowed JSON type names (`string`, `integer`, `number`, `boolean`,
     /// `null`, `object`, `array`); empty when unknown.
     types: Vec<String>,
+    /// The tool's parameters schema (shared by its arguments), for values
+    /// whose members are typed too (`elements`).
+    params: Option<Arc<Value>>,
 }
 
 impl ArgType {
@@ -69,6 +74,14 @@ impl ArgType {
         }
     }
 
+    /// The JSON text for the value of argument `key` written as nested
+    /// elements (`elements`).
+    pub fn encode_elements(&self, e: &Elements, key: &str, text: &str) -> String {
+        let params = self.params.as_deref();
+        let schema = params.and_then(|p| p.get("properties")?.get(key)).zip(params);
+        super::elements::to_json(e, text, schema).to_string()
+    }
+
     fn fits(&self, value: &Value) -> bool {
         if self.types.is_empty() {
             return !value.is_string();
@@ -101,9 +114,9 @@ impl ToolSchemas {
             let Some(name) = function.get("name").and_then(Value::as_str) else { continue };
             let params = function.get("parameters").or_else(|| function.get("input_schema"));
             let props = params.and_then(|p| p.get("properties")).and_then(Value::as_object);
-            let args = props
-                .map(|props| props.iter().map(|(k, s)| (k.clone(), ArgType { types: schema_types(s, params, 0) })).collect())
-                .unwrap_or_default();
+            let shared = params.map(|p| Arc::new(p.clone()));
+            let arg = |s: &Value| ArgType { types: schema_types(s, params, 0), params: shared.clone() };
+            let args = props.map(|props| props.iter().map(|(k, s)| (k.clone(), arg(s))).collect()).unwrap_or_default();
             out.insert(name.to_string(), args);
         }
         ToolSchemas { tools: out }
@@ -145,7 +158,7 @@ fn schema_types(schema: &Value, root: Option<&Value>, depth: usize) -> Vec<Strin
     out
 }
 
-fn resolve<'a>(reference: &str, root: Option<&'a Value>) -> Option<&'a Value> {
+pub(super) fn resolve<'a>(reference: &str, root: Option<&'a Value>) -> Option<&'a Value> {
     let path = reference.strip_prefix("#/")?;
     path.split('/').try_fold(root?, |v, key| v.get(key))
 }

@@ -32,6 +32,9 @@ pub const ARG_PYTHON: Tag = Tag(12);
 /// An argument's value as an object or list in the template's own
 /// notation (`notation`), typed by the tool's schema once converted.
 pub const ARG_NOTATION: Tag = Tag(15);
+/// An argument's value as nested elements (`elements`), typed by the
+/// tool's schema once converted.
+pub const ARG_ELEMENTS: Tag = Tag(16);
 /// The rest of a call the model broke after its name: content, reported.
 pub const BROKEN: Tag = Tag(13);
 /// Empty: the output continues the reasoning block the prompt opened, and
