@@ -107,15 +107,19 @@ impl Decoder {
     pub fn apply(&mut self, event: &Event, text: &str, out: &mut Sink) {
         match *event {
             Event::Open { tag, start, .. } => self.open(tag, start, out),
-            Event::Text { tag, end, .. } => {
-                self.consumed = self.consumed.max(end);
-                self.text(tag, text, out);
-            }
+            Event::Text { tag, end, .. } => self.more_text(tag, end, text, out),
             Event::Close { tag, end, .. } => {
                 self.consumed = self.consumed.max(end);
                 self.close(tag, text, out);
             }
         }
+    }
+
+    /// A capture tagged `tag` grew by `text`, which ends at `end`.
+    #[inline]
+    pub fn more_text(&mut self, tag: Tag, end: usize, text: &str, out: &mut Sink) {
+        self.consumed = self.consumed.max(end);
+        self.text(tag, text, out);
     }
 
     fn open(&mut self, tag: Tag, start: usize, out: &mut Sink) {

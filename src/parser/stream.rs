@@ -56,19 +56,23 @@ impl OutputStream {
     /// that continues the same field comes as one delta.
     pub fn push_into(&mut self, chunk: &str, out: &mut Vec<Delta>) {
         self.text.push_str(chunk);
-        if self.verbatim_from.is_none() {
-            if let Some(feed) = self.peg.push_text(chunk.as_bytes()) {
-                // Only text of open captures: no status or error to handle.
-                let mut sink = Sink::new(out, &mut self.builder);
-                for event in feed.events {
-                    let text = event_text(&self.text, &feed, event);
-                    self.decoder.apply(event, &text, &mut sink);
-                }
-                sink.finish();
-                return;
-            }
+        if self.verbatim_from.is_none() && self.peg.extend(chunk.as_bytes()) {
+            self.extend(chunk, out);
+            return;
         }
         self.step(chunk.as_bytes(), false, out);
+    }
+
+    /// The engine took `chunk` as more text of each open capture
+    /// (`peg::Stream::extend`): decodes that text as the `Text` events
+    /// would, without making them.
+    fn extend(&mut self, chunk: &str, out: &mut Vec<Delta>) {
+        let end = self.text.len();
+        let mut sink = Sink::new(out, &mut self.builder);
+        for (_, tag) in self.peg.open_captures() {
+            self.decoder.more_text(tag, end, chunk, &mut sink);
+        }
+        sink.finish();
     }
 
     /// Declares the output complete; returns the last deltas.

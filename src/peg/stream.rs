@@ -6,9 +6,12 @@
 //! suspended, and reports as [`Event`]s what became final since the last
 //! push. Nothing is parsed twice except the few bytes an instruction
 //! re-checks when it resumes (see [`machine`](super::machine)). A chunk of
-//! plain text inside an `until` (no byte of it can start a delimiter) skips
-//! the machine altogether ([`Stream::push_text`]), which is what most pushes
-//! of content and reasoning are.
+//! plain text inside an `until` (no byte of it can start a delimiter) or a
+//! JSON string (no quote, backslash or control byte) skips the machine
+//! altogether ([`Stream::extend`], [`Stream::push_text`]): it is only
+//! appended, and the next step moves the machine over all such text at
+//! once. That is what most pushes of content, reasoning and JSON string
+//! values are.
 //!
 //! What becomes final after a push (the *commit point* of the machine):
 //! - capture openings and closings logged before the oldest live backtrack
@@ -24,8 +27,9 @@
 //! that ends in a match add up to exactly the captures of
 //! [`Program::parse`] on the whole input (same ids, spans, parents).
 
-use super::capture::{build, Emitter, Event, Match};
+use super::capture::{build, Emitter, Event, Match, Tag};
 use super::compile::Program;
+use super::grammar::ByteSet;
 use super::machine::{ParseError, ParseErrorKind, Run, Vm};
 use super::utf8;
 
@@ -143,6 +147,12 @@ pub struct Stream {
     /// The oldest live backtrack entry's position after the last full run.
     live_pos: Option<usize>,
     events: Vec<Event>,
+    /// The machine has seen the input up to here; the rest came through
+    /// [`extend`](Stream::extend) and is applied by [`sync`](Stream::sync).
+    synced: usize,
+    /// While the input may grow by plain text ([`extend`](Stream::extend)):
+    /// the bytes that stop it.
+    stops: Option<ByteSet>,
 }
 
 impl Stream {
@@ -157,6 +167,8 @@ impl Stream {
             emitted: 0,
             live_pos: None,
             events: Vec::new(),
+            synced: 0,
+            stops: None,
         }
     }
 
@@ -167,7 +179,9 @@ impl Stream {
 
     /// The frontier: bytes before it are final for every open capture.
     pub fn frontier(&self) -> usize {
-        utf8::safe_end(&self.input, self.vm.commit_point().1)
+        // Text appended by `extend` is final: nothing holds the frontier back.
+        let pos = if self.synced < self.input.len() { self.input.len() } else { self.vm.commit_point().1 };
+        utf8::safe_end(&self.input, pos)
     }
 
     /// Appends `chunk` and parses as far as the input allows.
@@ -187,45 +201,86 @@ impl Stream {
     /// in a JSON value several percent).
     #[inline]
     pub fn push_stepped(&mut self, chunk: &[u8]) -> Result<Feed<'_>, ParseError> {
+        self.sync();
         self.input.extend_from_slice(chunk);
         self.step(false)
     }
 
     /// The fast path of [`push`](Self::push) for plain text: appends `chunk`
-    /// and returns what the push makes (text of the open captures, possibly
-    /// no event, and [`Status::NeedMore`]), or returns `None` without
-    /// appending anything, and the caller pushes as usual.
-    ///
-    /// It applies when the machine is suspended in an `until` at the end of
-    /// the input (no partial delimiter held back), no byte of `chunk` can
-    /// start a delimiter and no live backtrack entry holds the frontier back.
-    /// Then a full step would resume that `until`, scan `chunk` without
-    /// leaving the matcher's root state, suspend again at the new end and
-    /// emit only text up to the new end (moved back off a cut character):
-    /// the log and the stack are untouched, so streaming still equals the
-    /// full parse.
+    /// and returns what the push makes (text of the open captures and
+    /// [`Status::NeedMore`]), or returns `None` without appending anything,
+    /// and the caller pushes as usual. See [`extend`](Self::extend).
     #[inline]
     pub fn push_text(&mut self, chunk: &[u8]) -> Option<Feed<'_>> {
-        if !matches!(self.state, State::Running) || self.live_pos.is_some() {
+        let from = self.input.len();
+        if !self.extend(chunk) {
             return None;
         }
-        if !self.vm.extend_until(&self.program.inner, self.input.len(), chunk) {
-            return None;
+        self.events.clear();
+        let to = self.input.len();
+        if to > from {
+            self.events.extend(self.emitter.open().map(|(id, tag)| Event::Text { id, tag, start: from, end: to }));
+        }
+        Some(self.feed(Status::NeedMore))
+    }
+
+    /// Appends `chunk` when it only lengthens the text of every open capture
+    /// ([`open_captures`](Self::open_captures)) by exactly `chunk`, and
+    /// reports no event: the caller knows what they would say. `false`, and
+    /// nothing appended, otherwise.
+    ///
+    /// It applies when the machine is suspended at the end of the input in
+    /// an `until` and no byte of `chunk` can start a delimiter, or inside a
+    /// JSON string and `chunk` has no quote, backslash or control byte; no
+    /// live backtrack entry holds the frontier back; every open capture has
+    /// sent all the input; `chunk` does not end in a cut character. Then a
+    /// full step would resume that instruction, consume `chunk` without
+    /// changing its state, suspend again at the new end and emit only text up
+    /// to it: the log and the stack are untouched, so streaming still equals
+    /// the full parse. The machine itself is moved along once, by the next
+    /// step ([`sync`](Self::sync)), however many chunks came this way.
+    #[inline]
+    pub fn extend(&mut self, chunk: &[u8]) -> bool {
+        let Some(stops) = self.stops else { return false };
+        // A chunk of 3 bytes or more shows whether it ends in a cut
+        // character by itself; a shorter one ending in a non-ASCII byte
+        // takes the general step.
+        let whole = chunk.last().is_none_or(|&b| b < 0x80) || (chunk.len() >= 3 && utf8::incomplete_tail(chunk) == 0);
+        if !whole || chunk.iter().any(|&b| stops.contains(b)) {
+            return false;
         }
         self.input.extend_from_slice(chunk);
-        self.events.clear();
-        self.emitter.emit(&[], utf8::safe_end(&self.input, self.vm.pos), &mut self.events);
-        Some(self.feed(Status::NeedMore))
+        true
+    }
+
+    /// Moves the machine and the open captures over the text
+    /// [`extend`](Self::extend) appended since the last step.
+    fn sync(&mut self) {
+        let len = self.input.len();
+        if self.synced < len {
+            self.vm.skip_text(len - self.synced);
+            self.emitter.advance(len);
+            self.synced = len;
+        }
+    }
+
+    /// The captures open after the last push, outermost first: id and tag.
+    #[inline]
+    pub fn open_captures(&self) -> impl Iterator<Item = (u32, Tag)> + '_ {
+        self.emitter.open()
     }
 
     /// Declares the input complete and finishes the parse.
     pub fn finish(&mut self) -> Result<Feed<'_>, ParseError> {
+        self.sync();
         self.step(true)
     }
 
     #[inline]
     fn step(&mut self, fin: bool) -> Result<Feed<'_>, ParseError> {
         self.events.clear();
+        self.synced = self.input.len();
+        self.stops = None;
         match self.state {
             State::Failed(e) => return Err(e),
             State::Matched(end) => return Ok(self.feed(Status::Matched { end })),
@@ -266,6 +321,9 @@ impl Stream {
             if to > 256 {
                 self.vm.drain_log(self.emitted);
             }
+        }
+        if status == Status::NeedMore && self.live_pos.is_none() && self.emitter.sent_up_to(self.synced) {
+            self.stops = self.vm.text_stops(&self.program.inner, self.synced);
         }
         Ok(self.feed(status))
     }
@@ -407,11 +465,23 @@ mod tests {
         s.push(b"re <").unwrap();
         // A partial marker is pending: declined.
         assert_eq!(text(s.push_text(b"x")), None);
-        // A cut character is held back, then completed.
         s.push(b"b ").unwrap();
-        assert_eq!(text(s.push_text(&"\u{e9}".as_bytes()[..1])), Some(0));
-        assert_eq!(text(s.push_text(&"\u{e9}".as_bytes()[1..])), Some(1));
-        assert_eq!(s.feed(Status::NeedMore).events, [Event::Text { id: 0, tag: C, start: 12, end: 14 }]);
+        // A cut character takes the general step and is held back, and so
+        // does the byte that completes it; then plain text is fast again.
+        let (lead, tail) = "\u{e9}".as_bytes().split_at(1);
+        assert_eq!(text(s.push_text(lead)), None);
+        assert_eq!(s.push(lead).unwrap().events, []);
+        assert_eq!(text(s.push_text(tail)), None);
+        assert_eq!(s.push(tail).unwrap().events, [Event::Text { id: 0, tag: C, start: 12, end: 14 }]);
+        assert_eq!(text(s.push_text(b"ok")), Some(1));
+        // Inside a JSON string: plain text is fast, a quote is not.
+        s.push(b"<tool_call>{\"a\": \"x").unwrap();
+        assert_eq!(text(s.push_text(b"yz")), Some(1));
+        assert_eq!(s.feed(Status::NeedMore).events, [Event::Text { id: 1, tag: A, start: 35, end: 37 }]);
+        assert_eq!(text(s.push_text(b"\"}")), None);
+        assert_eq!(s.frontier(), 37);
+        let feed = s.push(b"\"}</tool_call>").unwrap();
+        assert_eq!(feed.events.last(), Some(&Event::Close { id: 1, tag: A, start: 27, end: 39 }));
     }
 
     #[test]
