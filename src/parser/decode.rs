@@ -286,31 +286,35 @@ impl Decoder {
 /// Appends `text` as the inside of a JSON string, escaped exactly as
 /// `serde_json` escapes it (without allocating per piece).
 fn escape_json(text: &str, out: &mut String) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
     let mut from = 0;
-    for (i, b) in text.bytes().enumerate() {
-        let escape: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0..=0x1f => "",
-            _ => continue,
-        };
+    // A tight search for the next byte to escape: most bytes need none.
+    while let Some(k) = bytes[from..].iter().position(|&b| b < 0x20 || b == b'"' || b == b'\\') {
+        let i = from + k;
         out.push_str(&text[from..i]);
-        if escape.is_empty() {
-            out.push_str("\\u00");
-            out.push(HEX[(b >> 4) as usize] as char);
-            out.push(HEX[(b & 0xf) as usize] as char);
-        } else {
-            out.push_str(escape);
-        }
+        push_escape(bytes[i], out);
         from = i + 1;
     }
     out.push_str(&text[from..]);
+}
+
+/// Appends the JSON escape of `b`, a quote, a backslash or a control byte.
+fn push_escape(b: u8, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    match b {
+        b'"' => out.push_str("\\\""),
+        b'\\' => out.push_str("\\\\"),
+        b'\n' => out.push_str("\\n"),
+        b'\r' => out.push_str("\\r"),
+        b'\t' => out.push_str("\\t"),
+        0x08 => out.push_str("\\b"),
+        0x0c => out.push_str("\\f"),
+        _ => {
+            out.push_str("\\u00");
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 0xf) as usize] as char);
+        }
+    }
 }
 
 /// Drops whitespace at both edges of a streamed text without retracting:

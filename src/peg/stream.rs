@@ -67,8 +67,15 @@ impl Program {
         }
     }
 
-    /// A stream that parses input fed in chunks.
+    /// A stream that parses input fed in chunks of bytes.
     pub fn stream(&self) -> Stream {
+        Stream::new(self)
+    }
+
+    /// A stream that parses text fed in `&str` chunks, and keeps it as a
+    /// `String` ([`Stream::text`]): a caller that wants event text as `str`
+    /// slices needs no copy of its own.
+    pub fn text_stream(&self) -> Stream<String> {
         Stream::new(self)
     }
 }
@@ -136,10 +143,10 @@ enum State {
 /// assert_eq!(text, ["Hel", "lo "]);
 /// ```
 #[derive(Debug, Clone)]
-pub struct Stream {
+pub struct Stream<I: Input = Vec<u8>> {
     program: Program,
     vm: Vm,
-    input: Vec<u8>,
+    input: I,
     state: State,
     emitter: Emitter,
     /// Log entries before this (overall index) have been turned into events.
@@ -155,13 +162,49 @@ pub struct Stream {
     stops: Option<ByteSet>,
 }
 
-impl Stream {
+/// What a [`Stream`] keeps its input in: bytes (`Vec<u8>`, fed `&[u8]`) or
+/// text (`String`, fed `&str`).
+pub trait Input: AsRef<[u8]> + Default {
+    /// What a push appends.
+    type Chunk: ?Sized + AsRef<[u8]>;
+    /// Whether every chunk ends on a character boundary (`str` chunks do).
+    const WHOLE_CHARS: bool;
+    /// Appends `chunk`.
+    fn append(&mut self, chunk: &Self::Chunk);
+}
+
+impl Input for Vec<u8> {
+    type Chunk = [u8];
+    const WHOLE_CHARS: bool = false;
+    #[inline]
+    fn append(&mut self, chunk: &[u8]) {
+        self.extend_from_slice(chunk);
+    }
+}
+
+impl Input for String {
+    type Chunk = str;
+    const WHOLE_CHARS: bool = true;
+    #[inline]
+    fn append(&mut self, chunk: &str) {
+        self.push_str(chunk);
+    }
+}
+
+impl Stream<String> {
+    /// All text pushed so far.
+    pub fn text(&self) -> &str {
+        &self.input
+    }
+}
+
+impl<I: Input> Stream<I> {
     /// A stream for `program`.
-    pub fn new(program: &Program) -> Stream {
+    pub fn new(program: &Program) -> Stream<I> {
         Stream {
             program: program.clone(),
             vm: Vm::new(),
-            input: Vec::new(),
+            input: I::default(),
             state: State::Running,
             emitter: Emitter::default(),
             emitted: 0,
@@ -174,14 +217,19 @@ impl Stream {
 
     /// All input pushed so far.
     pub fn input(&self) -> &[u8] {
-        &self.input
+        self.input.as_ref()
+    }
+
+    /// The events of the last push (or the finish).
+    pub fn events(&self) -> &[Event] {
+        &self.events
     }
 
     /// The frontier: bytes before it are final for every open capture.
     pub fn frontier(&self) -> usize {
         // Text appended by `extend` is final: nothing holds the frontier back.
-        let pos = if self.synced < self.input.len() { self.input.len() } else { self.vm.commit_point().1 };
-        utf8::safe_end(&self.input, pos)
+        let pos = if self.synced < self.input().len() { self.input().len() } else { self.vm.commit_point().1 };
+        utf8::safe_end(self.input.as_ref(), pos)
     }
 
     /// Appends `chunk` and parses as far as the input allows.
@@ -189,7 +237,7 @@ impl Stream {
     /// After an error every push returns the same error; after a match,
     /// pushes only store their input.
     #[inline]
-    pub fn push(&mut self, chunk: &[u8]) -> Result<Feed<'_>, ParseError> {
+    pub fn push(&mut self, chunk: &I::Chunk) -> Result<Feed<'_>, ParseError> {
         if self.push_text(chunk).is_some() {
             return Ok(self.feed(Status::NeedMore));
         }
@@ -200,9 +248,9 @@ impl Stream {
     /// first, for a caller that just did (checking twice costs a 4-byte push
     /// in a JSON value several percent).
     #[inline]
-    pub fn push_stepped(&mut self, chunk: &[u8]) -> Result<Feed<'_>, ParseError> {
+    pub fn push_stepped(&mut self, chunk: &I::Chunk) -> Result<Feed<'_>, ParseError> {
         self.sync();
-        self.input.extend_from_slice(chunk);
+        self.input.append(chunk);
         self.step(false)
     }
 
@@ -211,13 +259,13 @@ impl Stream {
     /// [`Status::NeedMore`]), or returns `None` without appending anything,
     /// and the caller pushes as usual. See [`extend`](Self::extend).
     #[inline]
-    pub fn push_text(&mut self, chunk: &[u8]) -> Option<Feed<'_>> {
-        let from = self.input.len();
+    pub fn push_text(&mut self, chunk: &I::Chunk) -> Option<Feed<'_>> {
+        let from = self.input().len();
         if !self.extend(chunk) {
             return None;
         }
         self.events.clear();
-        let to = self.input.len();
+        let to = self.input().len();
         if to > from {
             self.events.extend(self.emitter.open().map(|(id, tag)| Event::Text { id, tag, start: from, end: to }));
         }
@@ -240,23 +288,20 @@ impl Stream {
     /// the full parse. The machine itself is moved along once, by the next
     /// step ([`sync`](Self::sync)), however many chunks came this way.
     #[inline]
-    pub fn extend(&mut self, chunk: &[u8]) -> bool {
+    pub fn extend(&mut self, chunk: &I::Chunk) -> bool {
         let Some(stops) = self.stops else { return false };
-        // A chunk of 3 bytes or more shows whether it ends in a cut
-        // character by itself; a shorter one ending in a non-ASCII byte
-        // takes the general step.
-        let whole = chunk.last().is_none_or(|&b| b < 0x80) || (chunk.len() >= 3 && utf8::incomplete_tail(chunk) == 0);
-        if !whole || chunk.iter().any(|&b| stops.contains(b)) {
+        let bytes = chunk.as_ref();
+        if !I::WHOLE_CHARS && !ends_whole(bytes) || bytes.iter().any(|&b| stops.contains(b)) {
             return false;
         }
-        self.input.extend_from_slice(chunk);
+        self.input.append(chunk);
         true
     }
 
     /// Moves the machine and the open captures over the text
     /// [`extend`](Self::extend) appended since the last step.
     fn sync(&mut self) {
-        let len = self.input.len();
+        let len = self.input().len();
         if self.synced < len {
             self.vm.skip_text(len - self.synced);
             self.emitter.advance(len);
@@ -279,15 +324,15 @@ impl Stream {
     #[inline]
     fn step(&mut self, fin: bool) -> Result<Feed<'_>, ParseError> {
         self.events.clear();
-        self.synced = self.input.len();
+        self.synced = self.input().len();
         self.stops = None;
         match self.state {
             State::Failed(e) => return Err(e),
             State::Matched(end) => return Ok(self.feed(Status::Matched { end })),
             State::Running => {}
         }
-        let resumed = !fin && self.vm.resume_suspended(&self.program.inner, &self.input);
-        let run = if resumed { Run::NeedMore } else { self.vm.run(&self.program.inner, &self.input, fin) };
+        let resumed = !fin && self.vm.resume_suspended(&self.program.inner, self.input.as_ref());
+        let run = if resumed { Run::NeedMore } else { self.vm.run(&self.program.inner, self.input.as_ref(), fin) };
         let status = match run {
             Run::NeedMore if !fin => Status::NeedMore,
             Run::NeedMore => {
@@ -308,12 +353,12 @@ impl Stream {
             // Only the suspended instruction moved on: the stack and the log
             // are as the last step left them, so only text can be new.
             let pos = self.live_pos.map_or(self.vm.pos, |p| p.min(self.vm.pos));
-            self.emitter.emit(&[], utf8::safe_end(&self.input, pos), &mut self.events);
+            self.emitter.emit(&[], utf8::safe_end(self.input.as_ref(), pos), &mut self.events);
         } else {
             let live = self.vm.first_live();
             self.live_pos = live.map(|(_, pos)| pos);
             let (log, pos) = live.map_or((self.vm.log_len(), self.vm.pos), |(log, pos)| (log, pos.min(self.vm.pos)));
-            let frontier = if fin { pos } else { utf8::safe_end(&self.input, pos) };
+            let frontier = if fin { pos } else { utf8::safe_end(self.input.as_ref(), pos) };
             let from = self.emitted.saturating_sub(self.vm.log_base).min(self.vm.log.len());
             let to = log.saturating_sub(self.vm.log_base).clamp(from, self.vm.log.len());
             self.emitter.emit(&self.vm.log[from..to], frontier, &mut self.events);
@@ -330,8 +375,16 @@ impl Stream {
 
     #[inline]
     fn feed(&self, status: Status) -> Feed<'_> {
-        Feed { events: &self.events, input: &self.input, status }
+        Feed { events: &self.events, input: self.input.as_ref(), status }
     }
+}
+
+/// Whether `chunk`, appended to input that ends on a character boundary,
+/// ends on one too. A chunk of 3 bytes or more shows it by itself; a shorter
+/// one ending in a non-ASCII byte counts as cut (it takes the general step).
+#[inline]
+fn ends_whole(chunk: &[u8]) -> bool {
+    chunk.last().is_none_or(|&b| b < 0x80) || (chunk.len() >= 3 && utf8::incomplete_tail(chunk) == 0)
 }
 
 #[cfg(test)]
