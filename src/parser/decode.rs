@@ -25,7 +25,7 @@ use crate::peg::{json::decode_string, python, Event, Tag};
 
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::schema::{ArgType, ToolSchemas};
-use super::sink::Sink;
+use super::sink::{Field, Sink};
 use super::tags::*;
 
 /// Turns events into deltas; one per parse.
@@ -69,6 +69,22 @@ struct Arg {
     kind: ArgType,
     /// A string value being streamed (its opening quote is sent).
     streaming: bool,
+}
+
+/// Where plain text goes while only more text of the open captures arrives
+/// ([`Decoder::run`]): the decoder's state changes only on an opening or a
+/// closing, so this holds from one engine step to the next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Run {
+    /// No open capture takes text (a name being read, scaffolding).
+    Nowhere,
+    Content,
+    Reasoning,
+    /// Argument text of call `index`, as written (JSON arguments).
+    Arguments(usize),
+    /// Argument text of call `index`, escaped into a JSON string (a tagged
+    /// string value).
+    Escaped(usize),
 }
 
 /// Which field a prefill left open: its leading whitespace is text.
@@ -120,6 +136,55 @@ impl Decoder {
     pub fn more_text(&mut self, tag: Tag, end: usize, text: &str, out: &mut Sink) {
         self.consumed = self.consumed.max(end);
         self.text(tag, text, out);
+    }
+
+    /// What more text of the open captures (`tags`, outermost first) does,
+    /// when one capture at most takes it and that is all
+    /// [`text`](Self::text) would do; `None` otherwise (argument text held
+    /// until the name is known, two captures taking text).
+    pub fn run(&self, tags: impl Iterator<Item = Tag>) -> Option<Run> {
+        let mut run = Run::Nowhere;
+        for tag in tags {
+            let this = match tag {
+                CONTENT | BROKEN => Run::Content,
+                REASONING => Run::Reasoning,
+                ARGS | ARG_STRING => {
+                    let streaming = self.arg.as_ref().is_some_and(|a| a.streaming);
+                    match self.call.as_ref() {
+                        None => continue,
+                        Some(_) if tag == ARG_STRING && !streaming => continue,
+                        // Held, or `any_arguments` still to be set.
+                        Some(c) if c.name.is_none() || !c.any_arguments => return None,
+                        Some(c) if tag == ARGS => Run::Arguments(c.index),
+                        Some(c) => Run::Escaped(c.index),
+                    }
+                }
+                _ => continue,
+            };
+            if run != Run::Nowhere {
+                return None;
+            }
+            run = this;
+        }
+        Some(run)
+    }
+
+    /// Decodes `text`, ending at `end`, as more text of the open captures
+    /// whose [`run`](Self::run) is `run`: what their `Text` events would do.
+    #[inline]
+    pub fn run_text(&mut self, run: Run, end: usize, text: &str, out: &mut Sink) {
+        self.consumed = self.consumed.max(end);
+        match run {
+            Run::Nowhere => {}
+            Run::Content => self.content.push(text, |t| out.put(Field::Content, t)),
+            Run::Reasoning => self.reasoning.push(text, |t| out.put(Field::Reasoning, t)),
+            Run::Arguments(index) => out.put(Field::Arguments(index), text),
+            Run::Escaped(index) => {
+                self.scratch.clear();
+                escape_json(text, &mut self.scratch);
+                out.put(Field::Arguments(index), &self.scratch);
+            }
+        }
     }
 
     fn open(&mut self, tag: Tag, start: usize, out: &mut Sink) {
@@ -329,7 +394,18 @@ struct Edges {
 impl Edges {
     /// Passes `send` what of `text` is final now: the held whitespace, then
     /// the text up to its own trailing whitespace (pieces may be empty).
+    #[inline]
     fn push(&mut self, text: &str, mut send: impl FnMut(&str)) {
+        // Most pieces: text after text, ending in a visible ASCII byte.
+        if self.started && self.held.is_empty() && matches!(text.as_bytes().last(), Some(b'!'..=0x7f)) {
+            send(text);
+            return;
+        }
+        self.push_edges(text, send);
+    }
+
+    /// [`push`](Self::push) at an edge.
+    fn push_edges(&mut self, text: &str, mut send: impl FnMut(&str)) {
         let text = if self.started { text } else { text.trim_start() };
         if text.is_empty() {
             return;

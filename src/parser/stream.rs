@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use crate::message::{AssistantMessage, Delta, MessageBuilder};
 use crate::peg::{self, Event};
 
-use super::decode::Decoder;
+use super::decode::{Decoder, Run};
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::prompt::Prefill;
 use super::sink::Sink;
@@ -29,6 +29,10 @@ pub struct OutputStream {
     decoder: Decoder,
     /// Bytes from here on bypass the grammar (after an engine error).
     verbatim_from: Option<usize>,
+    /// Where plain text goes when the engine takes it without a step
+    /// (`peg::Stream::extend`); decided after each step, `None` when only a
+    /// step decodes text right.
+    run: Option<Run>,
     builder: MessageBuilder,
 }
 
@@ -37,7 +41,7 @@ impl OutputStream {
     pub(crate) fn new(program: &peg::Program, decoder: Decoder, prefill: &Prefill) -> OutputStream {
         let mut builder = MessageBuilder::default();
         builder.apply(&Delta { content: Some(prefill.content.clone()), reasoning_content: Some(prefill.reasoning.clone()), ..Delta::default() });
-        OutputStream { peg: program.text_stream(), decoder, verbatim_from: None, builder }
+        OutputStream { peg: program.text_stream(), decoder, verbatim_from: None, run: None, builder }
     }
 
     /// Appends a chunk of output; returns the deltas it made final.
@@ -53,23 +57,14 @@ impl OutputStream {
     /// deltas) reuses its allocations, deltas' strings included, and text
     /// that continues the same field comes as one delta.
     pub fn push_into(&mut self, chunk: &str, out: &mut Vec<Delta>) {
-        if self.verbatim_from.is_none() && self.peg.extend(chunk) {
-            self.extend(chunk, out);
-            return;
+        match self.run {
+            Some(run) if self.peg.extend(chunk) => {
+                let mut sink = Sink::new(out, &mut self.builder);
+                self.decoder.run_text(run, self.peg.input().len(), chunk, &mut sink);
+                sink.finish();
+            }
+            _ => self.step(chunk, false, out),
         }
-        self.step(chunk, false, out);
-    }
-
-    /// The engine took `chunk` as more text of each open capture
-    /// (`peg::Stream::extend`): decodes that text as the `Text` events
-    /// would, without making them.
-    fn extend(&mut self, chunk: &str, out: &mut Vec<Delta>) {
-        let end = self.peg.input().len();
-        let mut sink = Sink::new(out, &mut self.builder);
-        for (_, tag) in self.peg.open_captures() {
-            self.decoder.more_text(tag, end, chunk, &mut sink);
-        }
-        sink.finish();
     }
 
     /// Declares the output complete; returns the last deltas.
@@ -107,8 +102,10 @@ impl OutputStream {
                     for event in self.peg.events() {
                         self.decoder.apply(event, &event_text(&self.peg, event), &mut sink);
                     }
+                    self.run = self.decoder.run(self.peg.open_captures().map(|(_, tag)| tag));
                 }
                 Err(error) => {
+                    self.run = None;
                     self.verbatim_from = Some(self.decoder.consumed);
                     give_up(&mut self.decoder, self.peg.input(), error.offset, &mut sink);
                 }
