@@ -19,6 +19,7 @@
 //! come once, in the call's first delta.
 
 use crate::message::{Delta, FunctionDelta, MessageBuilder, ToolCallDelta};
+use crate::short::push_short;
 
 /// A delta's text field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +73,7 @@ impl<'a> Sink<'a> {
             Field::Arguments(index) => self.builder.push_arguments(index, text),
         }
         if self.open == Some(field) {
-            field_text(&mut self.out[self.used - 1], field).push_str(text);
+            push_short(field_text(&mut self.out[self.used - 1], field), text);
             return;
         }
         // A new delta for `field`: the next old one, when it has that shape
@@ -82,11 +83,11 @@ impl<'a> Sink<'a> {
         match reusable(d, field) {
             Some(buf) => {
                 buf.clear();
-                buf.push_str(text);
+                push_short(buf, text);
             }
             None => {
                 shape(d, field);
-                field_text(d, field).push_str(text);
+                push_short(field_text(d, field), text);
             }
         }
     }

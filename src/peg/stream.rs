@@ -187,7 +187,7 @@ impl Input for String {
     const WHOLE_CHARS: bool = true;
     #[inline]
     fn append(&mut self, chunk: &str) {
-        self.push_str(chunk);
+        crate::short::push_short(self, chunk);
     }
 }
 
