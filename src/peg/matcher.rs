@@ -201,6 +201,23 @@ impl MultiLiteral {
         (!self.empty).then_some(self.first_set)
     }
 
+    /// The first position at or after `from` whose byte may start a
+    /// literal. Most of a full parse is this scan: blocks of 8 bytes are
+    /// checked without a branch per byte, which also keeps its speed from
+    /// depending on where the loop lands in the code (a byte loop ran 12 or
+    /// 14 µs on the think bench from one build to another).
+    #[inline]
+    fn next_start(&self, hay: &[u8], from: usize) -> Option<usize> {
+        let mut at = from;
+        for block in hay[from..].chunks_exact(8) {
+            if block.iter().fold(false, |hit, &b| hit | self.first[b as usize]) {
+                break;
+            }
+            at += 8;
+        }
+        hay[at..].iter().position(|&b| self.first[b as usize]).map(|k| at + k)
+    }
+
     #[inline]
     fn step(&self, s: usize, b: u8) -> usize {
         self.trans[s * self.stride + self.classes[b as usize] as usize] as usize
@@ -234,8 +251,8 @@ impl MultiLiteral {
         let mut best = usize::MAX;
         loop {
             if s == 0 {
-                match hay[i..].iter().position(|&b| self.first[b as usize]) {
-                    Some(k) => i += k,
+                match self.next_start(hay, i) {
+                    Some(k) => i = k,
                     None => break,
                 }
             }
