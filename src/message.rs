@@ -161,11 +161,19 @@ impl MessageBuilder {
     }
 
     /// Call `index`, created (with the calls before it) when new.
+    #[inline]
     fn call(&mut self, index: usize) -> &mut ToolCall {
+        if self.calls.len() <= index {
+            self.add_calls(index);
+        }
+        &mut self.calls[index]
+    }
+
+    /// Creates the calls up to `index`.
+    fn add_calls(&mut self, index: usize) {
         while self.calls.len() <= index {
             self.calls.push(ToolCall { kind: "function".into(), ..ToolCall::default() });
         }
-        &mut self.calls[index]
     }
 
     /// Appends content text (what [`apply`](Self::apply) does for a content delta).
