@@ -171,7 +171,9 @@ impl Decoder {
 
     /// Decodes `text`, ending at `end`, as more text of the open captures
     /// whose [`run`](Self::run) is `run`: what their `Text` events would do.
-    #[inline]
+    /// Always inlined into the stream's push: as a call it made a 4-byte
+    /// push of the think bench 10% slower.
+    #[inline(always)]
     pub fn run_text(&mut self, run: Run, end: usize, text: &str, out: &mut Sink) {
         self.consumed = self.consumed.max(end);
         match run {
@@ -179,6 +181,8 @@ impl Decoder {
             Run::Content => self.content.push(text, |t| out.put(Field::Content, t)),
             Run::Reasoning => self.reasoning.push(text, |t| out.put(Field::Reasoning, t)),
             Run::Arguments(index) => out.put(Field::Arguments(index), text),
+            // Most pieces of a value have nothing to escape.
+            Run::Escaped(index) if !text.bytes().any(needs_escape) => out.put(Field::Arguments(index), text),
             Run::Escaped(index) => {
                 self.scratch.clear();
                 escape_json(text, &mut self.scratch);
@@ -354,13 +358,20 @@ fn escape_json(text: &str, out: &mut String) {
     let bytes = text.as_bytes();
     let mut from = 0;
     // A tight search for the next byte to escape: most bytes need none.
-    while let Some(k) = bytes[from..].iter().position(|&b| b < 0x20 || b == b'"' || b == b'\\') {
+    while let Some(k) = bytes[from..].iter().position(|&b| needs_escape(b)) {
         let i = from + k;
         out.push_str(&text[from..i]);
         push_escape(bytes[i], out);
         from = i + 1;
     }
     out.push_str(&text[from..]);
+}
+
+/// Whether `b` is escaped in a JSON string: a quote, a backslash or a
+/// control byte.
+#[inline]
+fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
 }
 
 /// Appends the JSON escape of `b`, a quote, a backslash or a control byte.
