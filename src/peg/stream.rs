@@ -155,7 +155,7 @@ pub struct Stream<I: Input = Vec<u8>> {
     live_pos: Option<usize>,
     events: Vec<Event>,
     /// The machine has seen the input up to here; the rest came through
-    /// [`extend`](Stream::extend) and is applied by [`sync`](Stream::sync).
+    /// [`extend`](Stream::extend) and is applied by `sync`.
     synced: usize,
     /// While the input may grow by plain text ([`extend`](Stream::extend)):
     /// the bytes that stop it.
@@ -286,7 +286,7 @@ impl<I: Input> Stream<I> {
     /// changing its state, suspend again at the new end and emit only text up
     /// to it: the log and the stack are untouched, so streaming still equals
     /// the full parse. The machine itself is moved along once, by the next
-    /// step ([`sync`](Self::sync)), however many chunks came this way.
+    /// step (`sync`), however many chunks came this way.
     #[inline]
     pub fn extend(&mut self, chunk: &I::Chunk) -> bool {
         let Some(stops) = self.stops else { return false };
