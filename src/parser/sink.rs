@@ -138,6 +138,8 @@ fn field_text(d: &mut Delta, field: Field) -> &mut String {
 
 /// `d`'s string for `field` when `d` already has exactly that shape, as a
 /// buffer passed to pushes alike does: only its text needs clearing.
+/// Inlined: every plain-text push of a stream asks it.
+#[inline(always)]
 fn reusable(d: &mut Delta, field: Field) -> Option<&mut String> {
     match field {
         Field::Content if d.reasoning_content.is_none() && d.tool_calls.is_empty() => d.content.as_mut(),
