@@ -291,10 +291,7 @@ impl<I: Input> Stream<I> {
     pub fn extend(&mut self, chunk: &I::Chunk) -> bool {
         let Some(stops) = self.stops else { return false };
         let bytes = chunk.as_ref();
-        // No early exit: pushes are a few bytes, and a loop without
-        // branches is faster on them than one that may stop.
-        let stopped = bytes.iter().fold(false, |stop, &b| stop | stops.contains(b));
-        if !I::WHOLE_CHARS && !ends_whole(bytes) || stopped {
+        if !I::WHOLE_CHARS && !ends_whole(bytes) || bytes.iter().any(|&b| stops.contains(b)) {
             return false;
         }
         self.input.append(chunk);
