@@ -36,6 +36,7 @@ pub mod grammar;
 pub mod message;
 pub mod parser;
 pub mod peg;
+mod short;
 pub mod template;
 
 pub use analysis::Analysis;

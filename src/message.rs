@@ -10,6 +10,7 @@
 //!   exactly the message a batch parse returns.
 
 use serde::{Deserialize, Serialize};
+use crate::short::push_short;
 
 /// Message fields chat APIs and templates carry reasoning in, OpenAI's first.
 pub const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "thinking"];
@@ -160,26 +161,37 @@ impl MessageBuilder {
     }
 
     /// Call `index`, created (with the calls before it) when new.
+    #[inline]
     fn call(&mut self, index: usize) -> &mut ToolCall {
-        while self.calls.len() <= index {
-            self.calls.push(ToolCall { kind: "function".into(), ..ToolCall::default() });
+        if self.calls.len() <= index {
+            self.add_calls(index);
         }
         &mut self.calls[index]
     }
 
+    /// Creates the calls up to `index`.
+    fn add_calls(&mut self, index: usize) {
+        while self.calls.len() <= index {
+            self.calls.push(ToolCall { kind: "function".into(), ..ToolCall::default() });
+        }
+    }
+
     /// Appends content text (what [`apply`](Self::apply) does for a content delta).
+    #[inline]
     pub(crate) fn push_content(&mut self, text: &str) {
-        self.content.push_str(text);
+        push_short(&mut self.content, text);
     }
 
     /// Appends reasoning text.
+    #[inline]
     pub(crate) fn push_reasoning(&mut self, text: &str) {
-        self.reasoning.push_str(text);
+        push_short(&mut self.reasoning, text);
     }
 
     /// Appends argument text to call `index`.
+    #[inline]
     pub(crate) fn push_arguments(&mut self, index: usize, text: &str) {
-        self.call(index).function.arguments.push_str(text);
+        push_short(&mut self.call(index).function.arguments, text);
     }
 
     /// The message so far.

@@ -19,10 +19,11 @@
 //! come once, in the call's first delta.
 
 use crate::message::{Delta, FunctionDelta, MessageBuilder, ToolCallDelta};
+use crate::short::push_short;
 
 /// A delta's text field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Field {
+pub enum Field {
     Content,
     Reasoning,
     Arguments(usize),
@@ -46,29 +47,49 @@ impl<'a> Sink<'a> {
 
     /// Content text.
     pub fn content(&mut self, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        self.builder.push_content(text);
-        self.text(Field::Content).push_str(text);
+        self.put(Field::Content, text);
     }
 
     /// Reasoning text.
     pub fn reasoning(&mut self, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        self.builder.push_reasoning(text);
-        self.text(Field::Reasoning).push_str(text);
+        self.put(Field::Reasoning, text);
     }
 
     /// Argument text of call `index` (announced already).
     pub fn arguments(&mut self, index: usize, text: &str) {
+        self.put(Field::Arguments(index), text);
+    }
+
+    /// `field`'s text. Inlined where a stream's plain-text push calls it:
+    /// a push is a few nanoseconds, and calls are a good part of them.
+    #[inline(always)]
+    pub fn put(&mut self, field: Field, text: &str) {
         if text.is_empty() {
             return;
         }
-        self.builder.push_arguments(index, text);
-        self.text(Field::Arguments(index)).push_str(text);
+        match field {
+            Field::Content => self.builder.push_content(text),
+            Field::Reasoning => self.builder.push_reasoning(text),
+            Field::Arguments(index) => self.builder.push_arguments(index, text),
+        }
+        if self.open == Some(field) {
+            push_short(field_text(&mut self.out[self.used - 1], field), text);
+            return;
+        }
+        // A new delta for `field`: the next old one, when it has that shape
+        // already (as a buffer passed to pushes alike does), else reshaped.
+        self.open = Some(field);
+        let d = self.next();
+        match reusable(d, field) {
+            Some(buf) => {
+                buf.clear();
+                push_short(buf, text);
+            }
+            None => {
+                shape(d, field);
+                push_short(field_text(d, field), text);
+            }
+        }
     }
 
     /// A tool-call delta that is not argument text (an announcement or a
@@ -88,30 +109,8 @@ impl<'a> Sink<'a> {
         self.out.truncate(self.used);
     }
 
-    /// The string to append `field`'s text to: the last delta's when it is
-    /// open for that field, else a new delta's.
-    fn text(&mut self, field: Field) -> &mut String {
-        if self.open == Some(field) {
-            let d = &mut self.out[self.used - 1];
-            return field_text(d, field);
-        }
-        self.open = Some(field);
-        let d = self.next();
-        match reusable(d, field) {
-            Some(buf) => {
-                buf.clear();
-                // Re-borrowed: returning `buf` from the match arm would keep
-                // `d` borrowed in the other arm.
-                field_text(d, field)
-            }
-            None => {
-                shape(d, field);
-                field_text(d, field)
-            }
-        }
-    }
-
     /// The next delta slot: an old delta of the buffer, or a new one.
+    #[inline(always)]
     fn next(&mut self) -> &mut Delta {
         if self.used == self.out.len() {
             self.out.push(Delta::default());
@@ -139,6 +138,8 @@ fn field_text(d: &mut Delta, field: Field) -> &mut String {
 
 /// `d`'s string for `field` when `d` already has exactly that shape, as a
 /// buffer passed to pushes alike does: only its text needs clearing.
+/// Inlined: every plain-text push of a stream asks it.
+#[inline(always)]
 fn reusable(d: &mut Delta, field: Field) -> Option<&mut String> {
     match field {
         Field::Content if d.reasoning_content.is_none() && d.tool_calls.is_empty() => d.content.as_mut(),

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use crate::message::{AssistantMessage, Delta, MessageBuilder};
 use crate::peg::{self, Event};
 
-use super::decode::Decoder;
+use super::decode::{Decoder, Run};
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::prompt::Prefill;
 use super::sink::Sink;
@@ -23,14 +23,16 @@ use super::sink::Sink;
 /// An incremental parse of one output.
 #[derive(Debug)]
 pub struct OutputStream {
-    peg: peg::Stream,
-    /// The output so far: the engine's input, as text, so that an event's
-    /// text is a slice (checked in O(1) at its ends) rather than bytes
-    /// validated again on every push.
-    text: String,
+    /// The engine, keeping the output as text: an event's text is a slice
+    /// of it (checked in O(1) at its ends), not bytes validated again.
+    peg: peg::Stream<String>,
     decoder: Decoder,
     /// Bytes from here on bypass the grammar (after an engine error).
     verbatim_from: Option<usize>,
+    /// Where plain text goes when the engine takes it without a step
+    /// (`peg::Stream::extend`); decided after each step, `None` when only a
+    /// step decodes text right.
+    run: Option<Run>,
     builder: MessageBuilder,
 }
 
@@ -39,7 +41,7 @@ impl OutputStream {
     pub(crate) fn new(program: &peg::Program, decoder: Decoder, prefill: &Prefill) -> OutputStream {
         let mut builder = MessageBuilder::default();
         builder.apply(&Delta { content: Some(prefill.content.clone()), reasoning_content: Some(prefill.reasoning.clone()), ..Delta::default() });
-        OutputStream { peg: program.stream(), text: String::new(), decoder, verbatim_from: None, builder }
+        OutputStream { peg: program.text_stream(), decoder, verbatim_from: None, run: None, builder }
     }
 
     /// Appends a chunk of output; returns the deltas it made final.
@@ -55,20 +57,14 @@ impl OutputStream {
     /// deltas) reuses its allocations, deltas' strings included, and text
     /// that continues the same field comes as one delta.
     pub fn push_into(&mut self, chunk: &str, out: &mut Vec<Delta>) {
-        self.text.push_str(chunk);
-        if self.verbatim_from.is_none() {
-            if let Some(feed) = self.peg.push_text(chunk.as_bytes()) {
-                // Only text of open captures: no status or error to handle.
+        match self.run {
+            Some(run) if self.peg.extend(chunk) => {
                 let mut sink = Sink::new(out, &mut self.builder);
-                for event in feed.events {
-                    let text = event_text(&self.text, &feed, event);
-                    self.decoder.apply(event, &text, &mut sink);
-                }
+                self.decoder.run_text(run, self.peg.input().len(), chunk, &mut sink);
                 sink.finish();
-                return;
             }
+            _ => self.step(chunk, false, out),
         }
-        self.step(chunk.as_bytes(), false, out);
     }
 
     /// Declares the output complete; returns the last deltas.
@@ -81,7 +77,7 @@ impl OutputStream {
     /// [`finish`](Self::finish) into a reused buffer, as
     /// [`push_into`](Self::push_into).
     pub fn finish_into(&mut self, out: &mut Vec<Delta>) {
-        self.step(&[], true, out);
+        self.step("", true, out);
     }
 
     /// The message the deltas so far add up to.
@@ -94,20 +90,22 @@ impl OutputStream {
         &self.decoder.diagnostics
     }
 
-    fn step(&mut self, chunk: &[u8], fin: bool, out: &mut Vec<Delta>) {
+    fn step(&mut self, chunk: &str, fin: bool, out: &mut Vec<Delta>) {
         let mut sink = Sink::new(out, &mut self.builder);
         if self.verbatim_from.is_some() {
-            self.decoder.raw_content(&String::from_utf8_lossy(chunk), &mut sink);
+            self.decoder.raw_content(chunk, &mut sink);
         } else {
             // `push_into` tried the plain-text fast path already.
-            let result = if fin { self.peg.finish() } else { self.peg.push_stepped(chunk) };
+            let result = if fin { self.peg.finish().map(|_| ()) } else { self.peg.push_stepped(chunk).map(|_| ()) };
             match result {
-                Ok(feed) => {
-                    for event in feed.events {
-                        self.decoder.apply(event, &event_text(&self.text, &feed, event), &mut sink);
+                Ok(()) => {
+                    for event in self.peg.events() {
+                        self.decoder.apply(event, &event_text(&self.peg, event), &mut sink);
                     }
+                    self.run = self.decoder.run(self.peg.open_captures().map(|(_, tag)| tag));
                 }
                 Err(error) => {
+                    self.run = None;
                     self.verbatim_from = Some(self.decoder.consumed);
                     give_up(&mut self.decoder, self.peg.input(), error.offset, &mut sink);
                 }
@@ -115,19 +113,18 @@ impl OutputStream {
         }
         sink.finish();
     }
-
 }
 
 /// An event's text: a slice of the output, unless the grammar cut a
 /// character (then the bytes, with the cut replaced).
-fn event_text<'a>(text: &'a str, feed: &'a peg::Feed, event: &Event) -> Cow<'a, str> {
-    let range = match *event {
+fn event_text<'a>(peg: &'a peg::Stream<String>, event: &Event) -> Cow<'a, str> {
+    let (start, end) = match *event {
         Event::Open { .. } => return Cow::Borrowed(""),
-        Event::Text { start, end, .. } | Event::Close { start, end, .. } => start..end,
+        Event::Text { start, end, .. } | Event::Close { start, end, .. } => (start, end),
     };
-    match text.get(range) {
+    match peg.text().get(start..end) {
         Some(t) => Cow::Borrowed(t),
-        None => String::from_utf8_lossy(feed.bytes(event)),
+        None => String::from_utf8_lossy(peg.input().get(start..end).unwrap_or(&[])),
     }
 }
 

@@ -226,6 +226,28 @@ pub(crate) struct Emitter {
 }
 
 impl Emitter {
+    /// Whether every open capture has sent its text up to `at`.
+    #[inline]
+    pub fn sent_up_to(&self, at: usize) -> bool {
+        self.open.iter().all(|o| o.sent == at)
+    }
+
+    /// Records the text of every open capture as sent up to `to`, without
+    /// events: what [`emit`](Self::emit) with no entries does when each
+    /// capture has sent up to the same point.
+    #[inline]
+    pub fn advance(&mut self, to: usize) {
+        for o in &mut self.open {
+            o.sent = to;
+        }
+    }
+
+    /// The open captures, outermost first: id and tag.
+    #[inline]
+    pub fn open(&self) -> impl Iterator<Item = (u32, Tag)> + '_ {
+        self.open.iter().map(|o| (o.id, o.tag))
+    }
+
     /// Emits events for log entries `entries` (the newly committed ones), then
     /// text up to `frontier` for every capture still open.
     #[inline]

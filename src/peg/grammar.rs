@@ -55,25 +55,32 @@ impl ByteSet {
     }
 
     /// The bytes of `bytes`.
-    pub fn of(bytes: &[u8]) -> ByteSet {
+    pub const fn of(bytes: &[u8]) -> ByteSet {
         let mut s = ByteSet::empty();
-        for &b in bytes {
-            s.insert(b);
+        let mut i = 0;
+        while i < bytes.len() {
+            s.insert(bytes[i]);
+            i += 1;
         }
         s
     }
 
     /// The bytes from `lo` to `hi` inclusive.
-    pub fn range(lo: u8, hi: u8) -> ByteSet {
+    pub const fn range(lo: u8, hi: u8) -> ByteSet {
         let mut s = ByteSet::empty();
-        for b in lo..=hi {
+        let mut b = lo;
+        while b <= hi {
             s.insert(b);
+            if b == u8::MAX {
+                break;
+            }
+            b += 1;
         }
         s
     }
 
     /// Adds a byte.
-    pub fn insert(&mut self, b: u8) {
+    pub const fn insert(&mut self, b: u8) {
         self.0[(b >> 6) as usize] |= 1 << (b & 63);
     }
 
@@ -84,12 +91,9 @@ impl ByteSet {
     }
 
     /// The union of two sets.
-    pub fn union(self, other: ByteSet) -> ByteSet {
-        let mut s = self;
-        for (a, b) in s.0.iter_mut().zip(other.0) {
-            *a |= b;
-        }
-        s
+    pub const fn union(self, other: ByteSet) -> ByteSet {
+        let (a, b) = (self.0, other.0);
+        ByteSet([a[0] | b[0], a[1] | b[1], a[2] | b[2], a[3] | b[3]])
     }
 
     /// Every byte not in the set.

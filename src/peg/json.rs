@@ -24,6 +24,8 @@
 
 use std::fmt;
 
+use super::grammar::ByteSet;
+
 /// Default bound on the nesting of containers in a JSON or Python value.
 pub const DEFAULT_MAX_DEPTH: usize = 128;
 
@@ -133,6 +135,10 @@ enum St {
     Done,
 }
 
+/// The bytes that end or interrupt plain text in a string: the quote, the
+/// backslash, and the control bytes (invalid in a string).
+pub const STRING_STOPS: ByteSet = ByteSet::range(0, 0x1f).union(ByteSet::of(b"\"\\"));
+
 const WORDS: [&[u8]; 3] = [b"true", b"false", b"null"];
 
 #[inline]
@@ -217,6 +223,22 @@ impl JsonScanner {
     /// Whether the value has ended.
     pub fn is_done(&self) -> bool {
         self.state == St::Done
+    }
+
+    /// Whether bytes without a quote, backslash or control byte
+    /// ([`STRING_STOPS`]) only continue the current string: the scanner is
+    /// inside one, not in an escape.
+    #[inline]
+    pub fn in_plain_string(&self) -> bool {
+        matches!(self.state, St::Str { .. })
+    }
+
+    /// Consumes `n` bytes of plain string text (see
+    /// [`in_plain_string`](Self::in_plain_string)): what [`feed`](Self::feed)
+    /// does with them, without looking at them.
+    #[inline]
+    pub fn skip_plain(&mut self, n: usize) {
+        self.consumed += n;
     }
 
     /// Declares the input final: whether the bytes fed are a complete value

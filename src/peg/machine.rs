@@ -38,7 +38,8 @@ use std::fmt;
 
 use super::capture::LogEntry;
 use super::compile::{Inner, Inst};
-use super::json::{JsonScanner, Scan, ScanErrorKind};
+use super::grammar::ByteSet;
+use super::json::{JsonScanner, Scan, ScanErrorKind, STRING_STOPS};
 use super::matcher::{Find, Longest};
 use super::python::PyScanner;
 use super::utf8;
@@ -273,23 +274,31 @@ impl Vm {
         }
     }
 
-    /// Moves a suspended `Until` over `chunk`, just appended at `at`, when
-    /// that is all [`Vm::run`] would do: the `Until` suspended at `at` (the
-    /// end of the previous input, so no partial delimiter is pending) and no
-    /// byte of `chunk` can start a delimiter, so the scan finds nothing and
-    /// suspends again at the new end. `false` (and no change) otherwise.
+    /// The bytes that would stop a run of plain text appended at `at`, the
+    /// end of the input, when the machine is suspended there with nothing
+    /// pending: in an `Until`, its delimiters' first bytes (a scan that meets
+    /// none of them finds nothing and suspends again at the new end); inside
+    /// a JSON string, [`STRING_STOPS`]. Bytes without any of them only move
+    /// the instruction along ([`Vm::skip_text`]). `None` otherwise.
     #[inline]
-    pub fn extend_until(&mut self, p: &Inner, at: usize, chunk: &[u8]) -> bool {
-        if self.pos != at || self.scanning || self.pending.is_some() {
-            return false;
+    pub fn text_stops(&self, p: &Inner, at: usize) -> Option<ByteSet> {
+        if self.pos != at || self.pending.is_some() {
+            return None;
         }
-        let Some(Inst::Until(m)) = p.insts.get(self.pc as usize) else { return false };
-        match p.matchers.get(*m as usize) {
-            Some(m) if m.starts_none(chunk) => {
-                self.pos = at + chunk.len();
-                true
-            }
-            _ => false,
+        match p.insts.get(self.pc as usize)? {
+            Inst::Until(m) if !self.scanning => p.matchers.get(*m as usize)?.first_bytes(),
+            Inst::Json(_) if self.scanning && self.json.in_plain_string() => Some(STRING_STOPS),
+            _ => None,
+        }
+    }
+
+    /// Moves the suspended instruction over `n` more bytes without any of
+    /// its [`text_stops`](Vm::text_stops): what [`Vm::run`] does with them.
+    #[inline]
+    pub fn skip_text(&mut self, n: usize) {
+        self.pos += n;
+        if self.scanning {
+            self.json.skip_plain(n);
         }
     }
 

@@ -6,9 +6,12 @@
 //! suspended, and reports as [`Event`]s what became final since the last
 //! push. Nothing is parsed twice except the few bytes an instruction
 //! re-checks when it resumes (see [`machine`](super::machine)). A chunk of
-//! plain text inside an `until` (no byte of it can start a delimiter) skips
-//! the machine altogether ([`Stream::push_text`]), which is what most pushes
-//! of content and reasoning are.
+//! plain text inside an `until` (no byte of it can start a delimiter) or a
+//! JSON string (no quote, backslash or control byte) skips the machine
+//! altogether ([`Stream::extend`], [`Stream::push_text`]): it is only
+//! appended, and the next step moves the machine over all such text at
+//! once. That is what most pushes of content, reasoning and JSON string
+//! values are.
 //!
 //! What becomes final after a push (the *commit point* of the machine):
 //! - capture openings and closings logged before the oldest live backtrack
@@ -24,8 +27,9 @@
 //! that ends in a match add up to exactly the captures of
 //! [`Program::parse`] on the whole input (same ids, spans, parents).
 
-use super::capture::{build, Emitter, Event, Match};
+use super::capture::{build, Emitter, Event, Match, Tag};
 use super::compile::Program;
+use super::grammar::ByteSet;
 use super::machine::{ParseError, ParseErrorKind, Run, Vm};
 use super::utf8;
 
@@ -63,8 +67,15 @@ impl Program {
         }
     }
 
-    /// A stream that parses input fed in chunks.
+    /// A stream that parses input fed in chunks of bytes.
     pub fn stream(&self) -> Stream {
+        Stream::new(self)
+    }
+
+    /// A stream that parses text fed in `&str` chunks, and keeps it as a
+    /// `String` ([`Stream::text`]): a caller that wants event text as `str`
+    /// slices needs no copy of its own.
+    pub fn text_stream(&self) -> Stream<String> {
         Stream::new(self)
     }
 }
@@ -132,10 +143,10 @@ enum State {
 /// assert_eq!(text, ["Hel", "lo "]);
 /// ```
 #[derive(Debug, Clone)]
-pub struct Stream {
+pub struct Stream<I: Input = Vec<u8>> {
     program: Program,
     vm: Vm,
-    input: Vec<u8>,
+    input: I,
     state: State,
     emitter: Emitter,
     /// Log entries before this (overall index) have been turned into events.
@@ -143,31 +154,82 @@ pub struct Stream {
     /// The oldest live backtrack entry's position after the last full run.
     live_pos: Option<usize>,
     events: Vec<Event>,
+    /// The machine has seen the input up to here; the rest came through
+    /// [`extend`](Stream::extend) and is applied by `sync`.
+    synced: usize,
+    /// While the input may grow by plain text ([`extend`](Stream::extend)):
+    /// the bytes that stop it.
+    stops: Option<ByteSet>,
 }
 
-impl Stream {
+/// What a [`Stream`] keeps its input in: bytes (`Vec<u8>`, fed `&[u8]`) or
+/// text (`String`, fed `&str`).
+pub trait Input: AsRef<[u8]> + Default {
+    /// What a push appends.
+    type Chunk: ?Sized + AsRef<[u8]>;
+    /// Whether every chunk ends on a character boundary (`str` chunks do).
+    const WHOLE_CHARS: bool;
+    /// Appends `chunk`.
+    fn append(&mut self, chunk: &Self::Chunk);
+}
+
+impl Input for Vec<u8> {
+    type Chunk = [u8];
+    const WHOLE_CHARS: bool = false;
+    #[inline]
+    fn append(&mut self, chunk: &[u8]) {
+        self.extend_from_slice(chunk);
+    }
+}
+
+impl Input for String {
+    type Chunk = str;
+    const WHOLE_CHARS: bool = true;
+    #[inline]
+    fn append(&mut self, chunk: &str) {
+        crate::short::push_short(self, chunk);
+    }
+}
+
+impl Stream<String> {
+    /// All text pushed so far.
+    pub fn text(&self) -> &str {
+        &self.input
+    }
+}
+
+impl<I: Input> Stream<I> {
     /// A stream for `program`.
-    pub fn new(program: &Program) -> Stream {
+    pub fn new(program: &Program) -> Stream<I> {
         Stream {
             program: program.clone(),
             vm: Vm::new(),
-            input: Vec::new(),
+            input: I::default(),
             state: State::Running,
             emitter: Emitter::default(),
             emitted: 0,
             live_pos: None,
             events: Vec::new(),
+            synced: 0,
+            stops: None,
         }
     }
 
     /// All input pushed so far.
     pub fn input(&self) -> &[u8] {
-        &self.input
+        self.input.as_ref()
+    }
+
+    /// The events of the last push (or the finish).
+    pub fn events(&self) -> &[Event] {
+        &self.events
     }
 
     /// The frontier: bytes before it are final for every open capture.
     pub fn frontier(&self) -> usize {
-        utf8::safe_end(&self.input, self.vm.commit_point().1)
+        // Text appended by `extend` is final: nothing holds the frontier back.
+        let pos = if self.synced < self.input().len() { self.input().len() } else { self.vm.commit_point().1 };
+        utf8::safe_end(self.input.as_ref(), pos)
     }
 
     /// Appends `chunk` and parses as far as the input allows.
@@ -175,7 +237,7 @@ impl Stream {
     /// After an error every push returns the same error; after a match,
     /// pushes only store their input.
     #[inline]
-    pub fn push(&mut self, chunk: &[u8]) -> Result<Feed<'_>, ParseError> {
+    pub fn push(&mut self, chunk: &I::Chunk) -> Result<Feed<'_>, ParseError> {
         if self.push_text(chunk).is_some() {
             return Ok(self.feed(Status::NeedMore));
         }
@@ -186,53 +248,91 @@ impl Stream {
     /// first, for a caller that just did (checking twice costs a 4-byte push
     /// in a JSON value several percent).
     #[inline]
-    pub fn push_stepped(&mut self, chunk: &[u8]) -> Result<Feed<'_>, ParseError> {
-        self.input.extend_from_slice(chunk);
+    pub fn push_stepped(&mut self, chunk: &I::Chunk) -> Result<Feed<'_>, ParseError> {
+        self.sync();
+        self.input.append(chunk);
         self.step(false)
     }
 
     /// The fast path of [`push`](Self::push) for plain text: appends `chunk`
-    /// and returns what the push makes (text of the open captures, possibly
-    /// no event, and [`Status::NeedMore`]), or returns `None` without
-    /// appending anything, and the caller pushes as usual.
-    ///
-    /// It applies when the machine is suspended in an `until` at the end of
-    /// the input (no partial delimiter held back), no byte of `chunk` can
-    /// start a delimiter and no live backtrack entry holds the frontier back.
-    /// Then a full step would resume that `until`, scan `chunk` without
-    /// leaving the matcher's root state, suspend again at the new end and
-    /// emit only text up to the new end (moved back off a cut character):
-    /// the log and the stack are untouched, so streaming still equals the
-    /// full parse.
+    /// and returns what the push makes (text of the open captures and
+    /// [`Status::NeedMore`]), or returns `None` without appending anything,
+    /// and the caller pushes as usual. See [`extend`](Self::extend).
     #[inline]
-    pub fn push_text(&mut self, chunk: &[u8]) -> Option<Feed<'_>> {
-        if !matches!(self.state, State::Running) || self.live_pos.is_some() {
+    pub fn push_text(&mut self, chunk: &I::Chunk) -> Option<Feed<'_>> {
+        let from = self.input().len();
+        if !self.extend(chunk) {
             return None;
         }
-        if !self.vm.extend_until(&self.program.inner, self.input.len(), chunk) {
-            return None;
-        }
-        self.input.extend_from_slice(chunk);
         self.events.clear();
-        self.emitter.emit(&[], utf8::safe_end(&self.input, self.vm.pos), &mut self.events);
+        let to = self.input().len();
+        if to > from {
+            self.events.extend(self.emitter.open().map(|(id, tag)| Event::Text { id, tag, start: from, end: to }));
+        }
         Some(self.feed(Status::NeedMore))
+    }
+
+    /// Appends `chunk` when it only lengthens the text of every open capture
+    /// ([`open_captures`](Self::open_captures)) by exactly `chunk`, and
+    /// reports no event: the caller knows what they would say. `false`, and
+    /// nothing appended, otherwise.
+    ///
+    /// It applies when the machine is suspended at the end of the input in
+    /// an `until` and no byte of `chunk` can start a delimiter, or inside a
+    /// JSON string and `chunk` has no quote, backslash or control byte; no
+    /// live backtrack entry holds the frontier back; every open capture has
+    /// sent all the input; `chunk` does not end in a cut character. Then a
+    /// full step would resume that instruction, consume `chunk` without
+    /// changing its state, suspend again at the new end and emit only text up
+    /// to it: the log and the stack are untouched, so streaming still equals
+    /// the full parse. The machine itself is moved along once, by the next
+    /// step (`sync`), however many chunks came this way.
+    #[inline]
+    pub fn extend(&mut self, chunk: &I::Chunk) -> bool {
+        let Some(stops) = self.stops else { return false };
+        let bytes = chunk.as_ref();
+        if !I::WHOLE_CHARS && !ends_whole(bytes) || bytes.iter().any(|&b| stops.contains(b)) {
+            return false;
+        }
+        self.input.append(chunk);
+        true
+    }
+
+    /// Moves the machine and the open captures over the text
+    /// [`extend`](Self::extend) appended since the last step.
+    fn sync(&mut self) {
+        let len = self.input().len();
+        if self.synced < len {
+            self.vm.skip_text(len - self.synced);
+            self.emitter.advance(len);
+            self.synced = len;
+        }
+    }
+
+    /// The captures open after the last push, outermost first: id and tag.
+    #[inline]
+    pub fn open_captures(&self) -> impl Iterator<Item = (u32, Tag)> + '_ {
+        self.emitter.open()
     }
 
     /// Declares the input complete and finishes the parse.
     pub fn finish(&mut self) -> Result<Feed<'_>, ParseError> {
+        self.sync();
         self.step(true)
     }
 
     #[inline]
     fn step(&mut self, fin: bool) -> Result<Feed<'_>, ParseError> {
         self.events.clear();
+        self.synced = self.input().len();
+        self.stops = None;
         match self.state {
             State::Failed(e) => return Err(e),
             State::Matched(end) => return Ok(self.feed(Status::Matched { end })),
             State::Running => {}
         }
-        let resumed = !fin && self.vm.resume_suspended(&self.program.inner, &self.input);
-        let run = if resumed { Run::NeedMore } else { self.vm.run(&self.program.inner, &self.input, fin) };
+        let resumed = !fin && self.vm.resume_suspended(&self.program.inner, self.input.as_ref());
+        let run = if resumed { Run::NeedMore } else { self.vm.run(&self.program.inner, self.input.as_ref(), fin) };
         let status = match run {
             Run::NeedMore if !fin => Status::NeedMore,
             Run::NeedMore => {
@@ -253,12 +353,12 @@ impl Stream {
             // Only the suspended instruction moved on: the stack and the log
             // are as the last step left them, so only text can be new.
             let pos = self.live_pos.map_or(self.vm.pos, |p| p.min(self.vm.pos));
-            self.emitter.emit(&[], utf8::safe_end(&self.input, pos), &mut self.events);
+            self.emitter.emit(&[], utf8::safe_end(self.input.as_ref(), pos), &mut self.events);
         } else {
             let live = self.vm.first_live();
             self.live_pos = live.map(|(_, pos)| pos);
             let (log, pos) = live.map_or((self.vm.log_len(), self.vm.pos), |(log, pos)| (log, pos.min(self.vm.pos)));
-            let frontier = if fin { pos } else { utf8::safe_end(&self.input, pos) };
+            let frontier = if fin { pos } else { utf8::safe_end(self.input.as_ref(), pos) };
             let from = self.emitted.saturating_sub(self.vm.log_base).min(self.vm.log.len());
             let to = log.saturating_sub(self.vm.log_base).clamp(from, self.vm.log.len());
             self.emitter.emit(&self.vm.log[from..to], frontier, &mut self.events);
@@ -267,13 +367,24 @@ impl Stream {
                 self.vm.drain_log(self.emitted);
             }
         }
+        if status == Status::NeedMore && self.live_pos.is_none() && self.emitter.sent_up_to(self.synced) {
+            self.stops = self.vm.text_stops(&self.program.inner, self.synced);
+        }
         Ok(self.feed(status))
     }
 
     #[inline]
     fn feed(&self, status: Status) -> Feed<'_> {
-        Feed { events: &self.events, input: &self.input, status }
+        Feed { events: &self.events, input: self.input.as_ref(), status }
     }
+}
+
+/// Whether `chunk`, appended to input that ends on a character boundary,
+/// ends on one too. A chunk of 3 bytes or more shows it by itself; a shorter
+/// one ending in a non-ASCII byte counts as cut (it takes the general step).
+#[inline]
+fn ends_whole(chunk: &[u8]) -> bool {
+    chunk.last().is_none_or(|&b| b < 0x80) || (chunk.len() >= 3 && utf8::incomplete_tail(chunk) == 0)
 }
 
 #[cfg(test)]
@@ -407,11 +518,23 @@ mod tests {
         s.push(b"re <").unwrap();
         // A partial marker is pending: declined.
         assert_eq!(text(s.push_text(b"x")), None);
-        // A cut character is held back, then completed.
         s.push(b"b ").unwrap();
-        assert_eq!(text(s.push_text(&"\u{e9}".as_bytes()[..1])), Some(0));
-        assert_eq!(text(s.push_text(&"\u{e9}".as_bytes()[1..])), Some(1));
-        assert_eq!(s.feed(Status::NeedMore).events, [Event::Text { id: 0, tag: C, start: 12, end: 14 }]);
+        // A cut character takes the general step and is held back, and so
+        // does the byte that completes it; then plain text is fast again.
+        let (lead, tail) = "\u{e9}".as_bytes().split_at(1);
+        assert_eq!(text(s.push_text(lead)), None);
+        assert_eq!(s.push(lead).unwrap().events, []);
+        assert_eq!(text(s.push_text(tail)), None);
+        assert_eq!(s.push(tail).unwrap().events, [Event::Text { id: 0, tag: C, start: 12, end: 14 }]);
+        assert_eq!(text(s.push_text(b"ok")), Some(1));
+        // Inside a JSON string: plain text is fast, a quote is not.
+        s.push(b"<tool_call>{\"a\": \"x").unwrap();
+        assert_eq!(text(s.push_text(b"yz")), Some(1));
+        assert_eq!(s.feed(Status::NeedMore).events, [Event::Text { id: 1, tag: A, start: 35, end: 37 }]);
+        assert_eq!(text(s.push_text(b"\"}")), None);
+        assert_eq!(s.frontier(), 37);
+        let feed = s.push(b"\"}</tool_call>").unwrap();
+        assert_eq!(feed.events.last(), Some(&Event::Close { id: 1, tag: A, start: 27, end: 39 }));
     }
 
     #[test]
