@@ -46,7 +46,7 @@ use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig, Re
 use serde_json::{json, Value};
 
 /// Recovered cases over the corpus must not fall below this.
-const MIN_CORPUS_RECOVERED: usize = 252;
+const MIN_CORPUS_RECOVERED: usize = 253;
 /// Recovered cases over the shipped templates must not fall below this.
 const MIN_SHIPPED_RECOVERED: usize = 51;
 

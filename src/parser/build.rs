@@ -32,6 +32,10 @@
 //!   sections of one turn: headers of a learned shape, whatever their
 //!   label, and message breaks (see `sections`). A tool-call name written
 //!   inside such a header may follow any label and precede any rest of it.
+//! - A tool-call name never holds whitespace or a marker the analysis
+//!   learned: its slot stops there, so a call header that shares its start
+//!   with another header (` to=NAME<|message|>`, ` to=self<|message|>`) fails
+//!   on the other header instead of naming a call after what follows it.
 //! - `echo` is the marker the prompt ends with, written again by the model
 //!   (`<|CHATBOT_TOKEN|>` after `...<|CHATBOT_TOKEN|>`): scaffolding the
 //!   prompt already holds, so it is dropped. Not when it opens a tool
@@ -55,7 +59,7 @@
 //! incomplete.
 
 use crate::analysis::{
-    Analysis, ArgumentsSlot, Elements, Header, IdSlot, NameSlot, ReasoningMode, TaggedArguments, ToolClass, ToolFormat,
+    tool_tokens, Analysis, ArgumentsSlot, Elements, Header, IdSlot, NameSlot, ReasoningMode, TaggedArguments, ToolClass, ToolFormat,
 };
 use crate::peg::{
     and, any_char, cap, choice, class, commit, cut, empty, eoi, json, json_string, lit, not, opt, plus, python, recover, rule,
@@ -380,7 +384,15 @@ fn tool_triggers(analysis: &Analysis, plan: Plan<'_>) -> Vec<String> {
 /// the fallback dialects when the template renders no calls.
 fn tool_grammars(analysis: &Analysis) -> Vec<ToolGrammar<'_>> {
     let opener = part_opener(analysis);
-    analysis.tool_formats().iter().map(|t| ToolGrammar::new(t, &analysis.turn.headers, opener.clone())).collect()
+    analysis
+        .tool_formats()
+        .iter()
+        .map(|t| {
+            let mut markers = analysis.preserved_tokens.clone();
+            markers.extend(tool_tokens(t));
+            ToolGrammar::new(t, &analysis.turn.headers, opener.clone(), markers)
+        })
+        .collect()
 }
 
 /// The tool-call part of the grammar for one format.
@@ -391,12 +403,15 @@ struct ToolGrammar<'a> {
     headers: &'a [Header],
     /// The part opener (see [`part_opener`]): a section after content starts with it.
     opener: Option<String>,
+    /// The marker tokens the analysis learned (and this format's own): a
+    /// function name never holds one.
+    markers: Vec<String>,
     triggers: Vec<String>,
 }
 
 impl<'a> ToolGrammar<'a> {
-    fn new(format: &'a ToolFormat, headers: &'a [Header], opener: Option<String>) -> ToolGrammar<'a> {
-        let mut g = ToolGrammar { format, headers, opener, triggers: Vec::new() };
+    fn new(format: &'a ToolFormat, headers: &'a [Header], opener: Option<String>, markers: Vec<String>) -> ToolGrammar<'a> {
+        let mut g = ToolGrammar { format, headers, opener, markers, triggers: Vec::new() };
         g.triggers = g.first_literals();
         g
     }
@@ -598,16 +613,20 @@ impl<'a> ToolGrammar<'a> {
         Some(seq([until([h.close.as_str(), "\n"]), lit(&h.close), ws()]))
     }
 
-    /// Where a name ends besides its suffix: with headers, at a space or any
-    /// header marker (names never hold those; labels and addresses may).
+    /// Where a name ends besides its suffix: at whitespace and at any marker
+    /// the analysis learned (names never hold those; labels, addresses and
+    /// reasoning may). Without these stops, a name slot that starts where
+    /// another header does (` to=NAME<|message|>` and the reasoning header
+    /// ` to=self<|message|>`) would run on to the suffix's next occurrence,
+    /// over markers and whole messages.
     fn name_stops(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        if !self.headers.is_empty() {
-            out.push(" ".into());
-            for h in self.headers {
-                out.extend([h.open.clone(), h.close.clone()]);
-            }
+        let mut out: Vec<String> = [" ", "\t", "\r"].map(String::from).to_vec();
+        for h in self.headers {
+            out.extend([h.open.clone(), h.close.clone()]);
         }
+        out.extend(self.markers.iter().cloned());
+        out.sort();
+        out.dedup();
         out
     }
 
