@@ -8,11 +8,13 @@
 
 use chat_autoparser::analysis::{ArgumentsSlot, ToolClass};
 use chat_autoparser::grammar::Recognizer;
-use chat_autoparser::parser::char_chunks;
 use chat_autoparser::{
     Analysis, AssistantMessage, ChatTemplate, GrammarConfig, ParserConfig, TemplateConfig, ToolChoice, TriggerKind,
 };
 use serde_json::{json, Value};
+
+#[path = "common/streaming.rs"]
+mod streaming;
 
 /// Takes tools, writes them into the system turn, renders only the content
 /// of assistant turns.
@@ -49,17 +51,7 @@ fn tools() -> Vec<Value> {
 /// Parses `output` whole, and checks that streaming it a byte at a time and
 /// in 3-byte chunks gives the same message.
 fn parse(output: &str) -> AssistantMessage {
-    let parser = analyze(SILENT).parser(&ParserConfig { tools: tools(), ..Default::default() }).unwrap();
-    let message = parser.parse(output);
-    for size in [1, 3] {
-        let mut stream = parser.stream();
-        for chunk in char_chunks(output, size) {
-            stream.push(chunk);
-        }
-        stream.finish();
-        assert_eq!(stream.message(), message, "chunks of {size}: {output:?}");
-    }
-    message
+    streaming::parse_and_stream(&analyze(SILENT).parser(&ParserConfig { tools: tools(), ..Default::default() }).unwrap(), output)
 }
 
 /// `(name, arguments)` of each call.

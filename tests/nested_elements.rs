@@ -13,6 +13,9 @@ use chat_autoparser::analysis::{ArgumentsSlot, ComparisonStatus, Elements};
 use chat_autoparser::{Analysis, ChatTemplate, ParserConfig, TemplateConfig};
 use serde_json::{json, Value};
 
+#[path = "common/streaming.rs"]
+mod streaming;
+
 /// XML-element arguments; mappings and lists nested as elements, list
 /// items named `li`.
 const TEMPLATE: &str = r#"
@@ -52,17 +55,9 @@ fn tools() -> Vec<Value> {
 
 fn arguments(output: &str) -> String {
     let parser = analysis().parser(&ParserConfig { tools: tools(), ..Default::default() }).unwrap();
-    let m = parser.parse(output);
+    let m = streaming::parse_and_stream(&parser, output);
     assert_eq!(m.tool_calls.len(), 1, "{output}: {m:?}");
     assert_eq!(m.tool_calls[0].function.name, "plan");
-    for size in [1, 4, 7] {
-        let mut stream = parser.stream();
-        for chunk in output.as_bytes().chunks(size) {
-            stream.push(std::str::from_utf8(chunk).unwrap());
-        }
-        stream.finish();
-        assert_eq!(stream.message(), m, "{output} streamed in {size}-byte chunks");
-    }
     m.tool_calls[0].function.arguments.clone()
 }
 

@@ -9,9 +9,11 @@
 //! only where a part opens: `all` inside the content (`call`, `really`) is
 //! text.
 
-use chat_autoparser::parser::char_chunks;
 use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig, TemplateConfig};
 use serde_json::{json, Value};
+
+#[path = "common/streaming.rs"]
+mod streaming;
 
 const TEMPLATE: &str = r#"
 {%- for m in messages -%}
@@ -35,17 +37,7 @@ fn tools() -> Vec<Value> {
 
 /// The batch parse, checked against streams in 1-, 4- and 7-byte chunks.
 fn parse(output: &str) -> AssistantMessage {
-    let parser = analysis().parser(&ParserConfig { tools: tools(), ..Default::default() }).unwrap();
-    let batch = parser.parse(output);
-    for size in [1, 4, 7] {
-        let mut stream = parser.stream();
-        for chunk in char_chunks(output, size) {
-            stream.push(chunk);
-        }
-        stream.finish();
-        assert_eq!(stream.message(), batch, "chunks of {size}: {output:?}");
-    }
-    batch
+    streaming::parse_and_stream(&analysis().parser(&ParserConfig { tools: tools(), ..Default::default() }).unwrap(), output)
 }
 
 fn calls(m: &AssistantMessage) -> Vec<(&str, &str)> {

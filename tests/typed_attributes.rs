@@ -9,9 +9,11 @@
 //! JSON values; streaming in 1-, 4- and 7-byte chunks gives the batch message.
 
 use chat_autoparser::analysis::ArgumentsSlot;
-use chat_autoparser::parser::char_chunks;
 use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig, TemplateConfig};
 use serde_json::{json, Value};
+
+#[path = "common/streaming.rs"]
+mod streaming;
 
 const TEMPLATE: &str = r#"{%- macro vtype(v) -%}{%- if v is boolean -%}boolean{%- elif v is none -%}null{%- elif v is number -%}number{%- elif v is string -%}string{%- elif v is mapping -%}object{%- else -%}array{%- endif -%}{%- endmacro -%}
 {%- for m in messages -%}
@@ -28,17 +30,7 @@ fn analysis() -> Analysis {
 }
 
 fn parse(output: &str) -> AssistantMessage {
-    let parser = analysis().parser(&ParserConfig::default()).unwrap();
-    let batch = parser.parse(output);
-    for size in [1, 4, 7] {
-        let mut stream = parser.stream();
-        for chunk in char_chunks(output, size) {
-            stream.push(chunk);
-        }
-        stream.finish();
-        assert_eq!(stream.message(), batch, "chunks of {size}");
-    }
-    batch
+    streaming::parse_and_stream(&analysis().parser(&ParserConfig::default()).unwrap(), output)
 }
 
 #[test]
