@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::gbnf::{alt, literal, until, until_in_line, Rules};
 use super::markers::{split, Piece, Pieces};
+use super::elements::ElementsCompiler;
 use super::schema::{members, primitive, required_names, Compiler, Dialect, Member};
 use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolFormat};
 
@@ -256,7 +257,7 @@ impl Builder<'_> {
     }
 
     /// Marker-wrapped arguments: string values raw up to the closing marker,
-    /// other values as JSON.
+    /// other values as JSON, or as nested elements when the format writes them.
     fn tagged_arguments(&mut self, tool: &Tool, g: &TaggedArguments) -> Pieces {
         let schema = object_schema(&tool.parameters);
         let props = properties(&schema);
@@ -317,13 +318,7 @@ impl Builder<'_> {
             options.push(p.render());
         }
         if !(g.raw_strings && kind == StringKind::Only) {
-            let mut c = Compiler::new(self.rules, self.warnings, Dialect::Json, &tool.parameters);
-            let json = c.compile(prop, &hint);
-            // Templates print non-string values with `tojson` or with Python's
-            // `str()` (`{'a': True}`): both spellings are accepted.
-            let mut c = Compiler::new(self.rules, self.warnings, Dialect::Python, &tool.parameters);
-            let py = c.compile(prop, &format!("{hint}-py"));
-            let json = if py == json { json } else { alt(&[json, py]) };
+            let json = self.typed_value(tool, prop, g, &hint);
             let mut p = Pieces::new();
             match g.typed_word() {
                 // The type word the probes did not render (`object`) fits too.
@@ -336,10 +331,33 @@ impl Builder<'_> {
         alt(&options)
     }
 
+    /// A non-string value: in the format's nested elements when it has
+    /// them, else JSON or Python literals (templates print values with
+    /// `tojson` or with Python's `str()`, `{'a': True}`).
+    fn typed_value(&mut self, tool: &Tool, prop: &Value, g: &TaggedArguments, hint: &str) -> String {
+        if let Some(e) = &g.elements {
+            return ElementsCompiler::new(self.rules, self.warnings, e, g.raw_strings, &tool.parameters).compile(prop, &format!("{hint}-el"));
+        }
+        let mut c = Compiler::new(self.rules, self.warnings, Dialect::Json, &tool.parameters);
+        let json = c.compile(prop, hint);
+        let mut c = Compiler::new(self.rules, self.warnings, Dialect::Python, &tool.parameters);
+        let py = c.compile(prop, &format!("{hint}-py"));
+        if py == json {
+            json
+        } else {
+            alt(&[json, py])
+        }
+    }
+
     /// A raw value with its suffix, for arguments of unknown key and type;
     /// a closing marker that names the argument takes any name.
     fn raw_value(&mut self, g: &TaggedArguments, hint: &str) -> String {
-        let text = self.raw_value_text(g, &g.value_suffix, hint);
+        let mut text = self.raw_value_text(g, &g.value_suffix, hint);
+        if let Some(e) = &g.elements {
+            // Of unknown type, it may be an object or a list, written as elements.
+            let any = ElementsCompiler::new(self.rules, self.warnings, e, g.raw_strings, &Value::Null).any();
+            text = alt(&[text, any]);
+        }
         let mut p = Pieces::new();
         p.marker(&g.value_prefix).expr(text);
         push_suffix(&mut p, &g.value_suffix);
