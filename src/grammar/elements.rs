@@ -7,8 +7,10 @@
 //! A rule built here is the *content* of an element (or of an argument's
 //! value): what sits between an opening and a closing tag. Strings are raw
 //! text that holds no closing tag (the parser reads one as the end of the
-//! element); numbers, booleans and null are JSON or Python literals, as
-//! templates print them; `enum` and `const` are their raw spellings. Sibling
+//! element); numbers, booleans and null are JSON literals, as the parser
+//! converts them inside elements (an argument's whole value, which the
+//! parser reads as a typed argument, may also be a Python literal, `True`);
+//! `enum` and `const` are their raw spellings. Sibling
 //! elements may have whitespace around them, which the parser reads as
 //! scaffolding. Declared members are keyed elements in schema order,
 //! required ones mandatory (as `schema` does for JSON objects); extra
@@ -37,13 +39,15 @@ pub struct ElementsCompiler<'a> {
     raw_strings: bool,
     /// The document `$ref`s resolve against.
     root: &'a Value,
-    /// `$ref` → rule name, so recursive references terminate.
-    refs: HashMap<String, String>,
+    /// Inside an element (not an argument's whole value): scalars are JSON only.
+    inside: bool,
+    /// (`$ref`, `inside`) → rule name, so recursive references terminate.
+    refs: HashMap<(String, bool), String>,
 }
 
 impl<'a> ElementsCompiler<'a> {
     pub fn new(rules: &'a mut Rules, warnings: &'a mut Vec<String>, e: &'a Elements, raw_strings: bool, root: &'a Value) -> Self {
-        ElementsCompiler { rules, warnings, e, raw_strings, root, refs: HashMap::new() }
+        ElementsCompiler { rules, warnings, e, raw_strings, root, inside: false, refs: HashMap::new() }
     }
 
     /// A rule for the content of an element holding a value valid under
@@ -119,8 +123,9 @@ impl<'a> ElementsCompiler<'a> {
     fn typed(&mut self, t: &str, map: &Map<String, Value>, hint: &str, depth: usize) -> String {
         match t {
             "string" => self.text(),
-            // Python's spellings include JSON's (`True` | `true`): templates print both.
-            "number" | "integer" | "boolean" | "null" => primitive(self.rules, t, true),
+            // Python's spellings include JSON's (`True` | `true`); the parser
+            // reads them in a whole value only.
+            "number" | "integer" | "boolean" | "null" => primitive(self.rules, t, !self.inside),
             "array" => self.array(map, hint, depth),
             "object" => self.object(map, hint, depth),
             other => self.loose(hint, &format!("unknown type {other:?}")),
@@ -131,7 +136,8 @@ impl<'a> ElementsCompiler<'a> {
         let Some(reference) = r.as_str() else {
             return self.loose(hint, "`$ref` is not a string");
         };
-        if let Some(name) = self.refs.get(reference) {
+        let key = (reference.to_owned(), self.inside);
+        if let Some(name) = self.refs.get(&key) {
             return name.clone();
         }
         let Some(target) = lookup(self.root, reference).cloned() else {
@@ -139,7 +145,7 @@ impl<'a> ElementsCompiler<'a> {
         };
         let ref_hint = reference.rsplit('/').next().unwrap_or("ref").to_owned();
         let name = self.rules.reserve(&format!("elements-ref-{ref_hint}"));
-        self.refs.insert(reference.to_owned(), name.clone());
+        self.refs.insert(key, name.clone());
         let body = self.at_depth(&target, &format!("{ref_hint}-elements"), depth + 1);
         self.rules.define(&name, body);
         name
@@ -160,6 +166,14 @@ impl<'a> ElementsCompiler<'a> {
         }
         let stop = first_word(&self.e.close_prefix).unwrap_or_default();
         until(self.rules, "element-text", &stop)
+    }
+
+    /// A rule for an element's content: a member or an item.
+    fn member(&mut self, schema: &Value, hint: &str, depth: usize) -> String {
+        let outer = std::mem::replace(&mut self.inside, true);
+        let rule = self.at_depth(schema, hint, depth);
+        self.inside = outer;
+        rule
     }
 
     /// One element: the opening tag with `name`, `content`, the closing tag.
@@ -203,13 +217,13 @@ impl<'a> ElementsCompiler<'a> {
         if let Some(Value::Array(prefix)) = map.get("prefixItems") {
             let mut body = vec![ws.clone()];
             for (i, s) in prefix.iter().enumerate() {
-                let content = self.at_depth(s, &format!("{hint}-{i}"), depth + 1);
+                let content = self.member(s, &format!("{hint}-{i}"), depth + 1);
                 body.extend([self.keyed(&name, &content), ws.clone()]);
             }
             return self.rules.add(hint, body.join(" "));
         }
         let content = match map.get("items") {
-            Some(s) => self.at_depth(s, &format!("{hint}-item"), depth + 1),
+            Some(s) => self.member(s, &format!("{hint}-item"), depth + 1),
             None => self.any(),
         };
         let item = self.keyed(&name, &content);
@@ -239,14 +253,14 @@ impl<'a> ElementsCompiler<'a> {
         let extra = match map.get("additionalProperties") {
             Some(Value::Bool(false)) => None,
             Some(Value::Bool(true)) => Some(self.any()),
-            Some(s @ Value::Object(_)) => Some(self.at_depth(s, &format!("{hint}-extra"), depth + 1)),
+            Some(s @ Value::Object(_)) => Some(self.member(s, &format!("{hint}-extra"), depth + 1)),
             _ if props.is_empty() => Some(self.any()),
             _ => None,
         };
         let required = required_names(map);
         let mut list = Vec::new();
         for (key, schema) in &props {
-            let content = self.at_depth(schema, &format!("{hint}-{key}"), depth + 1);
+            let content = self.member(schema, &format!("{hint}-{key}"), depth + 1);
             let expr = self.keyed(key, &content);
             list.push(Member { expr, required: required.contains(key) });
         }
@@ -303,7 +317,7 @@ mod tests {
         assert!(w.is_empty(), "{w:?}");
         assert!(text.contains(r#"p-tags-item-element ::= "<li>" integer "</li>""#), "{text}");
         assert!(text.contains(r#"p-tags ::= ws ( p-tags-item-element ws )*"#), "{text}");
-        assert!(text.contains(r#"p ::= ws ( "<tags>" p-tags "</tags>" ws "<exact>" py-boolean "</exact>" | "<exact>" py-boolean "</exact>" ) ws"#), "{text}");
+        assert!(text.contains(r#"p ::= ws ( "<tags>" p-tags "</tags>" ws "<exact>" boolean "</exact>" | "<exact>" boolean "</exact>" ) ws"#), "{text}");
     }
 
     #[test]

@@ -178,11 +178,6 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// A schema with its `$ref` (if any) looked up, for inspection.
-    pub fn resolved(&self, schema: &Value) -> Option<Value> {
-        resolved(self.root, schema)
-    }
-
     fn lookup(&self, reference: &str) -> Option<&'a Value> {
         lookup(self.root, reference)
     }

@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use super::gbnf::{alt, literal, until, until_in_line, Rules};
 use super::markers::{split, Piece, Pieces};
 use super::elements::ElementsCompiler;
-use super::schema::{members, primitive, required_names, Compiler, Dialect, Member};
+use super::schema::{members, primitive, required_names, resolved, Compiler, Dialect, Member, MAX_DEPTH};
 use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolFormat};
 
 /// A tool as the grammar needs it.
@@ -300,9 +300,7 @@ impl Builder<'_> {
         // The closing marker may name the argument (`</city>`): with the key
         // known, it is fixed text.
         let close = g.close_for(key);
-        let c = Compiler::new(self.rules, self.warnings, Dialect::Json, &tool.parameters);
-        let resolved = c.resolved(prop).unwrap_or(Value::Null);
-        let kind = string_kind(&resolved);
+        let kind = string_kind(prop, &tool.parameters, 0);
         let mut options = Vec::new();
         if g.raw_strings && kind != StringKind::Never {
             let mut p = Pieces::new();
@@ -425,7 +423,12 @@ enum StringKind {
     Some,
 }
 
-fn string_kind(schema: &Value) -> StringKind {
+/// The string kind of `schema` (its `$ref`s looked up in `root`). A choice
+/// (`anyOf`, `oneOf`) is never a string when no branch is, so `oneOf:
+/// [integer, object]` gets no raw-text option; an object or a list implied
+/// by its keywords alone (`properties`, `items`) is never a string either.
+fn string_kind(schema: &Value, root: &Value, depth: usize) -> StringKind {
+    let Some(schema) = resolved(root, schema).filter(|_| depth <= MAX_DEPTH) else { return StringKind::Some };
     if let Some(Value::Array(values)) = schema.get("enum") {
         if values.iter().all(Value::is_string) {
             return StringKind::Enum(values.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect());
@@ -435,10 +438,22 @@ fn string_kind(schema: &Value) -> StringKind {
     if let Some(Value::String(c)) = schema.get("const") {
         return StringKind::Enum(vec![c.clone()]);
     }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(subs)) = schema.get(key) {
+            let kinds: Vec<StringKind> = subs.iter().map(|s| string_kind(s, root, depth + 1)).collect();
+            return match () {
+                _ if kinds.iter().all(|k| *k == StringKind::Never) => StringKind::Never,
+                _ if kinds.iter().all(|k| *k == StringKind::Only) => StringKind::Only,
+                _ => StringKind::Some,
+            };
+        }
+    }
+    let shaped = ["properties", "additionalProperties", "items", "prefixItems"].iter().any(|k| schema.get(k).is_some());
     match schema.get("type") {
         Some(Value::String(t)) if t == "string" => StringKind::Only,
         Some(Value::String(_)) => StringKind::Never,
         Some(Value::Array(ts)) if !ts.iter().any(|t| t == "string") => StringKind::Never,
+        None if shaped => StringKind::Never,
         _ => StringKind::Some,
     }
 }
