@@ -177,7 +177,6 @@ fn recognizer(t: &Template, g: &Grammar) -> Recognizer {
 /// from the analysis alone) cannot match their renders. Their failures are
 /// printed, not fatal; each is an analysis issue, listed in docs/grammar.md.
 const KNOWN: &[(&str, &str)] = &[
-    ("llamacpp/MiniMax-M3", "object and array values are written as nested elements (`<item>`); the analysis learns them (`arguments.elements`) and the parser reads them, the grammar does not write them yet"),
     (
         "llamacpp/NVIDIA-Nemotron-Nano-v2",
         "a final assistant turn renders content and calls as two turns (a stop marker between, no `</think>`); a model writes one",

@@ -18,7 +18,7 @@ pub const RESERVED: &[&str] = &[
     "root", "space", "ws", "value", "object", "array", "string", "char", "number", "integer",
     "integral-part", "decimal-part", "boolean", "null", "member", "py-value", "py-object",
     "py-array", "py-string", "py-member", "py-boolean", "py-null", "any-text", "reasoning",
-    "calls", "call", "answer", "tool-name",
+    "calls", "call", "answer", "tool-name", "elements-any",
 ];
 
 /// An ordered set of named rules.

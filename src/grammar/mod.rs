@@ -20,6 +20,7 @@
 //!
 //! Modules, one concept each: `gbnf` (text, names, escaping), `markers`
 //! (template whitespace as flexible `ws`), `schema` (JSON Schema → rules),
+//! `elements` (JSON Schema → rules in a format's nested-element notation),
 //! `tools` (calls per format family), `triggers` (where lazy grammars start),
 //! `syntax` (the GBNF language, `grammars/gbnf.pest`) and `recognizer` (is a
 //! text in a GBNF grammar, with context-free semantics).
@@ -29,6 +30,7 @@
 //! `grammars/gbnf.pest` and uses only llama.cpp's dialect; a schema we cannot
 //! express yields a looser rule and an entry in [`Grammar::warnings`].
 
+mod elements;
 mod gbnf;
 mod markers;
 pub mod recognizer;

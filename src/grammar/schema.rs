@@ -27,7 +27,7 @@ use super::gbnf::{alt, literal, seq, Rules};
 /// Schemas nested deeper than this fall back to "any value".
 pub const MAX_DEPTH: usize = 32;
 /// `maxLength` / `maxItems` above this are treated as unbounded.
-const MAX_BOUND: u64 = 64;
+pub const MAX_BOUND: u64 = 64;
 
 /// How values are written: JSON, or Python literals (`True`, `None`, `'x'`),
 /// which also accept their JSON spellings because templates mix both.
@@ -166,50 +166,20 @@ impl<'a> Compiler<'a> {
     /// `allOf` whose parts are all object schemas: one object with the
     /// members of all parts. Anything else is looser: the first part only.
     fn all_of(&mut self, map: &Map<String, Value>, subs: &[Value], hint: &str, depth: usize) -> String {
-        let mut merged = map.clone();
-        merged.remove("allOf");
-        let mut props = Map::new();
-        let mut required = Vec::new();
-        for sub in subs {
-            let sub = self.resolved(sub).unwrap_or(Value::Null);
-            let Some(obj) = sub.as_object().filter(|o| o.contains_key("properties")) else {
+        match merged_all_of(self.root, map, subs) {
+            Some(merged) => self.object(&merged, hint, depth),
+            None => {
                 self.warnings.push(format!("{hint}: `allOf` over non-object schemas; only its first part is used"));
-                return match subs.first() {
+                match subs.first() {
                     Some(first) => self.at_depth(first, hint, depth + 1),
                     None => self.any(),
-                };
-            };
-            if let Some(Value::Object(p)) = obj.get("properties") {
-                props.extend(p.clone());
-            }
-            if let Some(Value::Array(r)) = obj.get("required") {
-                required.extend(r.iter().cloned());
+                }
             }
         }
-        merged.insert("type".into(), "object".into());
-        merged.insert("properties".into(), Value::Object(props));
-        merged.insert("required".into(), Value::Array(required));
-        self.object(&merged, hint, depth)
-    }
-
-    /// A schema with its `$ref` (if any) looked up, for inspection.
-    pub fn resolved(&self, schema: &Value) -> Option<Value> {
-        let mut current = schema;
-        for _ in 0..8 {
-            match current.get("$ref").and_then(Value::as_str) {
-                Some(r) => current = self.lookup(r)?,
-                None => return Some(current.clone()),
-            }
-        }
-        None
     }
 
     fn lookup(&self, reference: &str) -> Option<&'a Value> {
-        let pointer = reference.strip_prefix('#')?;
-        if pointer.is_empty() {
-            return Some(self.root);
-        }
-        self.root.pointer(pointer)
+        lookup(self.root, reference)
     }
 
     fn reference(&mut self, r: &Value, hint: &str, depth: usize) -> String {
@@ -348,6 +318,52 @@ impl<'a> Compiler<'a> {
         let py = self.dialect == Dialect::Python;
         primitive(self.rules, name, py)
     }
+}
+
+/// `schema` with its `$ref`s (in `root`) followed; `None` when one leads
+/// outside the document or the chain is longer than 8.
+pub fn resolved(root: &Value, schema: &Value) -> Option<Value> {
+    let mut current = schema;
+    for _ in 0..8 {
+        match current.get("$ref").and_then(Value::as_str) {
+            Some(r) => current = lookup(root, r)?,
+            None => return Some(current.clone()),
+        }
+    }
+    None
+}
+
+/// The schema a `#/...` reference points to in `root`.
+pub fn lookup<'v>(root: &'v Value, reference: &str) -> Option<&'v Value> {
+    let pointer = reference.strip_prefix('#')?;
+    if pointer.is_empty() {
+        return Some(root);
+    }
+    root.pointer(pointer)
+}
+
+/// `allOf` over object schemas as one object schema (`map` without its
+/// `allOf`, with the parts' properties and required names); `None` when a
+/// part is not an object schema.
+pub fn merged_all_of(root: &Value, map: &Map<String, Value>, subs: &[Value]) -> Option<Map<String, Value>> {
+    let mut merged = map.clone();
+    merged.remove("allOf");
+    let mut props = Map::new();
+    let mut required = Vec::new();
+    for sub in subs {
+        let sub = resolved(root, sub).unwrap_or(Value::Null);
+        let obj = sub.as_object().filter(|o| o.contains_key("properties"))?;
+        if let Some(Value::Object(p)) = obj.get("properties") {
+            props.extend(p.clone());
+        }
+        if let Some(Value::Array(r)) = obj.get("required") {
+            required.extend(r.iter().cloned());
+        }
+    }
+    merged.insert("type".into(), "object".into());
+    merged.insert("properties".into(), Value::Object(props));
+    merged.insert("required".into(), Value::Array(required));
+    Some(merged)
 }
 
 /// The `required` list of an object schema.

@@ -15,7 +15,8 @@ use serde_json::{json, Map, Value};
 
 use super::gbnf::{alt, literal, until, until_in_line, Rules};
 use super::markers::{split, Piece, Pieces};
-use super::schema::{members, primitive, required_names, Compiler, Dialect, Member};
+use super::elements::ElementsCompiler;
+use super::schema::{members, primitive, required_names, resolved, Compiler, Dialect, Member, MAX_DEPTH};
 use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolFormat};
 
 /// A tool as the grammar needs it.
@@ -256,7 +257,7 @@ impl Builder<'_> {
     }
 
     /// Marker-wrapped arguments: string values raw up to the closing marker,
-    /// other values as JSON.
+    /// other values as JSON, or as nested elements when the format writes them.
     fn tagged_arguments(&mut self, tool: &Tool, g: &TaggedArguments) -> Pieces {
         let schema = object_schema(&tool.parameters);
         let props = properties(&schema);
@@ -299,9 +300,7 @@ impl Builder<'_> {
         // The closing marker may name the argument (`</city>`): with the key
         // known, it is fixed text.
         let close = g.close_for(key);
-        let c = Compiler::new(self.rules, self.warnings, Dialect::Json, &tool.parameters);
-        let resolved = c.resolved(prop).unwrap_or(Value::Null);
-        let kind = string_kind(&resolved);
+        let kind = string_kind(prop, &tool.parameters, 0);
         let mut options = Vec::new();
         if g.raw_strings && kind != StringKind::Never {
             let mut p = Pieces::new();
@@ -317,13 +316,7 @@ impl Builder<'_> {
             options.push(p.render());
         }
         if !(g.raw_strings && kind == StringKind::Only) {
-            let mut c = Compiler::new(self.rules, self.warnings, Dialect::Json, &tool.parameters);
-            let json = c.compile(prop, &hint);
-            // Templates print non-string values with `tojson` or with Python's
-            // `str()` (`{'a': True}`): both spellings are accepted.
-            let mut c = Compiler::new(self.rules, self.warnings, Dialect::Python, &tool.parameters);
-            let py = c.compile(prop, &format!("{hint}-py"));
-            let json = if py == json { json } else { alt(&[json, py]) };
+            let json = self.typed_value(tool, prop, g, &hint);
             let mut p = Pieces::new();
             match g.typed_word() {
                 // The type word the probes did not render (`object`) fits too.
@@ -336,10 +329,33 @@ impl Builder<'_> {
         alt(&options)
     }
 
+    /// A non-string value: in the format's nested elements when it has
+    /// them, else JSON or Python literals (templates print values with
+    /// `tojson` or with Python's `str()`, `{'a': True}`).
+    fn typed_value(&mut self, tool: &Tool, prop: &Value, g: &TaggedArguments, hint: &str) -> String {
+        if let Some(e) = &g.elements {
+            return ElementsCompiler::new(self.rules, self.warnings, e, g.raw_strings, &tool.parameters).compile(prop, &format!("{hint}-el"));
+        }
+        let mut c = Compiler::new(self.rules, self.warnings, Dialect::Json, &tool.parameters);
+        let json = c.compile(prop, hint);
+        let mut c = Compiler::new(self.rules, self.warnings, Dialect::Python, &tool.parameters);
+        let py = c.compile(prop, &format!("{hint}-py"));
+        if py == json {
+            json
+        } else {
+            alt(&[json, py])
+        }
+    }
+
     /// A raw value with its suffix, for arguments of unknown key and type;
     /// a closing marker that names the argument takes any name.
     fn raw_value(&mut self, g: &TaggedArguments, hint: &str) -> String {
-        let text = self.raw_value_text(g, &g.value_suffix, hint);
+        let mut text = self.raw_value_text(g, &g.value_suffix, hint);
+        if let Some(e) = &g.elements {
+            // Of unknown type, it may be an object or a list, written as elements.
+            let any = ElementsCompiler::new(self.rules, self.warnings, e, g.raw_strings, &Value::Null).any();
+            text = alt(&[text, any]);
+        }
         let mut p = Pieces::new();
         p.marker(&g.value_prefix).expr(text);
         push_suffix(&mut p, &g.value_suffix);
@@ -407,7 +423,12 @@ enum StringKind {
     Some,
 }
 
-fn string_kind(schema: &Value) -> StringKind {
+/// The string kind of `schema` (its `$ref`s looked up in `root`). A choice
+/// (`anyOf`, `oneOf`) is never a string when no branch is, so `oneOf:
+/// [integer, object]` gets no raw-text option; an object or a list implied
+/// by its keywords alone (`properties`, `items`) is never a string either.
+fn string_kind(schema: &Value, root: &Value, depth: usize) -> StringKind {
+    let Some(schema) = resolved(root, schema).filter(|_| depth <= MAX_DEPTH) else { return StringKind::Some };
     if let Some(Value::Array(values)) = schema.get("enum") {
         if values.iter().all(Value::is_string) {
             return StringKind::Enum(values.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect());
@@ -417,10 +438,22 @@ fn string_kind(schema: &Value) -> StringKind {
     if let Some(Value::String(c)) = schema.get("const") {
         return StringKind::Enum(vec![c.clone()]);
     }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(subs)) = schema.get(key) {
+            let kinds: Vec<StringKind> = subs.iter().map(|s| string_kind(s, root, depth + 1)).collect();
+            return match () {
+                _ if kinds.iter().all(|k| *k == StringKind::Never) => StringKind::Never,
+                _ if kinds.iter().all(|k| *k == StringKind::Only) => StringKind::Only,
+                _ => StringKind::Some,
+            };
+        }
+    }
+    let shaped = ["properties", "additionalProperties", "items", "prefixItems"].iter().any(|k| schema.get(k).is_some());
     match schema.get("type") {
         Some(Value::String(t)) if t == "string" => StringKind::Only,
         Some(Value::String(_)) => StringKind::Never,
         Some(Value::Array(ts)) if !ts.iter().any(|t| t == "string") => StringKind::Never,
+        None if shaped => StringKind::Never,
         _ => StringKind::Some,
     }
 }
