@@ -57,13 +57,19 @@ impl OutputStream {
     /// deltas) reuses its allocations, deltas' strings included, and text
     /// that continues the same field comes as one delta.
     pub fn push_into(&mut self, chunk: &str, out: &mut Vec<Delta>) {
-        match self.run {
-            Some(run) if self.peg.extend(chunk) => {
+        match self.run.and_then(|run| Some((run, self.peg.extend(chunk)?))) {
+            Some((run, (from, to))) => {
                 let mut sink = Sink::new(out, &mut self.builder);
-                self.decoder.run_text(run, self.peg.input().len(), chunk, &mut sink);
+                if from < to {
+                    // Mostly the chunk itself; else a held-back delimiter
+                    // prefix turned out plain, or the chunk ends in one.
+                    let whole = to - from == chunk.len() && to == self.peg.input().len();
+                    let text = if whole { chunk } else { self.peg.text().get(from..to).unwrap_or("") };
+                    self.decoder.run_text(run, to, text, &mut sink);
+                }
                 sink.finish();
             }
-            _ => self.step(chunk, false, out),
+            None => self.step(chunk, false, out),
         }
     }
 

@@ -91,6 +91,23 @@ pub(crate) enum Frame {
     Recover { pc: u32, depth: u32 },
 }
 
+/// How a suspended machine takes plain text without a step
+/// ([`Vm::plain_text`]), and how far such text has gone.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Plain {
+    /// Text without these bytes is plain whatever came before it.
+    pub stops: ByteSet,
+    /// In an `Until`: its matcher, for text with stop bytes that still
+    /// completes no delimiter.
+    pub until: Option<u32>,
+    /// In an `Until`: the automaton's state at the end of the input, not
+    /// the root (0) when a delimiter prefix is held back.
+    pub held: u32,
+    /// The open captures' text is final up to here (the start of the held
+    /// delimiter prefix; the end of the input in a JSON string).
+    pub sent: usize,
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Run {
@@ -274,31 +291,44 @@ impl Vm {
         }
     }
 
-    /// The bytes that would stop a run of plain text appended at `at`, the
-    /// end of the input, when the machine is suspended there with nothing
-    /// pending: in an `Until`, its delimiters' first bytes (a scan that meets
-    /// none of them finds nothing and suspends again at the new end); inside
-    /// a JSON string, [`STRING_STOPS`]. Bytes without any of them only move
-    /// the instruction along ([`Vm::skip_text`]). `None` otherwise.
+    /// How plain text appended at `at`, the end of the input, moves the
+    /// suspended machine without a step, or `None` when it cannot (see
+    /// [`Plain`]): in an `Until` with nothing pending but a held-back
+    /// delimiter prefix `input[pos..at]`, text that completes no delimiter
+    /// only moves the scan along; inside a JSON string at `at`, text without
+    /// [`STRING_STOPS`] only continues the string.
     #[inline]
-    pub fn text_stops(&self, p: &Inner, at: usize) -> Option<ByteSet> {
-        if self.pos != at || self.pending.is_some() {
+    pub fn plain_text(&self, p: &Inner, input: &[u8], at: usize) -> Option<Plain> {
+        if self.pending.is_some() || self.pos > at {
             return None;
         }
         match p.insts.get(self.pc as usize)? {
-            Inst::Until(m) if !self.scanning => p.matchers.get(*m as usize)?.first_bytes(),
-            Inst::Json(_) if self.scanning && self.json.in_plain_string() => Some(STRING_STOPS),
+            Inst::Until(m) if !self.scanning => {
+                let matcher = p.matchers.get(*m as usize)?;
+                let stops = matcher.first_bytes()?;
+                // The held-back bytes are a delimiter prefix: rescanned from
+                // the root they give the state the scan stopped in.
+                let held = matcher.scan_plain(0, input.get(self.pos..at)?)?;
+                let plain = Plain { stops, until: Some(*m), held: held as u32, sent: self.pos };
+                (matcher.depth(held) == at - self.pos).then_some(plain)
+            }
+            Inst::Json(_) if self.scanning && self.pos == at && self.json.in_plain_string() => {
+                Some(Plain { stops: STRING_STOPS, until: None, held: 0, sent: at })
+            }
             _ => None,
         }
     }
 
-    /// Moves the suspended instruction over `n` more bytes without any of
-    /// its [`text_stops`](Vm::text_stops): what [`Vm::run`] does with them.
+    /// Moves the suspended instruction over plain text ([`Plain`]) up to
+    /// `to`, of which it has seen up to `seen`; an `Until` stops at `sent`,
+    /// before the delimiter prefix it holds back, and rescans that.
     #[inline]
-    pub fn skip_text(&mut self, n: usize) {
-        self.pos += n;
-        if self.scanning {
-            self.json.skip_plain(n);
+    pub fn skip_text(&mut self, plain: &Plain, seen: usize, to: usize) {
+        if plain.until.is_some() {
+            self.pos = plain.sent;
+        } else {
+            self.pos = to;
+            self.json.skip_plain(to - seen);
         }
     }
 

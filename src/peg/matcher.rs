@@ -201,6 +201,32 @@ impl MultiLiteral {
         (!self.empty).then_some(self.first_set)
     }
 
+    /// Scans `bytes` from state `s`, which the text before them left the
+    /// automaton in with no literal found: the state after them, or `None`
+    /// when a literal ends in them. A stream's plain-text test: text that
+    /// ends in the root state (depth 0) holds nothing back.
+    #[inline]
+    pub fn scan_plain(&self, mut s: usize, bytes: &[u8]) -> Option<usize> {
+        for &b in bytes {
+            // In the root state only a first byte moves the automaton.
+            if s == 0 && !self.first[b as usize] {
+                continue;
+            }
+            s = self.step(s, b);
+            if self.out[s] != 0 {
+                return None;
+            }
+        }
+        Some(s)
+    }
+
+    /// How many bytes state `s` holds back: the length of the longest
+    /// suffix of the scanned text that is a prefix of a literal.
+    #[inline]
+    pub fn depth(&self, s: usize) -> usize {
+        self.depth.get(s).map_or(0, |&d| d as usize)
+    }
+
     /// The first position at or after `from` whose byte may start a
     /// literal. Most of a full parse is this scan: blocks of 8 bytes are
     /// checked without a branch per byte, which also keeps its speed from

@@ -29,8 +29,7 @@
 
 use super::capture::{build, Emitter, Event, Match, Tag};
 use super::compile::Program;
-use super::grammar::ByteSet;
-use super::machine::{ParseError, ParseErrorKind, Run, Vm};
+use super::machine::{ParseError, ParseErrorKind, Plain, Run, Vm};
 use super::utf8;
 
 impl Program {
@@ -158,8 +157,8 @@ pub struct Stream<I: Input = Vec<u8>> {
     /// [`extend`](Stream::extend) and is applied by `sync`.
     synced: usize,
     /// While the input may grow by plain text ([`extend`](Stream::extend)):
-    /// the bytes that stop it.
-    stops: Option<ByteSet>,
+    /// how, and how far its text is final.
+    plain: Option<Plain>,
 }
 
 /// What a [`Stream`] keeps its input in: bytes (`Vec<u8>`, fed `&[u8]`) or
@@ -211,7 +210,7 @@ impl<I: Input> Stream<I> {
             live_pos: None,
             events: Vec::new(),
             synced: 0,
-            stops: None,
+            plain: None,
         }
     }
 
@@ -227,8 +226,11 @@ impl<I: Input> Stream<I> {
 
     /// The frontier: bytes before it are final for every open capture.
     pub fn frontier(&self) -> usize {
-        // Text appended by `extend` is final: nothing holds the frontier back.
-        let pos = if self.synced < self.input().len() { self.input().len() } else { self.vm.commit_point().1 };
+        // Text appended by `extend` is final but for a held delimiter prefix.
+        let pos = match self.plain {
+            Some(plain) if self.synced < self.input().len() => plain.sent,
+            _ => self.vm.commit_point().1,
+        };
         utf8::safe_end(self.input.as_ref(), pos)
     }
 
@@ -260,12 +262,8 @@ impl<I: Input> Stream<I> {
     /// and the caller pushes as usual. See [`extend`](Self::extend).
     #[inline]
     pub fn push_text(&mut self, chunk: &I::Chunk) -> Option<Feed<'_>> {
-        let from = self.input().len();
-        if !self.extend(chunk) {
-            return None;
-        }
+        let (from, to) = self.extend(chunk)?;
         self.events.clear();
-        let to = self.input().len();
         if to > from {
             self.events.extend(self.emitter.open().map(|(id, tag)| Event::Text { id, tag, start: from, end: to }));
         }
@@ -273,38 +271,63 @@ impl<I: Input> Stream<I> {
     }
 
     /// Appends `chunk` when it only lengthens the text of every open capture
-    /// ([`open_captures`](Self::open_captures)) by exactly `chunk`, and
-    /// reports no event: the caller knows what they would say. `false`, and
-    /// nothing appended, otherwise.
+    /// ([`open_captures`](Self::open_captures)), and returns the range of
+    /// input that became final text of each, reporting no event: the
+    /// caller knows what they would say. `None`, and nothing appended,
+    /// otherwise.
     ///
-    /// It applies when the machine is suspended at the end of the input in
-    /// an `until` and no byte of `chunk` can start a delimiter, or inside a
-    /// JSON string and `chunk` has no quote, backslash or control byte; no
-    /// live backtrack entry holds the frontier back; every open capture has
-    /// sent all the input; `chunk` does not end in a cut character. Then a
-    /// full step would resume that instruction, consume `chunk` without
-    /// changing its state, suspend again at the new end and emit only text up
-    /// to it: the log and the stack are untouched, so streaming still equals
-    /// the full parse. The machine itself is moved along once, by the next
-    /// step (`sync`), however many chunks came this way.
+    /// It applies when the machine is suspended in an `until` and `chunk`
+    /// completes no delimiter (text with none of the delimiters' first
+    /// bytes is plain at once; otherwise the automaton runs over `chunk`,
+    /// from the state a held-back delimiter prefix left it in), or inside a
+    /// JSON string at the end of the input and `chunk` has no quote,
+    /// backslash or control byte; no live backtrack entry holds the frontier
+    /// back; every open capture has sent all the input up to the held-back
+    /// prefix; `chunk` does not end in a cut character. Then a full step
+    /// would resume that instruction, consume `chunk` without changing its
+    /// state, suspend again (before a delimiter prefix at the new end) and
+    /// emit only text up to there: the log and the stack are untouched, so
+    /// streaming still equals the full parse. The machine itself is moved
+    /// along once, by the next step (`sync`), however many chunks came this
+    /// way.
     #[inline]
-    pub fn extend(&mut self, chunk: &I::Chunk) -> bool {
-        let Some(stops) = self.stops else { return false };
+    pub fn extend(&mut self, chunk: &I::Chunk) -> Option<(usize, usize)> {
+        let plain = self.plain.as_mut()?;
         let bytes = chunk.as_ref();
-        if !I::WHOLE_CHARS && !ends_whole(bytes) || bytes.iter().any(|&b| stops.contains(b)) {
-            return false;
+        if !I::WHOLE_CHARS && !ends_whole(bytes) {
+            return None;
         }
+        let from = plain.sent;
+        if plain.held != 0 || bytes.iter().any(|&b| plain.stops.contains(b)) {
+            return self.extend_until(chunk);
+        }
+        plain.sent += bytes.len();
         self.input.append(chunk);
-        true
+        Some((from, from + bytes.len()))
+    }
+
+    /// [`extend`](Self::extend) for a chunk with stop bytes, or after a
+    /// held-back delimiter prefix: in an `until`, whether the automaton
+    /// meets a delimiter in it. Not inlined: most pushes need not.
+    #[inline(never)]
+    fn extend_until(&mut self, chunk: &I::Chunk) -> Option<(usize, usize)> {
+        let plain = self.plain.as_mut()?;
+        let matcher = self.program.inner.matchers.get(plain.until? as usize)?;
+        let held = matcher.scan_plain(plain.held as usize, chunk.as_ref())?;
+        let from = plain.sent;
+        self.input.append(chunk);
+        plain.held = held as u32;
+        plain.sent = self.input.as_ref().len() - matcher.depth(held);
+        Some((from, plain.sent))
     }
 
     /// Moves the machine and the open captures over the text
     /// [`extend`](Self::extend) appended since the last step.
     fn sync(&mut self) {
         let len = self.input().len();
-        if self.synced < len {
-            self.vm.skip_text(len - self.synced);
-            self.emitter.advance(len);
+        if let Some(plain) = self.plain.filter(|_| self.synced < len) {
+            self.vm.skip_text(&plain, self.synced, len);
+            self.emitter.advance(plain.sent);
             self.synced = len;
         }
     }
@@ -325,7 +348,7 @@ impl<I: Input> Stream<I> {
     fn step(&mut self, fin: bool) -> Result<Feed<'_>, ParseError> {
         self.events.clear();
         self.synced = self.input().len();
-        self.stops = None;
+        self.plain = None;
         match self.state {
             State::Failed(e) => return Err(e),
             State::Matched(end) => return Ok(self.feed(Status::Matched { end })),
@@ -367,8 +390,9 @@ impl<I: Input> Stream<I> {
                 self.vm.drain_log(self.emitted);
             }
         }
-        if status == Status::NeedMore && self.live_pos.is_none() && self.emitter.sent_up_to(self.synced) {
-            self.stops = self.vm.text_stops(&self.program.inner, self.synced);
+        if status == Status::NeedMore && self.live_pos.is_none() {
+            let plain = self.vm.plain_text(&self.program.inner, self.input.as_ref(), self.synced);
+            self.plain = plain.filter(|p| self.emitter.sent_up_to(p.sent));
         }
         Ok(self.feed(status))
     }
@@ -512,13 +536,17 @@ mod tests {
         s.push(b"Hi").unwrap();
         assert_eq!(text(s.push_text(b" the")), Some(1));
         assert_eq!(s.feed(Status::NeedMore).events, [Event::Text { id: 0, tag: C, start: 2, end: 6 }]);
-        // A byte that may start `<tool_call>`: declined, nothing appended.
-        assert_eq!(text(s.push_text(b"re <")), None);
-        assert_eq!(s.input(), b"Hi the");
-        s.push(b"re <").unwrap();
-        // A partial marker is pending: declined.
-        assert_eq!(text(s.push_text(b"x")), None);
-        s.push(b"b ").unwrap();
+        // A byte that may start `<tool_call>`: still plain, held back.
+        assert_eq!(text(s.push_text(b"re <")), Some(1));
+        assert_eq!(s.feed(Status::NeedMore).events, [Event::Text { id: 0, tag: C, start: 6, end: 9 }]);
+        assert_eq!(s.frontier(), 9);
+        // A delimiter: declined, nothing appended.
+        assert_eq!(text(s.push_text(b"tool_call>")), None);
+        assert_eq!(text(s.push_text(b"x <tool_call>")), None);
+        assert_eq!(s.input(), b"Hi there <");
+        // The held `<` turns out plain.
+        assert_eq!(text(s.push_text(b"b ")), Some(1));
+        assert_eq!(s.feed(Status::NeedMore).events, [Event::Text { id: 0, tag: C, start: 9, end: 12 }]);
         // A cut character takes the general step and is held back, and so
         // does the byte that completes it; then plain text is fast again.
         let (lead, tail) = "\u{e9}".as_bytes().split_at(1);
