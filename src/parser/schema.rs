@@ -114,9 +114,13 @@ impl ToolSchemas {
             let Some(name) = function.get("name").and_then(Value::as_str) else { continue };
             let params = function.get("parameters").or_else(|| function.get("input_schema"));
             let props = params.and_then(|p| p.get("properties")).and_then(Value::as_object);
-            let shared = params.map(|p| Arc::new(p.clone()));
-            let arg = |s: &Value| ArgType { types: schema_types(s, params, 0), params: shared.clone() };
-            let args = props.map(|props| props.iter().map(|(k, s)| (k.clone(), arg(s))).collect()).unwrap_or_default();
+            let types: Vec<(String, Vec<String>)> =
+                props.map(|props| props.iter().map(|(k, s)| (k.clone(), schema_types(s, params, 0))).collect()).unwrap_or_default();
+            // Only objects and lists have members to type; copying the
+            // schema for tools without them was a third of building a parser.
+            let has_members = types.iter().any(|(_, t)| t.is_empty() || t.iter().any(|t| t == "object" || t == "array"));
+            let shared = params.filter(|_| has_members).map(|p| Arc::new(p.clone()));
+            let args = types.into_iter().map(|(k, types)| (k, ArgType { types, params: shared.clone() })).collect();
             out.insert(name.to_string(), args);
         }
         ToolSchemas { tools: out }
