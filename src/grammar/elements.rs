@@ -15,7 +15,8 @@
 //! scaffolding. Declared members are keyed elements in schema order,
 //! required ones mandatory (as `schema` does for JSON objects); extra
 //! members, and values of any type, take any element name. Keywords and
-//! fallbacks are those of `schema`, with the same warnings.
+//! fallbacks are those of `schema`, with the same warnings: the
+//! keywords are dispatched by the shared walk (`walk`).
 //!
 //! Invariants: never panics; every reference handed back exists in the rule
 //! set; recursion ends (`$ref`s through a reserved rule, nesting bounded by
@@ -25,9 +26,10 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::gbnf::{alt, literal, not_class, until, until_in_line, Rules};
+use super::gbnf::{literal, not_class, until, until_in_line, Rules};
 use super::markers::{first_word, Pieces};
-use super::schema::{lookup, members, merged_all_of, primitive, required_names, Member, MAX_BOUND, MAX_DEPTH};
+use super::schema::{members, primitive, required_names, Member, MAX_BOUND};
+use super::walk::Notation;
 use crate::analysis::Elements;
 
 /// Compiles schemas into element-notation rules, collecting warnings.
@@ -41,122 +43,20 @@ pub struct ElementsCompiler<'a> {
     root: &'a Value,
     /// Inside an element (not an argument's whole value): scalars are JSON only.
     inside: bool,
-    /// (`$ref`, `inside`) → rule name, so recursive references terminate.
-    refs: HashMap<(String, bool), String>,
+    /// `$ref` → rule name, outside (`[0]`) and inside (`[1]`) an element,
+    /// so recursive references terminate.
+    refs: [HashMap<String, String>; 2],
 }
 
 impl<'a> ElementsCompiler<'a> {
     pub fn new(rules: &'a mut Rules, warnings: &'a mut Vec<String>, e: &'a Elements, raw_strings: bool, root: &'a Value) -> Self {
-        ElementsCompiler { rules, warnings, e, raw_strings, root, inside: false, refs: HashMap::new() }
+        ElementsCompiler { rules, warnings, e, raw_strings, root, inside: false, refs: Default::default() }
     }
 
     /// A rule for the content of an element holding a value valid under
     /// `schema`; `hint` names the rules.
     pub fn compile(&mut self, schema: &Value, hint: &str) -> String {
-        self.at_depth(schema, hint, 0)
-    }
-
-    fn at_depth(&mut self, schema: &Value, hint: &str, depth: usize) -> String {
-        if depth > MAX_DEPTH {
-            return self.loose(hint, "nesting deeper than the supported depth");
-        }
-        match schema {
-            Value::Bool(true) => self.any(),
-            Value::Object(map) => self.object_schema(map, hint, depth),
-            Value::Bool(false) => self.loose(hint, "`false` schema"),
-            _ => self.loose(hint, "schema is not an object"),
-        }
-    }
-
-    fn object_schema(&mut self, map: &Map<String, Value>, hint: &str, depth: usize) -> String {
-        for key in ["not", "if", "then", "else", "patternProperties", "dependentSchemas", "pattern"] {
-            if map.contains_key(key) {
-                self.warnings.push(format!("{hint}: `{key}` is not supported; it is ignored (looser grammar)"));
-            }
-        }
-        if let Some(r) = map.get("$ref") {
-            return self.reference(r, hint, depth);
-        }
-        if let Some(c) = map.get("const") {
-            return self.constant(c);
-        }
-        if let Some(Value::Array(values)) = map.get("enum") {
-            let options: Vec<String> = values.iter().map(|v| self.constant(v)).collect();
-            return self.rules.add(hint, alt(&options));
-        }
-        for key in ["anyOf", "oneOf"] {
-            if let Some(Value::Array(subs)) = map.get(key) {
-                let options: Vec<String> =
-                    subs.iter().enumerate().map(|(i, s)| self.at_depth(s, &format!("{hint}-{i}"), depth + 1)).collect();
-                return self.rules.add(hint, alt(&options));
-            }
-        }
-        if let Some(Value::Array(subs)) = map.get("allOf") {
-            return match merged_all_of(self.root, map, subs) {
-                Some(merged) => self.object(&merged, hint, depth),
-                None => {
-                    self.warnings.push(format!("{hint}: `allOf` over non-object schemas; only its first part is used"));
-                    let first = subs.first().cloned().unwrap_or(Value::Bool(true));
-                    self.at_depth(&first, hint, depth + 1)
-                }
-            };
-        }
-        match map.get("type") {
-            Some(Value::String(t)) => self.typed(t, map, hint, depth),
-            Some(Value::Array(types)) => {
-                let options: Vec<String> = types
-                    .iter()
-                    .map(|t| match t.as_str() {
-                        Some(t) => self.typed(t, map, &format!("{hint}-{t}"), depth),
-                        None => self.loose(hint, "non-string entry in `type`"),
-                    })
-                    .collect();
-                self.rules.add(hint, alt(&options))
-            }
-            Some(_) => self.loose(hint, "`type` is neither a string nor a list"),
-            None if map.contains_key("properties") || map.contains_key("additionalProperties") => self.object(map, hint, depth),
-            None if map.contains_key("items") || map.contains_key("prefixItems") => self.array(map, hint, depth),
-            None => self.any(),
-        }
-    }
-
-    fn typed(&mut self, t: &str, map: &Map<String, Value>, hint: &str, depth: usize) -> String {
-        match t {
-            "string" => self.text(),
-            // Python's spellings include JSON's (`True` | `true`); the parser
-            // reads them in a whole value only.
-            "number" | "integer" | "boolean" | "null" => primitive(self.rules, t, !self.inside),
-            "array" => self.array(map, hint, depth),
-            "object" => self.object(map, hint, depth),
-            other => self.loose(hint, &format!("unknown type {other:?}")),
-        }
-    }
-
-    fn reference(&mut self, r: &Value, hint: &str, depth: usize) -> String {
-        let Some(reference) = r.as_str() else {
-            return self.loose(hint, "`$ref` is not a string");
-        };
-        let key = (reference.to_owned(), self.inside);
-        if let Some(name) = self.refs.get(&key) {
-            return name.clone();
-        }
-        let Some(target) = lookup(self.root, reference).cloned() else {
-            return self.loose(hint, &format!("`$ref` {reference:?} is outside the document"));
-        };
-        let ref_hint = reference.rsplit('/').next().unwrap_or("ref").to_owned();
-        let name = self.rules.reserve(&format!("elements-ref-{ref_hint}"));
-        self.refs.insert(key, name.clone());
-        let body = self.at_depth(&target, &format!("{ref_hint}-elements"), depth + 1);
-        self.rules.define(&name, body);
-        name
-    }
-
-    /// A fixed value as the template prints it: a string raw, others as JSON.
-    fn constant(&mut self, value: &Value) -> String {
-        match value {
-            Value::String(s) if self.raw_strings => literal(s),
-            _ => literal(&serde_json::to_string(value).unwrap_or_default()),
-        }
+        self.walk(schema, hint, 0)
     }
 
     /// A string: raw text up to a closing tag, or a JSON string.
@@ -171,7 +71,7 @@ impl<'a> ElementsCompiler<'a> {
     /// A rule for an element's content: a member or an item.
     fn member(&mut self, schema: &Value, hint: &str, depth: usize) -> String {
         let outer = std::mem::replace(&mut self.inside, true);
-        let rule = self.at_depth(schema, hint, depth);
+        let rule = self.walk(schema, hint, depth);
         self.inside = outer;
         rule
     }
@@ -273,10 +173,57 @@ impl<'a> ElementsCompiler<'a> {
         self.rules.add(hint, format!("{ws} {body} {ws}"))
     }
 
+}
+
+impl Notation for ElementsCompiler<'_> {
+    // Strings are not constrained here (`schema` warns about `pattern` in
+    // its string rule, which the warning would otherwise duplicate).
+    const ALSO_IGNORED: &'static [&'static str] = &["pattern"];
+    const REF_PREFIX: &'static str = "elements-ref-";
+    const REF_BODY: &'static str = "elements";
+
+    fn rules(&mut self) -> &mut Rules {
+        self.rules
+    }
+
+    fn warn(&mut self, warning: String) {
+        self.warnings.push(warning);
+    }
+
+    fn root(&self) -> &Value {
+        self.root
+    }
+
+    /// Inside an element a reference's scalars are JSON only, so each
+    /// context has its own rules.
+    fn refs(&mut self) -> &mut HashMap<String, String> {
+        &mut self.refs[usize::from(self.inside)]
+    }
+
+    fn typed(&mut self, t: &str, map: &Map<String, Value>, hint: &str, depth: usize) -> String {
+        match t {
+            "string" => self.text(),
+            // Python's spellings include JSON's (`True` | `true`); the parser
+            // reads them in a whole value only.
+            "number" | "integer" | "boolean" | "null" => primitive(self.rules, t, !self.inside),
+            "array" => self.array(map, hint, depth),
+            "object" => self.object(map, hint, depth),
+            other => self.loose(hint, &format!("unknown type {other:?}")),
+        }
+    }
+
+    /// A fixed value as the template prints it: a string raw, others as JSON.
+    fn constant(&mut self, value: &Value) -> String {
+        match value {
+            Value::String(s) if self.raw_strings => literal(s),
+            _ => literal(&serde_json::to_string(value).unwrap_or_default()),
+        }
+    }
+
     /// Any value: text, then elements of any name (each holding any value)
     /// with text between them, as the parser reads values without a schema
     /// (text beside elements is a string).
-    pub fn any(&mut self) -> String {
+    fn any(&mut self) -> String {
         const ANY: &str = "elements-any";
         if !self.rules.has(ANY) {
             let text = self.text();
@@ -285,12 +232,6 @@ impl<'a> ElementsCompiler<'a> {
             self.rules.fixed(ANY, &format!("{text} ( {element} {text} )*"));
         }
         ANY.into()
-    }
-
-    /// Records a warning and returns the looser rule.
-    fn loose(&mut self, hint: &str, why: &str) -> String {
-        self.warnings.push(format!("{hint}: {why}; any value is accepted instead"));
-        self.any()
     }
 }
 

@@ -19,11 +19,12 @@
 //!   turn: exactly one call.
 //!
 //! Modules, one concept each: `gbnf` (text, names, escaping), `markers`
-//! (template whitespace as flexible `ws`), `schema` (JSON Schema → rules),
-//! `elements` (JSON Schema → rules in a format's nested-element notation),
-//! `tools` (calls per format family), `triggers` (where lazy grammars start),
-//! `syntax` (the GBNF language, `grammars/gbnf.pest`) and `recognizer` (is a
-//! text in a GBNF grammar, with context-free semantics).
+//! (template whitespace as flexible `ws`), `walk` (the schema walk the value
+//! notations share), `schema` (JSON Schema → rules in JSON or Python
+//! literals), `elements` (JSON Schema → rules in a format's nested-element
+//! notation), `tools` (calls per format family), `triggers` (where lazy
+//! grammars start), `syntax` (the GBNF language, `grammars/gbnf.pest`) and
+//! `recognizer` (is a text in a GBNF grammar, with context-free semantics).
 //!
 //! Invariants: deterministic byte for byte (rules in construction order,
 //! names from hints); never panics; every non-empty `gbnf` parses with
@@ -37,6 +38,7 @@ pub mod recognizer;
 mod schema;
 pub mod syntax;
 mod tools;
+mod walk;
 mod triggers;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::gbnf::{alt, literal, seq, Rules};
+use super::walk::Notation;
 
 /// Schemas nested deeper than this fall back to "any value".
 pub const MAX_DEPTH: usize = 32;
@@ -88,131 +89,7 @@ impl<'a> Compiler<'a> {
 
     /// A rule for values valid under `schema`; `hint` names the rules.
     pub fn compile(&mut self, schema: &Value, hint: &str) -> String {
-        self.at_depth(schema, hint, 0)
-    }
-
-    fn at_depth(&mut self, schema: &Value, hint: &str, depth: usize) -> String {
-        if depth > MAX_DEPTH {
-            return self.loose(hint, "nesting deeper than the supported depth", "any value");
-        }
-        match schema {
-            Value::Bool(true) => self.any(),
-            Value::Object(map) => self.object_schema(map, hint, depth),
-            Value::Bool(false) => self.loose(hint, "`false` schema", "any value"),
-            _ => self.loose(hint, "schema is not an object", "any value"),
-        }
-    }
-
-    fn object_schema(&mut self, map: &Map<String, Value>, hint: &str, depth: usize) -> String {
-        for key in ["not", "if", "then", "else", "patternProperties", "dependentSchemas"] {
-            if map.contains_key(key) {
-                self.warnings.push(format!("{hint}: `{key}` is not supported; it is ignored (looser grammar)"));
-            }
-        }
-        if let Some(r) = map.get("$ref") {
-            return self.reference(r, hint, depth);
-        }
-        if let Some(c) = map.get("const") {
-            return self.constant(c);
-        }
-        if let Some(Value::Array(values)) = map.get("enum") {
-            let options: Vec<String> = values.iter().map(|v| self.constant(v)).collect();
-            return self.rules.add(hint, alt(&options));
-        }
-        for key in ["anyOf", "oneOf"] {
-            if let Some(Value::Array(subs)) = map.get(key) {
-                let options: Vec<String> =
-                    subs.iter().enumerate().map(|(i, s)| self.at_depth(s, &format!("{hint}-{i}"), depth + 1)).collect();
-                return self.rules.add(hint, alt(&options));
-            }
-        }
-        if let Some(Value::Array(subs)) = map.get("allOf") {
-            return self.all_of(map, subs, hint, depth);
-        }
-        match map.get("type") {
-            Some(Value::String(t)) => self.typed(t, map, hint, depth),
-            Some(Value::Array(types)) => {
-                let options: Vec<String> = types
-                    .iter()
-                    .map(|t| match t.as_str() {
-                        Some(t) => self.typed(t, map, &format!("{hint}-{t}"), depth),
-                        None => self.loose(hint, "non-string entry in `type`", "any value"),
-                    })
-                    .collect();
-                self.rules.add(hint, alt(&options))
-            }
-            Some(_) => self.loose(hint, "`type` is neither a string nor a list", "any value"),
-            None if map.contains_key("properties") || map.contains_key("additionalProperties") => {
-                self.typed("object", map, hint, depth)
-            }
-            None if map.contains_key("items") || map.contains_key("prefixItems") => self.typed("array", map, hint, depth),
-            None => self.any(),
-        }
-    }
-
-    fn typed(&mut self, t: &str, map: &Map<String, Value>, hint: &str, depth: usize) -> String {
-        match t {
-            "string" => self.string(map, hint),
-            "number" => self.primitive("number"),
-            "integer" => self.primitive("integer"),
-            "boolean" => self.primitive("boolean"),
-            "null" => self.primitive("null"),
-            "array" => self.array(map, hint, depth),
-            "object" => self.object(map, hint, depth),
-            other => self.loose(hint, &format!("unknown type {other:?}"), "any value"),
-        }
-    }
-
-    /// `allOf` whose parts are all object schemas: one object with the
-    /// members of all parts. Anything else is looser: the first part only.
-    fn all_of(&mut self, map: &Map<String, Value>, subs: &[Value], hint: &str, depth: usize) -> String {
-        match merged_all_of(self.root, map, subs) {
-            Some(merged) => self.object(&merged, hint, depth),
-            None => {
-                self.warnings.push(format!("{hint}: `allOf` over non-object schemas; only its first part is used"));
-                match subs.first() {
-                    Some(first) => self.at_depth(first, hint, depth + 1),
-                    None => self.any(),
-                }
-            }
-        }
-    }
-
-    fn lookup(&self, reference: &str) -> Option<&'a Value> {
-        lookup(self.root, reference)
-    }
-
-    fn reference(&mut self, r: &Value, hint: &str, depth: usize) -> String {
-        let Some(reference) = r.as_str() else {
-            return self.loose(hint, "`$ref` is not a string", "any value");
-        };
-        if let Some(name) = self.refs.get(reference) {
-            return name.clone();
-        }
-        let Some(target) = self.lookup(reference).cloned() else {
-            return self.loose(hint, &format!("`$ref` {reference:?} is outside the document"), "any value");
-        };
-        let ref_hint = reference.rsplit('/').next().unwrap_or("ref").to_owned();
-        let name = self.rules.reserve(&format!("ref-{ref_hint}"));
-        self.refs.insert(reference.to_owned(), name.clone());
-        let body = self.at_depth(&target, &format!("{ref_hint}-body"), depth + 1);
-        self.rules.define(&name, body);
-        name
-    }
-
-    /// A fixed value, spelled as the dialect writes it.
-    pub fn constant(&mut self, value: &Value) -> String {
-        match (self.dialect, value) {
-            (Dialect::Python, Value::String(s)) => {
-                let double = serde_json::to_string(s).unwrap_or_default();
-                let single = format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"));
-                alt(&[literal(&double), literal(&single)])
-            }
-            (Dialect::Python, Value::Bool(true)) => alt(&[literal("True"), literal("true")]),
-            (Dialect::Python, Value::Bool(false)) => alt(&[literal("False"), literal("false")]),
-            (Dialect::Python, Value::Null) => alt(&[literal("None"), literal("null")]),
-            _ => literal(&serde_json::to_string(value).unwrap_or_default()),
-        }
+        self.walk(schema, hint, 0)
     }
 
     fn string(&mut self, map: &Map<String, Value>, hint: &str) -> String {
@@ -236,13 +113,13 @@ impl<'a> Compiler<'a> {
         let ws = self.primitive("ws");
         if let Some(Value::Array(prefix)) = map.get("prefixItems") {
             let items: Vec<String> =
-                prefix.iter().enumerate().map(|(i, s)| self.at_depth(s, &format!("{hint}-{i}"), depth + 1)).collect();
+                prefix.iter().enumerate().map(|(i, s)| self.walk(s, &format!("{hint}-{i}"), depth + 1)).collect();
             let sep = format!(" {ws} \",\" {ws} ");
             let body = if items.is_empty() { String::new() } else { format!("{} {ws} ", items.join(&sep)) };
             return self.rules.add(hint, format!("\"[\" {ws} {body}\"]\""));
         }
         let item = match map.get("items") {
-            Some(s) => self.at_depth(s, &format!("{hint}-item"), depth + 1),
+            Some(s) => self.walk(s, &format!("{hint}-item"), depth + 1),
             None => self.any(),
         };
         let min = map.get("minItems").and_then(Value::as_u64).unwrap_or(0).min(MAX_BOUND);
@@ -271,7 +148,7 @@ impl<'a> Compiler<'a> {
         let extra = match map.get("additionalProperties") {
             Some(Value::Bool(false)) => None,
             Some(Value::Bool(true)) => Some(self.any()),
-            Some(s @ Value::Object(_)) => Some(self.at_depth(s, &format!("{hint}-extra"), depth + 1)),
+            Some(s @ Value::Object(_)) => Some(self.walk(s, &format!("{hint}-extra"), depth + 1)),
             // Absent: closed when properties are declared (what tool schemas mean), open otherwise.
             _ if props.is_empty() => Some(self.any()),
             _ => None,
@@ -284,7 +161,7 @@ impl<'a> Compiler<'a> {
         let list: Vec<Member> = props
             .iter()
             .map(|(key, schema)| {
-                let value = self.at_depth(schema, &format!("{hint}-{key}"), depth + 1);
+                let value = self.walk(schema, &format!("{hint}-{key}"), depth + 1);
                 Member { expr: key_value(self, key, value), required: required.contains(key) }
             })
             .collect();
@@ -302,21 +179,66 @@ impl<'a> Compiler<'a> {
         self.rules.add(hint, format!("\"{{\" {ws} {body} {ws} \"}}\""))
     }
 
-    /// Any value of the dialect.
-    pub fn any(&mut self) -> String {
-        self.primitive("value")
-    }
-
-    /// Records a warning and returns the looser rule.
-    fn loose(&mut self, hint: &str, why: &str, instead: &str) -> String {
-        self.warnings.push(format!("{hint}: {why}; {instead} is accepted instead"));
-        self.any()
-    }
-
     /// A shared primitive rule (defining it and what it uses on first use).
     pub fn primitive(&mut self, name: &str) -> String {
         let py = self.dialect == Dialect::Python;
         primitive(self.rules, name, py)
+    }
+}
+
+impl Notation for Compiler<'_> {
+    // `pattern` is warned about where strings are compiled (`string`).
+    const ALSO_IGNORED: &'static [&'static str] = &[];
+    const REF_PREFIX: &'static str = "ref-";
+    const REF_BODY: &'static str = "body";
+
+    fn rules(&mut self) -> &mut Rules {
+        self.rules
+    }
+
+    fn warn(&mut self, warning: String) {
+        self.warnings.push(warning);
+    }
+
+    fn root(&self) -> &Value {
+        self.root
+    }
+
+    fn refs(&mut self) -> &mut HashMap<String, String> {
+        &mut self.refs
+    }
+
+    fn typed(&mut self, t: &str, map: &Map<String, Value>, hint: &str, depth: usize) -> String {
+        match t {
+            "string" => self.string(map, hint),
+            "number" => self.primitive("number"),
+            "integer" => self.primitive("integer"),
+            "boolean" => self.primitive("boolean"),
+            "null" => self.primitive("null"),
+            "array" => self.array(map, hint, depth),
+            "object" => self.object(map, hint, depth),
+            other => self.loose(hint, &format!("unknown type {other:?}")),
+        }
+    }
+
+    /// A fixed value, spelled as the dialect writes it.
+    fn constant(&mut self, value: &Value) -> String {
+        match (self.dialect, value) {
+            (Dialect::Python, Value::String(s)) => {
+                let double = serde_json::to_string(s).unwrap_or_default();
+                let single = format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"));
+                alt(&[literal(&double), literal(&single)])
+            }
+            (Dialect::Python, Value::Bool(true)) => alt(&[literal("True"), literal("true")]),
+            (Dialect::Python, Value::Bool(false)) => alt(&[literal("False"), literal("false")]),
+            (Dialect::Python, Value::Null) => alt(&[literal("None"), literal("null")]),
+            _ => literal(&serde_json::to_string(value).unwrap_or_default()),
+        }
+    }
+
+    /// Any value of the dialect.
+    fn any(&mut self) -> String {
+        self.primitive("value")
     }
 }
 

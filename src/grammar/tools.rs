@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use super::gbnf::{alt, literal, until, until_in_line, Rules};
 use super::markers::{split, Piece, Pieces};
 use super::elements::ElementsCompiler;
+use super::walk::Notation;
 use super::schema::{members, primitive, required_names, resolved, Compiler, Dialect, Member, MAX_DEPTH};
 use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolFormat};
 

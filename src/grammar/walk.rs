@@ -1,0 +1,155 @@
+//! The schema walk shared by the value notations: JSON (`schema`) and
+//! nested elements (`elements`). A schema's keywords are dispatched here,
+//! once — unsupported-keyword warnings, `$ref`, `const`, `enum`,
+//! `anyOf` / `oneOf`, `allOf`, `type` (one or a list), untyped schemas with
+//! members or items, `true` / `false` and the depth bound — and a
+//! [`Notation`] says how a value of one type, a constant or any value is
+//! written.
+//!
+//! Invariants: never panics; every reference handed back exists in the rule
+//! set (the notation's, plus `$ref` rules reserved here before their body is
+//! walked, so recursive references terminate); nesting is bounded by
+//! [`MAX_DEPTH`]; a schema part that cannot be expressed yields the looser
+//! "any value" and a warning; the output depends only on the input.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::gbnf::{alt, Rules};
+use super::schema::{lookup, merged_all_of, MAX_DEPTH};
+
+/// Keywords no notation expresses: warned about, then ignored (the rule is
+/// looser, never wrong).
+const IGNORED: [&str; 6] = ["not", "if", "then", "else", "patternProperties", "dependentSchemas"];
+
+/// How one notation writes values. The walk ([`Notation::walk`]) handles
+/// the keywords every notation treats alike and calls these for the rest.
+pub trait Notation {
+    /// Keywords this notation also ignores with a warning (after
+    /// [`IGNORED`]'s, in this order).
+    const ALSO_IGNORED: &'static [&'static str];
+    /// `$ref` rules are named `{REF_PREFIX}{last path segment}`, their
+    /// bodies `{last path segment}-{REF_BODY}`, so that the notations'
+    /// rules for one definition do not collide.
+    const REF_PREFIX: &'static str;
+    const REF_BODY: &'static str;
+
+    fn rules(&mut self) -> &mut Rules;
+    fn warn(&mut self, warning: String);
+    /// The document `$ref`s resolve against.
+    fn root(&self) -> &Value;
+    /// `$ref` → rule name for the current context, so a reference is
+    /// compiled once per context and recursive references terminate.
+    fn refs(&mut self) -> &mut HashMap<String, String>;
+
+    /// A value of JSON Schema type `t` (any name: unknown ones are the
+    /// notation's to reject, usually with [`Notation::loose`]).
+    fn typed(&mut self, t: &str, map: &Map<String, Value>, hint: &str, depth: usize) -> String;
+    /// A fixed value, as the notation spells it.
+    fn constant(&mut self, value: &Value) -> String;
+    /// Any value.
+    fn any(&mut self) -> String;
+
+    /// Records a warning and returns the looser rule: any value.
+    fn loose(&mut self, hint: &str, why: &str) -> String {
+        self.warn(format!("{hint}: {why}; any value is accepted instead"));
+        self.any()
+    }
+
+    /// A rule for values valid under `schema` at nesting `depth`; `hint`
+    /// names the rules.
+    fn walk(&mut self, schema: &Value, hint: &str, depth: usize) -> String
+    where
+        Self: Sized,
+    {
+        if depth > MAX_DEPTH {
+            return self.loose(hint, "nesting deeper than the supported depth");
+        }
+        match schema {
+            Value::Bool(true) => self.any(),
+            Value::Object(map) => object_schema(self, map, hint, depth),
+            Value::Bool(false) => self.loose(hint, "`false` schema"),
+            _ => self.loose(hint, "schema is not an object"),
+        }
+    }
+}
+
+fn object_schema<N: Notation>(n: &mut N, map: &Map<String, Value>, hint: &str, depth: usize) -> String {
+    for key in IGNORED.iter().chain(N::ALSO_IGNORED) {
+        if map.contains_key(*key) {
+            n.warn(format!("{hint}: `{key}` is not supported; it is ignored (looser grammar)"));
+        }
+    }
+    if let Some(r) = map.get("$ref") {
+        return reference(n, r, hint, depth);
+    }
+    if let Some(c) = map.get("const") {
+        return n.constant(c);
+    }
+    if let Some(Value::Array(values)) = map.get("enum") {
+        let options: Vec<String> = values.iter().map(|v| n.constant(v)).collect();
+        return n.rules().add(hint, alt(&options));
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(subs)) = map.get(key) {
+            let options: Vec<String> = subs.iter().enumerate().map(|(i, s)| n.walk(s, &format!("{hint}-{i}"), depth + 1)).collect();
+            return n.rules().add(hint, alt(&options));
+        }
+    }
+    if let Some(Value::Array(subs)) = map.get("allOf") {
+        return all_of(n, map, subs, hint, depth);
+    }
+    match map.get("type") {
+        Some(Value::String(t)) => n.typed(t, map, hint, depth),
+        Some(Value::Array(types)) => {
+            let options: Vec<String> = types
+                .iter()
+                .map(|t| match t.as_str() {
+                    Some(t) => n.typed(t, map, &format!("{hint}-{t}"), depth),
+                    None => n.loose(hint, "non-string entry in `type`"),
+                })
+                .collect();
+            n.rules().add(hint, alt(&options))
+        }
+        Some(_) => n.loose(hint, "`type` is neither a string nor a list"),
+        None if map.contains_key("properties") || map.contains_key("additionalProperties") => n.typed("object", map, hint, depth),
+        None if map.contains_key("items") || map.contains_key("prefixItems") => n.typed("array", map, hint, depth),
+        None => n.any(),
+    }
+}
+
+/// `allOf` whose parts are all object schemas: one object with the members
+/// of all parts. Anything else is looser: the first part only.
+fn all_of<N: Notation>(n: &mut N, map: &Map<String, Value>, subs: &[Value], hint: &str, depth: usize) -> String {
+    match merged_all_of(n.root(), map, subs) {
+        Some(merged) => n.typed("object", &merged, hint, depth),
+        None => {
+            n.warn(format!("{hint}: `allOf` over non-object schemas; only its first part is used"));
+            match subs.first() {
+                Some(first) => n.walk(first, hint, depth + 1),
+                None => n.any(),
+            }
+        }
+    }
+}
+
+/// A `$ref` into the document: one rule per reference (per context),
+/// reserved before its body is walked so that a recursive reference finds it.
+fn reference<N: Notation>(n: &mut N, r: &Value, hint: &str, depth: usize) -> String {
+    let Some(reference) = r.as_str() else {
+        return n.loose(hint, "`$ref` is not a string");
+    };
+    if let Some(name) = n.refs().get(reference) {
+        return name.clone();
+    }
+    let Some(target) = lookup(n.root(), reference).cloned() else {
+        return n.loose(hint, &format!("`$ref` {reference:?} is outside the document"));
+    };
+    let ref_hint = reference.rsplit('/').next().unwrap_or("ref").to_owned();
+    let name = n.rules().reserve(&format!("{}{ref_hint}", N::REF_PREFIX));
+    n.refs().insert(reference.to_owned(), name.clone());
+    let body = n.walk(&target, &format!("{ref_hint}-{}", N::REF_BODY), depth + 1);
+    n.rules().define(&name, body);
+    name
+}
