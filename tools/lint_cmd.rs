@@ -5,20 +5,10 @@
 
 use chat_autoparser::lint::LintReport;
 
-use crate::{load_template, Failure};
+use crate::{load_template, template_and_json, Failure};
 
 pub fn run(args: &[String]) -> Result<(), Failure> {
-    let mut path = None;
-    let mut json = false;
-    for arg in args {
-        match arg.as_str() {
-            "--json" => json = true,
-            flag if flag.starts_with("--") => return Err(Failure::Usage(format!("unknown option {flag}"))),
-            p if path.is_none() => path = Some(p.to_owned()),
-            extra => return Err(Failure::Usage(format!("unexpected argument {extra:?}"))),
-        }
-    }
-    let path = path.ok_or_else(|| Failure::Usage("lint needs a TEMPLATE".into()))?;
+    let (path, json) = template_and_json("lint", args)?;
     let report = load_template(&path)?.lint();
     if json {
         println!("{}", serde_json::to_string_pretty(&report).expect("lint report serializes"));

@@ -73,6 +73,23 @@ fn run(args: &[String]) -> Result<(), Failure> {
     }
 }
 
+/// The arguments of a command that takes `TEMPLATE [--json]` (`analyze`,
+/// `lint`): the template path and whether JSON was asked for.
+pub fn template_and_json(command: &str, args: &[String]) -> Result<(String, bool), Failure> {
+    let mut path = None;
+    let mut json = false;
+    for arg in args {
+        match arg.as_str() {
+            "--json" => json = true,
+            flag if flag.starts_with("--") => return Err(Failure::Usage(format!("unknown option {flag}"))),
+            p if path.is_none() => path = Some(p.to_owned()),
+            extra => return Err(Failure::Usage(format!("unexpected argument {extra:?}"))),
+        }
+    }
+    let path = path.ok_or_else(|| Failure::Usage(format!("{command} needs a TEMPLATE")))?;
+    Ok((path, json))
+}
+
 /// Loads and compiles the template named on the command line.
 pub fn load_template(path: &str) -> Result<ChatTemplate, Failure> {
     let source = TemplateSource::load(std::path::Path::new(path))?;
