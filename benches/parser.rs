@@ -42,6 +42,7 @@ mod support;
 use std::hint::black_box;
 use std::time::Duration;
 
+use chat_autoparser::parser::char_chunks;
 use chat_autoparser::{Analysis, ChatTemplate, OutputParser, ParserConfig, TemplateConfig};
 use criterion::{criterion_group, Criterion};
 use serde_json::{json, Value};
@@ -176,20 +177,6 @@ fn families() -> Vec<Family> {
     ]
 }
 
-/// 4-byte chunks, each cut forward to a character boundary.
-fn chunks(text: &str, size: usize) -> Vec<&str> {
-    let mut out = Vec::with_capacity(text.len() / size + 1);
-    let mut start = 0;
-    while start < text.len() {
-        let mut end = (start + size).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        out.push(&text[start..end]);
-        start = end;
-    }
-    out
-}
 
 /// Streams the chunks into one reused buffer; returns the number of deltas.
 fn streamed(p: &OutputParser, chunks: &[&str]) -> usize {
@@ -218,7 +205,7 @@ fn bench_parser(c: &mut Criterion) {
     let mut g = c.benchmark_group("parser");
     g.sample_size(30).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2));
     for f in families() {
-        let pieces = chunks(&f.output, 4);
+        let pieces = char_chunks(&f.output, 4).collect::<Vec<_>>();
         g.bench_function(format!("{}/full", f.name), |b| b.iter(|| f.parser.parse(black_box(&f.output))));
         g.bench_function(format!("{}/stream4", f.name), |b| b.iter(|| streamed(&f.parser, black_box(&pieces))));
         g.bench_function(format!("{}/build", f.name), |b| b.iter(|| f.analysis.parser(black_box(&f.config)).ok()));
@@ -241,7 +228,7 @@ fn summary() {
         let msg = f.parser.parse(&f.output);
         assert_eq!(msg.tool_calls.len(), f.calls, "{}: every call is recognised", f.name);
         assert_eq!(!msg.reasoning_content.is_empty(), f.reasoning, "{}: reasoning", f.name);
-        let pieces = chunks(&f.output, 4);
+        let pieces = char_chunks(&f.output, 4).collect::<Vec<_>>();
         let mut s = f.parser.stream();
         for c in &pieces {
             s.push(c);
@@ -252,7 +239,7 @@ fn summary() {
         let t4 = support::median(|| streamed(&f.parser, &pieces));
         let t_build = support::median(|| f.analysis.parser(&f.config).ok());
         let t4_vecs = support::median(|| streamed_vecs(&f.parser, &pieces));
-        let pieces64 = chunks(&f.output, 64);
+        let pieces64 = char_chunks(&f.output, 64).collect::<Vec<_>>();
         let t64 = support::median(|| streamed(&f.parser, &pieces64));
         println!(
             "  {:<12} {:>7} {:>6} {:>10.1} {:>16.1} {:>6.2}× {:>10.1} {:>9.1} ({:>5.2}×) {:>9.1} ({:.2}×)",
