@@ -91,6 +91,10 @@ pub(crate) enum Frame {
     Recover { pc: u32, depth: u32 },
 }
 
+/// Every byte stops plain text: outside a string, a JSON value's bytes go
+/// to the scanner.
+const EVERY_BYTE: ByteSet = ByteSet::range(0, 255);
+
 /// How a suspended machine takes plain text without a step
 /// ([`Vm::plain_text`]), and how far such text has gone.
 #[derive(Debug, Clone, Copy)]
@@ -98,13 +102,14 @@ pub(crate) struct Plain {
     /// Text without these bytes is plain whatever came before it.
     pub stops: ByteSet,
     /// In an `Until`: its matcher, for text with stop bytes that still
-    /// completes no delimiter.
+    /// completes no delimiter. `None` in a `Json` value: text with stop
+    /// bytes goes to the scanner ([`Vm::feed_json`]).
     pub until: Option<u32>,
     /// In an `Until`: the automaton's state at the end of the input, not
     /// the root (0) when a delimiter prefix is held back.
     pub held: u32,
     /// The open captures' text is final up to here (the start of the held
-    /// delimiter prefix; the end of the input in a JSON string).
+    /// delimiter prefix; the end of the input in a JSON value).
     pub sent: usize,
 }
 
@@ -246,6 +251,9 @@ impl Vm {
     /// run. Does exactly what [`Vm::run`] would do for that instruction.
     #[inline]
     pub fn resume_suspended(&mut self, p: &Inner, input: &[u8]) -> bool {
+        if self.pending.is_some() {
+            return false;
+        }
         let len = input.len();
         match p.insts.get(self.pc as usize) {
             Some(Inst::Until(m)) => match p.matchers.get(*m as usize).map(|m| m.find(input, self.pos, false)) {
@@ -295,8 +303,9 @@ impl Vm {
     /// suspended machine without a step, or `None` when it cannot (see
     /// [`Plain`]): in an `Until` with nothing pending but a held-back
     /// delimiter prefix `input[pos..at]`, text that completes no delimiter
-    /// only moves the scan along; inside a JSON string at `at`, text without
-    /// [`STRING_STOPS`] only continues the string.
+    /// only moves the scan along; in a JSON value scanned up to `at`, text
+    /// the value goes on past only moves the scanner (inside a string, text
+    /// without [`STRING_STOPS`] without looking at it).
     #[inline]
     pub fn plain_text(&self, p: &Inner, input: &[u8], at: usize) -> Option<Plain> {
         if self.pending.is_some() || self.pos > at {
@@ -312,10 +321,39 @@ impl Vm {
                 let plain = Plain { stops, until: Some(*m), held: held as u32, sent: self.pos };
                 (matcher.depth(held) == at - self.pos).then_some(plain)
             }
-            Inst::Json(_) if self.scanning && self.pos == at && self.json.in_plain_string() => {
-                Some(Plain { stops: STRING_STOPS, until: None, held: 0, sent: at })
+            Inst::Json(_) if self.scanning && self.pos == at => {
+                Some(Plain { stops: self.json_stops(), until: None, held: 0, sent: at })
             }
             _ => None,
+        }
+    }
+
+    /// In a suspended `Json` value: the bytes the scanner must see
+    /// ([`feed_json`](Self::feed_json)); others only continue a string.
+    #[inline]
+    pub fn json_stops(&self) -> ByteSet {
+        if self.json.in_plain_string() {
+            STRING_STOPS
+        } else {
+            EVERY_BYTE
+        }
+    }
+
+    /// Feeds `piece`, appended at `pos`, to the suspended `Json` value:
+    /// `true` when the value goes on past it (the machine moves to its
+    /// end), else `false` with the verdict pending for [`run`](Self::run),
+    /// as [`resume_suspended`](Self::resume_suspended) leaves it.
+    pub fn feed_json(&mut self, piece: &[u8]) -> bool {
+        let start = self.pos.saturating_sub(self.json.consumed());
+        match self.json.feed(piece) {
+            Scan::NeedMore => {
+                self.pos += piece.len();
+                true
+            }
+            scan => {
+                self.pending = Some((scan, start));
+                false
+            }
         }
     }
 

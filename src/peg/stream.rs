@@ -6,12 +6,12 @@
 //! suspended, and reports as [`Event`]s what became final since the last
 //! push. Nothing is parsed twice except the few bytes an instruction
 //! re-checks when it resumes (see [`machine`](super::machine)). A chunk of
-//! plain text inside an `until` (no byte of it can start a delimiter) or a
-//! JSON string (no quote, backslash or control byte) skips the machine
-//! altogether ([`Stream::extend`], [`Stream::push_text`]): it is only
-//! appended, and the next step moves the machine over all such text at
-//! once. That is what most pushes of content, reasoning and JSON string
-//! values are.
+//! plain text inside an `until` (it completes no delimiter) or a JSON value
+//! (the value goes on past it) skips the machine altogether
+//! (`Stream::extend`): it is only appended (and, outside a string, fed to
+//! the JSON scanner), and the next step moves the machine over all such
+//! text at once. That is what most pushes of content, reasoning and JSON
+//! arguments are.
 //!
 //! What becomes final after a push (the *commit point* of the machine):
 //! - capture openings and closings logged before the oldest live backtrack
@@ -247,10 +247,10 @@ impl<I: Input> Stream<I> {
     }
 
     /// [`push`](Self::push) without trying [`push_text`](Self::push_text)
-    /// first, for a caller that just did (checking twice costs a 4-byte push
-    /// in a JSON value several percent).
+    /// first, for a caller that just did with the same chunk (checking twice
+    /// costs a 4-byte push in a JSON value several percent).
     #[inline]
-    pub fn push_stepped(&mut self, chunk: &I::Chunk) -> Result<Feed<'_>, ParseError> {
+    pub(crate) fn push_stepped(&mut self, chunk: &I::Chunk) -> Result<Feed<'_>, ParseError> {
         self.sync();
         self.input.append(chunk);
         self.step(false)
@@ -259,9 +259,10 @@ impl<I: Input> Stream<I> {
     /// The fast path of [`push`](Self::push) for plain text: appends `chunk`
     /// and returns what the push makes (text of the open captures and
     /// [`Status::NeedMore`]), or returns `None` without appending anything,
-    /// and the caller pushes as usual. See [`extend`](Self::extend).
+    /// and the caller pushes the same chunk with
+    /// [`push_stepped`](Self::push_stepped). See [`extend`](Self::extend).
     #[inline]
-    pub fn push_text(&mut self, chunk: &I::Chunk) -> Option<Feed<'_>> {
+    pub(crate) fn push_text(&mut self, chunk: &I::Chunk) -> Option<Feed<'_>> {
         let (from, to) = self.extend(chunk)?;
         self.events.clear();
         if to > from {
@@ -274,24 +275,28 @@ impl<I: Input> Stream<I> {
     /// ([`open_captures`](Self::open_captures)), and returns the range of
     /// input that became final text of each, reporting no event: the
     /// caller knows what they would say. `None`, and nothing appended,
-    /// otherwise.
+    /// otherwise; the caller then pushes the same chunk with
+    /// [`push_stepped`](Self::push_stepped) (a JSON value that ends or fails
+    /// in it has its verdict waiting).
     ///
     /// It applies when the machine is suspended in an `until` and `chunk`
     /// completes no delimiter (text with none of the delimiters' first
     /// bytes is plain at once; otherwise the automaton runs over `chunk`,
-    /// from the state a held-back delimiter prefix left it in), or inside a
-    /// JSON string at the end of the input and `chunk` has no quote,
-    /// backslash or control byte; no live backtrack entry holds the frontier
-    /// back; every open capture has sent all the input up to the held-back
-    /// prefix; `chunk` does not end in a cut character. Then a full step
-    /// would resume that instruction, consume `chunk` without changing its
-    /// state, suspend again (before a delimiter prefix at the new end) and
-    /// emit only text up to there: the log and the stack are untouched, so
-    /// streaming still equals the full parse. The machine itself is moved
-    /// along once, by the next step (`sync`), however many chunks came this
-    /// way.
+    /// from the state a held-back delimiter prefix left it in), or in a
+    /// JSON value at the end of the input and the value goes on past
+    /// `chunk` (inside a string, text without a quote, backslash or control
+    /// byte is plain at once; other text the scanner takes now); no live
+    /// backtrack entry holds the frontier back; every open capture has sent
+    /// all the input up to the held-back prefix; `chunk` does not end in a
+    /// cut character. Then a full step would resume that instruction,
+    /// consume `chunk`, suspend again (before a delimiter prefix at the new
+    /// end) and emit only text up to there: the log and the stack are
+    /// untouched, so streaming still equals the full parse. The machine
+    /// itself is moved along once, by the next step (`sync`), however many
+    /// chunks came this way (the JSON scanner, when it took a chunk, at
+    /// once).
     #[inline]
-    pub fn extend(&mut self, chunk: &I::Chunk) -> Option<(usize, usize)> {
+    pub(crate) fn extend(&mut self, chunk: &I::Chunk) -> Option<(usize, usize)> {
         let plain = self.plain.as_mut()?;
         let bytes = chunk.as_ref();
         if !I::WHOLE_CHARS && !ends_whole(bytes) {
@@ -299,7 +304,10 @@ impl<I: Input> Stream<I> {
         }
         let from = plain.sent;
         if plain.held != 0 || bytes.iter().any(|&b| plain.stops.contains(b)) {
-            return self.extend_until(chunk);
+            return match plain.until {
+                Some(_) => self.extend_until(chunk),
+                None => self.extend_json(chunk),
+            };
         }
         plain.sent += bytes.len();
         self.input.append(chunk);
@@ -319,6 +327,30 @@ impl<I: Input> Stream<I> {
         plain.held = held as u32;
         plain.sent = self.input.as_ref().len() - matcher.depth(held);
         Some((from, plain.sent))
+    }
+
+    /// [`extend`](Self::extend) for a chunk with stop bytes in a JSON
+    /// value: the scanner takes it now. When the value goes on past it, the
+    /// chunk is plain; when it ends or fails in it, the verdict waits in
+    /// the machine for the general step the caller takes (`None`). Not
+    /// inlined, as `extend_until`.
+    #[inline(never)]
+    fn extend_json(&mut self, chunk: &I::Chunk) -> Option<(usize, usize)> {
+        // The scanner continues from the end of the input: move it over the
+        // string text appended since the last step first.
+        self.sync();
+        if !self.vm.feed_json(chunk.as_ref()) {
+            return None;
+        }
+        let from = self.input().len();
+        self.input.append(chunk);
+        let to = self.input().len();
+        self.synced = to;
+        self.emitter.advance(to);
+        let plain = self.plain.as_mut()?;
+        plain.sent = to;
+        plain.stops = self.vm.json_stops();
+        Some((from, to))
     }
 
     /// Moves the machine and the open captures over the text
@@ -559,10 +591,14 @@ mod tests {
         s.push(b"<tool_call>{\"a\": \"x").unwrap();
         assert_eq!(text(s.push_text(b"yz")), Some(1));
         assert_eq!(s.feed(Status::NeedMore).events, [Event::Text { id: 1, tag: A, start: 35, end: 37 }]);
-        assert_eq!(text(s.push_text(b"\"}")), None);
-        assert_eq!(s.frontier(), 37);
-        let feed = s.push(b"\"}</tool_call>").unwrap();
-        assert_eq!(feed.events.last(), Some(&Event::Close { id: 1, tag: A, start: 27, end: 39 }));
+        // JSON structure is plain too while the value goes on; a chunk that
+        // ends it is declined, and pushed next.
+        assert_eq!(text(s.push_text(b"\", \"b\": [1, {")), Some(1));
+        assert_eq!(s.feed(Status::NeedMore).events, [Event::Text { id: 1, tag: A, start: 37, end: 50 }]);
+        assert_eq!(text(s.push_text(b"}]}")), None);
+        assert_eq!(s.frontier(), 50);
+        let feed = s.push_stepped(b"}]}").unwrap();
+        assert_eq!(feed.events, [Event::Text { id: 1, tag: A, start: 50, end: 53 }, Event::Close { id: 1, tag: A, start: 27, end: 53 }]);
     }
 
     #[test]
@@ -581,6 +617,21 @@ mod tests {
         let e = p.parse_partial(b"<tool_call>{]").unwrap_err();
         assert_eq!(e, ParseError { offset: 12, kind: ParseErrorKind::NoMatch });
         assert_eq!(e.to_string(), "no match (furthest failure at byte 12)");
+    }
+
+    #[test]
+    fn a_json_value_fails_where_the_full_parse_does() {
+        // The error comes in a chunk the scanner takes on the fast path, in
+        // a string (an escape) or in the structure.
+        let p = hermes();
+        for input in ["<tool_call>{\"a\": [1, 2, {\"b\": \"c\\q\"}]}", "<tool_call>{\"a\": [1, 2, {\"b\": tru}]}"] {
+            let full = p.parse(input.as_bytes()).unwrap_err();
+            for size in 1..=input.len() {
+                let mut s = p.stream();
+                let error = input.as_bytes().chunks(size).find_map(|c| s.push(c).err()).or_else(|| s.finish().err());
+                assert_eq!(error, Some(full), "{input:?} in chunks of {size}");
+            }
+        }
     }
 
     #[test]
