@@ -247,8 +247,9 @@ fn split<'a>(text: &'a str, sizes: &[usize]) -> Vec<&'a str> {
     out
 }
 
-/// Streams `output` in `chunks`; checks (c) after every push and returns
-/// the final message and the deltas added up.
+/// Streams `output` in `chunks`; checks (c) after every push, and that the
+/// message is what the deltas add up to, and returns the final message and
+/// the deltas added up.
 fn stream_checked(p: &OutputParser, chunks: &[&str]) -> Result<(AssistantMessage, AssistantMessage), TestCaseError> {
     let mut s = p.stream();
     let mut builder = MessageBuilder::default();
@@ -259,6 +260,9 @@ fn stream_checked(p: &OutputParser, chunks: &[&str]) -> Result<(AssistantMessage
         }
         let now = s.message();
         extends(&prev, &now).map_err(|why| TestCaseError::fail(format!("after chunk {chunk:?}: {why}")))?;
+        // The message is always what the deltas so far add up to (the
+        // fixtures have no prefill).
+        prop_assert_eq!(&now, &builder.message(), "after chunk {:?}", chunk);
         prev = now;
     }
     for d in s.finish() {

@@ -11,10 +11,13 @@
 //!   (content after content, reasoning after reasoning, argument text after
 //!   argument text of the same call);
 //! - appends the same text to the stream's [`MessageBuilder`] as it goes, so
-//!   the message needs no second pass over the deltas.
+//!   the message needs no second pass over the deltas (but for the plain
+//!   JSON argument text [`Sink::delta`] writes, which the stream copies into
+//!   the builder itself, once per step).
 //!
 //! Invariants: the deltas written add up, in order, to exactly the text the
-//! decoder wrote, and so does what the builder gained; a call's announcing
+//! decoder wrote, and so does what the builder gained (with what callers of
+//! [`Sink::delta`] owe it); a call's announcing
 //! delta (index, id, name) is never merged with anything, so id and name
 //! come once, in the call's first delta.
 
@@ -71,6 +74,17 @@ impl<'a> Sink<'a> {
             Field::Content => self.builder.push_content(text),
             Field::Reasoning => self.builder.push_reasoning(text),
             Field::Arguments(index) => self.builder.push_arguments(index, text),
+        }
+        self.delta(field, text);
+    }
+
+    /// `field`'s text in the deltas only: the caller owes it to the
+    /// builder (a stream's plain JSON arguments, copied into the message
+    /// once per step instead of once per push).
+    #[inline(always)]
+    pub fn delta(&mut self, field: Field, text: &str) {
+        if text.is_empty() {
+            return;
         }
         if self.open == Some(field) {
             push_short(field_text(&mut self.out[self.used - 1], field), text);

@@ -33,6 +33,11 @@ pub struct OutputStream {
     /// (`peg::Stream::extend`); decided after each step, `None` when only a
     /// step decodes text right.
     run: Option<Run>,
+    /// JSON argument text the deltas carried and the builder has not got:
+    /// call index and where the text starts; it ends where the engine's
+    /// plain text does. Plain pushes of `Run::Arguments` leave the message
+    /// to the next step (one copy of each byte, not one per push).
+    owed: Option<(usize, usize)>,
     builder: MessageBuilder,
 }
 
@@ -41,7 +46,7 @@ impl OutputStream {
     pub(crate) fn new(program: &peg::Program, decoder: Decoder, prefill: &Prefill) -> OutputStream {
         let mut builder = MessageBuilder::default();
         builder.apply(&Delta { content: Some(prefill.content.clone()), reasoning_content: Some(prefill.reasoning.clone()), ..Delta::default() });
-        OutputStream { peg: program.text_stream(), decoder, verbatim_from: None, run: None, builder }
+        OutputStream { peg: program.text_stream(), decoder, verbatim_from: None, run: None, owed: None, builder }
     }
 
     /// Appends a chunk of output; returns the deltas it made final.
@@ -88,8 +93,16 @@ impl OutputStream {
 
     /// The message the deltas so far add up to.
     pub fn message(&self) -> AssistantMessage {
-        self.builder.message()
+        let mut message = self.builder.message();
+        if let Some((index, text)) = owed_text(&self.peg, self.owed) {
+            if let Some(call) = message.tool_calls.get_mut(index) {
+                call.function.arguments.push_str(text);
+            }
+        }
+        message
     }
+
+
 
     /// Problems found so far.
     pub fn diagnostics(&self) -> &[Diagnostic] {
@@ -97,6 +110,10 @@ impl OutputStream {
     }
 
     fn step(&mut self, chunk: &str, fin: bool, out: &mut Vec<Delta>) {
+        if let Some((index, text)) = owed_text(&self.peg, self.owed) {
+            self.builder.push_arguments(index, text);
+        }
+        self.owed = None;
         let mut sink = Sink::new(out, &mut self.builder);
         if self.verbatim_from.is_some() {
             self.decoder.raw_content(chunk, &mut sink);
@@ -109,6 +126,10 @@ impl OutputStream {
                         self.decoder.apply(event, &event_text(&self.peg, event), &mut sink);
                     }
                     self.run = self.decoder.run(self.peg.open_captures().map(|(_, tag)| tag));
+                    self.owed = match self.run {
+                        Some(Run::Arguments(index)) => self.peg.plain_sent().map(|from| (index, from)),
+                        _ => None,
+                    };
                 }
                 Err(error) => {
                     self.run = None;
@@ -119,6 +140,12 @@ impl OutputStream {
         }
         sink.finish();
     }
+}
+
+/// The argument text the builder is owed (`OutputStream::owed`).
+fn owed_text(peg: &peg::Stream<String>, owed: Option<(usize, usize)>) -> Option<(usize, &str)> {
+    let (index, from) = owed?;
+    Some((index, peg.text().get(from..peg.plain_sent()?)?))
 }
 
 /// An event's text: a slice of the output, unless the grammar cut a

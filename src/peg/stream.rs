@@ -224,6 +224,13 @@ impl<I: Input> Stream<I> {
         &self.events
     }
 
+    /// Where the text [`extend`](Self::extend) returns starts (it ends
+    /// there so far): `None` while every push takes a step.
+    #[inline]
+    pub(crate) fn plain_sent(&self) -> Option<usize> {
+        self.plain.map(|p| p.sent)
+    }
+
     /// The frontier: bytes before it are final for every open capture.
     pub fn frontier(&self) -> usize {
         // Text appended by `extend` is final but for a held delimiter prefix.
