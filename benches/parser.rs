@@ -31,7 +31,11 @@
 //! 50 runs or 1 s) and prints one line per family: bytes, full parse µs,
 //! 4-byte streaming µs, their ratio and the parser build µs (and, for
 //! context, 4-byte streaming through `push`, which returns a new `Vec` per
-//! push, and 64-byte streaming, with their ratios to the full parse). Targets
+//! push, and 64-byte streaming, with their ratios to the full parse), and
+//! the 4-byte floor: the same pieces through a push that parses nothing and
+//! only does what any stream of this API must (look at each byte, keep it
+//! once for the message, copy it into the caller's delta; `floor_push`).
+//! No stream can have a lower ratio than its floor's. Targets
 //! (issue 3): streaming in 4-byte chunks ≤ 3× one full parse; a full parse
 //! faster than llama.cpp's 76–268 µs on outputs of this size; a parser built
 //! in < 50 µs. Under `cargo test --benches` every bench runs once and the
