@@ -25,7 +25,7 @@ use chat_autoparser::{
 use serde_json::Value;
 
 /// The least number of cases that must pass (issue 3 asks for 440 of 463).
-const MIN_PASSING: usize = 453;
+const MIN_PASSING: usize = 455;
 
 fn shared() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")

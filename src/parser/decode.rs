@@ -46,6 +46,9 @@ pub struct Decoder {
     arg: Option<Arg>,
     /// Content an `OPENED` capture stands for (the inline reasoning opening).
     opened: String,
+    /// Reasoning the prompt wrote where the block starts, written when the
+    /// `REASONING` capture opens (see `start::prompt_reasoning`).
+    reasoning_prefix: String,
     /// End of the last byte any event covered.
     pub consumed: usize,
     /// A reused buffer for escaping streamed string values.
@@ -116,6 +119,7 @@ impl Decoder {
             notation: nested.notation,
             elements: nested.elements,
             opened: opened.to_string(),
+            reasoning_prefix: String::new(),
             schemas,
             parallel,
             content: Edges { started: continues.content, ..Edges::default() },
@@ -127,6 +131,12 @@ impl Decoder {
             scratch: String::new(),
             diagnostics: Vec::new(),
         }
+    }
+
+    /// The reasoning block starts with `text`, which the prompt wrote.
+    pub fn reasoning_starts_with(mut self, text: &str) -> Decoder {
+        self.reasoning_prefix = text.to_string();
+        self
     }
 
     /// Content text that bypasses the grammar (a prefix, or bytes after an
@@ -222,6 +232,10 @@ impl Decoder {
             }
             ARG => self.arg = Some(Arg::default()),
             BROKEN => self.diagnostics.push(Diagnostic::new(DiagnosticKind::BrokenToolCall, start)),
+            REASONING if !self.reasoning_prefix.is_empty() => {
+                let prefix = std::mem::take(&mut self.reasoning_prefix);
+                self.reasoning.push(&prefix, |t| out.reasoning(t));
+            }
             ARG_STRING => {
                 let streaming = self.arg.as_ref().is_some_and(|a| a.kind.is_string_only());
                 if streaming {

@@ -135,6 +135,8 @@ pub struct OutputParser {
     /// Content that precedes the output (inline reasoning opened by the
     /// prompt), written where the grammar marks it (`tags::OPENED`).
     prefix: String,
+    /// Reasoning the prompt wrote for the model (`start::prompt_reasoning`).
+    reasoning_prefix: String,
     prefill: Prefill,
     start: Start,
     /// How nested argument values are written (see `notation`, `elements`).
@@ -187,6 +189,10 @@ impl OutputParser {
             schemas: Arc::new(ToolSchemas::new(&config.tools)),
             parallel: config.parallel_tool_calls,
             prefix: prefix.to_string(),
+            reasoning_prefix: match (extract, start, &config.prefill) {
+                (true, Start::Free, None) => start::prompt_reasoning(analysis, config.prompt.as_deref()).to_string(),
+                _ => String::new(),
+            },
             prefill: config.prefill.clone().unwrap_or_default(),
             start,
             nested: decode::Nested {
@@ -240,7 +246,8 @@ impl OutputParser {
             content: continued && self.prefill.part == PrefillPart::Content,
             reasoning: continued && self.prefill.part == PrefillPart::Reasoning,
         };
-        let decoder = decode::Decoder::new(self.schemas.clone(), self.parallel, continues, &self.prefix, self.nested.clone());
+        let decoder = decode::Decoder::new(self.schemas.clone(), self.parallel, continues, &self.prefix, self.nested.clone())
+            .reasoning_starts_with(&self.reasoning_prefix);
         OutputStream::new(&self.program, decoder, &self.prefill)
     }
 }

@@ -48,6 +48,24 @@ pub fn trailing_marker<'p>(analysis: &'p Analysis, prompt: Option<&'p str>) -> O
     (span.end == prompt.len()).then(|| &prompt[span])
 }
 
+/// Reasoning the prompt wrote for the model: in delimiter reasoning (the
+/// block starts with the turn), the text of the current turn after the
+/// generation prompt's opening marker (`Here are my reasoning steps:\n`).
+/// A rendered turn writes nothing between that marker and its reasoning
+/// (else the analysis would have found a start marker there), so a message
+/// renders back as prompt and output only if its reasoning starts with it.
+pub fn prompt_reasoning<'p>(analysis: &'p Analysis, prompt: Option<&'p str>) -> &'p str {
+    if analysis.reasoning.mode != ReasoningMode::Delimiter {
+        return "";
+    }
+    let prompt = prompt.unwrap_or(&analysis.turn.generation_prompt.default);
+    let turn = current_turn(analysis, prompt).trim_start();
+    match turn_opener(analysis).and_then(|opener| turn.strip_prefix(opener)) {
+        Some(text) if !text.trim().is_empty() => text.trim_start(),
+        _ => "",
+    }
+}
+
 /// The text of the prompt from its last reasoning start marker, when the
 /// output starts inside that block (what inline reasoning puts back in front
 /// of the content).
@@ -73,13 +91,23 @@ fn from_prompt(analysis: &Analysis, prompt: &str) -> Start {
 }
 
 /// The prompt after the last end of turn: the turn the output continues.
+/// Without an end-of-turn marker, the turn starts where the generation
+/// prompt's opening marker last is (`<|begin_assistant|>`): a system text
+/// that names the reasoning end marker to the model is not reasoning over.
 fn current_turn<'p>(analysis: &Analysis, prompt: &'p str) -> &'p str {
     let stop = analysis.turn.stop_marker.trim();
-    if stop.is_empty() {
-        return prompt;
-    }
-    match prompt.rfind(stop) {
-        Some(at) => &prompt[at + stop.len()..],
-        None => prompt,
-    }
+    let start = if stop.is_empty() {
+        turn_opener(analysis).and_then(|opener| prompt.rfind(opener))
+    } else {
+        prompt.rfind(stop).map(|at| at + stop.len())
+    };
+    start.map_or(prompt, |at| &prompt[at..])
+}
+
+/// The marker the generation prompt starts with, whitespace aside.
+fn turn_opener(analysis: &Analysis) -> Option<&str> {
+    let prompt = &analysis.turn.generation_prompt.default;
+    let first = prompt.find(|c: char| !c.is_whitespace())?;
+    let span = markers::span_containing(prompt, first + 1)?;
+    (span.start == first).then(|| &prompt[span])
 }
