@@ -47,6 +47,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use chat_autoparser::parser::char_chunks;
+use chat_autoparser::short::push_short;
 use chat_autoparser::{Analysis, ChatTemplate, Delta, OutputParser, ParserConfig, TemplateConfig};
 use criterion::{criterion_group, Criterion};
 use serde_json::{json, Value};
@@ -200,18 +201,17 @@ fn streamed(p: &OutputParser, chunks: &[&str]) -> usize {
 /// once (the text `message()` returns, or the engine's input it is read
 /// from) and copied into the caller's delta (a reused buffer, as
 /// [`streamed`]). One call per push, as `push_into` is, and short text
-/// appended without a `memcpy` call, as the library does (its `push_short`
-/// is crate-private; [`append_short`] is the same dispatch). No parsing.
+/// appended with the library's own `push_short`. No parsing.
 #[inline(never)]
 fn floor_push(kept: &mut String, out: &mut Vec<Delta>, chunk: &str) -> bool {
     let marker = chunk.bytes().any(|b| b == b'<');
-    append_short(kept, chunk);
+    push_short(kept, chunk);
     if out.is_empty() {
         out.push(Delta::content(""));
     }
     let delta = out[0].content.get_or_insert_with(String::new);
     delta.clear();
-    append_short(delta, chunk);
+    push_short(delta, chunk);
     marker
 }
 
@@ -220,23 +220,6 @@ fn floor(chunks: &[&str]) -> usize {
     let mut kept = String::new();
     let mut out = Vec::new();
     chunks.iter().filter(|c| floor_push(&mut kept, &mut out, c)).count() + out.len()
-}
-
-/// `out.push_str(s)`, with 1 to 8 bytes copied by a load and a store (a
-/// constant length per arm) instead of a `memcpy` call.
-#[inline(always)]
-fn append_short(out: &mut String, s: &str) {
-    match s.len() {
-        1 => out.push_str(&s[..1]),
-        2 => out.push_str(&s[..2]),
-        3 => out.push_str(&s[..3]),
-        4 => out.push_str(&s[..4]),
-        5 => out.push_str(&s[..5]),
-        6 => out.push_str(&s[..6]),
-        7 => out.push_str(&s[..7]),
-        8 => out.push_str(&s[..8]),
-        _ => out.push_str(s),
-    }
 }
 
 /// Streams the chunks with `push`, a new `Vec` per push.

@@ -10,7 +10,7 @@
 
 /// Appends `s` to `out`; 1 to 8 bytes without a `memcpy` call.
 #[inline(always)]
-pub(crate) fn push_short(out: &mut String, s: &str) {
+pub fn push_short(out: &mut String, s: &str) {
     // Each arm's slice is the whole of `s`: a constant length lets the
     // compiler copy it with a load and a store.
     match s.len() {
