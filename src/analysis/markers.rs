@@ -3,7 +3,7 @@
 //! A marker is a bracketed token a template uses as structure: `<think>`,
 //! `</tool_call>`, `<|im_end|>`, `<｜tool▁sep｜>`, `<function=`...`>`,
 //! `[TOOL_CALLS]`, `[/INST]`. Recognition is purely lexical (no list of known
-//! markers): `<` + up to [`MAX_MARKER`] bytes without `<`, `>` or newline + `>`;
+//! markers): `<` + up to `MAX_MARKER` (96) bytes without `<`, `>` or newline + `>`;
 //! or `[` + letters, digits, `_ / | - ▁` and spaces + `]` (so JSON arrays such
 //! as `["a", 1]` are never markers).
 //!
