@@ -102,8 +102,6 @@ impl OutputStream {
         message
     }
 
-
-
     /// Problems found so far.
     pub fn diagnostics(&self) -> &[Diagnostic] {
         &self.decoder.diagnostics
