@@ -1,8 +1,7 @@
 //! The grammar on a format that writes object and list argument values as
 //! nested elements (`<route><stops><li>Paris</li></stops></route>`, as
-//! MiniMax-M3 does), on a small template written for this test (the one of
-//! tests/nested_elements.rs, list items named `li`, with booleans printed
-//! by `tojson` as MiniMax-M3 prints them).
+//! MiniMax-M3 does), on the small template of tests/nested_elements.rs
+//! (`tests/common/elements_template.rs`).
 //!
 //! Object and array values must follow the tool's schema in the learned
 //! element notation: declared members as keyed elements in schema order,
@@ -15,31 +14,13 @@
 //! JSON written.
 
 use chat_autoparser::grammar::Recognizer;
-use chat_autoparser::{Analysis, ChatTemplate, GrammarConfig, ParserConfig, TemplateConfig, ToolChoice};
+use chat_autoparser::{ChatTemplate, GrammarConfig, ParserConfig, TemplateConfig, ToolChoice};
 use serde_json::{json, Value};
 
-const TEMPLATE: &str = r#"
-{%- macro xml(v) -%}
-{%- if v is mapping -%}{%- for k, x in v.items() -%}<{{ k }}>{{ xml(x) }}</{{ k }}>{%- endfor -%}
-{%- elif v is iterable and v is not string -%}{%- for x in v -%}<li>{{ xml(x) }}</li>{%- endfor -%}
-{%- elif v is boolean -%}{{ v | tojson }}
-{%- else -%}{{ v }}{%- endif -%}
-{%- endmacro -%}
-{%- for m in messages -%}
-{%- if m.role == 'user' -%}<|user|>{{ m.content }}<|end|>
-{%- elif m.role == 'assistant' -%}<|bot|>{{- m.content or '' -}}
-{%- for tc in m.tool_calls or [] -%}
-<call name="{{ tc.function.name }}">
-{%- for k, v in tc.function.arguments.items() -%}<{{ k }}>{{ xml(v) }}</{{ k }}>{%- endfor -%}
-</call>
-{%- endfor -%}<|end|>
-{%- endif -%}
-{%- endfor -%}
-{%- if add_generation_prompt -%}<|bot|>{%- endif -%}"#;
+#[path = "common/elements_template.rs"]
+mod elements_template;
 
-fn analysis() -> Analysis {
-    ChatTemplate::new(TEMPLATE, &TemplateConfig::default()).unwrap().analyze().unwrap()
-}
+use elements_template::{analysis, TEMPLATE};
 
 fn tools() -> Vec<Value> {
     vec![json!({"type": "function", "function": {"name": "plan", "parameters": {

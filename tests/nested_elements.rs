@@ -1,6 +1,7 @@
 //! Object and list argument values written as nested elements
 //! (`<route><stop>Paris</stop></route>`, `<li>a</li><li>b</li>`), as
-//! MiniMax-M3 writes them, on a small template written for this test.
+//! MiniMax-M3 writes them, on a small template written for these tests
+//! (`tests/common/elements_template.rs`, shared with the grammar's).
 //!
 //! The analysis must learn the element notation from the renders of an
 //! object and a list value (A5), with the item element's name (`li` here)
@@ -10,35 +11,16 @@
 //! that is not whole elements stays a string; streaming equals batch.
 
 use chat_autoparser::analysis::{ArgumentsSlot, ComparisonStatus, Elements};
-use chat_autoparser::{Analysis, ChatTemplate, ParserConfig, TemplateConfig};
+use chat_autoparser::ParserConfig;
 use serde_json::{json, Value};
 
 #[path = "common/streaming.rs"]
 mod streaming;
 
-/// XML-element arguments; mappings and lists nested as elements, list
-/// items named `li`.
-const TEMPLATE: &str = r#"
-{%- macro xml(v) -%}
-{%- if v is mapping -%}{%- for k, x in v.items() -%}<{{ k }}>{{ xml(x) }}</{{ k }}>{%- endfor -%}
-{%- elif v is iterable and v is not string -%}{%- for x in v -%}<li>{{ xml(x) }}</li>{%- endfor -%}
-{%- else -%}{{ v }}{%- endif -%}
-{%- endmacro -%}
-{%- for m in messages -%}
-{%- if m.role == 'user' -%}<|user|>{{ m.content }}<|end|>
-{%- elif m.role == 'assistant' -%}<|bot|>{{- m.content or '' -}}
-{%- for tc in m.tool_calls or [] -%}
-<call name="{{ tc.function.name }}">
-{%- for k, v in tc.function.arguments.items() -%}<{{ k }}>{{ xml(v) }}</{{ k }}>{%- endfor -%}
-</call>
-{%- endfor -%}<|end|>
-{%- endif -%}
-{%- endfor -%}
-{%- if add_generation_prompt -%}<|bot|>{%- endif -%}"#;
+#[path = "common/elements_template.rs"]
+mod elements_template;
 
-fn analysis() -> Analysis {
-    ChatTemplate::new(TEMPLATE, &TemplateConfig::default()).unwrap().analyze().unwrap()
-}
+use elements_template::analysis;
 
 fn tools() -> Vec<Value> {
     vec![json!({"type": "function", "function": {"name": "plan", "parameters": {
