@@ -301,25 +301,6 @@ fn a_section_end_stops_before_the_stop_marker() {
     assert_eq!(message["content"], Value::Null);
 }
 
-/// Calls without markers, each a bare name line and JSON (functionary's
-/// `>>>name\n{...}`), and text under a `>>>all\n` header.
-const BARE_NAMES: &str = r#"{%- for m in messages -%}
-{%- if m.role == 'assistant' -%}<|assistant|>
-{%- if m.content -%}>>>all
-{{ m.content }}{%- endif -%}
-{%- for c in m.tool_calls or [] -%}>>>{{ c.function.name }}
-{{ c.function.arguments | tojson }}{%- endfor -%}<|end|>
-{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endif -%}
-{%- endfor -%}
-{%- if add_generation_prompt -%}<|assistant|>>>>{%- endif -%}"#;
-
-#[test]
-fn a_bare_name_is_a_call_only_once_its_arguments_begin() {
-    assert_eq!(parse(BARE_NAMES, "all\nHello\nthere"), json!({"role": "assistant", "content": "Hello\nthere"}));
-    let message = parse(BARE_NAMES, "ping\n{\"n\": 1}");
-    assert_eq!(message["tool_calls"][0]["function"], json!({"name": "ping", "arguments": "{\"n\": 1}"}));
-}
-
 /// A tool section with its own opening marker around calls with theirs.
 const SECTIONED: &str = r#"{%- for m in messages -%}
 {%- if m.role == 'assistant' -%}<|assistant|>{{ m.content or '' }}

@@ -80,3 +80,12 @@ fn an_opener_that_opens_nothing_known_is_text() {
     assert_eq!(m.content_text(), "Arrows >>> here, and >>>nobody\nknows.");
     assert!(m.tool_calls.is_empty());
 }
+
+#[test]
+fn a_bare_name_is_a_call_only_once_its_arguments_begin() {
+    let parser = analysis().parser(&ParserConfig::default()).unwrap();
+    let m = streaming::parse_and_stream(&parser, "all\nHello\nthere");
+    assert_eq!(serde_json::to_value(&m).unwrap(), json!({"role": "assistant", "content": "Hello\nthere"}));
+    let m = streaming::parse_and_stream(&parser, "ping\n{\"n\": 1}");
+    assert_eq!(calls(&m), [("ping", "{\"n\": 1}")]);
+}
