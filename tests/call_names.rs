@@ -9,8 +9,11 @@
 //! Each test asserts the exact analysis slots or the exact message.
 
 use chat_autoparser::analysis::NameSlot;
-use chat_autoparser::{Analysis, ChatTemplate, ParserConfig, RenderRequest, TemplateConfig};
+use chat_autoparser::{Analysis, ChatTemplate, TemplateConfig};
 use serde_json::{json, Value};
+
+#[path = "common/prompted.rs"]
+mod prompted;
 
 const ADDRESSED: &str = r#"{%- for m in messages -%}
 {%- if m.role == 'assistant' -%}
@@ -38,15 +41,8 @@ fn tools() -> Vec<Value> {
 
 /// The message parsed from `output`, after the template's own generation prompt.
 fn parse(output: &str) -> Value {
-    let request = RenderRequest {
-        messages: vec![json!({"role": "user", "content": "Weather in Paris?"})],
-        tools: Some(tools()),
-        add_generation_prompt: true,
-        ..Default::default()
-    };
-    let prompt = template().render(&request).unwrap();
-    let config = ParserConfig { tools: tools(), prompt: Some(prompt), ..Default::default() };
-    serde_json::to_value(analysis().parser(&config).expect("parser").parse(output)).unwrap()
+    let user = vec![json!({"role": "user", "content": "Weather in Paris?"})];
+    serde_json::to_value(prompted::parse_after_prompt(&template(), &analysis(), user, tools(), output)).unwrap()
 }
 
 fn call(name: &str, arguments: &str) -> Value {

@@ -13,8 +13,11 @@
 //! turn writes its reasoning right after the marker, so the message renders
 //! back as prompt and output only with that text in its reasoning.
 
-use chat_autoparser::{AssistantMessage, ChatTemplate, ParserConfig, RenderRequest, TemplateConfig};
+use chat_autoparser::{AssistantMessage, ChatTemplate, RenderRequest, TemplateConfig};
 use serde_json::{json, Value};
+
+#[path = "common/prompted.rs"]
+mod prompted;
 
 const TEMPLATE: &str = r#"
 {{- 'Think step by step, then write the answer after [ANSWER].' -}}
@@ -45,10 +48,7 @@ fn parse(messages: Vec<Value>, output: &str) -> AssistantMessage {
 }
 
 fn parse_with(template: &ChatTemplate, messages: Vec<Value>, output: &str) -> AssistantMessage {
-    let analysis = template.analyze().unwrap();
-    let request = RenderRequest { messages, add_generation_prompt: true, ..Default::default() };
-    let prompt = template.render(&request).unwrap();
-    analysis.parser(&ParserConfig { prompt: Some(prompt), ..Default::default() }).unwrap().parse(output)
+    prompted::parse_after_prompt(template, &template.analyze().unwrap(), messages, Vec::new(), output)
 }
 
 fn message(content: &str, reasoning: &str) -> AssistantMessage {
@@ -95,7 +95,7 @@ fn text_the_generation_prompt_writes_starts_the_reasoning() {
     // Rendered back, the message is the prompt and the output.
     let mut turn = user.clone();
     turn.push(json!({"role": "assistant", "content": "4", "reasoning_content": "Let me think:\nTwo and two."}));
-    let prompt = t.render(&RenderRequest { messages: user.clone(), add_generation_prompt: true, ..Default::default() }).unwrap();
+    let prompt = prompted::generation_prompt(&t, user.clone(), &[]);
     let rendered = t.render(&RenderRequest { messages: turn, ..Default::default() }).unwrap();
     assert_eq!(rendered, format!("{prompt}Two and two.\n[ANSWER]\n4"));
     // No reasoning block in the output: no reasoning, the prompt's text aside.

@@ -9,8 +9,11 @@
 //! up to its end of turn. (The round trip test cuts such a render at the end
 //! of turn; see `tests/parser_roundtrip.rs`.)
 
-use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig, RenderRequest, TemplateConfig};
+use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, TemplateConfig};
 use serde_json::{json, Value};
+
+#[path = "common/prompted.rs"]
+mod prompted;
 
 const TEMPLATE: &str = r#"
 {%- for m in messages -%}
@@ -31,23 +34,22 @@ fn tools() -> Vec<Value> {
         "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}})]
 }
 
+/// One user turn.
+fn user() -> Vec<Value> {
+    vec![json!({"role": "user", "content": "Weather in Paris?"})]
+}
+
 /// Parses `output` as the continuation of the prompt after one user turn.
 fn parse(analysis: &Analysis, output: &str) -> AssistantMessage {
-    let request = RenderRequest {
-        messages: vec![json!({"role": "user", "content": "Weather in Paris?"})],
-        tools: Some(tools()),
-        add_generation_prompt: true,
-        ..Default::default()
-    };
-    let prompt = template().render(&request).unwrap();
-    assert!(prompt.ends_with("<|eot|><|turn|><|bot|>"), "{prompt}");
-    analysis.parser(&ParserConfig { tools: tools(), prompt: Some(prompt), ..Default::default() }).unwrap().parse(output)
+    prompted::parse_after_prompt(&template(), analysis, user(), tools(), output)
 }
 
 #[test]
 fn the_reopened_turn_is_no_generation_prompt() {
     let a = template().analyze().unwrap();
     assert_eq!(a.turn.generation_prompt.default, "");
+    let prompt = prompted::generation_prompt(&template(), user(), &tools());
+    assert!(prompt.ends_with("<|eot|><|turn|><|bot|>"), "{prompt}");
     assert_eq!(a.turn.end_of_turn, "<|eot|>");
     assert_eq!(a.content.start, "<|resp|>");
 }
