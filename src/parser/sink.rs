@@ -134,6 +134,24 @@ impl<'a> Sink<'a> {
     }
 }
 
+/// Replaces `out`'s contents with `text` as one delta of `field`, when
+/// `out` holds one delta of that shape already (as a buffer passed to
+/// pushes alike does), and writes nothing else: a stream's plain push of
+/// JSON argument text, which the builder gets later, without a [`Sink`].
+/// `false`, and `out` untouched, otherwise.
+#[inline(always)]
+pub fn replace_with(out: &mut Vec<Delta>, field: Field, text: &str) -> bool {
+    if text.is_empty() {
+        out.clear();
+        return true;
+    }
+    let [d] = &mut out[..] else { return false };
+    let Some(buf) = reusable(d, field) else { return false };
+    buf.clear();
+    push_short(buf, text);
+    true
+}
+
 /// `field`'s string in `d` (created empty if missing; `d` has `field`'s
 /// shape).
 fn field_text(d: &mut Delta, field: Field) -> &mut String {

@@ -18,7 +18,7 @@ use crate::peg::{self, Event};
 use super::decode::{Decoder, Run};
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::prompt::Prefill;
-use super::sink::Sink;
+use super::sink::{self, Field, Sink};
 
 /// An incremental parse of one output.
 #[derive(Debug)]
@@ -64,13 +64,20 @@ impl OutputStream {
     pub fn push_into(&mut self, chunk: &str, out: &mut Vec<Delta>) {
         match self.run.and_then(|run| Some((run, self.peg.extend(chunk)?))) {
             Some((run, (from, to))) => {
+                self.decoder.consumed = self.decoder.consumed.max(to);
+                // Mostly the chunk itself; else a held-back delimiter prefix
+                // turned out plain, or the chunk ends in one.
+                let whole = to - from == chunk.len() && to == self.peg.input().len();
+                let text = if whole { chunk } else { self.peg.text().get(from..to).unwrap_or("") };
+                if let Run::Arguments(index) = run {
+                    // Owed to the builder: the delta is all there is to write.
+                    if sink::replace_with(out, Field::Arguments(index), text) {
+                        return;
+                    }
+                }
                 let mut sink = Sink::new(out, &mut self.builder);
                 if from < to {
-                    // Mostly the chunk itself; else a held-back delimiter
-                    // prefix turned out plain, or the chunk ends in one.
-                    let whole = to - from == chunk.len() && to == self.peg.input().len();
-                    let text = if whole { chunk } else { self.peg.text().get(from..to).unwrap_or("") };
-                    self.decoder.run_text(run, to, text, &mut sink);
+                    self.decoder.run_text(run, text, &mut sink);
                 }
                 sink.finish();
             }
