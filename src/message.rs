@@ -160,8 +160,9 @@ impl MessageBuilder {
         }
     }
 
-    /// Call `index`, created (with the calls before it) when new.
-    #[inline]
+    /// Call `index`, created (with the calls before it) when new. Always
+    /// inlined: a stream's plain push of a tagged string value asks it.
+    #[inline(always)]
     fn call(&mut self, index: usize) -> &mut ToolCall {
         if self.calls.len() <= index {
             self.add_calls(index);
@@ -170,6 +171,7 @@ impl MessageBuilder {
     }
 
     /// Creates the calls up to `index`.
+    #[cold]
     fn add_calls(&mut self, index: usize) {
         while self.calls.len() <= index {
             self.calls.push(ToolCall { kind: "function".into(), ..ToolCall::default() });
