@@ -120,7 +120,7 @@ impl Split<'_> {
         let label = prefix.rfind(char::is_whitespace).map_or("", |at| &prefix[at..]);
         let is_label = !label.trim().is_empty() && markers::tokens(label).is_empty();
         let movable = |s: &str| s.is_empty() || s.ends_with(label);
-        if !is_label || !(movable(&left) && movable(&right)) || (left.is_empty() && right.is_empty()) {
+        if !(is_label && movable(&left) && movable(&right)) || (left.is_empty() && right.is_empty()) {
             return (left, right);
         }
         let rotate = |s: &str| if s.is_empty() { String::new() } else { format!("{label}{}", &s[..s.len() - label.len()]) };

@@ -201,7 +201,7 @@ fn marker_cores(
         let end = found.first()?.1;
         let same_end = || found.iter().filter(|(_, e)| *e == end);
         let start = match len {
-            Some(len) => same_end().find(|(s, e)| e - s == len).or_else(|| same_end().last()),
+            Some(len) => same_end().find(|(s, e)| e - s == len).or_else(|| same_end().next_back()),
             None => same_end().next(),
         };
         start.map(|(start, end)| *start..*end)
