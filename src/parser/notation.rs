@@ -94,8 +94,7 @@ impl Reader<'_> {
         if let Some(s) = self.quoted() {
             return Some(Value::String(s));
         }
-        let bare = self.bare()?;
-        Some(serde_json::from_str::<Value>(bare).ok().filter(|v| !v.is_object() && !v.is_array()).unwrap_or_else(|| Value::String(bare.to_string())))
+        Some(scalar(self.bare()?))
     }
 
     fn object(&mut self, depth: usize) -> Option<Value> {
@@ -159,6 +158,19 @@ impl Reader<'_> {
     }
 }
 
+/// A bare scalar: JSON, else Python's `None`, `True` or `False` (a template
+/// writes a value it has no case for with `{{ value }}`, which prints
+/// `None` for a null), else the text as a string.
+fn scalar(bare: &str) -> Value {
+    let json = serde_json::from_str::<Value>(bare).ok().filter(|v| !v.is_object() && !v.is_array());
+    json.unwrap_or_else(|| match bare {
+        "None" => Value::Null,
+        "True" => Value::Bool(true),
+        "False" => Value::Bool(false),
+        _ => Value::String(bare.to_string()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +186,12 @@ mod tests {
         assert_eq!(n.to_json(r#"[<|"|>buy milk<|"|>,<|"|>walk, dog<|"|>]"#).unwrap(), r#"["buy milk","walk, dog"]"#);
         assert_eq!(n.to_json(r#"{a:[1,{b:true}],<|"|>c d<|"|>:null}"#).unwrap(), r#"{"a":[1,{"b":true}],"c d":null}"#);
         assert_eq!(n.to_json("{}").unwrap(), "{}");
+    }
+
+    #[test]
+    fn python_scalars_are_json_scalars() {
+        let n = gemma();
+        assert_eq!(n.to_json("[1,{b:None},True,False,none,Nonesuch]").unwrap(), r#"[1,{"b":null},true,false,"none","Nonesuch"]"#);
     }
 
     #[test]
