@@ -198,13 +198,13 @@ impl MessageBuilder {
 
     /// The message so far.
     pub fn message(&self) -> AssistantMessage {
-        let content = if self.content.is_empty() && !self.calls.is_empty() { None } else { Some(self.content.clone()) };
-        AssistantMessage {
-            role: "assistant".into(),
-            content,
-            reasoning_content: self.reasoning.clone(),
-            tool_calls: self.calls.clone(),
-        }
+        self.clone().into_message()
+    }
+
+    /// The message, without copying it.
+    pub fn into_message(self) -> AssistantMessage {
+        let content = if self.content.is_empty() && !self.calls.is_empty() { None } else { Some(self.content) };
+        AssistantMessage { role: "assistant".into(), content, reasoning_content: self.reasoning, tool_calls: self.calls }
     }
 }
 

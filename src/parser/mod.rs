@@ -236,7 +236,8 @@ impl OutputParser {
         if !partial {
             stream.finish();
         }
-        Parsed { message: stream.message(), diagnostics: stream.diagnostics().to_vec() }
+        let diagnostics = stream.diagnostics().to_vec();
+        Parsed { message: stream.into_message(), diagnostics }
     }
 
     /// A stream for one output.

@@ -109,6 +109,15 @@ impl OutputStream {
         message
     }
 
+    /// The message the deltas add up to, without copying it: the end of a
+    /// batch parse.
+    pub fn into_message(mut self) -> AssistantMessage {
+        if let Some((index, text)) = owed_text(&self.peg, self.owed) {
+            self.builder.push_arguments(index, text);
+        }
+        self.builder.into_message()
+    }
+
     /// Problems found so far.
     pub fn diagnostics(&self) -> &[Diagnostic] {
         &self.decoder.diagnostics
