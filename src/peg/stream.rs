@@ -310,7 +310,7 @@ impl<I: Input> Stream<I> {
             return None;
         }
         let from = plain.sent;
-        if plain.held != 0 || bytes.iter().any(|&b| plain.stops.contains(b)) {
+        if plain.held != 0 || plain.stops.any_in(bytes) {
             return match plain.until {
                 Some(_) => self.extend_until(chunk),
                 None => self.extend_json(chunk),
