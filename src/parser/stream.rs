@@ -100,21 +100,15 @@ impl OutputStream {
 
     /// The message the deltas so far add up to.
     pub fn message(&self) -> AssistantMessage {
-        let mut message = self.builder.message();
-        if let Some((index, text)) = owed_text(&self.peg, self.owed) {
-            if let Some(call) = message.tool_calls.get_mut(index) {
-                call.function.arguments.push_str(text);
-            }
-        }
-        message
+        let mut builder = self.builder.clone();
+        pay_owed(&self.peg, self.owed, &mut builder);
+        builder.into_message()
     }
 
     /// The message the deltas add up to, without copying it: the end of a
     /// batch parse.
     pub fn into_message(mut self) -> AssistantMessage {
-        if let Some((index, text)) = owed_text(&self.peg, self.owed) {
-            self.builder.push_arguments(index, text);
-        }
+        pay_owed(&self.peg, self.owed, &mut self.builder);
         self.builder.into_message()
     }
 
@@ -124,10 +118,7 @@ impl OutputStream {
     }
 
     fn step(&mut self, chunk: &str, fin: bool, out: &mut Vec<Delta>) {
-        if let Some((index, text)) = owed_text(&self.peg, self.owed) {
-            self.builder.push_arguments(index, text);
-        }
-        self.owed = None;
+        pay_owed(&self.peg, self.owed.take(), &mut self.builder);
         let mut sink = Sink::new(out, &mut self.builder);
         if self.verbatim_from.is_some() {
             self.decoder.raw_content(chunk, &mut sink);
@@ -156,10 +147,12 @@ impl OutputStream {
     }
 }
 
-/// The argument text the builder is owed (`OutputStream::owed`).
-fn owed_text(peg: &peg::Stream<String>, owed: Option<(usize, usize)>) -> Option<(usize, &str)> {
-    let (index, from) = owed?;
-    Some((index, peg.text().get(from..peg.plain_sent()?)?))
+/// Appends to `builder` the argument text it is owed (`OutputStream::owed`).
+fn pay_owed(peg: &peg::Stream<String>, owed: Option<(usize, usize)>, builder: &mut MessageBuilder) {
+    let Some((index, from)) = owed else { return };
+    if let Some(text) = peg.plain_sent().and_then(|to| peg.text().get(from..to)) {
+        builder.push_arguments(index, text);
+    }
 }
 
 /// An event's text: a slice of the output, unless the grammar cut a
