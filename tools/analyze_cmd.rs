@@ -55,7 +55,8 @@ pub fn table(a: &Analysis) -> String {
         None => row("tools", "not rendered".into()),
         Some(t) => {
             row("tools", format!("{:?}", t.class));
-            row("  section", format!("{} ... {}", q(&t.section_start), q(&t.section_end)));
+            let optional = if t.section_end_optional { " (optional: written only after two calls)" } else { "" };
+            row("  section", format!("{} ... {}{optional}", q(&t.section_start), q(&t.section_end)));
             row("  call", format!("{} ... {}", q(&t.call_start), q(&t.call_end)));
             row("  separator", format!("{} (parallel: {})", q(&t.call_separator), t.parallel));
             row("  name", match &t.name {

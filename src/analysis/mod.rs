@@ -206,6 +206,10 @@ pub struct ToolFormat {
     pub section_start: String,
     /// After the last call, raw.
     pub section_end: String,
+    /// The template writes `section_end` only after two calls or more
+    /// (DeepSeek-R1-Distill-Llama-8B), so after one it may be missing.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub section_end_optional: bool,
     /// Before each call (`<tool_call>\n`), raw.
     pub call_start: String,
     /// After each call (`\n</tool_call>`), raw.
@@ -383,10 +387,7 @@ pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
     let content = content::detect(&outputs, &reasoning, &turn.stop_marker, &mut report);
     turn.headers = sections::headers(&content, &reasoning);
     (turn.message_end, turn.message_start) = sections::message_break(&reasoning, &turn.generation_prompt.default);
-    let mut tools = tools::detect(&outputs, &reasoning, &content, &mut report);
-    if let Some(format) = tools.as_mut() {
-        tools::cut_at_stop(format, &turn.stop_marker);
-    }
+    let tools = tools::detect(&outputs, &reasoning, &content, &turn.stop_marker, &mut report);
     let preserved_tokens = report::preserved_tokens(&reasoning, &content, tools.as_ref(), &turn);
     let fallback_tools = fallback::for_template(&outputs, &variables);
     Ok(Analysis {

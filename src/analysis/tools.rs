@@ -7,6 +7,7 @@
 //! text before the first core = section start + call start; between the cores
 //! = call end + separator + call start; after the last core = call end +
 //! section end. Call start/end are the parts shared by those three texts.
+//! A section end that only the two-call output writes is kept, as optional.
 //!
 //! Invariant: every marker string is text copied from a render (never
 //! invented), so the parser only ever looks for text the template writes.
@@ -38,11 +39,23 @@ struct Frame {
     call_end: String,
     separator: String,
     section_end: String,
+    /// What follows the second call's end in the two-call output, when it
+    /// starts with the call end.
+    section_end_of_two: Option<String>,
     parallel: bool,
 }
 
 /// Runs the tool comparisons and reads the tool-call format.
-pub fn detect(outputs: &Outputs, reasoning: &Reasoning, content: &ContentFormat, report: &mut Report) -> Option<ToolFormat> {
+///
+/// `stop_marker` ends a turn (`TurnFormat::stop_marker`): the model stops
+/// there, so no marker of the format holds it.
+pub fn detect(
+    outputs: &Outputs,
+    reasoning: &Reasoning,
+    content: &ContentFormat,
+    stop_marker: &str,
+    report: &mut Report,
+) -> Option<ToolFormat> {
     let encoding = outputs.encoding?;
     let full = match outputs.get(Variant::Call) {
         Ok(o) => o,
@@ -60,6 +73,7 @@ pub fn detect(outputs: &Outputs, reasoning: &Reasoning, content: &ContentFormat,
         return None;
     };
     let frame = frame(one, &cores, two);
+    let (section_end, section_end_optional) = section_end(&frame, stop_marker);
     let (name, arguments, call_start) = slots(outputs, lead, one, &cores, &frame, report);
     let id = id_slot(outputs, lead, one, &cores, report);
     report_name_and_value(outputs, report);
@@ -77,7 +91,8 @@ pub fn detect(outputs: &Outputs, reasoning: &Reasoning, content: &ContentFormat,
     let mut format = ToolFormat {
         class: cores.class,
         section_start: frame.section_start,
-        section_end: frame.section_end,
+        section_end,
+        section_end_optional,
         call_start,
         call_end: frame.call_end,
         call_separator: frame.separator,
@@ -89,6 +104,7 @@ pub fn detect(outputs: &Outputs, reasoning: &Reasoning, content: &ContentFormat,
         content_with_calls,
         input: ToolInput { null_content: encoding.null_content, object_arguments: encoding.object_args },
     };
+    cut_call_end_at_stop(&mut format, stop_marker);
     move_argument_end(&mut format);
     Some(format)
 }
@@ -114,18 +130,12 @@ fn lead<'a>(output: &'a str, reasoning: &Reasoning, content: &ContentFormat) -> 
 
 /// Some templates end a turn with calls differently from a turn with text
 /// (`]</TOOLCALL><SPECIAL_12>\n` against `\n<SPECIAL_12>\n`), so the
-/// diff leaves the stop marker in the section's end. The model stops at that
-/// marker and never writes it into the output: cut the section end there.
-pub fn cut_at_stop(format: &mut ToolFormat, stop_marker: &str) {
-    let stop = stop_marker.trim();
-    if stop.is_empty() {
-        return;
-    }
-    for end in [&mut format.section_end, &mut format.call_end] {
-        if let Some(at) = end.find(stop) {
-            end.truncate(at);
-        }
-    }
+/// diff leaves the stop marker in the call's end. The model stops at that
+/// marker and never writes it into the output: cut the call end there (the
+/// section end is cut by [`section_end`]).
+fn cut_call_end_at_stop(format: &mut ToolFormat, stop_marker: &str) {
+    let at = cut_at(&format.call_end, stop_marker).len();
+    format.call_end.truncate(at);
 }
 
 /// An empty reasoning block some templates write before every call.
@@ -274,7 +284,39 @@ fn frame(one: &str, cores: &Cores, two: Option<&str>) -> Frame {
         call_end: inter[..end_len].into(),
         separator: inter[end_len..inter.len() - start_len].into(),
         section_end: post[end_len..].into(),
+        section_end_of_two: two[b.end..].strip_prefix(&inter[..end_len]).map(str::to_owned),
         parallel: true,
+    }
+}
+
+/// The section's end when the template writes it only after a second call
+/// (DeepSeek-R1-Distill-Llama-8B: `<｜tool▁calls▁end｜>`, never after one):
+/// the two-call section end, when it is the one-call end (stop marker cut
+/// off) with markers after it, and whether that makes it optional. A model
+/// trained on the format writes it after every section; a render of one
+/// call has none, so the parser and the grammar take both.
+fn section_end(frame: &Frame, stop_marker: &str) -> (String, bool) {
+    let one = cut_at(&frame.section_end, stop_marker);
+    let Some(two) = frame.section_end_of_two.as_deref().map(|t| cut_at(t, stop_marker)) else {
+        return (one.to_owned(), false);
+    };
+    match two.strip_prefix(one) {
+        Some(more) if starts_with_marker(more) => (two.to_owned(), true),
+        _ => (one.to_owned(), false),
+    }
+}
+
+/// Whether `text` starts with a marker, after any whitespace.
+fn starts_with_marker(text: &str) -> bool {
+    markers::spans(text).first().is_some_and(|m| text[..m.start].trim().is_empty())
+}
+
+/// `text` up to the stop marker (all of it when the marker is not in it).
+fn cut_at<'a>(text: &'a str, stop_marker: &str) -> &'a str {
+    let stop = stop_marker.trim();
+    match text.find(stop) {
+        Some(at) if !stop.is_empty() => &text[..at],
+        _ => text,
     }
 }
 

@@ -69,7 +69,13 @@ impl Builder<'_> {
             more.ws().marker(&self.format.call_separator).ws().expr(call);
             p.expr(format!("( {} )*", more.render()));
         }
-        p.marker(&self.format.section_end);
+        if self.format.section_end_optional {
+            let mut end = Pieces::new();
+            end.marker(&self.format.section_end);
+            p.expr(format!("( {} )?", end.render()));
+        } else {
+            p.marker(&self.format.section_end);
+        }
         p
     }
 
