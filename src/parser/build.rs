@@ -691,14 +691,23 @@ fn json_tail(path: &[String], paths: &JsonPaths) -> Expr {
 /// the arguments, the id, or anything else. After the name (`streaming`),
 /// a known key commits so the value streams; before it, a key only settles
 /// the member's alternatives.
+///
+/// What a model writes beyond the template's format, read so nothing is
+/// lost: arguments as a JSON object or as a string holding one (whichever
+/// the template writes; a string is decoded), under the template's key or
+/// the other common one ([`argument_keys`]). Any other member may hold a
+/// scalar (`"type": "function"`), which carries no data of the call; an
+/// object or a list under an unknown key would be dropped, so the call is
+/// malformed there and the rest of it stays content.
 fn member(path: &[String], paths: &JsonPaths, level: usize, streaming: bool) -> Expr {
     let prefix = &path[..level];
     let settle = || if streaming { commit() } else { cut() };
     let mut alts = Vec::new();
-    if let Some((args, as_string)) = &paths.args {
+    if let Some((args, _)) = &paths.args {
         if args.len() == level + 1 && args[..level] == *prefix {
-            let value = if *as_string { cap(ARGS_STRING, json_string()) } else { cap(ARGS, json()) };
-            alts.push(seq([lit(json_key(&args[level])), settle(), ws(), lit(":"), ws(), value]));
+            let keys = choice(argument_keys(&args[level]).into_iter().map(|k| lit(json_key(&k))));
+            let value = choice([cap(ARGS_STRING, json_string()), cap(ARGS, json())]);
+            alts.push(seq([keys, settle(), ws(), lit(":"), ws(), value]));
         }
     }
     if let Some(id) = &paths.id {
@@ -707,8 +716,21 @@ fn member(path: &[String], paths: &JsonPaths, level: usize, streaming: bool) -> 
         }
     }
     let own_key = lit(json_key(&path[level]));
-    alts.push(seq([not(own_key), json_string(), ws(), lit(":"), ws(), json()]));
+    let container = class(ByteSet::of(b"{["));
+    alts.push(seq([not(own_key), json_string(), ws(), lit(":"), ws(), not(container), json()]));
     choice(alts)
+}
+
+/// The keys arguments are read under: the template's, and for the two
+/// common ones (`arguments`, OpenAI's; `parameters`, Llama 3's and
+/// Cohere's) the other too, as models trained on one format write the
+/// other's key (vLLM's Llama parser takes both for the same reason).
+fn argument_keys(key: &str) -> Vec<String> {
+    match key {
+        "arguments" => vec![key.to_owned(), "parameters".to_owned()],
+        "parameters" => vec![key.to_owned(), "arguments".to_owned()],
+        _ => vec![key.to_owned()],
+    }
 }
 
 fn json_key(key: &str) -> String {
