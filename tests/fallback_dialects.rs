@@ -16,6 +16,8 @@ use serde_json::{json, Value};
 #[path = "common/streaming.rs"]
 mod streaming;
 
+use streaming::calls;
+
 /// Takes tools, writes them into the system turn, renders only the content
 /// of assistant turns.
 const SILENT: &str = r#"
@@ -55,10 +57,6 @@ fn parse(output: &str) -> AssistantMessage {
 }
 
 /// `(name, arguments)` of each call.
-fn calls(m: &AssistantMessage) -> Vec<(&str, &str)> {
-    m.tool_calls.iter().map(|c| (c.function.name.as_str(), c.function.arguments.as_str())).collect()
-}
-
 #[test]
 fn a_silent_template_gets_the_fallback_dialects() {
     let a = analyze(SILENT);

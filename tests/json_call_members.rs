@@ -12,26 +12,18 @@
 //!   diagnostic (an error when strict).
 
 use chat_autoparser::parser::{DiagnosticKind, OutputParser};
-use chat_autoparser::{AssistantMessage, ChatTemplate, ParserConfig, TemplateConfig};
-use serde_json::{json, Value};
+use chat_autoparser::{ChatTemplate, ParserConfig, TemplateConfig};
 
 #[path = "common/streaming.rs"]
 mod streaming;
+
+use streaming::{calls, weather_tools as tools};
 
 fn parser(template: &str) -> OutputParser {
     let path = format!("{}/templates/{template}", env!("CARGO_MANIFEST_DIR"));
     let source = std::fs::read_to_string(path).unwrap();
     let analysis = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap().analyze().unwrap();
     analysis.parser(&ParserConfig { tools: tools(), ..Default::default() }).unwrap()
-}
-
-fn tools() -> Vec<Value> {
-    vec![json!({"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}})]
-}
-
-fn calls(m: &AssistantMessage) -> Vec<(&str, &str)> {
-    m.tool_calls.iter().map(|c| (c.function.name.as_str(), c.function.arguments.as_str())).collect()
 }
 
 fn hermes(call: &str) -> String {

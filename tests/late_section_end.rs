@@ -10,11 +10,12 @@
 //! content); the grammar must accept the section with and without it.
 
 use chat_autoparser::grammar::Recognizer;
-use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, GrammarConfig, ParserConfig, TemplateConfig};
-use serde_json::{json, Value};
+use chat_autoparser::{Analysis, AssistantMessage, GrammarConfig, ParserConfig};
 
 #[path = "common/streaming.rs"]
 mod streaming;
+
+use streaming::{calls, weather_tools as tools};
 
 const TEMPLATE: &str = r#"
 {%- set ns = namespace(first=true) -%}
@@ -34,21 +35,12 @@ const TEMPLATE: &str = r#"
 {%- if add_generation_prompt -%}<|bot|>{%- endif -%}"#;
 
 fn analysis() -> Analysis {
-    ChatTemplate::new(TEMPLATE, &TemplateConfig::default()).unwrap().analyze().unwrap()
-}
-
-fn tools() -> Vec<Value> {
-    vec![json!({"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}})]
+    streaming::analyze(TEMPLATE)
 }
 
 /// The batch parse, checked against streams in 1-, 4- and 7-byte chunks.
 fn parse(output: &str) -> AssistantMessage {
     streaming::parse_and_stream(&analysis().parser(&ParserConfig { tools: tools(), ..Default::default() }).unwrap(), output)
-}
-
-fn calls(m: &AssistantMessage) -> Vec<(&str, &str)> {
-    m.tool_calls.iter().map(|c| (c.function.name.as_str(), c.function.arguments.as_str())).collect()
 }
 
 const ONE: &str = "<|calls|><|call|>get_weather\n{\"city\": \"Paris\"}<|/call|>";
@@ -103,7 +95,7 @@ fn an_end_the_template_always_writes_stays_required() {
 {%- else -%}<|{{ m.role }}|>{{ m.content }}<|eos|>{%- endif -%}
 {%- endfor -%}
 {%- if add_generation_prompt -%}<|bot|>{%- endif -%}"#;
-    let a = ChatTemplate::new(always, &TemplateConfig::default()).unwrap().analyze().unwrap();
+    let a = streaming::analyze(always);
     let tools = a.tools.expect("tools");
     assert_eq!(tools.section_end, "<|/calls|>");
     assert!(!tools.section_end_optional);

@@ -9,11 +9,13 @@
 //! only where a part opens: `all` inside the content (`call`, `really`) is
 //! text.
 
-use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig, TemplateConfig};
-use serde_json::{json, Value};
+use chat_autoparser::{Analysis, AssistantMessage, ParserConfig};
+use serde_json::json;
 
 #[path = "common/streaming.rs"]
 mod streaming;
+
+use streaming::{calls, weather_tools as tools};
 
 const TEMPLATE: &str = r#"
 {%- for m in messages -%}
@@ -27,21 +29,12 @@ const TEMPLATE: &str = r#"
 {%- if add_generation_prompt -%}<|bot|>>>>{%- endif -%}"#;
 
 fn analysis() -> Analysis {
-    ChatTemplate::new(TEMPLATE, &TemplateConfig::default()).unwrap().analyze().unwrap()
-}
-
-fn tools() -> Vec<Value> {
-    vec![json!({"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}})]
+    streaming::analyze(TEMPLATE)
 }
 
 /// The batch parse, checked against streams in 1-, 4- and 7-byte chunks.
 fn parse(output: &str) -> AssistantMessage {
     streaming::parse_and_stream(&analysis().parser(&ParserConfig { tools: tools(), ..Default::default() }).unwrap(), output)
-}
-
-fn calls(m: &AssistantMessage) -> Vec<(&str, &str)> {
-    m.tool_calls.iter().map(|c| (c.function.name.as_str(), c.function.arguments.as_str())).collect()
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! JSON values; streaming in 1-, 4- and 7-byte chunks gives the batch message.
 
 use chat_autoparser::analysis::ArgumentsSlot;
-use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig, TemplateConfig};
+use chat_autoparser::{Analysis, AssistantMessage, ParserConfig};
 use serde_json::{json, Value};
 
 #[path = "common/streaming.rs"]
@@ -26,7 +26,7 @@ const TEMPLATE: &str = r#"{%- macro vtype(v) -%}{%- if v is boolean -%}boolean{%
 {%- if add_generation_prompt -%}<|bot|>{%- endif -%}"#;
 
 fn analysis() -> Analysis {
-    ChatTemplate::new(TEMPLATE, &TemplateConfig::default()).unwrap().analyze().unwrap()
+    streaming::analyze(TEMPLATE)
 }
 
 fn parse(output: &str) -> AssistantMessage {

@@ -1,12 +1,32 @@
-//! The batch parse of an output, checked against streaming it.
+//! The batch parse of an output, checked against streaming it, and the
+//! small helpers the dialect tests read a template and a message with.
 //!
 //! Every dialect test wants the same guarantee next to its exact
 //! expectations: pushing the output in small chunks gives the message the
 //! batch parse gives. One copy of that loop here instead of one per test file;
 //! a test crate includes it with `#[path = "common/streaming.rs"] mod streaming;`.
 
+#![allow(dead_code)] // Each test crate uses the part it needs.
+
 use chat_autoparser::parser::char_chunks;
-use chat_autoparser::{AssistantMessage, OutputParser};
+use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, OutputParser, TemplateConfig};
+use serde_json::{json, Value};
+
+/// One tool, `get_weather`, with a required string argument `city`.
+pub fn weather_tools() -> Vec<Value> {
+    vec![json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}})]
+}
+
+/// The analysis of a template written for a test (it must compile and analyse).
+pub fn analyze(source: &str) -> Analysis {
+    ChatTemplate::new(source, &TemplateConfig::default()).unwrap().analyze().unwrap()
+}
+
+/// Each call's name and arguments text, in order.
+pub fn calls(m: &AssistantMessage) -> Vec<(&str, &str)> {
+    m.tool_calls.iter().map(|c| (c.function.name.as_str(), c.function.arguments.as_str())).collect()
+}
 
 /// `parser.parse(output)`, after asserting that streams in 1-, 4- and
 /// 7-byte chunks (cut forward to character boundaries) end with the same
