@@ -84,17 +84,23 @@ fn template_errors_exit_1_with_one_line() {
     assert!(stderr(&broken).starts_with("chat-autoparser: syntax error at line 1, column 13: "), "{}", stderr(&broken));
 }
 
+/// The binary, started with piped stdin, stdout and stderr.
+fn spawn(args: &[&str]) -> std::process::Child {
+    use std::process::Stdio;
+    Command::new(env!("CARGO_BIN_EXE_chat-autoparser"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs")
+}
+
 /// Runs the binary with `stdin` as input.
 fn run_with_input(args: &[&str], stdin: &str) -> Output {
     use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chat-autoparser"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("binary runs");
+    let mut child = spawn(args);
     child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
     child.wait_with_output().expect("binary finishes")
 }
@@ -165,4 +171,27 @@ fn batch_answers_each_line_in_order() {
     assert_eq!((lines[2]["ok"].clone(), lines[2]["error"]["kind"].clone()), (false.into(), "input".into()));
     assert_eq!(lines[3]["ok"], false);
     assert_eq!(lines[4]["error"]["kind"], "usage");
+}
+
+/// Runs the binary with `stdin` and a stdout whose reader has already gone
+/// (as `| head` leaves it once it has read enough).
+fn run_with_closed_stdout(args: &[&str], stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = spawn(args);
+    drop(child.stdout.take());
+    // The child may exit before reading all of stdin: a failed write here is fine.
+    let _ = child.stdin.take().expect("stdin").write_all(stdin.as_bytes());
+    child.wait_with_output().expect("binary ends")
+}
+
+#[test]
+fn a_closed_stdout_ends_the_output_quietly() {
+    // 400 KB of content: more than a pipe holds, so the write meets the closed pipe.
+    let output = "word ".repeat(80_000);
+    let request = format!("{}\n", serde_json::json!({"op": "parse", "template": "templates/hermes-think.jinja", "input": "hi"}));
+    for (args, stdin) in [(&["parse", "templates/hermes-think.jinja"][..], output), (&["batch"][..], request.repeat(20_000))] {
+        let out = run_with_closed_stdout(args, &stdin);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{args:?}");
+    }
 }

@@ -4,18 +4,17 @@ use chat_autoparser::analysis::{
     fallback_dialect_name, markers::visible, Analysis, ArgumentsSlot, ComparisonStatus, IdSlot, NameSlot,
 };
 
-use crate::{load_template, template_and_json, Failure};
+use crate::{load_template, template_and_json, write_out, Failure};
 
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let (path, json) = template_and_json("analyze", args)?;
     let analysis = load_template(&path)?.analyze()?;
     if json {
         let text = serde_json::to_string_pretty(&analysis).expect("analysis serializes");
-        println!("{text}");
+        write_out(&format!("{text}\n"))
     } else {
-        print!("{}", table(&analysis));
+        write_out(&table(&analysis))
     }
-    Ok(())
 }
 
 /// The human-readable table.

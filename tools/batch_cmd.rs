@@ -18,7 +18,7 @@ use chat_autoparser::{Analysis, ChatTemplate, ErrorKind, GrammarConfig, RenderRe
 use serde_json::{json, Value};
 
 use crate::parse_cmd::{reasoning_format, ParseOptions};
-use crate::{load_template, Failure};
+use crate::{load_template, stdout_failure, Failure};
 
 /// Compiled templates and their analyses, by path.
 #[derive(Default)]
@@ -50,7 +50,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             continue;
         }
         let result = answer(&mut cache, &line);
-        writeln!(out, "{result}").map_err(|e| io_failure(format!("stdout: {e}")))?;
+        writeln!(out, "{result}").map_err(stdout_failure)?;
     }
     Ok(())
 }
@@ -77,6 +77,8 @@ fn answer(cache: &mut Cache, line: &str) -> Value {
             json!({"id": id, "ok": true, "result": result})
         }
         Err(Failure::Usage(m)) => failure(id, "usage", &m),
+        // A request writes nothing to stdout itself; only the result line does.
+        Err(Failure::ReaderGone) => failure(id, "input", "stdout closed"),
         Err(Failure::Library(e)) => {
             let kind = match e.kind() {
                 ErrorKind::Input | ErrorKind::Io => "input",

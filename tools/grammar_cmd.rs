@@ -5,10 +5,10 @@
 //! preserved tokens (and any schema warnings); `--json` prints DESIGN §5's
 //! shape. Without `--parallel` the grammar allows exactly one call.
 
-use chat_autoparser::{GrammarConfig, ToolChoice};
+use chat_autoparser::{Grammar, GrammarConfig, ToolChoice};
 use serde_json::Value;
 
-use crate::{load_template, Failure};
+use crate::{load_template, write_out, Failure};
 
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let mut path = None;
@@ -29,24 +29,24 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     let path = path.ok_or_else(|| Failure::Usage("grammar needs a TEMPLATE".into()))?;
     let grammar = load_template(&path)?.analyze()?.grammar(&config)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&grammar).expect("a grammar serializes"));
-        return Ok(());
+        return write_out(&format!("{}\n", serde_json::to_string_pretty(&grammar).expect("a grammar serializes")));
     }
-    if grammar.is_empty() {
-        println!("(no grammar: nothing to constrain)");
-    } else {
-        print!("{}", grammar.gbnf);
-    }
-    println!();
-    println!("lazy: {}", grammar.lazy);
+    write_out(&text(&grammar))
+}
+
+/// The human form: the GBNF, then lazy, triggers, preserved tokens and warnings.
+fn text(grammar: &Grammar) -> String {
+    let mut out = if grammar.is_empty() { "(no grammar: nothing to constrain)\n".to_owned() } else { grammar.gbnf.clone() };
+    out.push_str(&format!("\nlazy: {}\n", grammar.lazy));
     for t in &grammar.triggers {
-        println!("trigger ({}): {}", serde_json::to_value(t.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(), t.value);
+        let kind = serde_json::to_value(t.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+        out.push_str(&format!("trigger ({kind}): {}\n", t.value));
     }
-    println!("preserved tokens: {}", grammar.preserved_tokens.join(" "));
+    out.push_str(&format!("preserved tokens: {}\n", grammar.preserved_tokens.join(" ")));
     for w in &grammar.warnings {
-        println!("warning: {w}");
+        out.push_str(&format!("warning: {w}\n"));
     }
-    Ok(())
+    out
 }
 
 fn value<'a>(it: &mut std::slice::Iter<'a, String>, flag: &str) -> Result<&'a str, Failure> {

@@ -5,17 +5,16 @@
 
 use chat_autoparser::lint::LintReport;
 
-use crate::{load_template, template_and_json, Failure};
+use crate::{load_template, template_and_json, write_out, Failure};
 
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let (path, json) = template_and_json("lint", args)?;
     let report = load_template(&path)?.lint();
     if json {
-        println!("{}", serde_json::to_string_pretty(&report).expect("lint report serializes"));
+        write_out(&format!("{}\n", serde_json::to_string_pretty(&report).expect("lint report serializes")))
     } else {
-        print!("{}", text(&report));
+        write_out(&text(&report))
     }
-    Ok(())
 }
 
 /// The human-readable report.

@@ -11,9 +11,10 @@ mod lint_cmd;
 mod parse_cmd;
 mod render_cmd;
 
+use std::io::Write;
 use std::process::ExitCode;
 
-use chat_autoparser::{ChatTemplate, Error, TemplateConfig, TemplateSource};
+use chat_autoparser::{ChatTemplate, Error, ErrorKind, TemplateConfig, TemplateSource};
 
 const USAGE: &str = "usage:
   chat-autoparser analyze TEMPLATE [--json]
@@ -29,10 +30,27 @@ const USAGE: &str = "usage:
   chat-autoparser batch   < requests.jsonl > results.jsonl
 TEMPLATE is a .jinja file or a tokenizer_config.json";
 
-/// A command-line failure: bad usage (exit 2) or a library error (exit 1).
+/// A command-line failure: bad usage (exit 2), a library error (exit 1), or
+/// stdout closed by its reader (`| head`): the output ends quietly, exit 0,
+/// as Unix tools end (a panic on the broken pipe before).
 pub enum Failure {
     Usage(String),
     Library(Error),
+    ReaderGone,
+}
+
+/// Writes `text` to stdout.
+pub fn write_out(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(stdout_failure)
+}
+
+/// A failed write to stdout: the reader went away, or an I/O error.
+pub fn stdout_failure(e: std::io::Error) -> Failure {
+    match e.kind() {
+        std::io::ErrorKind::BrokenPipe => Failure::ReaderGone,
+        _ => Failure::Library(Error::new(ErrorKind::Io, format!("stdout: {e}"))),
+    }
 }
 
 impl From<Error> for Failure {
@@ -44,7 +62,7 @@ impl From<Error> for Failure {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) | Err(Failure::ReaderGone) => ExitCode::SUCCESS,
         Err(Failure::Usage(msg)) => {
             eprintln!("chat-autoparser: {msg}\n{USAGE}");
             ExitCode::from(2)
@@ -64,10 +82,7 @@ fn run(args: &[String]) -> Result<(), Failure> {
         Some("render") => render_cmd::run(&args[1..]),
         Some("lint") => lint_cmd::run(&args[1..]),
         Some("grammar") => grammar_cmd::run(&args[1..]),
-        Some("-h" | "--help" | "help") => {
-            println!("{USAGE}");
-            Ok(())
-        }
+        Some("-h" | "--help" | "help") => write_out(&format!("{USAGE}\n")),
         Some(other) => Err(Failure::Usage(format!("unknown command {other:?}"))),
         None => Err(Failure::Usage("missing command".into())),
     }

@@ -13,7 +13,7 @@ use chat_autoparser::parser::{continuation_prompt, Continue, Parsed};
 use chat_autoparser::{Analysis, ChatTemplate, OutputParser, ParserConfig, ReasoningFormat, RenderRequest, ToolChoice};
 use serde_json::{json, Value};
 
-use crate::{load_template, Failure};
+use crate::{load_template, write_out, Failure};
 
 /// The request fields that shape a parse (shared with `batch`).
 #[derive(Debug, Clone)]
@@ -105,8 +105,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     for d in &diagnostics {
         eprintln!("chat-autoparser: warning: {d}");
     }
-    println!("{}", serde_json::to_string_pretty(&message).expect("messages serialize"));
-    Ok(())
+    write_out(&format!("{}\n", serde_json::to_string_pretty(&message).expect("messages serialize")))
 }
 
 /// Reads a JSON array from a file (`--tools`, `--messages`).

@@ -15,7 +15,7 @@ use chat_autoparser::template::ToolFormatting;
 use chat_autoparser::{ChatTemplate, Error, ErrorKind, RenderRequest};
 use serde_json::Value as Json;
 
-use crate::{load_template, Failure};
+use crate::{load_template, stdout_failure, write_out, Failure};
 
 #[derive(Default)]
 struct Options {
@@ -38,8 +38,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     let messages = json_array(&read(path)?, path)?;
     let tools = options.tools.as_deref().map(|p| read(p).and_then(|t| json_array(&t, p))).transpose()?;
     let text = template.render_chat(&request(&options, messages, tools))?;
-    print!("{text}");
-    Ok(())
+    write_out(&text)
 }
 
 fn parse(args: &[String]) -> Result<Options, Failure> {
@@ -139,7 +138,7 @@ fn render_lines(template: &ChatTemplate, o: &Options) -> Result<(), Failure> {
             .render_chat(&request)
             .map_err(|e| input_error(format!("line {}: {e}", i + 1)))?;
         let encoded = serde_json::to_string(&text).unwrap_or_default();
-        writeln!(out, "{encoded}").map_err(|e| input_error(format!("stdout: {e}")))?;
+        writeln!(out, "{encoded}").map_err(stdout_failure)?;
     }
-    out.flush().map_err(|e| input_error(format!("stdout: {e}")))
+    out.flush().map_err(stdout_failure)
 }
