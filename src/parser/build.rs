@@ -633,7 +633,7 @@ impl<'a> ToolGrammar<'a> {
     fn json_paths(&self) -> JsonPaths {
         let f = self.format;
         let args = match &f.arguments {
-            ArgumentsSlot::Json { path, as_string } if !path.is_empty() => Some((path.clone(), *as_string)),
+            ArgumentsSlot::Json { path, .. } if !path.is_empty() => Some(path.clone()),
             _ => None,
         };
         let id = match &f.id {
@@ -658,7 +658,7 @@ type MarkerPair = (String, String);
 
 /// Where arguments and id sit in a JSON call object.
 struct JsonPaths {
-    args: Option<(Vec<String>, bool)>,
+    args: Option<Vec<String>>,
     id: Option<Vec<String>>,
 }
 
@@ -703,7 +703,7 @@ fn member(path: &[String], paths: &JsonPaths, level: usize, streaming: bool) -> 
     let prefix = &path[..level];
     let settle = || if streaming { commit() } else { cut() };
     let mut alts = Vec::new();
-    if let Some((args, _)) = &paths.args {
+    if let Some(args) = &paths.args {
         if args.len() == level + 1 && args[..level] == *prefix {
             let keys = choice(argument_keys(&args[level]).into_iter().map(|k| lit(json_key(&k))));
             let value = choice([cap(ARGS_STRING, json_string()), cap(ARGS, json())]);
