@@ -73,6 +73,11 @@ impl Pieces {
         self
     }
 
+    /// Appends `inner` as an optional group: `( inner )?`.
+    pub fn optional(&mut self, inner: &Pieces) -> &mut Self {
+        self.expr(format!("( {} )?", inner.render()))
+    }
+
     /// Appends every piece of `other`.
     pub fn extend(&mut self, other: &Pieces) -> &mut Self {
         for p in &other.0 {

@@ -284,7 +284,7 @@ impl Analysis {
             // The template closes empty blocks it never opened: `</think>` alone.
             let mut opened = Pieces::new();
             opened.marker(&r.start).expr(text);
-            block.expr(format!("( {} )?", opened.render()));
+            block.optional(&opened);
         } else {
             block.marker(&r.start).expr(text);
         }
@@ -316,7 +316,7 @@ impl Analysis {
         if !self.content.start.trim().is_empty() {
             let mut start = Pieces::new();
             start.marker(&self.content.start);
-            p.expr(format!("( {} )?", start.render())).ws();
+            p.optional(&start).ws();
         }
         p.expr(value).ws();
         if !self.content.end.trim().is_empty() {

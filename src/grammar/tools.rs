@@ -72,7 +72,7 @@ impl Builder<'_> {
         if self.format.section_end_optional {
             let mut end = Pieces::new();
             end.marker(&self.format.section_end);
-            p.expr(format!("( {} )?", end.render()));
+            p.optional(&end);
         } else {
             p.marker(&self.format.section_end);
         }
@@ -138,7 +138,7 @@ impl Builder<'_> {
                 let text = until(self.rules, "id-text", &stop);
                 let mut id = Pieces::new();
                 id.marker(prefix).expr(text).marker(suffix);
-                p.expr(format!("( {} )?", id.render()));
+                p.optional(&id);
             }
         }
     }
