@@ -36,6 +36,7 @@ pub mod grammar;
 pub mod message;
 pub mod parser;
 pub mod peg;
+pub mod protocol;
 // Public only for the benches' floor (`benches/parser.rs`), which must
 // copy as the library does; not part of the API.
 #[doc(hidden)]
@@ -44,7 +45,8 @@ pub mod template;
 
 pub use analysis::Analysis;
 pub use error::{Error, ErrorKind, Location, Result};
-pub use grammar::{Grammar, GrammarConfig, ToolChoice, Trigger, TriggerKind};
+pub use grammar::{Grammar, GrammarConfig, Trigger, TriggerKind};
+pub use protocol::{Protocol, ToolChoice};
 pub use message::{AssistantMessage, Delta, FunctionCall, ToolCall};
 pub use parser::{OutputParser, OutputStream, ParserConfig, ReasoningFormat};
 pub use template::{ChatTemplate, RenderRequest, TemplateConfig, TemplateSource};

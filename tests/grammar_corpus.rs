@@ -164,7 +164,7 @@ fn start(g: &Grammar, text: &str) -> Option<usize> {
 }
 
 fn grammar(t: &Template, choice: ToolChoice, parallel: bool) -> Grammar {
-    let config = GrammarConfig { tools: tools(), tool_choice: choice, parallel_tool_calls: parallel, response_schema: None };
+    let config = GrammarConfig { tools: tools(), tool_choice: choice, parallel_tool_calls: parallel, ..Default::default() };
     t.analysis.grammar(&config).unwrap_or_else(|e| panic!("{}: grammar: {e}", t.name))
 }
 

@@ -167,6 +167,8 @@ fn grammar(analysis: &Analysis, request: &Value) -> Result<Value, Failure> {
         tool_choice: o.tool_choice,
         parallel_tool_calls: o.parallel_tool_calls,
         response_schema: o.response_schema,
+        enable_thinking: o.enable_thinking,
+        prompt: None,
     };
     let grammar = analysis.grammar(&config)?;
     Ok(serde_json::to_value(grammar).expect("grammars serialize"))

@@ -41,11 +41,14 @@ mod tools;
 mod walk;
 mod triggers;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::analysis::{tool_tokens, Analysis, Header, PromptEffect, ReasoningMode, ToolFormat};
-use crate::{Error, ErrorKind, Result};
+use crate::analysis::{Analysis, Header};
+use crate::protocol::{Options, Protocol, ToolSection};
+use crate::Result;
+
+pub use crate::protocol::ToolChoice;
 
 pub use gbnf::rule_name;
 pub use recognizer::Recognizer;
@@ -54,70 +57,7 @@ pub use triggers::{Trigger, TriggerKind};
 use gbnf::{literal, until, Rules};
 use markers::Pieces;
 use schema::{primitive, Compiler, Dialect};
-use tools::{read_tools, Builder, Tool};
-
-/// Which tool calls the model may or must make (OpenAI's `tool_choice`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub enum ToolChoice {
-    /// The model decides; calls are constrained once they start.
-    #[default]
-    Auto,
-    /// At least one call.
-    Required,
-    /// No calls.
-    None,
-    /// At least one call, of this function.
-    Function(String),
-}
-
-impl ToolChoice {
-    /// `"auto"`, `"required"`, `"none"`, or the function's name.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ToolChoice::Auto => "auto",
-            ToolChoice::Required => "required",
-            ToolChoice::None => "none",
-            ToolChoice::Function(name) => name,
-        }
-    }
-
-    /// Reads a request's `tool_choice` JSON (a string or OpenAI's
-    /// `{"type": "function", "function": {"name": ...}}`); anything else is `auto`.
-    pub fn from_json(value: &Value) -> ToolChoice {
-        ToolChoice::deserialize(value).unwrap_or_default()
-    }
-
-    /// Reads `"auto"`, `"required"`, `"none"`, or any other text as a function name.
-    pub fn parse(text: &str) -> ToolChoice {
-        match text {
-            "auto" => ToolChoice::Auto,
-            "required" => ToolChoice::Required,
-            "none" => ToolChoice::None,
-            name => ToolChoice::Function(name.to_owned()),
-        }
-    }
-}
-
-impl Serialize for ToolChoice {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for ToolChoice {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        // OpenAI also sends `{"type": "function", "function": {"name": ...}}`.
-        let value = Value::deserialize(d)?;
-        if let Some(text) = value.as_str() {
-            return Ok(ToolChoice::parse(text));
-        }
-        value
-            .pointer("/function/name")
-            .and_then(Value::as_str)
-            .map(|n| ToolChoice::Function(n.to_owned()))
-            .ok_or_else(|| serde::de::Error::custom("tool_choice: expected a string or {\"function\": {\"name\": ...}}"))
-    }
-}
+use tools::Builder;
 
 /// What to constrain.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -133,6 +73,14 @@ pub struct GrammarConfig {
     /// A JSON schema the answer must follow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_schema: Option<Value>,
+    /// The thinking switch the prompt was rendered with (used when
+    /// `prompt` is not given): with thinking off there is no block to skip.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable_thinking: Option<bool>,
+    /// The prompt the output continues: one that opened a reasoning block
+    /// makes the grammar start inside it, one that closed it leaves none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
 }
 
 fn yes() -> bool {
@@ -141,7 +89,14 @@ fn yes() -> bool {
 
 impl Default for GrammarConfig {
     fn default() -> Self {
-        GrammarConfig { tools: Vec::new(), tool_choice: ToolChoice::Auto, parallel_tool_calls: true, response_schema: None }
+        GrammarConfig {
+            tools: Vec::new(),
+            tool_choice: ToolChoice::Auto,
+            parallel_tool_calls: true,
+            response_schema: None,
+            enable_thinking: None,
+            prompt: None,
+        }
     }
 }
 
@@ -173,174 +128,138 @@ impl Grammar {
     }
 }
 
+impl GrammarConfig {
+    /// The request options this config stands for.
+    pub fn options(&self) -> Options {
+        Options {
+            tools: self.tools.clone(),
+            tool_choice: self.tool_choice.clone(),
+            parallel_tool_calls: self.parallel_tool_calls,
+            enable_thinking: self.enable_thinking,
+            prompt: self.prompt.clone(),
+            response_schema: self.response_schema.clone(),
+        }
+    }
+}
+
 impl Analysis {
-    /// The grammar for `config` in this template's format. Errors (kind
-    /// `input`) when calls are required but the template has no tool format,
-    /// no usable tool is given, or the named function is not among the tools.
+    /// The grammar for `config` in this template's format (see [`gbnf`]).
     pub fn grammar(&self, config: &GrammarConfig) -> Result<Grammar> {
-        let mut warnings = Vec::new();
-        let mut tools = read_tools(&config.tools, &mut warnings);
-        let forced = match &config.tool_choice {
-            ToolChoice::None => {
-                tools.clear();
-                false
-            }
-            ToolChoice::Auto => false,
-            ToolChoice::Required => true,
-            ToolChoice::Function(name) => {
-                tools.retain(|t| &t.name == name);
-                if tools.is_empty() {
-                    return Err(input(format!("tool_choice names {name:?}, which is not among the tools")));
-                }
-                true
-            }
-        };
-        if forced && tools.is_empty() {
-            return Err(input("tool_choice requires a call but no usable tool was given"));
-        }
-        let formats = self.formats_for(&tools, forced, &mut warnings)?;
-        let mut rules = Rules::default();
-        let parallel = config.parallel_tool_calls;
-        let headers = &self.turn.headers;
-        let section = (!formats.is_empty()).then(|| sections(&mut rules, &mut warnings, formats, headers, &tools, parallel));
-        let answer = config.response_schema.as_ref().map(|s| self.answer(&mut rules, &mut warnings, s));
-        let (root, lazy, triggers) = match (section, answer) {
-            (None, None) => return Ok(Grammar { warnings, ..Grammar::default() }),
-            (Some(section), None) if !forced => {
-                let mut triggers: Vec<Trigger> = Vec::new();
-                for t in formats.iter().flat_map(|f| triggers::triggers(f, &self.reasoning, &tools)) {
-                    if !triggers.contains(&t) {
-                        triggers.push(t);
-                    }
-                }
-                (section, true, triggers)
-            }
-            (Some(section), answer) => {
-                let section = self.after_empty_content(&mut rules, section);
-                let body = match answer {
-                    Some(a) => format!("( {section} | {a} )"),
-                    None => section,
-                };
-                (self.eager(&mut rules, body), false, Vec::new())
-            }
-            (None, Some(a)) => (self.eager(&mut rules, a), false, Vec::new()),
-        };
-        rules.fixed("root", &root);
-        if root.contains("ws") {
-            primitive(&mut rules, "ws", false);
-        }
-        Ok(Grammar { gbnf: rules.render(), lazy, triggers, preserved_tokens: self.grammar_tokens(formats), warnings })
+        gbnf(&Protocol::new(self, &config.options()))
     }
+}
 
-    /// The tool formats the grammar allows: none without tools; the
-    /// template's own; else its fallback dialects, with a warning. Errors
-    /// when a call is required and there is no format at all.
-    fn formats_for(&self, tools: &[Tool], forced: bool, warnings: &mut Vec<String>) -> Result<&[ToolFormat]> {
-        if tools.is_empty() {
-            return Ok(&[]);
+/// The GBNF grammar of `protocol`. Errors (kind `input`) when calls are
+/// required but cannot be written (see [`Protocol::check_servable`]).
+pub fn gbnf(protocol: &Protocol) -> Result<Grammar> {
+    protocol.check_servable()?;
+    let mut warnings = protocol.warnings.clone();
+    let mut rules = Rules::default();
+    let calls = protocol.tools.as_ref().filter(|s| !s.tools.is_empty());
+    let forced = calls.is_some_and(|s| s.required);
+    let section = calls.map(|s| sections(&mut rules, &mut warnings, s, protocol.headers()));
+    let answer = protocol.response_schema.as_ref().map(|s| answer(protocol, &mut rules, &mut warnings, s));
+    let (root, lazy, triggers) = match (section, answer) {
+        (None, None) => return Ok(Grammar { warnings, ..Grammar::default() }),
+        (Some(section), None) if !forced => (section, true, calls.map(|s| lazy_triggers(protocol, s)).unwrap_or_default()),
+        (Some(section), answer) => {
+            let section = after_empty_content(protocol, &mut rules, section);
+            let body = match answer {
+                Some(a) => format!("( {section} | {a} )"),
+                None => section,
+            };
+            (eager(protocol, &mut rules, body), false, Vec::new())
         }
-        let formats = self.tool_formats();
-        if formats.is_empty() {
-            if forced {
-                return Err(input("the template does not render tool calls"));
-            }
-            warnings.push("the template does not render tool calls; no tool grammar".into());
-        } else if self.tools.is_none() {
-            warnings.push("the template does not render tool calls; the grammar allows the fallback dialects".into());
-        }
-        Ok(formats)
+        (None, Some(a)) => (eager(protocol, &mut rules, a), false, Vec::new()),
+    };
+    rules.fixed("root", &root);
+    if root.contains("ws") {
+        primitive(&mut rules, "ws", false);
     }
+    let preserved_tokens = protocol.preserved_tokens.clone();
+    Ok(Grammar { gbnf: rules.render(), lazy, triggers, preserved_tokens, warnings })
+}
 
-    /// The template's preserved tokens, and the markers of fallback dialects
-    /// in use (a silent template writes none of them itself).
-    fn grammar_tokens(&self, formats: &[ToolFormat]) -> Vec<String> {
-        let mut out = self.preserved_tokens.clone();
-        if self.tools.is_none() {
-            for token in formats.iter().flat_map(tool_tokens) {
-                if !out.contains(&token) {
-                    out.push(token);
-                }
-            }
+/// Where a lazy grammar over `section` starts: each format's triggers, once.
+fn lazy_triggers(protocol: &Protocol, section: &ToolSection) -> Vec<Trigger> {
+    let mut out: Vec<Trigger> = Vec::new();
+    for t in section.formats.iter().flat_map(|f| triggers::triggers(f, protocol.reasoning.as_ref(), &section.tools)) {
+        if !out.contains(&t) {
+            out.push(t);
         }
-        out
     }
+    out
+}
 
-    /// Optional reasoning, then `body`: what an eager grammar leaves free.
-    fn eager(&self, rules: &mut Rules, body: String) -> String {
-        let r = &self.reasoning;
-        if r.end.is_empty() {
-            return format!("ws {body}");
-        }
-        let text = until(rules, "reasoning-text", &r.end);
-        let mut block = Pieces::new();
-        // Opened by the prompt (or no start marker): the text begins inside the block.
-        let start_optional = r.default_prompt == PromptEffect::Opens
-            || matches!(r.mode, ReasoningMode::ForcedOpen | ReasoningMode::Delimiter)
-            || r.start.trim().is_empty();
-        block.ws();
-        if start_optional {
-            block.expr(text);
-        } else if r.bare_end {
-            // The template closes empty blocks it never opened: `</think>` alone.
-            let mut opened = Pieces::new();
-            opened.marker(&r.start).expr(text);
-            block.optional(&opened);
-        } else {
-            block.marker(&r.start).expr(text);
-        }
-        block.lit(&r.end).ws();
-        let reasoning = rules.fixed("reasoning", &block.render());
-        format!("{reasoning}? ws {body}")
+/// The reasoning block the protocol allows, then `body`: what an eager
+/// grammar leaves free. A block the output starts inside is required to
+/// close; one the model may open is optional.
+fn eager(protocol: &Protocol, rules: &mut Rules, body: String) -> String {
+    let Some(r) = &protocol.reasoning else {
+        return format!("ws {body}");
+    };
+    let text = until(rules, "reasoning-text", &r.end);
+    let mut block = Pieces::new();
+    block.ws();
+    if r.opened {
+        block.expr(text);
+    } else if r.bare_end {
+        // The template closes empty blocks it never opened: `</think>` alone.
+        let mut opened = Pieces::new();
+        opened.marker(&r.start).expr(text);
+        block.optional(&opened);
+    } else {
+        block.marker(&r.start).expr(text);
     }
+    block.lit(&r.end).ws();
+    let reasoning = rules.fixed("reasoning", &block.render());
+    match r.opened {
+        true => format!("{reasoning} ws {body}"),
+        false => format!("{reasoning}? ws {body}"),
+    }
+}
 
-    /// `body` after an optional empty content block: templates with a
-    /// content wrapper may write it, empty, before the calls
-    /// (`<|open|>response<|sep|><|close|>response<|sep|>`), as the analysis
-    /// reads their call outputs.
-    fn after_empty_content(&self, rules: &mut Rules, body: String) -> String {
-        let (start, end) = (&self.content.start, &self.content.end);
-        if start.trim().is_empty() || end.trim().is_empty() {
-            return body;
-        }
-        let mut block = Pieces::new();
-        block.marker(start).ws().marker(end).ws();
-        let block = rules.add("empty-content", block.render());
-        format!("{block}? {body}")
+/// `body` after an optional empty content block: templates with a content
+/// wrapper may write it, empty, before the calls
+/// (`<|open|>response<|sep|><|close|>response<|sep|>`), as the analysis reads
+/// their call outputs.
+fn after_empty_content(protocol: &Protocol, rules: &mut Rules, body: String) -> String {
+    let (start, end) = (&protocol.content.start, &protocol.content.end);
+    if start.trim().is_empty() || end.trim().is_empty() {
+        return body;
     }
+    let mut block = Pieces::new();
+    block.marker(start).ws().marker(end).ws();
+    let block = rules.add("empty-content", block.render());
+    format!("{block}? {body}")
+}
 
-    /// The JSON answer: the content wrapper (if any), then the schema's value.
-    fn answer(&self, rules: &mut Rules, warnings: &mut Vec<String>, schema: &Value) -> String {
-        let mut c = Compiler::new(rules, warnings, Dialect::Json, schema);
-        let value = c.compile(schema, "answer-value");
-        let mut p = Pieces::new();
-        if !self.content.start.trim().is_empty() {
-            let mut start = Pieces::new();
-            start.marker(&self.content.start);
-            p.optional(&start).ws();
-        }
-        p.expr(value).ws();
-        if !self.content.end.trim().is_empty() {
-            p.marker(&self.content.end);
-        }
-        format!("( {} )", p.render())
+/// The JSON answer: the content wrapper (if any), then the schema's value.
+fn answer(protocol: &Protocol, rules: &mut Rules, warnings: &mut Vec<String>, schema: &Value) -> String {
+    let mut c = Compiler::new(rules, warnings, Dialect::Json, schema);
+    let value = c.compile(schema, "answer-value");
+    let mut p = Pieces::new();
+    if !protocol.content.start.trim().is_empty() {
+        let mut start = Pieces::new();
+        start.marker(&protocol.content.start);
+        p.optional(&start).ws();
     }
+    p.expr(value).ws();
+    if !protocol.content.end.trim().is_empty() {
+        p.marker(&protocol.content.end);
+    }
+    format!("( {} )", p.render())
 }
 
 /// The tool section rule text: one format's section, or a choice between
 /// several (the fallback dialects), each followed by optional space.
-fn sections(
-    rules: &mut Rules,
-    warnings: &mut Vec<String>,
-    formats: &[ToolFormat],
-    headers: &[Header],
-    tools: &[Tool],
-    parallel: bool,
-) -> String {
-    let rendered: Vec<String> = formats
+fn sections(rules: &mut Rules, warnings: &mut Vec<String>, section: &ToolSection, headers: &[Header]) -> String {
+    let rendered: Vec<String> = section
+        .formats
         .iter()
         .map(|f| {
             let mut b = Builder { rules: &mut *rules, warnings: &mut *warnings, format: f, headers };
-            let mut p = b.section(tools, parallel && f.parallel);
+            let mut p = b.section(&section.tools, section.parallel && f.parallel);
             p.ws();
             p.render()
         })
@@ -351,31 +270,7 @@ fn sections(
     }
 }
 
-fn input(message: impl Into<String>) -> Error {
-    Error::new(ErrorKind::Input, message)
-}
-
 /// A literal for callers building on grammar text (escaping as GBNF wants).
 pub fn gbnf_literal(text: &str) -> String {
     literal(text)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tool_choice_serde() {
-        for (text, choice) in [
-            ("\"auto\"", ToolChoice::Auto),
-            ("\"required\"", ToolChoice::Required),
-            ("\"none\"", ToolChoice::None),
-            ("\"get_weather\"", ToolChoice::Function("get_weather".into())),
-        ] {
-            assert_eq!(serde_json::from_str::<ToolChoice>(text).unwrap(), choice);
-            assert_eq!(serde_json::to_string(&choice).unwrap(), text);
-        }
-        let object: ToolChoice = serde_json::from_str(r#"{"type": "function", "function": {"name": "f"}}"#).unwrap();
-        assert_eq!(object, ToolChoice::Function("f".into()));
-    }
 }

@@ -19,34 +19,7 @@ use super::elements::ElementsCompiler;
 use super::walk::Notation;
 use super::schema::{members, primitive, required_names, resolved, Compiler, Dialect, Member, MAX_DEPTH};
 use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolFormat};
-
-/// A tool as the grammar needs it.
-#[derive(Debug, Clone)]
-pub struct Tool {
-    pub name: String,
-    pub parameters: Value,
-}
-
-/// Reads OpenAI-format tools (`{"type": "function", "function": {...}}`, or
-/// the inner object alone); unusable entries and repeated names are skipped
-/// with a warning.
-pub fn read_tools(tools: &[Value], warnings: &mut Vec<String>) -> Vec<Tool> {
-    let mut out: Vec<Tool> = Vec::new();
-    for (i, tool) in tools.iter().enumerate() {
-        let function = tool.get("function").unwrap_or(tool);
-        let Some(name) = function.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()) else {
-            warnings.push(format!("tool {i} has no name; skipped"));
-            continue;
-        };
-        if out.iter().any(|t| t.name == name) {
-            warnings.push(format!("tool {name:?} is defined twice; the first definition is used"));
-            continue;
-        }
-        let parameters = function.get("parameters").cloned().unwrap_or_else(|| json!({"type": "object"}));
-        out.push(Tool { name: name.to_owned(), parameters });
-    }
-    out
-}
+use crate::protocol::Tool;
 
 /// Builds the rules of one tool section.
 pub struct Builder<'a> {

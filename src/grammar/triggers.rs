@@ -19,8 +19,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::markers::first_word;
-use super::tools::Tool;
-use crate::analysis::{ArgumentsSlot, IdSlot, NameSlot, PromptEffect, Reasoning, ReasoningMode, ToolFormat};
+use crate::analysis::{ArgumentsSlot, IdSlot, NameSlot, ToolFormat};
+use crate::protocol::{ReasoningBlock, Tool};
 
 /// What a trigger matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,7 +47,7 @@ enum Opening {
 }
 
 /// The triggers of a tool section in `format` for `tools`.
-pub fn triggers(format: &ToolFormat, reasoning: &Reasoning, tools: &[Tool]) -> Vec<Trigger> {
+pub fn triggers(format: &ToolFormat, reasoning: Option<&ReasoningBlock>, tools: &[Tool]) -> Vec<Trigger> {
     let opening = opening(format, tools);
     // A marker-less call is only recognisable as the whole output (after
     // reasoning); a marker may follow content.
@@ -56,22 +56,17 @@ pub fn triggers(format: &ToolFormat, reasoning: &Reasoning, tools: &[Tool]) -> V
         Opening::Word(w) => regex::escape(w),
         Opening::Pattern(p) => p.clone(),
     };
-    if reasoning.end.is_empty() {
+    // No block to skip: the prompt closed it, or the template marks none.
+    let Some(reasoning) = reasoning else {
         return plain(opening, anchored, &body);
-    }
+    };
     let gap = if anchored { "\\s*" } else { "[\\s\\S]*?" };
     let end = regex::escape(&reasoning.end);
-    let start = reasoning.start.trim();
-    match reasoning.default_prompt {
-        // The prompt already closed the block: what follows is not reasoning.
-        PromptEffect::Closes => return plain(opening, anchored, &body),
-        // The prompt opened it (or there is no start marker): the block must close first.
-        PromptEffect::Opens => return vec![pattern(&format!("^[\\s\\S]*?{end}{gap}({body})"))],
-        PromptEffect::None if start.is_empty() || reasoning.mode == ReasoningMode::ForcedOpen => {
-            return vec![pattern(&format!("^[\\s\\S]*?{end}{gap}({body})"))]
-        }
-        PromptEffect::None => {}
+    if reasoning.opened {
+        // The output starts inside the block: it must close first.
+        return vec![pattern(&format!("^[\\s\\S]*?{end}{gap}({body})"))];
     }
+    let start = reasoning.start.trim();
     let with_block = format!("^\\s*{}[\\s\\S]*?{end}{gap}({body})", regex::escape(start));
     // `??`: prefer no skipped text, so the first call is where the grammar starts.
     let without_block = format!("^\\s*(?:(?:{}){gap})??({body})", not_starting_with(start));

@@ -67,20 +67,10 @@ use crate::peg::{
 };
 
 use super::marker::Marker;
+use crate::protocol::Start;
 use super::notation::Notation;
 use super::sections::Sections;
 use super::tags::*;
-
-/// Where the output starts, relative to reasoning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Start {
-    /// The model may open a reasoning block itself.
-    Free,
-    /// The prompt opened a reasoning block: the output starts inside it.
-    InReasoning,
-    /// The prompt closed the reasoning block (or reasoning is off).
-    AfterReasoning,
-}
 
 /// What the grammar should extract.
 #[derive(Debug, Clone, Copy)]

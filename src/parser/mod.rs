@@ -52,7 +52,6 @@ mod prompt;
 mod schema;
 mod sections;
 mod sink;
-mod start;
 mod stream;
 mod tags;
 
@@ -64,14 +63,15 @@ use serde_json::Value;
 use crate::analysis::Analysis;
 use crate::message::AssistantMessage;
 use crate::peg::Program;
+use crate::protocol::{start, Options, Protocol};
 use crate::{Error, ErrorKind, Result};
 
-pub use crate::grammar::ToolChoice;
-pub use build::Start;
+pub use crate::protocol::{Start, ToolChoice};
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use prompt::{continuation_prompt, template_messages, Continue, Prefill, PrefillPart};
 pub use schema::ToolSchemas;
 pub use stream::{char_chunks, OutputStream};
+pub(crate) use marker::Marker;
 
 /// What to do with reasoning.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -109,6 +109,20 @@ pub struct ParserConfig {
     /// the message starts with its text, and the continued field keeps the
     /// output's leading whitespace.
     pub prefill: Option<Prefill>,
+}
+
+impl ParserConfig {
+    /// The request options this config stands for.
+    pub fn options(&self) -> Options {
+        Options {
+            tools: self.tools.clone(),
+            tool_choice: self.tool_choice.clone(),
+            parallel_tool_calls: self.parallel_tool_calls,
+            enable_thinking: self.enable_thinking,
+            prompt: self.prompt.clone(),
+            response_schema: self.response_schema.clone(),
+        }
+    }
 }
 
 impl Default for ParserConfig {
@@ -162,7 +176,8 @@ impl Analysis {
 impl OutputParser {
     /// Builds the parser (see [`Analysis::parser`]).
     pub fn new(analysis: &Analysis, config: &ParserConfig) -> Result<OutputParser> {
-        let mut start = start::start_state(analysis, config.prompt.as_deref(), config.enable_thinking);
+        let protocol = Protocol::new(analysis, &config.options());
+        let mut start = protocol.start;
         if config.prefill.as_ref().is_some_and(|p| p.part == PrefillPart::Reasoning) {
             // A prefill continued in its reasoning stops inside the block,
             // whether or not the template rendered it.
@@ -173,7 +188,7 @@ impl OutputParser {
             start,
             echo: start::trailing_marker(analysis, config.prompt.as_deref()),
             extract_reasoning: extract,
-            parse_tools: config.tool_choice != ToolChoice::None,
+            parse_tools: protocol.tools.is_some(),
             json_response: config.response_schema.is_some(),
         };
         let program = build::grammar(analysis, plan)

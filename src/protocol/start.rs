@@ -10,8 +10,8 @@
 
 use crate::analysis::{markers, Analysis, PromptEffect, ReasoningMode};
 
-use super::build::Start;
-use super::marker::Marker;
+use super::Start;
+use crate::parser::Marker;
 
 /// The start state for an output that follows `prompt` (when known).
 pub fn start_state(analysis: &Analysis, prompt: Option<&str>, enable_thinking: Option<bool>) -> Start {

@@ -1,0 +1,88 @@
+//! Raw markers from the analysis, split into what must match exactly and
+//! what is the template's whitespace.
+//!
+//! The analysis keeps markers raw, with the template's own whitespace
+//! (`"<tool_call>\n"`, `"\n</parameter>\n"`). Models are looser than
+//! templates about that whitespace, so a marker is split into its *cores*
+//! (runs of non-whitespace) and whitespace runs; every reader of the
+//! protocol (the parser's expressions, the grammar exports) matches cores
+//! exactly and whitespace flexibly. A markdown code fence (a run of
+//! backticks) starts a core of its own.
+//!
+//! Invariant: a marker with no core (empty or whitespace only) never makes a
+//! delimiter, so a scan never gets an empty delimiter.
+
+/// A raw marker split into cores and whitespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marker {
+    pub(crate) pieces: Vec<Piece>,
+}
+
+/// One run of a marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Piece {
+    Core(String),
+    Space(String),
+}
+
+impl Marker {
+    /// Splits `raw` into cores and whitespace runs.
+    pub fn new(raw: &str) -> Marker {
+        let mut pieces: Vec<Piece> = Vec::new();
+        for ch in raw.chars() {
+            let space = ch.is_ascii_whitespace();
+            if ch == '`' && matches!(pieces.last(), Some(Piece::Core(c)) if !c.ends_with('`')) {
+                // A code fence is its own core: models write `]\n```` where
+                // a template writes `]````.
+                pieces.push(Piece::Space(String::new()));
+            }
+            match pieces.last_mut() {
+                Some(Piece::Space(s)) if space => s.push(ch),
+                Some(Piece::Core(s)) if !space => s.push(ch),
+                _ if space => pieces.push(Piece::Space(ch.to_string())),
+                _ => pieces.push(Piece::Core(ch.to_string())),
+            }
+        }
+        Marker { pieces }
+    }
+
+    /// The marker has no non-whitespace text.
+    pub fn is_blank(&self) -> bool {
+        self.first_core().is_none()
+    }
+
+    /// The first core (what a text scan looks for to find the marker).
+    pub fn first_core(&self) -> Option<&str> {
+        self.pieces.iter().find_map(|p| match p {
+            Piece::Core(c) => Some(c.as_str()),
+            Piece::Space(_) => None,
+        })
+    }
+
+    /// Delimiters that end raw text before this marker: the template's own
+    /// leading whitespace plus the first core (so that whitespace is not part
+    /// of the text), and the core alone.
+    pub fn delimiters(&self) -> Vec<String> {
+        let Some(core) = self.first_core() else { return Vec::new() };
+        match self.pieces.first() {
+            Some(Piece::Space(s)) => vec![format!("{s}{core}"), core.to_string()],
+            _ => vec![core.to_string()],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_cores_and_space() {
+        let m = Marker::new("\n</parameter>\n");
+        assert_eq!(m.first_core(), Some("</parameter>"));
+        assert_eq!(m.delimiters(), ["\n</parameter>", "</parameter>"]);
+        assert!(Marker::new(" \n  ").is_blank());
+        assert!(Marker::new("").delimiters().is_empty());
+        assert_eq!(Marker::new("<tool_call>\n").delimiters(), ["<tool_call>"]);
+        assert_eq!(Marker::new("```json\n[").first_core(), Some("```json"));
+    }
+}

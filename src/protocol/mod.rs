@@ -1,0 +1,236 @@
+//! The output protocol: what the model may write for one request.
+//!
+//! An [`Analysis`] says how a template's model writes reasoning, content and
+//! tool calls in general. A request narrows that down: which tools exist,
+//! whether a call is allowed, required or named (`tool_choice`), whether
+//! several calls may follow each other, whether thinking is on, and which
+//! prompt the output continues (a prompt that opened a reasoning block puts
+//! the output inside it; one that closed it leaves no block to write).
+//! [`Protocol::new`] makes those decisions once; every back end reads the
+//! result instead of the Analysis:
+//!
+//! ```text
+//! Analysis ─┐
+//!           ├─▶ Protocol ─┬─▶ parser (PEG)            parser/
+//! Options  ─┘             ├─▶ GBNF + triggers          grammar/
+//!                         ├─▶ Lark (llguidance)        grammar/lark
+//!                         ├─▶ structural tag (xgrammar) grammar/structural_tag
+//!                         └─▶ response_template        grammar/response_template
+//! ```
+//!
+//! Parts, one concept each: `start` (where the output starts relative to
+//! reasoning, read from the prompt or the thinking switch), `tools` (the
+//! request's tools and `tool_choice`), `marker` (raw markers split into the
+//! cores every reader matches exactly and the whitespace every reader
+//! matches flexibly).
+//!
+//! Invariants: a back end never re-derives a decision made here (start
+//! state, allowed formats, required or parallel calls); building a protocol
+//! never fails or panics: a request a grammar cannot serve (a call required
+//! from a template with no tool format, a named function that is not among
+//! the tools) is recorded and reported by [`Protocol::check_servable`].
+
+pub(crate) mod marker;
+pub(crate) mod start;
+mod tools;
+
+use serde_json::Value;
+
+use crate::analysis::{Analysis, ContentFormat, Header, ReasoningMode, ToolFormat, TurnFormat};
+use crate::{Error, ErrorKind, Result};
+
+pub use marker::Marker;
+pub use tools::{read_tools, Tool, ToolChoice};
+
+/// Where the output starts, relative to reasoning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// The model may open a reasoning block itself.
+    Free,
+    /// The prompt opened a reasoning block: the output starts inside it.
+    InReasoning,
+    /// The prompt closed the reasoning block (or reasoning is off).
+    AfterReasoning,
+}
+
+/// The request's options that shape what the model may write.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// OpenAI tool definitions, in the order given.
+    pub tools: Vec<Value>,
+    /// Whether calls are allowed, required, or of one function.
+    pub tool_choice: ToolChoice,
+    /// Several calls in one turn (when the template renders them).
+    pub parallel_tool_calls: bool,
+    /// The thinking switch the prompt was rendered with (used when `prompt`
+    /// is not given).
+    pub enable_thinking: Option<bool>,
+    /// The rendered prompt the output continues.
+    pub prompt: Option<String>,
+    /// A JSON schema the answer must follow.
+    pub response_schema: Option<Value>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            tools: Vec::new(),
+            tool_choice: ToolChoice::Auto,
+            parallel_tool_calls: true,
+            enable_thinking: None,
+            prompt: None,
+            response_schema: None,
+        }
+    }
+}
+
+/// A reasoning block the output may hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReasoningBlock {
+    /// Opening marker, raw; empty for delimiter-only reasoning.
+    pub start: String,
+    /// Closing marker, raw.
+    pub end: String,
+    /// The output starts inside the block: the prompt (or the template's
+    /// reasoning mode) wrote the opening, the model writes text and `end`.
+    pub opened: bool,
+    /// Turns without reasoning begin with `end` alone (an empty block the
+    /// template closes without opening).
+    pub bare_end: bool,
+}
+
+/// The tool calls the output may hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSection {
+    /// The call formats: the template's own, or its fallback dialects.
+    pub formats: Vec<ToolFormat>,
+    /// `formats` are fallback dialects (the template renders no calls).
+    pub fallback: bool,
+    /// The tools a call may name (only the named one for a named choice);
+    /// empty when the request gives none: a parser then reads any name,
+    /// a grammar constrains nothing.
+    pub tools: Vec<Tool>,
+    /// At least one call must be written (`required` or a named function).
+    pub required: bool,
+    /// Calls after the first are allowed.
+    pub parallel: bool,
+}
+
+/// What the model may write for one request: one description that the
+/// parser and every grammar export read.
+#[derive(Debug, Clone)]
+pub struct Protocol {
+    /// Where the output starts relative to reasoning.
+    pub start: Start,
+    /// The reasoning block, when the template marks one and the request
+    /// leaves room for it (not after a prompt that closed it).
+    pub reasoning: Option<ReasoningBlock>,
+    /// Markers around visible content (empty when the template has none).
+    pub content: ContentFormat,
+    /// Tool calls, unless `tool_choice` is `none` or the template has no format.
+    pub tools: Option<ToolSection>,
+    /// The JSON schema of the answer, when the request gives one.
+    pub response_schema: Option<Value>,
+    /// How turns begin and end (stop marker, headers of channel formats).
+    pub turn: TurnFormat,
+    /// Tokens a tokenizer must keep whole for the markers to be seen.
+    pub preserved_tokens: Vec<String>,
+    /// Why the request's required call cannot be written, if so.
+    unservable: Option<String>,
+    /// What could only be served loosely, one line each.
+    pub warnings: Vec<String>,
+}
+
+impl Protocol {
+    /// Decides, for `analysis` and a request's `options`, what the model may
+    /// write. Never fails: a request that cannot be served is reported by
+    /// [`Protocol::check_servable`].
+    pub fn new(analysis: &Analysis, options: &Options) -> Protocol {
+        let mut warnings = Vec::new();
+        let start = start::start_state(analysis, options.prompt.as_deref(), options.enable_thinking);
+        let (tools, unservable) = tool_section(analysis, options, &mut warnings);
+        Protocol {
+            start,
+            reasoning: reasoning_block(analysis, start),
+            content: analysis.content.clone(),
+            preserved_tokens: preserved_tokens(analysis, tools.as_ref()),
+            tools,
+            response_schema: options.response_schema.clone(),
+            turn: analysis.turn.clone(),
+            unservable,
+            warnings,
+        }
+    }
+
+    /// Errors (kind `Input`) when the request requires a call that cannot
+    /// be written: no usable tool, a named function that is not among the
+    /// tools, or a template with no tool format. A grammar cannot serve
+    /// such a request; a parser still reads whatever the model writes.
+    pub fn check_servable(&self) -> Result<()> {
+        match &self.unservable {
+            Some(why) => Err(Error::new(ErrorKind::Input, why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// The section headers of channel formats (`<|channel|>` LABEL `<|message|>`).
+    pub fn headers(&self) -> &[Header] {
+        &self.turn.headers
+    }
+}
+
+/// The reasoning block under `start`: none when the template marks none or
+/// the prompt already closed it.
+fn reasoning_block(analysis: &Analysis, start: Start) -> Option<ReasoningBlock> {
+    let r = &analysis.reasoning;
+    if r.mode == ReasoningMode::None || r.end.trim().is_empty() || start == Start::AfterReasoning {
+        return None;
+    }
+    // Delimiter reasoning has no opening: the block starts with the output.
+    let opened = start == Start::InReasoning || r.start.trim().is_empty();
+    Some(ReasoningBlock { start: r.start.clone(), end: r.end.clone(), opened, bare_end: r.bare_end })
+}
+
+/// The tools the request allows, in the formats the template has, and why
+/// a required call could not be written (if so).
+fn tool_section(analysis: &Analysis, options: &Options, warnings: &mut Vec<String>) -> (Option<ToolSection>, Option<String>) {
+    let mut tools = read_tools(&options.tools, warnings);
+    let given = !tools.is_empty();
+    let (required, unservable) = match &options.tool_choice {
+        ToolChoice::None => return (None, None),
+        ToolChoice::Auto => (false, None),
+        ToolChoice::Required => (true, (!given).then(|| "tool_choice requires a call but no usable tool was given".to_string())),
+        ToolChoice::Function(name) => {
+            tools.retain(|t| &t.name == name);
+            (true, tools.is_empty().then(|| format!("tool_choice names {name:?}, which is not among the tools")))
+        }
+    };
+    let formats = analysis.tool_formats().to_vec();
+    if formats.is_empty() {
+        if given && !required {
+            warnings.push("the template does not render tool calls; no tool grammar".into());
+        }
+        let why = required.then(|| unservable.unwrap_or_else(|| "the template does not render tool calls".into()));
+        return (None, why);
+    }
+    let fallback = analysis.tools.is_none();
+    if fallback && given {
+        warnings.push("the template does not render tool calls; the grammar allows the fallback dialects".into());
+    }
+    let parallel = options.parallel_tool_calls;
+    (Some(ToolSection { formats, fallback, tools, required, parallel }), unservable)
+}
+
+/// The template's preserved tokens, and the markers of fallback dialects in
+/// use (a silent template writes none of them itself).
+fn preserved_tokens(analysis: &Analysis, tools: Option<&ToolSection>) -> Vec<String> {
+    let mut out = analysis.preserved_tokens.clone();
+    if let Some(section) = tools.filter(|s| s.fallback) {
+        for token in section.formats.iter().flat_map(crate::analysis::tool_tokens) {
+            if !out.contains(&token) {
+                out.push(token);
+            }
+        }
+    }
+    out
+}
