@@ -20,7 +20,8 @@
 //!
 //! Parts, one concept each: `start` (where the output starts relative to
 //! reasoning, read from the prompt or the thinking switch), `tools` (the
-//! request's tools and `tool_choice`), `marker` (raw markers split into the
+//! request's tools and `tool_choice`), `layout` (one tool's call as a flat
+//! list of markers, text, id and arguments), `marker` (raw markers split into the
 //! cores every reader matches exactly and the whitespace every reader
 //! matches flexibly).
 //!
@@ -30,6 +31,7 @@
 //! from a template with no tool format, a named function that is not among
 //! the tools) is recorded and reported by [`Protocol::check_servable`].
 
+pub mod layout;
 pub(crate) mod marker;
 pub(crate) mod start;
 mod tools;
@@ -39,6 +41,7 @@ use serde_json::Value;
 use crate::analysis::{Analysis, ContentFormat, Header, ReasoningMode, ToolFormat, TurnFormat};
 use crate::{Error, ErrorKind, Result};
 
+pub use layout::{Arguments, CallLayout, IdShape, Segment};
 pub use marker::Marker;
 pub use tools::{read_tools, Tool, ToolChoice};
 

@@ -1,0 +1,355 @@
+//! A tool call laid out as the model writes it: a flat list of segments
+//! (markers, fixed text, the id, the arguments) for one tool of one format.
+//!
+//! Grammar exports that think in sequences (xgrammar's structural tags,
+//! llguidance's Lark) read a call from here instead of interpreting
+//! [`ToolFormat`] themselves: `<tool_call>\n{"name": "get_weather",
+//! "arguments": ` ARGS `}\n</tool_call>` is `Marker("<tool_call>\n")`,
+//! `Text("{\"name\": \"get_weather\", \"arguments\": ")`, `Arguments`,
+//! `Text("}")`, `Marker("\n</tool_call>")`.
+//!
+//! A JSON call object is written with the separators templates render
+//! (`tojson`: `", "` and `": "`) and its keys in the template's order (an
+//! id the template writes first stays first).
+//!
+//! Invariants: the segments of a call, with the function's name and
+//! arguments filled in, spell the call the way the template renders it;
+//! fixed text never holds the arguments; every [`Segment::Arguments`] is
+//! the call's only one.
+
+use crate::analysis::{ArgumentsSlot, IdSlot, NameSlot, TaggedArguments, ToolFormat};
+
+/// One piece of a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    /// A marker from the template, raw: its cores are exact, its whitespace
+    /// flexible (see [`super::Marker`]).
+    Marker(String),
+    /// Exact text: the function name, JSON keys and punctuation.
+    Text(String),
+    /// A call id the model makes up.
+    Id(IdShape),
+    /// The arguments.
+    Arguments(Arguments),
+}
+
+/// How a call id is spelled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdShape {
+    /// A JSON string (a field of the call object).
+    JsonString,
+    /// A decimal counter (`functions.NAME:0`).
+    Counter,
+    /// Optional: `prefix`, text up to `suffix`'s first core, `suffix`
+    /// (Mistral's `[CALL_ID]...[ARGS]`).
+    Tagged { prefix: String, suffix: String },
+}
+
+/// How the arguments are written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arguments {
+    /// A JSON object; `as_string`: the object's JSON text as a JSON string.
+    Json { as_string: bool },
+    /// One marker-wrapped pair per argument.
+    Tagged(TaggedArguments),
+    /// Python keyword arguments (`a="x", b=1`), without the parentheses.
+    Python,
+}
+
+/// A call of one tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallLayout {
+    /// The segments in output order.
+    pub segments: Vec<Segment>,
+}
+
+impl CallLayout {
+    /// The call of `name` in `format`.
+    pub fn new(format: &ToolFormat, name: &str) -> CallLayout {
+        let mut out = Builder::default();
+        out.marker(&format.call_start);
+        match &format.name {
+            NameSlot::JsonField { .. } | NameSlot::JsonKey => json_call(&mut out, format, name),
+            NameSlot::Tagged { prefix, suffix } => tagged_call(&mut out, format, name, prefix, suffix),
+        }
+        out.marker(&format.call_end);
+        CallLayout { segments: out.0 }
+    }
+
+    /// The fixed text before the arguments, when nothing but markers and
+    /// text precede them (no id): what a structural tag's `begin` holds.
+    pub fn head_text(&self) -> Option<String> {
+        let at = self.arguments_at()?;
+        self.segments[..at].iter().map(plain).collect()
+    }
+
+    /// The fixed text after the arguments, when it is only markers and text.
+    pub fn tail_text(&self) -> Option<String> {
+        let at = self.arguments_at()?;
+        self.segments[at + 1..].iter().map(plain).collect()
+    }
+
+    /// The arguments segment.
+    pub fn arguments(&self) -> Option<&Arguments> {
+        self.segments.iter().find_map(|s| match s {
+            Segment::Arguments(a) => Some(a),
+            _ => None,
+        })
+    }
+
+    fn arguments_at(&self) -> Option<usize> {
+        self.segments.iter().position(|s| matches!(s, Segment::Arguments(_)))
+    }
+}
+
+/// A segment's exact text, when it has one.
+fn plain(segment: &Segment) -> Option<String> {
+    match segment {
+        Segment::Marker(t) | Segment::Text(t) => Some(t.clone()),
+        _ => None,
+    }
+}
+
+/// Segments under construction; adjacent text merges.
+#[derive(Default)]
+struct Builder(Vec<Segment>);
+
+impl Builder {
+    fn marker(&mut self, raw: &str) {
+        if !raw.is_empty() {
+            self.0.push(Segment::Marker(raw.to_string()));
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        match self.0.last_mut() {
+            Some(Segment::Text(prev)) => prev.push_str(text),
+            _ => self.0.push(Segment::Text(text.to_string())),
+        }
+    }
+
+    fn push(&mut self, segment: Segment) {
+        self.0.push(segment);
+    }
+}
+
+/// The arguments of `format` as a segment.
+fn arguments(format: &ToolFormat) -> Arguments {
+    match &format.arguments {
+        ArgumentsSlot::Json { as_string, .. } => Arguments::Json { as_string: *as_string },
+        ArgumentsSlot::Tagged(t) => Arguments::Tagged(t.clone()),
+        ArgumentsSlot::Python => Arguments::Python,
+    }
+}
+
+/// A name between markers, then the arguments.
+fn tagged_call(out: &mut Builder, format: &ToolFormat, name: &str, prefix: &str, suffix: &str) {
+    tagged_id(out, format, true);
+    out.marker(prefix);
+    out.text(name);
+    if let Some(IdSlot::Counted { separator }) = &format.id {
+        out.text(separator);
+        out.push(Segment::Id(IdShape::Counter));
+    }
+    out.marker(suffix);
+    if let Some(after) = &format.name_echo {
+        out.text(name);
+        out.marker(after);
+    }
+    tagged_id(out, format, false);
+    match &format.arguments {
+        ArgumentsSlot::Json { path, as_string } if !path.is_empty() => {
+            let args = Segment::Arguments(Arguments::Json { as_string: *as_string });
+            json_object(out, vec![(path.clone(), Field::Value(args))]);
+        }
+        ArgumentsSlot::Python => {
+            out.push(Segment::Arguments(Arguments::Python));
+            out.text(")");
+        }
+        _ => out.push(Segment::Arguments(arguments(format))),
+    }
+}
+
+/// A tagged id, when it sits on this side of the name.
+fn tagged_id(out: &mut Builder, format: &ToolFormat, before: bool) {
+    if let Some(IdSlot::Tagged { prefix, suffix, before_name }) = &format.id {
+        if *before_name == before {
+            out.push(Segment::Id(IdShape::Tagged { prefix: prefix.clone(), suffix: suffix.clone() }));
+        }
+    }
+}
+
+/// What sits at a key path of a JSON call object.
+enum Field {
+    /// A JSON string of this text.
+    Name(String),
+    /// A segment (the arguments or the id).
+    Value(Segment),
+}
+
+/// A call that is one JSON object holding the name and the arguments.
+fn json_call(out: &mut Builder, format: &ToolFormat, name: &str) {
+    let args = Segment::Arguments(arguments(format));
+    if format.name == NameSlot::JsonKey {
+        out.text(&format!("{{{}: ", quoted(name)));
+        out.push(args);
+        out.text("}");
+        return;
+    }
+    let mut fields = Vec::new();
+    if let NameSlot::JsonField { path } = &format.name {
+        fields.push((path.clone(), Field::Name(name.to_string())));
+    }
+    if let ArgumentsSlot::Json { path, .. } = &format.arguments {
+        fields.push((path.clone(), Field::Value(args)));
+    }
+    if let Some(IdSlot::JsonField { path, before_name }) = &format.id {
+        // The id keeps its rendered place: first, or after the name and arguments.
+        let at = if *before_name { 0 } else { fields.len() };
+        fields.insert(at, (path.clone(), Field::Value(Segment::Id(IdShape::JsonString))));
+    }
+    json_object(out, fields);
+}
+
+/// A JSON object with `fields` at their key paths, in the order given;
+/// fields sharing a first key nest into one object.
+fn json_object(out: &mut Builder, fields: Vec<(Vec<String>, Field)>) {
+    let mut groups: Vec<(String, Vec<(Vec<String>, Field)>)> = Vec::new();
+    for (path, field) in fields {
+        let Some((key, rest)) = path.split_first() else { continue };
+        match groups.iter_mut().find(|(k, _)| k == key) {
+            Some((_, members)) => members.push((rest.to_vec(), field)),
+            None => groups.push((key.clone(), vec![(rest.to_vec(), field)])),
+        }
+    }
+    out.text("{");
+    for (i, (key, mut members)) in groups.into_iter().enumerate() {
+        if i > 0 {
+            out.text(", ");
+        }
+        out.text(&format!("{}: ", quoted(&key)));
+        if members.len() == 1 && members[0].0.is_empty() {
+            match members.remove(0).1 {
+                Field::Name(name) => out.text(&quoted(&name)),
+                Field::Value(segment) => out.push(segment),
+            }
+        } else {
+            json_object(out, members);
+        }
+    }
+    out.text("}");
+}
+
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{ToolClass, ToolInput};
+
+    fn format(name: NameSlot, arguments: ArgumentsSlot, id: Option<IdSlot>) -> ToolFormat {
+        ToolFormat {
+            class: ToolClass::JsonNative,
+            section_start: String::new(),
+            section_end: String::new(),
+            section_end_optional: false,
+            call_start: "<tool_call>\n".into(),
+            call_end: "\n</tool_call>".into(),
+            call_separator: "\n".into(),
+            parallel: true,
+            name,
+            name_echo: None,
+            arguments,
+            id,
+            content_with_calls: true,
+            input: ToolInput { null_content: false, object_arguments: true },
+        }
+    }
+
+    fn path(keys: &[&str]) -> Vec<String> {
+        keys.iter().map(|k| k.to_string()).collect()
+    }
+
+    #[test]
+    fn a_json_call_object_keeps_the_template_order() {
+        let f = format(
+            NameSlot::JsonField { path: path(&["tool_name"]) },
+            ArgumentsSlot::Json { path: path(&["parameters"]), as_string: false },
+            Some(IdSlot::JsonField { path: path(&["tool_call_id"]), before_name: true }),
+        );
+        let layout = CallLayout::new(&f, "get_weather");
+        assert_eq!(
+            layout.segments,
+            [
+                Segment::Marker("<tool_call>\n".into()),
+                Segment::Text("{\"tool_call_id\": ".into()),
+                Segment::Id(IdShape::JsonString),
+                Segment::Text(", \"tool_name\": \"get_weather\", \"parameters\": ".into()),
+                Segment::Arguments(Arguments::Json { as_string: false }),
+                Segment::Text("}".into()),
+                Segment::Marker("\n</tool_call>".into()),
+            ]
+        );
+        assert_eq!(layout.head_text(), None, "an id is no fixed text");
+    }
+
+    #[test]
+    fn nested_json_fields_share_one_object() {
+        let f = format(
+            NameSlot::JsonField { path: path(&["function", "name"]) },
+            ArgumentsSlot::Json { path: path(&["function", "arguments"]), as_string: false },
+            None,
+        );
+        let layout = CallLayout::new(&f, "f");
+        assert_eq!(layout.head_text().unwrap(), "<tool_call>\n{\"function\": {\"name\": \"f\", \"arguments\": ");
+        assert_eq!(layout.tail_text().unwrap(), "}}\n</tool_call>");
+    }
+
+    #[test]
+    fn a_tagged_name_with_a_counter_id() {
+        let mut f = format(
+            NameSlot::Tagged { prefix: "functions.".into(), suffix: "<|tool_call_argument_begin|>".into() },
+            ArgumentsSlot::Json { path: vec![], as_string: false },
+            Some(IdSlot::Counted { separator: ":".into() }),
+        );
+        f.call_start = "<|tool_call_begin|>".into();
+        f.call_end = "<|tool_call_end|>".into();
+        let layout = CallLayout::new(&f, "f");
+        assert_eq!(
+            layout.segments,
+            [
+                Segment::Marker("<|tool_call_begin|>".into()),
+                Segment::Marker("functions.".into()),
+                Segment::Text("f:".into()),
+                Segment::Id(IdShape::Counter),
+                Segment::Marker("<|tool_call_argument_begin|>".into()),
+                Segment::Arguments(Arguments::Json { as_string: false }),
+                Segment::Marker("<|tool_call_end|>".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_python_call_closes_its_parenthesis() {
+        let mut f = format(NameSlot::Tagged { prefix: String::new(), suffix: "(".into() }, ArgumentsSlot::Python, None);
+        f.call_start = String::new();
+        f.call_end = String::new();
+        let layout = CallLayout::new(&f, "f");
+        assert_eq!(layout.head_text().unwrap(), "f(");
+        assert_eq!(layout.tail_text().unwrap(), ")");
+        assert_eq!(layout.arguments(), Some(&Arguments::Python));
+    }
+
+    #[test]
+    fn a_name_as_key() {
+        let f = format(NameSlot::JsonKey, ArgumentsSlot::Json { path: vec![], as_string: false }, None);
+        let layout = CallLayout::new(&f, "f");
+        assert_eq!(layout.head_text().unwrap(), "<tool_call>\n{\"f\": ");
+        assert_eq!(layout.tail_text().unwrap(), "}\n</tool_call>");
+    }
+}
