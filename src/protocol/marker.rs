@@ -9,8 +9,13 @@
 //! exactly and whitespace flexibly. A markdown code fence (a run of
 //! backticks) starts a core of its own.
 //!
+//! A core that is a whole bracketed marker next to JSON brackets splits
+//! there (`[TOOL_CALLS][` is `[TOOL_CALLS]`, room for whitespace, `[`).
+//!
 //! Invariant: a marker with no core (empty or whitespace only) never makes a
 //! delimiter, so a scan never gets an empty delimiter.
+
+use crate::analysis::markers;
 
 /// A raw marker split into cores and whitespace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +48,7 @@ impl Marker {
                 _ => pieces.push(Piece::Core(ch.to_string())),
             }
         }
-        Marker { pieces }
+        Marker { pieces: pieces.into_iter().flat_map(split_bracketed).collect() }
     }
 
     /// The marker has no non-whitespace text.
@@ -71,6 +76,33 @@ impl Marker {
     }
 }
 
+/// A core made of a whole bracketed marker and JSON brackets
+/// (`[TOOL_CALLS][`, `<tool_call>{`, `]<|tools_suffix|>`) splits between
+/// them, with room for whitespace: models put a space or a newline between
+/// a special token and the JSON it opens or closes where the template
+/// writes none (`[TOOL_CALLS] [{...}]`). A marker next to other text
+/// (`<|channel|>final<|message|>`) stays whole: that text is a label.
+fn split_bracketed(piece: Piece) -> Vec<Piece> {
+    let Piece::Core(core) = piece else { return vec![piece] };
+    let brackets = |text: &str, set: &[char]| !text.is_empty() && text.chars().all(|c| set.contains(&c));
+    let split = |at: usize| vec![Piece::Core(core[..at].to_string()), Piece::Space(String::new()), Piece::Core(core[at..].to_string())];
+    if let Some(head) = markers::marker_at(&core, 0) {
+        if brackets(&core[head.end..], &['[', '{']) {
+            return split(head.end);
+        }
+    }
+    match trailing_marker(&core) {
+        Some(at) if brackets(&core[..at], &[']', '}']) => split(at),
+        _ => vec![Piece::Core(core)],
+    }
+}
+
+/// Where a whole marker that ends `text` starts, if one does.
+fn trailing_marker(text: &str) -> Option<usize> {
+    let open = text.rfind(['<', '['])?;
+    markers::marker_at(text, open).filter(|m| m.end == text.len()).map(|m| m.start)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,5 +116,22 @@ mod tests {
         assert!(Marker::new("").delimiters().is_empty());
         assert_eq!(Marker::new("<tool_call>\n").delimiters(), ["<tool_call>"]);
         assert_eq!(Marker::new("```json\n[").first_core(), Some("```json"));
+    }
+
+    fn cores(raw: &str) -> Vec<String> {
+        let m = Marker::new(raw);
+        m.pieces.into_iter().filter_map(|p| if let Piece::Core(c) = p { Some(c) } else { None }).collect()
+    }
+
+    #[test]
+    fn a_special_token_at_either_end_of_a_core_stands_alone() {
+        assert_eq!(cores("[TOOL_CALLS]["), ["[TOOL_CALLS]", "["]);
+        assert_eq!(cores("\n<tool_calls>["), ["<tool_calls>", "["]);
+        assert_eq!(cores("]<|tools_suffix|>"), ["]", "<|tools_suffix|>"]);
+        assert_eq!(cores("]<]minimax[>[<tool_call>\n]<]minimax[>["), ["]<]minimax[>[<tool_call>", "]<]minimax[>["]);
+        assert_eq!(cores("<|channel|>final<|message|>"), ["<|channel|>final<|message|>"]);
+        assert_eq!(cores("<|tool_call_begin|>"), ["<|tool_call_begin|>"]);
+        assert_eq!(cores("<function="), ["<function="]);
+        assert_eq!(Marker::new("[TOOL_CALLS][").first_core(), Some("[TOOL_CALLS]"));
     }
 }
