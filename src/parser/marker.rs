@@ -9,12 +9,24 @@ use crate::protocol::marker::Piece;
 pub use crate::protocol::Marker;
 
 impl Marker {
-    /// Cores exactly, any whitespace around and between them.
+    /// Cores exactly, any whitespace around and between them, and after a
+    /// marker that ends with a special token (`<tool_call>`, `[ARGS]`):
+    /// models put a space or a newline after one where the template writes
+    /// none (`<|function_call|> {...}`, `<tool_call>\nget_weather`).
     pub fn expr(&self) -> Expr {
-        seq(self.pieces.iter().map(|p| match p {
+        let pieces = self.pieces.iter().map(|p| match p {
             Piece::Core(c) => lit(c),
             Piece::Space(_) => ws(),
-        }))
+        });
+        match self.ends_with_token() {
+            true => seq(pieces.chain([ws()])),
+            false => seq(pieces),
+        }
+    }
+
+    /// The last piece is a core closed by a bracket (`>`, `]`).
+    fn ends_with_token(&self) -> bool {
+        matches!(self.pieces.last(), Some(Piece::Core(c)) if c.ends_with(['>', ']']))
     }
 
     /// Like [`Marker::expr`], but only the template's exact trailing
