@@ -46,8 +46,12 @@ fn analyze(source: &str) -> Analysis {
 }
 
 fn tools() -> Vec<Value> {
-    vec![json!({"type": "function", "function": {"name": "get_time",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}})]
+    vec![
+        json!({"type": "function", "function": {"name": "get_time",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}),
+        // A dotted name, as Python-call models write methods.
+        json!({"type": "function", "function": {"name": "Calendar.create_event", "parameters": {"type": "object"}}}),
+    ]
 }
 
 /// Parses `output` whole, and checks that streaming it a byte at a time and

@@ -25,7 +25,11 @@ use chat_autoparser::{
 use serde_json::Value;
 
 /// The least number of cases that must pass (issue 3 asks for 440 of 463).
-const MIN_PASSING: usize = 455;
+/// 455 until a re-emitted reasoning opener became scaffolding (issue 16):
+/// line 15 (Qwen3.5-4B) expects `<think>` written again after a prompt that
+/// opened the block to stay in `reasoning_content`; we drop it on purpose,
+/// as DeepSeek-R1-0528 writes it and servers expect it gone (docs/parser.md).
+const MIN_PASSING: usize = 454;
 
 fn shared() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")

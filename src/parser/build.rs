@@ -39,9 +39,10 @@
 //! - `echo` is the marker the prompt ends with, written again by the model
 //!   (`<|CHATBOT_TOKEN|>` after `...<|CHATBOT_TOKEN|>`): scaffolding the
 //!   prompt already holds, so it is dropped. Not when it opens a tool
-//!   section, and not inside a reasoning block the prompt opened: reasoning
-//!   text is the model's, verbatim (llama.cpp's vectors keep a repeated
-//!   `<think>` there).
+//!   section. Inside a reasoning block the prompt opened, the block's own
+//!   opener written again (`<think>` after `...<think>\n`, as DeepSeek-R1
+//!   models do) is dropped the same way; any other repeated marker stays
+//!   reasoning text.
 //! - A prompt that opened a reasoning block is continued inside it, unless
 //!   the output opens a content section straight away.
 //! - A bare (non-string) argument value that opens `{` or `[` in a format
@@ -85,6 +86,8 @@ pub struct Plan<'a> {
     /// The content is JSON (a response schema): markdown code fences around
     /// it are scaffolding, not content.
     pub json_response: bool,
+    /// The request's function names: a call must name one (empty: any).
+    pub names: &'a [String],
 }
 
 /// Code fences a model wraps JSON content in, longest first.
@@ -105,7 +108,7 @@ pub fn grammar(analysis: &Analysis, plan: Plan<'_>) -> Grammar {
 
 /// The root expression for `analysis` under `plan`.
 fn root(analysis: &Analysis, plan: Plan<'_>) -> Expr {
-    let tool_sections = tool_grammars(analysis);
+    let tool_sections = tool_grammars(analysis, plan.names);
     // Tool sections keep their text when tools are not parsed: a header
     // never takes their opening marker.
     let tool_starts = tool_sections.iter().flat_map(|t| t.triggers.iter().cloned()).collect();
@@ -315,7 +318,8 @@ fn prelude(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     let stops = tool_triggers(analysis, plan);
     match plan.start {
         Start::AfterReasoning => ws(),
-        Start::InReasoning => choice([seq([left_open, ws()]), reasoning_body(&end, &stops)]),
+        // A model may write the opener the prompt already wrote: scaffolding.
+        Start::InReasoning => choice([seq([left_open, ws()]), seq([reopened(analysis), reasoning_body(&end, &stops)])]),
         // A lone end marker first closes an empty block (the template writes one).
         Start::Free if has_start_marker(analysis) && r.bare_end => opt(seq([ws(), end.expr(), ws()])),
         Start::Free if has_start_marker(analysis) => empty(),
@@ -332,6 +336,15 @@ fn left_open_block(analysis: &Analysis) -> Expr {
     match Marker::new(&analysis.content.start).first_core() {
         Some(core) => and(seq([ws(), lit(core)])),
         None => crate::peg::fail(),
+    }
+}
+
+/// The reasoning opener written again at the start of a block the prompt
+/// opened (`<think>` after `...<think>\n`), when the template has one.
+fn reopened(analysis: &Analysis) -> Expr {
+    match has_start_marker(analysis) {
+        true => opt(seq([ws(), Marker::new(&analysis.reasoning.start).expr()])),
+        false => empty(),
     }
 }
 
@@ -367,12 +380,12 @@ fn tool_triggers(analysis: &Analysis, plan: Plan<'_>) -> Vec<String> {
     if !plan.parse_tools {
         return Vec::new();
     }
-    tool_grammars(analysis).into_iter().flat_map(|t| t.triggers).collect()
+    tool_grammars(analysis, &[]).into_iter().flat_map(|t| t.triggers).collect()
 }
 
 /// One tool grammar per format the output may hold: the template's own, or
 /// the fallback dialects when the template renders no calls.
-fn tool_grammars(analysis: &Analysis) -> Vec<ToolGrammar<'_>> {
+fn tool_grammars<'a>(analysis: &'a Analysis, names: &[String]) -> Vec<ToolGrammar<'a>> {
     let opener = part_opener(analysis);
     analysis
         .tool_formats()
@@ -380,7 +393,7 @@ fn tool_grammars(analysis: &Analysis) -> Vec<ToolGrammar<'_>> {
         .map(|t| {
             let mut markers = analysis.preserved_tokens.clone();
             markers.extend(tool_tokens(t));
-            ToolGrammar::new(t, &analysis.turn.headers, opener.clone(), markers)
+            ToolGrammar::new(t, &analysis.turn.headers, opener.clone(), markers, names)
         })
         .collect()
 }
@@ -397,11 +410,16 @@ struct ToolGrammar<'a> {
     /// function name never holds one.
     markers: Vec<String>,
     triggers: Vec<String>,
+    /// Matches (without consuming) one of the request's function names
+    /// where a name starts; empty when the request names no tools.
+    known_name: Expr,
+    known_json_name: Expr,
 }
 
 impl<'a> ToolGrammar<'a> {
-    fn new(format: &'a ToolFormat, headers: &'a [Header], opener: Option<String>, markers: Vec<String>) -> ToolGrammar<'a> {
-        let mut g = ToolGrammar { format, headers, opener, markers, triggers: Vec::new() };
+    fn new(format: &'a ToolFormat, headers: &'a [Header], opener: Option<String>, markers: Vec<String>, names: &[String]) -> ToolGrammar<'a> {
+        let (known_name, known_json_name) = (known_name(names, false), known_name(names, true));
+        let mut g = ToolGrammar { format, headers, opener, markers, triggers: Vec::new(), known_name, known_json_name };
         g.triggers = g.first_literals();
         g
     }
@@ -516,10 +534,13 @@ impl<'a> ToolGrammar<'a> {
     fn head(&self) -> Expr {
         let f = self.format;
         match (&f.name, f.class) {
-            (NameSlot::JsonField { path }, _) => json_head(path, &self.json_paths(), 0),
-            (NameSlot::JsonKey, _) => seq([lit("{"), ws(), cap(NAME, json_string()), ws(), lit(":"), ws()]),
+            (NameSlot::JsonField { path }, _) => json_head(path, &self.json_paths(), 0, &self.known_json_name),
+            (NameSlot::JsonKey, _) => {
+                seq([lit("{"), ws(), self.known_json_name.clone(), cap(NAME, json_string()), ws(), lit(":"), ws()])
+            }
             (NameSlot::Tagged { prefix, suffix }, ToolClass::PythonCall) => {
-                seq([Marker::new(prefix).expr(), cap(NAME, identifier()), ws(), Marker::new(suffix).expr()])
+                let name = seq([self.known_name.clone(), cap(NAME, identifier())]);
+                seq([Marker::new(prefix).expr(), name, ws(), Marker::new(suffix).expr()])
             }
             (NameSlot::Tagged { prefix, suffix }, _) => {
                 let (id_before, id_after) = self.tagged_ids();
@@ -538,11 +559,13 @@ impl<'a> ToolGrammar<'a> {
                     None => header_or_suffix,
                 };
                 if let Some(IdSlot::Counted { separator }) = &f.id {
-                    return seq([counted_name(self.name_prefix(prefix), separator, &self.name_stops()), suffix_expr]);
+                    let prefix = seq([self.name_prefix(prefix), self.known_name.clone()]);
+                    return seq([counted_name(prefix, separator, &self.name_stops()), suffix_expr]);
                 }
                 seq([
                     id_before.map(|(p, s)| tagged_id(&p, &s)).unwrap_or_else(empty),
                     self.name_prefix(prefix),
+                    self.known_name.clone(),
                     cap(NAME, tagged_name(&name_end, &self.name_stops())),
                     suffix_expr,
                     id_after.map(|(p, s)| tagged_id(&p, &s)).unwrap_or_else(empty),
@@ -654,9 +677,12 @@ struct JsonPaths {
 
 /// `{ other-member* "key": <deeper head or NAME>` for the name path
 /// `path[level..]`.
-fn json_head(path: &[String], paths: &JsonPaths, level: usize) -> Expr {
+fn json_head(path: &[String], paths: &JsonPaths, level: usize, known: &Expr) -> Expr {
     let Some(key) = path.get(level) else { return empty() };
-    let value = if level + 1 == path.len() { cap(NAME, json_string()) } else { json_head(path, paths, level + 1) };
+    let value = match level + 1 == path.len() {
+        true => seq([known.clone(), cap(NAME, json_string())]),
+        false => json_head(path, paths, level + 1, known),
+    };
     seq([
         lit("{"),
         ws(),
@@ -741,15 +767,36 @@ fn tagged_name(end: &Marker, more_stops: &[String]) -> Expr {
 }
 
 fn identifier() -> Expr {
-    let word = ByteSet::range(b'a', b'z')
-        .union(ByteSet::range(b'A', b'Z'))
-        .union(ByteSet::range(b'0', b'9'))
-        .union(ByteSet::of(b"_-."));
-    plus(class(word))
+    plus(class(name_chars()))
 }
 
 fn space_set() -> ByteSet {
     ByteSet::of(b" \t\r\n")
+}
+
+/// Matches (without consuming) one of `names` where a function name starts:
+/// as a JSON string when `quoted`, else as a word not followed by another
+/// name character. Longest names first, so a name that is a prefix of
+/// another does not hide it. Empty when there are no names: any name is
+/// then read. A call of a function the request does not have then fails
+/// before it commits, and its text stays content, verbatim: a server could
+/// not dispatch it.
+fn known_name(names: &[String], quoted: bool) -> Expr {
+    if names.is_empty() {
+        return empty();
+    }
+    let mut sorted: Vec<&String> = names.iter().collect();
+    sorted.sort_by_key(|n| std::cmp::Reverse(n.len()));
+    let word = |n: &String| match quoted {
+        true => lit(&serde_json::to_string(n).unwrap_or_default()),
+        false => seq([lit(n), not(class(name_chars()))]),
+    };
+    and(choice(sorted.into_iter().map(word)))
+}
+
+/// Characters of a function name.
+fn name_chars() -> ByteSet {
+    ByteSet::range(b'a', b'z').union(ByteSet::range(b'A', b'Z')).union(ByteSet::range(b'0', b'9')).union(ByteSet::of(b"_-."))
 }
 
 /// `prefix NAME separator N`, all of it the id (see `IdSlot::Counted`).

@@ -177,6 +177,7 @@ impl OutputParser {
     /// Builds the parser (see [`Analysis::parser`]).
     pub fn new(analysis: &Analysis, config: &ParserConfig) -> Result<OutputParser> {
         let protocol = Protocol::new(analysis, &config.options());
+        let names: Vec<String> = protocol.tools.iter().flat_map(|s| s.tools.iter().map(|t| t.name.clone())).collect();
         let mut start = protocol.start;
         if config.prefill.as_ref().is_some_and(|p| p.part == PrefillPart::Reasoning) {
             // A prefill continued in its reasoning stops inside the block,
@@ -190,6 +191,7 @@ impl OutputParser {
             extract_reasoning: extract,
             parse_tools: protocol.tools.is_some(),
             json_response: config.response_schema.is_some(),
+            names: &names,
         };
         let program = build::grammar(analysis, plan)
             .compile()
