@@ -20,7 +20,8 @@
 //! - `missing-closer`: a call whose last closing marker a stop string ate
 //!   (`</tool_call>` missing at the end); expected: the same message.
 //! - `unknown-tool`: the call names a function that is not among the
-//!   request's tools; expected: no call, the output's text in the content.
+//!   request's tools; expected: no call, and the content ends with the
+//!   call's text, verbatim from its first marker.
 //! - `fenced-json`: a bare JSON call written inside a Markdown fence;
 //!   expected: the same message.
 //!
@@ -41,8 +42,10 @@ use roundtrip::{cases, compare, crate_dir, jinja_files, render_case, Case};
 enum Expected {
     /// The case's own message.
     Same,
-    /// No call, and this text (trimmed) as the content.
-    Content(String),
+    /// No call, and content that ends the output verbatim from where the
+    /// call starts (what precedes it, an empty reasoning block, may be
+    /// scaffolding): nothing of the call is lost.
+    CallAsContent { output: String, call_at: usize },
 }
 
 /// One deviation of one output.
@@ -65,9 +68,8 @@ fn deviations(analysis: &Analysis, parser: &OutputParser, case: &Case, output: &
     push("marker-newline", after_tool_marker(analysis, output, "\n", false), Expected::Same);
     push("end-of-turn", end_of_turn(analysis, output), Expected::Same);
     push("missing-closer", missing_closer(analysis, case, output), Expected::Same);
-    if let Some(renamed) = unknown_tool(case, output) {
-        let text = renamed.trim().to_string();
-        push("unknown-tool", Some(renamed), Expected::Content(text));
+    if let Some((renamed, call_at)) = unknown_tool(analysis, case, output) {
+        push("unknown-tool", Some(renamed.clone()), Expected::CallAsContent { output: renamed, call_at });
     }
     push("fenced-json", fenced(analysis, case, output), Expected::Same);
     out
@@ -90,7 +92,12 @@ fn tool_marker<'a>(analysis: &'a Analysis, output: &str) -> Option<(usize, &'a s
 }
 
 fn after_tool_marker(analysis: &Analysis, output: &str, gap: &str, only_before_json: bool) -> Option<String> {
-    let (at, _) = tool_marker(analysis, output)?;
+    let (at, token) = tool_marker(analysis, output)?;
+    // A header's opener is followed by its label (`<|channel|>commentary`):
+    // nothing a model breaks with whitespace.
+    if analysis.turn.headers.iter().any(|h| h.open.trim() == token) {
+        return None;
+    }
     let next = output[at..].chars().next()?;
     let applies = if only_before_json { matches!(next, '[' | '{') } else { !next.is_whitespace() };
     applies.then(|| format!("{}{gap}{}", &output[..at], &output[at..]))
@@ -113,10 +120,18 @@ fn missing_closer(analysis: &Analysis, case: &Case, output: &str) -> Option<Stri
     output.trim_end().strip_suffix(closer).map(str::to_string)
 }
 
-fn unknown_tool(case: &Case, output: &str) -> Option<String> {
+/// The output with its one call renamed, and where the call starts (its
+/// first tool marker, else its name).
+fn unknown_tool(analysis: &Analysis, case: &Case, output: &str) -> Option<(String, usize)> {
     let (name, _) = case.calls.first()?;
-    (case.calls.len() == 1 && case.content.is_empty() && output.matches(name).count() == 1)
-        .then(|| output.replace(name, "unknown_function"))
+    let alone = case.calls.len() == 1 && case.content.is_empty() && case.reasoning.is_empty();
+    if !alone || output.matches(name).count() != 1 {
+        return None;
+    }
+    let renamed = output.replace(name, "unknown_function");
+    let call_at = tool_marker(analysis, &renamed).map(|(end, token)| end - token.len());
+    let call_at = call_at.or_else(|| renamed.find("unknown_function"))?;
+    Some((renamed, call_at))
 }
 
 fn fenced(analysis: &Analysis, case: &Case, output: &str) -> Option<String> {
@@ -146,8 +161,14 @@ fn check(parser: &OutputParser, case: &Case, d: &Deviation) -> Result<(), String
     let got = parse_everywhere(parser, &d.output)?;
     let result = match &d.expected {
         Expected::Same => compare(&got, case),
-        Expected::Content(text) if got.tool_calls.is_empty() && got.content_text().trim() == text => Ok(()),
-        Expected::Content(text) => Err(format!("expected content {text:?} and no call")),
+        Expected::CallAsContent { output, call_at } => {
+            let content = got.content_text();
+            let kept = got.tool_calls.is_empty() && output[..*call_at].ends_with(content.trim_end().strip_suffix(&output[*call_at..].trim_end()).unwrap_or("\u{0}"));
+            match kept {
+                true => Ok(()),
+                false => Err(format!("expected no call and the call's text {:?} at the end of the content", &output[*call_at..])),
+            }
+        }
     };
     result.map_err(|why| format!("{why}\n      output: {:?}\n      got:    {}", d.output, serde_json::to_string(&got).unwrap_or_default()))
 }
@@ -216,11 +237,29 @@ fn deviations_corpus() {
         return;
     }
     let tallies = run("corpus", &files);
-    assert_floors(&tallies, &[]);
+    let floors = [
+        ("end-of-turn", 237),
+        ("fenced-json", 6),
+        ("marker-newline", 83),
+        ("marker-space", 22),
+        ("missing-closer", 136),
+        ("reopened-reasoning", 34),
+        ("unknown-tool", 86),
+    ];
+    assert_floors(&tallies, &floors);
 }
 
 #[test]
 fn deviations_shipped() {
     let tallies = run("shipped templates", &jinja_files(&crate_dir().join("templates")));
-    assert_floors(&tallies, &[]);
+    let floors = [
+        ("end-of-turn", 44),
+        ("fenced-json", 2),
+        ("marker-newline", 13),
+        ("marker-space", 8),
+        ("missing-closer", 28),
+        ("reopened-reasoning", 2),
+        ("unknown-tool", 16),
+    ];
+    assert_floors(&tallies, &floors);
 }

@@ -467,7 +467,8 @@ impl<'a> ToolGrammar<'a> {
             (NameSlot::Tagged { prefix, .. }, _) if !Marker::new(prefix).is_blank() => {
                 vec![Marker::new(prefix).first_core().unwrap_or_default().to_string()]
             }
-            (NameSlot::JsonField { .. } | NameSlot::JsonKey, _) => vec!["{".to_string()],
+            // A fenced call (```json\n{...}) starts at its fence.
+            (NameSlot::JsonField { .. } | NameSlot::JsonKey, _) => vec!["{".to_string(), "```".to_string()],
             // A bare name starts the call: any identifier may; content
             // stops at none (the section only starts where content could).
             _ => Vec::new(),
@@ -490,7 +491,19 @@ impl<'a> ToolGrammar<'a> {
             None if droppable => opt(start),
             None => start,
         };
-        seq([start, self.call(), more, opt(Marker::new(&f.section_end).expr()), ws()])
+        let section = seq([start, self.call(), more, opt(Marker::new(&f.section_end).expr()), ws()]);
+        match self.is_bare_json() {
+            // A Markdown fence around JSON calls is the call's framing.
+            true => seq([opt(seq([choice(JSON_FENCES.map(lit)), ws()])), section, opt(seq([lit("```"), ws()]))]),
+            false => section,
+        }
+    }
+
+    /// Calls are JSON objects with no marker before them.
+    fn is_bare_json(&self) -> bool {
+        let f = self.format;
+        let json = matches!(f.name, NameSlot::JsonField { .. } | NameSlot::JsonKey);
+        json && Marker::new(&f.section_start).is_blank() && Marker::new(&f.call_start).is_blank()
     }
 
     fn call(&self) -> Expr {
