@@ -90,18 +90,18 @@ fn from_prompt(analysis: &Analysis, prompt: &str) -> Start {
     }
 }
 
-/// The prompt after the last end of turn: the turn the output continues.
-/// Without an end-of-turn marker, the turn starts where the generation
-/// prompt's opening marker last is (`<|begin_assistant|>`): a system text
-/// that names the reasoning end marker to the model is not reasoning over.
+/// The prompt after the last end of turn or from the generation prompt's
+/// last opening marker (`<|begin_assistant|>`), whichever is later: the turn
+/// the output continues. A system text that names the reasoning end marker
+/// to the model is not reasoning over.
 fn current_turn<'p>(analysis: &Analysis, prompt: &'p str) -> &'p str {
     let stop = analysis.turn.stop_marker.trim();
-    let start = if stop.is_empty() {
-        turn_opener(analysis).and_then(|opener| prompt.rfind(opener))
-    } else {
-        prompt.rfind(stop).map(|at| at + stop.len())
-    };
-    start.map_or(prompt, |at| &prompt[at..])
+    let after_stop = (!stop.is_empty()).then(|| prompt.rfind(stop).map(|at| at + stop.len())).flatten();
+    // The generation prompt's own opening marker, when it comes later: a
+    // user turn ended by another marker than the assistant's stop marker
+    // (`<|end|>` before `<|start|>assistant`) is not this turn.
+    let at_opener = turn_opener(analysis).and_then(|opener| prompt.rfind(opener));
+    after_stop.max(at_opener).map_or(prompt, |at| &prompt[at..])
 }
 
 /// The marker the generation prompt starts with, whitespace aside.
