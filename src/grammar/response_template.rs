@@ -66,10 +66,10 @@ pub fn response_template(protocol: &Protocol) -> Result<ResponseTemplate> {
     let mut warnings = protocol.warnings.clone();
     let calls = protocol.tools.as_ref().and_then(|s| tool_calls(s, &mut warnings));
     let mut fields = Map::new();
-    if let Some(r) = &protocol.reasoning {
-        fields.insert("reasoning_content".into(), reasoning(r, protocol.start));
-    }
     let call_open = calls.as_ref().map(|c| c.lookahead.clone());
+    if let Some(r) = &protocol.reasoning {
+        fields.insert("reasoning_content".into(), reasoning(protocol, r, call_open.as_deref()));
+    }
     fields.insert("content".into(), content(protocol, call_open.as_deref()));
     if let Some(c) = calls {
         fields.insert("tool_calls".into(), c.field);
@@ -84,21 +84,37 @@ pub fn response_template(protocol: &Protocol) -> Result<ResponseTemplate> {
 }
 
 /// The reasoning field: opened by its marker, or at the start of the text
-/// when the output starts inside the block.
-fn reasoning(r: &ReasoningBlock, start: Start) -> Value {
-    let open = if r.opened || start == Start::InReasoning || is_blank(&r.start) {
-        r"\A".to_string()
+/// when the output starts inside the block. A block left open ends where a
+/// call starts (models forget the end marker before calling), as the parser
+/// reads it.
+fn reasoning(protocol: &Protocol, r: &ReasoningBlock, call_open: Option<&str>) -> Value {
+    let end = core_flex(&r.end);
+    let starts_open = r.opened || protocol.start == Start::InReasoning;
+    let open = if is_blank(&r.start) {
+        // Delimiter reasoning: from the start, if the end marker follows.
+        format!(r"\A(?=.*?{end})")
+    } else if starts_open {
+        match is_blank(&protocol.content.start) {
+            true => r"\A".to_string(),
+            // An output that opens its content section straight away left the block.
+            false => format!(r"\A(?!\s*{})", core_flex(&protocol.content.start)),
+        }
     } else if r.bare_end {
         // `</think>answer`: an empty block closed without its opening.
-        format!(r"{}|\A(?=\s*{})", flex(&r.start), core_flex(&r.end))
+        format!(r"{}|\A(?=\s*{end})", flex(&r.start))
     } else {
         flex(&r.start)
     };
-    json!({"open_pattern": open, "close_pattern": flex(&r.end), "content": "text"})
+    let close = match call_open {
+        Some(call) => format!(r"{}|(?={call})(?!.*?{end})", flex(&r.end)),
+        None => flex(&r.end),
+    };
+    json!({"open_pattern": open, "close_pattern": close, "content": "text"})
 }
 
 /// The content field: implicit, or between the wrapper's markers. A wrapper
-/// with no end marker runs up to the next call.
+/// with no end marker runs up to the next call (less the end of the message
+/// before it, `<|end|>`).
 fn content(protocol: &Protocol, call_open: Option<&str>) -> Value {
     let (start, end) = (&protocol.content.start, &protocol.content.end);
     let mut field = json!({"content": "text", "repeats": true, "join": ""});
@@ -109,7 +125,8 @@ fn content(protocol: &Protocol, call_open: Option<&str>) -> Value {
     if !is_blank(end) {
         field["close_pattern"] = json!(flex(end));
     } else if let Some(open) = call_open {
-        field["close_pattern"] = json!(format!("(?={open})"));
+        let message_end = optional(&protocol.turn.message_end);
+        field["close_pattern"] = json!(format!("{message_end}(?={open})"));
     }
     field
 }
@@ -177,8 +194,7 @@ fn whole_json_call(format: &ToolFormat) -> Option<Calls> {
         Some(p) => Some(placeholder(p)?),
         None => None,
     };
-    let start = flex(&format.call_start);
-    let open = format!("{}{start}", optional_lead(format));
+    let open = format!("{}{}", optional_lead(format), flex(&format.call_start));
     let close = format!("{}{}", flex(&format.call_end), optional(&format.section_end));
     let field = json!({
         "open_pattern": open,
@@ -187,7 +203,7 @@ fn whole_json_call(format: &ToolFormat) -> Option<Calls> {
         "content": "json",
         "transform": call_transform(&name, &args, id.as_deref()),
     });
-    Some(Calls { field, lookahead: start })
+    Some(Calls { field, lookahead: open })
 }
 
 /// Python calls: the bracketed list between the section markers is one
@@ -226,8 +242,9 @@ fn laid_out_calls(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String
     let head_re = |capture| segments(head, names, capture, braces, Side::Head);
     let (open_head, bare_head) = (head_re(true), head_re(false));
     let tail_re = segments(tail, names, true, braces, Side::Tail);
-    let open = format!("{}{open_head}", optional_lead(format));
-    let close = format!("{tail_re}{}", call_end(format, tail, &bare_head));
+    let lead = optional_lead(format);
+    let open = format!("{lead}{open_head}");
+    let close = format!("{}{tail_re}{}", arguments_end(&layout), call_end(format, tail, &bare_head));
     let mut field = json!({"open_pattern": open, "close_pattern": close, "repeats": true});
     let id = head.iter().chain(tail).any(|s| s == &Segment::Id(IdShape::JsonString)).then_some("{id}");
     match notation {
@@ -240,7 +257,17 @@ fn laid_out_calls(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String
         }
         None => field["transform"] = call_transform("{name}", "{content}", id),
     }
-    Calls { field, lookahead: bare_head }
+    Calls { field, lookahead: format!("{lead}{bare_head}") }
+}
+
+/// What tagged arguments write after the last one (`</function>`): part of
+/// the close, else the region would end at the first `</parameter>`-like
+/// marker the call end shares.
+fn arguments_end(layout: &CallLayout) -> String {
+    match layout.arguments() {
+        Some(Arguments::Tagged(t)) if !is_keyed_object(t) => flex(&t.end),
+        _ => String::new(),
+    }
 }
 
 /// How the close of a call ends: a marker in the call's tail is enough; a
