@@ -34,7 +34,7 @@ use chat_autoparser::{Analysis, ChatTemplate, ParserConfig, Protocol, RenderRequ
 use serde_json::{json, Value};
 
 /// Equal corpus cases must not fall below this.
-const MIN_CORPUS_EQUAL: usize = 402;
+const MIN_CORPUS_EQUAL: usize = 403;
 /// Equal shipped-template cases must not fall below this.
 const MIN_SHIPPED_EQUAL: usize = 59;
 
@@ -382,4 +382,35 @@ fn response_template_shipped() {
     };
     let (equal, total) = run_set("shipped templates", &python, &files, false);
     assert!(equal >= MIN_SHIPPED_EQUAL, "only {equal} of {total} shipped cases equal (floor {MIN_SHIPPED_EQUAL})");
+}
+
+/// The export of the shipped Hermes-style template with reasoning, exactly.
+#[test]
+fn hermes_think_export() {
+    let source = std::fs::read_to_string(crate_dir().join("templates/hermes-think.jinja")).unwrap();
+    let analysis = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap().analyze().unwrap();
+    let config = ParserConfig { tools: tools(), ..Default::default() };
+    let exported = response_template(&Protocol::new(&analysis, &config.options())).unwrap();
+    let expected = json!({"response_template": {
+        "version": 1,
+        "defaults": {"role": "assistant"},
+        "start_anchor_pattern": r"\Z",
+        "fields": {
+            "reasoning_content": {
+                "open_pattern": "<think>",
+                "close_pattern": r"</think>|(?=<tool_call>\s*)(?!.*?</think>)",
+                "content": "text"
+            },
+            "content": {"content": "text", "repeats": true, "join": ""},
+            "tool_calls": {
+                "open_pattern": r"<tool_call>\s*",
+                "close_pattern": r"\s*</tool_call>",
+                "repeats": true,
+                "content": "json",
+                "transform": {"type": "function", "function": {"name": "{content.name}", "arguments": "{content.arguments}"}}
+            }
+        }},
+        "preserved_tokens": ["<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_end|>"]
+    });
+    assert_eq!(serde_json::to_value(&exported).unwrap(), expected);
 }

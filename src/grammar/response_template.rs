@@ -424,7 +424,7 @@ fn segments(run: &[Segment], names: &[&str], capture: bool, braces: bool, side: 
 /// `text` with the name placeholder as a group: named the first time, a
 /// back reference after (a name the template writes twice).
 fn with_names(text: &str, json_text: bool, names: &[&str], capture: bool, named: &mut bool) -> String {
-    let spell = |part: &str| if json_text { flex_json(part) } else { flex(part) };
+    let spell = |part: &str| if json_text { flex_json(part) } else { flex_counted(part) };
     let mut out = String::new();
     for (i, part) in text.split(NAME).enumerate() {
         if i > 0 {
@@ -483,6 +483,19 @@ fn flex(raw: &str) -> String {
     out
 }
 
+/// A call marker as a pattern, its numbers any number: a call counter the
+/// template writes into the call's header (`index="1"`, then `index="2"`).
+fn flex_counted(raw: &str) -> String {
+    let mut out = String::new();
+    for (i, run) in raw.split(|c: char| c.is_ascii_digit()).enumerate() {
+        if i > 0 && !out.ends_with(r"\d+") {
+            out.push_str(r"\d+");
+        }
+        out.push_str(&flex(run));
+    }
+    out
+}
+
 /// A marker's text without its edge whitespace.
 fn core_flex(raw: &str) -> String {
     flex(raw.trim())
@@ -514,10 +527,10 @@ fn escape(text: &str) -> String {
     out
 }
 
-/// ASCII punctuation is escaped (always literal in Python's `regex`);
-/// letters, digits, `_` and non-ASCII characters stand for themselves.
+/// The characters Python's `re.escape` escapes are escaped; every other
+/// character stands for itself.
 fn push_escaped(out: &mut String, c: char) {
-    if c.is_ascii_punctuation() || c == ' ' {
+    if "()[]{}?*+-|^$\\.&~# ".contains(c) {
         out.push('\\');
     }
     out.push(c);
@@ -533,9 +546,11 @@ mod tests {
 
     #[test]
     fn patterns_escape_markers_and_loosen_their_space() {
-        assert_eq!(flex("<|im_end|>\n"), r"\<\|im_end\|\>\s*");
-        assert_eq!(flex("\n</tool_call>"), r"\s*\</tool_call\>");
-        assert_eq!(flex("<｜tool▁sep｜>"), r"\<｜tool▁sep｜\>");
-        assert_eq!(flex_json(r#"{"name": ""#), r#"\s*\{\s*"name"\s*\:\s*""#);
+        assert_eq!(flex("<|im_end|>\n"), r"<\|im_end\|>\s*");
+        assert_eq!(flex("\n</tool_call>"), r"\s*</tool_call>");
+        assert_eq!(flex("<｜tool▁sep｜>"), "<｜tool▁sep｜>");
+        assert_eq!(flex("[TOOL_CALLS]$.^"), r"\[TOOL_CALLS\]\$\.\^");
+        assert_eq!(flex_json(r#"{"name": ""#), r#"\s*\{\s*"name"\s*:\s*""#);
+        assert_eq!(flex_counted("\" index=\"12\"<|sep|>"), r#""\s*index="\d+"<\|sep\|>"#);
     }
 }
