@@ -245,7 +245,7 @@ fn laid_out_calls(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String
     let lead = optional_lead(format);
     let open = format!("{lead}{open_head}");
     let close = format!("{}{tail_re}{}", arguments_end(&layout), call_end(format, tail, &bare_head));
-    let mut field = json!({"open_pattern": open, "close_pattern": close, "repeats": true});
+    let mut field = json!({"open_pattern": tidy(open), "close_pattern": tidy(close), "repeats": true});
     let id = head.iter().chain(tail).any(|s| s == &Segment::Id(IdShape::JsonString)).then_some("{id}");
     match notation {
         Some(n) => {
@@ -364,7 +364,7 @@ fn tagged(t: &TaggedArguments, warnings: &mut Vec<String>) -> Notation {
         Some(after) => format!("{}(?P=key){}", flex(&t.value_suffix), flex(after)),
         None => flex(&t.value_suffix),
     };
-    let pattern = format!(r"{}{key}{}{value_prefix}\s*{value}\s*{close}", flex(&t.name_prefix), flex(&t.name_suffix));
+    let pattern = tidy(format!(r"{}{key}{}{value_prefix}\s*{value}\s*{close}", flex(&t.name_prefix), flex(&t.name_suffix)));
     let mut args = Map::new();
     args.insert("tag_pattern".into(), json!(pattern));
     if !t.raw_strings {
@@ -534,6 +534,15 @@ fn push_escaped(out: &mut String, c: char) {
         out.push('\\');
     }
     out.push(c);
+}
+
+/// `pattern` without repeated `\s*` (where two flexible runs meet).
+fn tidy(pattern: String) -> String {
+    let mut out = pattern;
+    while out.contains(r"\s*\s*") {
+        out = out.replace(r"\s*\s*", r"\s*");
+    }
+    out
 }
 
 fn is_blank(raw: &str) -> bool {
