@@ -562,4 +562,71 @@ mod tests {
         assert_eq!(flex_json(r#"{"name": ""#), r#"\s*\{\s*"name"\s*:\s*""#);
         assert_eq!(flex_counted("\" index=\"12\"<|sep|>"), r#""\s*index="\d+"<\|sep\|>"#);
     }
+
+    use crate::analysis::{NameSlot, ToolClass, ToolInput};
+
+    fn format(name: NameSlot, arguments: ArgumentsSlot) -> ToolFormat {
+        ToolFormat {
+            class: ToolClass::TagTagged,
+            section_start: String::new(),
+            section_end: String::new(),
+            section_end_optional: false,
+            call_start: String::new(),
+            call_end: String::new(),
+            call_separator: String::new(),
+            parallel: true,
+            name,
+            name_echo: None,
+            arguments,
+            id: None,
+            content_with_calls: true,
+            input: ToolInput { null_content: false, object_arguments: true },
+        }
+    }
+
+    fn calls_field(format: &ToolFormat, names: &[&str]) -> (Value, Vec<String>) {
+        let mut warnings = Vec::new();
+        let calls = match &format.arguments {
+            ArgumentsSlot::Python => python_calls(format, &mut warnings).map(|c| c.field),
+            _ => Some(laid_out_calls(format, names, &mut warnings).field),
+        };
+        (calls.unwrap_or_default(), warnings)
+    }
+
+    #[test]
+    fn python_calls_are_one_bracketed_list() {
+        let mut f = format(NameSlot::Tagged { prefix: String::new(), suffix: "(".into() }, ArgumentsSlot::Python);
+        f.section_start = "<|tool_call_start|>[".into();
+        f.section_end = "]<|tool_call_end|>".into();
+        let (field, warnings) = calls_field(&f, &["f"]);
+        assert_eq!(field["open_pattern"], r"<\|tool_call_start\|>(?=\s*\[)");
+        assert_eq!(field["close_pattern"], r"(?<=\])\s*<\|tool_call_end\|>");
+        assert_eq!(field["content"], "python-call-list");
+        assert_eq!(field["transform_each"], true);
+        assert!(warnings.is_empty());
+        f.section_start = String::new();
+        let (field, warnings) = calls_field(&f, &["f"]);
+        assert_eq!((field, warnings.len()), (Value::Null, 1), "no list, no field, one warning");
+    }
+
+    #[test]
+    fn key_value_arguments_in_braces_are_lax_json() {
+        let args = TaggedArguments {
+            name_suffix: ":".into(),
+            value_prefix: "<|\"|>".into(),
+            typed_value_prefix: Some(String::new()),
+            value_suffix: "<|\"|>".into(),
+            separator: ",".into(),
+            raw_strings: true,
+            ..Default::default()
+        };
+        let mut f = format(NameSlot::Tagged { prefix: "call:".into(), suffix: "{".into() }, ArgumentsSlot::Tagged(args));
+        f.call_start = "<|tool_call>".into();
+        f.call_end = "}<tool_call|>".into();
+        let (field, warnings) = calls_field(&f, &["get_weather"]);
+        assert_eq!(field["open_pattern"], r"<\|tool_call>call:(?P<name>get_weather)(?=\{)");
+        assert_eq!(field["close_pattern"], r"(?<=\})<tool_call\|>");
+        assert_eq!(field["content_args"], json!({"unquoted_keys": true, "string_delims": [["<|\"|>", "<|\"|>"]]}));
+        assert!(warnings.is_empty());
+    }
 }
