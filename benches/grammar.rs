@@ -13,6 +13,10 @@
 //! The summary times `grammar()` in auto mode with parallel calls (the largest
 //! grammar: every tool, separators) and in required mode; each template's time
 //! is the median of repeated runs (at least 5, until 50 ms or 500 runs).
+//!
+//! The transformers `response_template` export (issue 14) is timed the same
+//! way, protocol included (`Protocol::new` then `response_template`), for 10
+//! and 128 tools: targets under 1 ms and 5 ms per template.
 
 mod support;
 
@@ -20,7 +24,9 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use chat_autoparser::{Analysis, ChatTemplate, GrammarConfig, TemplateConfig, TemplateSource, ToolChoice};
+use chat_autoparser::grammar::response_template;
+use chat_autoparser::protocol::Options;
+use chat_autoparser::{Analysis, ChatTemplate, GrammarConfig, Protocol, TemplateConfig, TemplateSource, ToolChoice};
 use criterion::{criterion_group, BenchmarkId, Criterion};
 use serde_json::{json, Value};
 
@@ -29,8 +35,13 @@ const TARGET_MS: f64 = 1.0;
 /// Ten tools covering the schema features: strings, enums, integers, numbers,
 /// booleans, nested objects, arrays, optional members, `$ref`.
 fn tools() -> Vec<Value> {
+    tool_set(10)
+}
+
+/// `n` tools like [`tools`]'s.
+fn tool_set(n: usize) -> Vec<Value> {
     let mut out = Vec::new();
-    for i in 0..10 {
+    for i in 0..n {
         out.push(json!({"type": "function", "function": {"name": format!("tool_{i}"), "description": "d", "parameters": {
             "type": "object",
             "properties": {
@@ -90,9 +101,45 @@ fn bench(c: &mut Criterion) {
         group.bench_function(BenchmarkId::from_parameter(name), |b| b.iter(|| black_box(a.grammar(black_box(&cfg))).ok()));
     }
     group.finish();
+    let mut group = c.benchmark_group("response_template");
+    group.sample_size(20).warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(500));
+    for n in [10, 128] {
+        let options = Options { tools: tool_set(n), ..Default::default() };
+        for (name, a) in analyses().iter().filter(|(n, _)| n.starts_with("templates/")) {
+            let id = BenchmarkId::new(format!("{n} tools"), name);
+            group.bench_function(id, |b| b.iter(|| black_box(response_template(&Protocol::new(a, black_box(&options)))).ok()));
+        }
+    }
+    group.finish();
 }
 
 criterion_group!(benches, bench);
+
+/// The response-template export per template for 10 and 128 tools: median,
+/// p90 and max of the per-template medians, against 1 ms and 5 ms.
+fn response_template_summary(all: &[(String, Analysis)]) {
+    for (n, target_ms) in [(10, 1.0), (128, 5.0)] {
+        let options = Options { tools: tool_set(n), ..Default::default() };
+        let mut times: Vec<(f64, &str)> = all
+            .iter()
+            .map(|(name, a)| {
+                let t = median_time(|| {
+                    black_box(response_template(&Protocol::new(a, black_box(&options))).ok());
+                });
+                (t.as_secs_f64() * 1e3, name.as_str())
+            })
+            .collect();
+        times.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let pick = |p: f64| times[(((p / 100.0) * times.len() as f64).ceil() as usize).clamp(1, times.len()) - 1].0;
+        let (worst, which) = times.last().copied().unwrap_or((0.0, ""));
+        let verdict = if worst < target_ms { "met" } else { "NOT met" };
+        println!(
+            "  response_template, {n:>3} tools  median {:.3} ms  p90 {:.3} ms  max {worst:.3} ms ({which}); target < {target_ms} ms per template: {verdict}",
+            pick(50.0),
+            pick(90.0)
+        );
+    }
+}
 
 fn median_time(mut f: impl FnMut()) -> Duration {
     f();
@@ -136,6 +183,7 @@ fn summary() {
             worst.2
         );
     }
+    response_template_summary(&all);
 }
 
 fn main() {

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs the whole test suite from a fresh machine.
 #
-# The rendering-fidelity tier compares our renders with Python's jinja2, so this
-# script first makes a project-local virtualenv (.venv) with the pinned jinja2.
+# The rendering-fidelity tier compares our renders with Python's jinja2, and the
+# response-template tier parses with transformers' parse_response, so this script
+# first makes a project-local virtualenv (.venv) with the pinned requirements.
 # Tests that need ../shared (the template corpus and llama.cpp's vectors) skip
 # with a message when it is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import jinja2' 2>/dev/null; then
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import jinja2, transformers.utils.chat_parsing' 2>/dev/null; then
     python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check -r tools/requirements.txt
 fi

@@ -35,6 +35,7 @@ mod elements;
 mod gbnf;
 mod markers;
 pub mod recognizer;
+mod response_template;
 mod schema;
 pub mod syntax;
 mod tools;
@@ -52,6 +53,7 @@ pub use crate::protocol::ToolChoice;
 
 pub use gbnf::rule_name;
 pub use recognizer::Recognizer;
+pub use response_template::{response_template, ResponseTemplate};
 pub use triggers::{Trigger, TriggerKind};
 
 use gbnf::{literal, until, Rules};

@@ -1,0 +1,632 @@
+//! The transformers `response_template` export: the declarative spec of
+//! what the model writes, executed by `parse_response` (transformers ≥ 5.13)
+//! in servers that parse with no code of ours.
+//!
+//! A version-1 response template is a flat machine of *fields*: outside any
+//! field the parser watches every field's `open` (and the implicit field's
+//! `close`); inside a field only that field's `close`. Each field's text goes
+//! through a content parser (`text`, `json`, `xml-inline`, `python-call-list`)
+//! and an optional `transform` that reshapes it, with the named groups of the
+//! open and close patterns in scope. From a [`Protocol`]:
+//!
+//! - `reasoning_content`: between the reasoning markers; a block the output
+//!   starts inside (the prompt opened it, or delimiter reasoning) opens at the
+//!   start of the text (`\A`); a template that writes a bare end marker on
+//!   turns without reasoning opens it there too, so the marker is not content;
+//! - `content`: the implicit field (every byte no other field claims), or the
+//!   content wrapper's markers when the template has one; pieces split by
+//!   tool calls are joined;
+//! - `tool_calls`: one region per call (`repeats`), its open pattern the
+//!   call's fixed text up to the arguments (optional section start or call
+//!   separator first, the name captured), its close the text after them
+//!   (optional section end after). The arguments are read by the parser their
+//!   notation needs: `json`, `json` with unquoted keys and string delimiters
+//!   (`{key:<|"|>v<|"|>}`), `xml-inline` for tagged parameters; a JSON call
+//!   object between call markers is parsed whole and mapped by key path;
+//!   Python calls are one region over the bracketed list (`python-call-list`).
+//!   Tagged values are text: `parse_response(..., tools=tools)` types them per
+//!   the tools' schemas, which is how the spec types arguments.
+//!
+//! The protocol already read the prompt (where the output starts relative to
+//! reasoning), so the template parses the output alone: its start anchor
+//! (`\Z`) drops whatever prefix the caller passes. Like every export it is
+//! per request.
+//!
+//! Invariants: reads only the protocol; never panics; deterministic; every
+//! pattern is a Python `regex` pattern (markers escaped, their whitespace
+//! flexible); what the spec cannot express is served loosely with a line in
+//! [`ResponseTemplate::warnings`].
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::analysis::{ArgumentsSlot, TaggedArguments, ToolFormat};
+use crate::protocol::{Arguments, CallLayout, IdShape, Protocol, ReasoningBlock, Segment, Start, ToolSection};
+use crate::Result;
+
+/// The export (DESIGN §5 shape): the template and the preserved tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseTemplate {
+    /// The version-1 template, as `parse_response` takes it.
+    pub response_template: Value,
+    /// Tokens a tokenizer must keep whole for the markers to be seen.
+    pub preserved_tokens: Vec<String>,
+    /// What could only be served loosely, one line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Stands for the function name while a call is laid out; never in a name.
+const NAME: &str = "\u{E000}";
+
+/// The response template of `protocol`. Errors (kind `input`) when calls are
+/// required but cannot be written (see [`Protocol::check_servable`]).
+pub fn response_template(protocol: &Protocol) -> Result<ResponseTemplate> {
+    protocol.check_servable()?;
+    let mut warnings = protocol.warnings.clone();
+    let calls = protocol.tools.as_ref().and_then(|s| tool_calls(s, &mut warnings));
+    let mut fields = Map::new();
+    let call_open = calls.as_ref().map(|c| c.lookahead.clone());
+    if let Some(r) = &protocol.reasoning {
+        fields.insert("reasoning_content".into(), reasoning(protocol, r, call_open.as_deref()));
+    }
+    fields.insert("content".into(), content(protocol, call_open.as_deref()));
+    if let Some(c) = calls {
+        fields.insert("tool_calls".into(), c.field);
+    }
+    let template = json!({
+        "version": 1,
+        "defaults": {"role": "assistant"},
+        "start_anchor_pattern": r"\Z",
+        "fields": fields,
+    });
+    Ok(ResponseTemplate { response_template: template, preserved_tokens: protocol.preserved_tokens.clone(), warnings })
+}
+
+/// The reasoning field: opened by its marker, or at the start of the text
+/// when the output starts inside the block. A block left open ends where a
+/// call starts (models forget the end marker before calling), as the parser
+/// reads it.
+fn reasoning(protocol: &Protocol, r: &ReasoningBlock, call_open: Option<&str>) -> Value {
+    let end = core_flex(&r.end);
+    let starts_open = r.opened || protocol.start == Start::InReasoning;
+    let open = if is_blank(&r.start) {
+        // Delimiter reasoning: from the start, if the end marker follows.
+        format!(r"\A(?=.*?{end})")
+    } else if starts_open {
+        match is_blank(&protocol.content.start) {
+            true => r"\A".to_string(),
+            // An output that opens its content section straight away left the block.
+            false => format!(r"\A(?!\s*{})", core_flex(&protocol.content.start)),
+        }
+    } else if r.bare_end {
+        // `</think>answer`: an empty block closed without its opening.
+        format!(r"{}|\A(?=\s*{end})", flex(&r.start))
+    } else {
+        flex(&r.start)
+    };
+    let close = match call_open {
+        Some(call) => format!(r"{}|(?={call})(?!.*?{end})", flex(&r.end)),
+        None => flex(&r.end),
+    };
+    json!({"open_pattern": open, "close_pattern": close, "content": "text"})
+}
+
+/// The content field: implicit, or between the wrapper's markers. A wrapper
+/// with no end marker runs up to the next call (less the end of the message
+/// before it, `<|end|>`).
+fn content(protocol: &Protocol, call_open: Option<&str>) -> Value {
+    let (start, end) = (&protocol.content.start, &protocol.content.end);
+    let mut field = json!({"content": "text", "repeats": true, "join": ""});
+    if is_blank(start) {
+        return field;
+    }
+    field["open_pattern"] = json!(flex(start));
+    if !is_blank(end) {
+        field["close_pattern"] = json!(flex(end));
+    } else if let Some(open) = call_open {
+        let message_end = optional(&protocol.turn.message_end);
+        field["close_pattern"] = json!(format!("{message_end}(?={open})"));
+    }
+    field
+}
+
+/// The tool-call field and a capture-free pattern of a call's start (what
+/// ends a content wrapper with no end marker).
+struct Calls {
+    field: Value,
+    lookahead: String,
+}
+
+/// The field for the section's calls; the first format only (a field name
+/// holds one parser), with a warning when there are others.
+fn tool_calls(section: &ToolSection, warnings: &mut Vec<String>) -> Option<Calls> {
+    let format = section.formats.first()?;
+    if section.formats.len() > 1 {
+        warnings.push(format!(
+            "response_template: one tool-call format of {}; the others are not parsed",
+            section.formats.len()
+        ));
+    }
+    let names: Vec<&str> = section.tools.iter().map(|t| t.name.as_str()).collect();
+    let calls = match &format.arguments {
+        ArgumentsSlot::Python => python_calls(format, warnings)?,
+        _ => match whole_json_call(format) {
+            Some(calls) => calls,
+            None => laid_out_calls(format, &names, warnings),
+        },
+    };
+    Some(calls)
+}
+
+/// The `type`/`function` call object with `name` and `arguments` read from
+/// these placeholders, and `id` when there is one.
+fn call_transform(name: &str, arguments: &str, id: Option<&str>) -> Value {
+    let mut call = json!({"type": "function", "function": {"name": name, "arguments": arguments}});
+    if let Some(id) = id {
+        call["id"] = json!(id);
+    }
+    call
+}
+
+/// A JSON call object between call markers, parsed whole and mapped by key
+/// path: robust to key order and spacing. Needs marked calls and keys a
+/// placeholder can name (word characters).
+fn whole_json_call(format: &ToolFormat) -> Option<Calls> {
+    use crate::analysis::{IdSlot, NameSlot};
+    let (NameSlot::JsonField { path: name }, ArgumentsSlot::Json { path: args, .. }) = (&format.name, &format.arguments) else {
+        return None;
+    };
+    if is_blank(&format.call_start) || is_blank(&format.call_end) {
+        return None;
+    }
+    let id = match &format.id {
+        None => None,
+        Some(IdSlot::JsonField { path, .. }) => Some(path),
+        Some(_) => return None,
+    };
+    let placeholder = |path: &Vec<String>| {
+        let word = |k: &String| !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || c == '_');
+        (!path.is_empty() && path.iter().all(word)).then(|| format!("{{content.{}}}", path.join(".")))
+    };
+    let (name, args) = (placeholder(name)?, placeholder(args)?);
+    let id = match id {
+        Some(p) => Some(placeholder(p)?),
+        None => None,
+    };
+    let open = format!("{}{}", optional_lead(format), flex(&format.call_start));
+    let close = format!("{}{}", flex(&format.call_end), optional(&format.section_end));
+    let field = json!({
+        "open_pattern": open,
+        "close_pattern": close,
+        "repeats": true,
+        "content": "json",
+        "transform": call_transform(&name, &args, id.as_deref()),
+    });
+    Some(Calls { field, lookahead: open })
+}
+
+/// Python calls: the bracketed list between the section markers is one
+/// region, read by `python-call-list`.
+fn python_calls(format: &ToolFormat, warnings: &mut Vec<String>) -> Option<Calls> {
+    let (start, end) = (format.section_start.trim_end(), format.section_end.trim_start());
+    let (Some(start), Some(end)) = (start.strip_suffix('['), end.strip_prefix(']')) else {
+        warnings.push("response_template: Python calls without a bracketed list are not expressible; no tool_calls field".into());
+        return None;
+    };
+    if is_blank(start) {
+        warnings.push("response_template: Python calls without a section marker are not expressible; no tool_calls field".into());
+        return None;
+    }
+    let open = format!(r"{}(?=\s*\[)", flex(start));
+    let mut field = json!({
+        "open_pattern": open,
+        "content": "python-call-list",
+        "transform_each": true,
+        "transform": call_transform("{name}", "{arguments}", None),
+    });
+    if !is_blank(end) {
+        field["close_pattern"] = json!(format!(r"(?<=\])\s*{}", flex(end)));
+    }
+    Some(Calls { field, lookahead: flex(start) })
+}
+
+/// A call as its layout spells it: the text before the arguments opens the
+/// region (name and id captured), the text after closes it.
+fn laid_out_calls(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String>) -> Calls {
+    let layout = CallLayout::new(format, NAME);
+    let at = layout.segments.iter().position(|s| matches!(s, Segment::Arguments(_))).unwrap_or(layout.segments.len());
+    let (head, tail) = (&layout.segments[..at], layout.segments.get(at + 1..).unwrap_or(&[]));
+    let notation = layout.arguments().map(|a| notation(a, head, tail, warnings));
+    let braces = notation.as_ref().is_some_and(|n| n.braces);
+    let head_re = |capture| segments(head, names, capture, braces, Side::Head);
+    let (open_head, bare_head) = (head_re(true), head_re(false));
+    let tail_re = segments(tail, names, true, braces, Side::Tail);
+    let lead = optional_lead(format);
+    let open = format!("{lead}{open_head}");
+    let close = format!("{}{tail_re}{}", arguments_end(&layout), call_end(format, tail, &bare_head));
+    let mut field = json!({"open_pattern": tidy(open), "close_pattern": tidy(close), "repeats": true});
+    let id = head.iter().chain(tail).any(|s| s == &Segment::Id(IdShape::JsonString)).then_some("{id}");
+    match notation {
+        Some(n) => {
+            field["content"] = json!(n.parser);
+            if !n.args.is_empty() {
+                field["content_args"] = Value::Object(n.args);
+            }
+            field["transform"] = call_transform("{name}", "{content}", id);
+        }
+        None => field["transform"] = call_transform("{name}", "{content}", id),
+    }
+    Calls { field, lookahead: format!("{lead}{bare_head}") }
+}
+
+/// What tagged arguments write after the last one (`</function>`): part of
+/// the close, else the region would end at the first `</parameter>`-like
+/// marker the call end shares.
+fn arguments_end(layout: &CallLayout) -> String {
+    match layout.arguments() {
+        Some(Arguments::Tagged(t)) if !is_keyed_object(t) => flex(&t.end),
+        _ => String::new(),
+    }
+}
+
+/// How the close of a call ends: a marker in the call's tail is enough; a
+/// tail of JSON punctuation alone (`}`) also needs what follows: the section
+/// end, the next call, or the end of the text.
+fn call_end(format: &ToolFormat, tail: &[Segment], next_head: &str) -> String {
+    let marked = tail.iter().any(|s| matches!(s, Segment::Marker(m) if !is_blank(m)));
+    if marked {
+        return optional(&format.section_end);
+    }
+    let mut ends = Vec::new();
+    if !is_blank(&format.section_end) {
+        ends.push(format!(r"\s*{}", flex(&format.section_end)));
+    }
+    let separator = if is_blank(&format.call_separator) { String::new() } else { format!("(?:{})?", flex(&format.call_separator)) };
+    ends.push(format!(r"(?=\s*{separator}\s*{next_head})"));
+    ends.push(r"\s*\Z".to_string());
+    format!("(?:{})", ends.join("|"))
+}
+
+/// What may precede a call's own start: the section start (first call) or
+/// the call separator (later calls), both optional.
+fn optional_lead(format: &ToolFormat) -> String {
+    let leads: Vec<String> =
+        [&format.section_start, &format.call_separator].into_iter().filter(|m| !is_blank(m)).map(|m| flex(m)).collect();
+    match leads.as_slice() {
+        [] => String::new(),
+        many => format!("(?:{})?", many.join("|")),
+    }
+}
+
+/// `(?:MARKER)?` with the marker's leading space, or nothing for a blank one.
+fn optional(marker: &str) -> String {
+    if is_blank(marker) {
+        String::new()
+    } else {
+        format!("(?:{})?", flex(marker))
+    }
+}
+
+/// The content parser of a call's arguments.
+struct Notation {
+    parser: &'static str,
+    args: Map<String, Value>,
+    /// The object's braces are the name suffix's last character and the
+    /// call end's first: they stay in the region (`call:f{a:1}<tool_call|>`).
+    braces: bool,
+}
+
+fn notation(arguments: &Arguments, head: &[Segment], tail: &[Segment], warnings: &mut Vec<String>) -> Notation {
+    let none = || Notation { parser: "json", args: Map::new(), braces: false };
+    match arguments {
+        Arguments::Json { .. } => none(),
+        Arguments::Python => none(),
+        Arguments::Tagged(t) if is_keyed_object(t) => {
+            let braces = ends_with_core(head, '{') && starts_with_core(tail, '}');
+            if !braces {
+                warnings.push("response_template: a `key:value` argument list without braces is read as JSON and may fail".into());
+            }
+            let mut args = Map::new();
+            args.insert("unquoted_keys".into(), json!(true));
+            if !is_blank(&t.value_prefix) && !is_blank(&t.value_suffix) {
+                args.insert("string_delims".into(), json!([[t.value_prefix.trim(), t.value_suffix.trim()]]));
+            }
+            Notation { parser: "json", args, braces }
+        }
+        Arguments::Tagged(t) => tagged(t, warnings),
+    }
+}
+
+/// `key:value` pairs joined by `,` (Gemma 4's `{city:<|"|>Paris<|"|>,days:3}`):
+/// JSON with unquoted keys and string delimiters.
+fn is_keyed_object(t: &TaggedArguments) -> bool {
+    is_blank(&t.name_prefix) && t.name_suffix.trim() == ":" && t.separator.trim() == ","
+}
+
+/// Tagged parameters as `xml-inline`: one match per argument, its key and
+/// value captured; values left as text for the tools' schemas to type.
+fn tagged(t: &TaggedArguments, warnings: &mut Vec<String>) -> Notation {
+    if t.elements.is_some() {
+        warnings.push("response_template: objects and lists written as nested elements stay text".into());
+    }
+    let key = if is_blank(&t.name_prefix) { r"(?P<key>\w+)".to_string() } else { r"(?P<key>[^\s<>]+?)".to_string() };
+    let value_prefix = match (t.typed_word(), &t.typed_value_prefix) {
+        (Some((before, after)), _) => format!(r"{}\w+{}", flex(before), flex(after)),
+        (None, Some(typed)) => format!("(?:{}|{})", flex(&t.value_prefix), flex(typed)),
+        (None, None) => flex(&t.value_prefix),
+    };
+    let value = match &t.escaped_value {
+        Some((open, close)) => format!("(?:{})?(?P<value>.*?)(?:{})?", flex(open), flex(close)),
+        None => "(?P<value>.*?)".to_string(),
+    };
+    let close = match &t.named_close {
+        Some(after) => format!("{}(?P=key){}", flex(&t.value_suffix), flex(after)),
+        None => flex(&t.value_suffix),
+    };
+    let pattern = tidy(format!(r"{}{key}{}{value_prefix}\s*{value}\s*{close}", flex(&t.name_prefix), flex(&t.name_suffix)));
+    let mut args = Map::new();
+    args.insert("tag_pattern".into(), json!(pattern));
+    if !t.raw_strings {
+        args.insert("value_parser".into(), json!({"name": "json", "args": {"allow_non_json": true}}));
+    }
+    Notation { parser: "xml-inline", args, braces: false }
+}
+
+fn ends_with_core(segments: &[Segment], c: char) -> bool {
+    matches!(segments.last(), Some(Segment::Marker(m) | Segment::Text(m)) if m.trim_end().ends_with(c))
+}
+
+fn starts_with_core(segments: &[Segment], c: char) -> bool {
+    matches!(segments.first(), Some(Segment::Marker(m) | Segment::Text(m)) if m.trim_start().starts_with(c))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Head,
+    Tail,
+}
+
+/// The pattern of a run of call segments. `capture`: name and id as named
+/// groups (else plain groups, for lookaheads); `braces`: the object's brace
+/// at the run's inner edge stays out of the match (a lookaround).
+fn segments(run: &[Segment], names: &[&str], capture: bool, braces: bool, side: Side) -> String {
+    let mut out = String::new();
+    let mut named = false;
+    for (i, segment) in run.iter().enumerate() {
+        let inner = match side {
+            Side::Head => i + 1 == run.len(),
+            Side::Tail => i == 0,
+        };
+        match segment {
+            Segment::Marker(raw) | Segment::Text(raw) => {
+                let text = match (braces && inner, side) {
+                    (true, Side::Head) => raw.trim_end().strip_suffix('{').unwrap_or(raw),
+                    (true, Side::Tail) => raw.trim_start().strip_prefix('}').unwrap_or(raw),
+                    _ => raw.as_str(),
+                };
+                let json = matches!(segment, Segment::Text(_));
+                out.push_str(&with_names(text, json, names, capture, &mut named));
+                if braces && inner && side == Side::Head {
+                    out.push_str(r"(?=\{)");
+                }
+            }
+            Segment::Id(shape) => out.push_str(&id(shape, capture)),
+            Segment::Arguments(_) => {}
+        }
+        if braces && inner && side == Side::Tail && matches!(segment, Segment::Marker(_) | Segment::Text(_)) {
+            out.insert_str(0, r"(?<=\})");
+        }
+    }
+    out
+}
+
+/// `text` with the name placeholder as a group: named the first time, a
+/// back reference after (a name the template writes twice).
+fn with_names(text: &str, json_text: bool, names: &[&str], capture: bool, named: &mut bool) -> String {
+    let spell = |part: &str| if json_text { flex_json(part) } else { flex_counted(part) };
+    let mut out = String::new();
+    for (i, part) in text.split(NAME).enumerate() {
+        if i > 0 {
+            out.push_str(&name_group(names, json_text, capture, *named));
+            *named = true;
+        }
+        out.push_str(&spell(part));
+    }
+    out
+}
+
+/// The function name: one of the tools, or any name when none are given.
+fn name_group(names: &[&str], json_text: bool, capture: bool, named: bool) -> String {
+    if named && capture {
+        return "(?P=name)".to_string();
+    }
+    let body = if names.is_empty() {
+        if json_text { r#"(?:[^"\\]|\\.)+?"# } else { r#"[^\s<>"'(){}\[\],:=]+?"# }.to_string()
+    } else {
+        let mut sorted: Vec<&str> = names.to_vec();
+        sorted.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        sorted.iter().map(|n| escape(n)).collect::<Vec<_>>().join("|")
+    };
+    if capture {
+        format!("(?P<name>{body})")
+    } else {
+        format!("(?:{body})")
+    }
+}
+
+/// An id: a JSON string is captured; a counter and a tagged id are matched.
+fn id(shape: &IdShape, capture: bool) -> String {
+    match shape {
+        IdShape::JsonString if capture => r#""(?P<id>(?:[^"\\]|\\.)*)""#.to_string(),
+        IdShape::JsonString => r#""(?:[^"\\]|\\.)*""#.to_string(),
+        IdShape::Counter => r"\d+".to_string(),
+        IdShape::Tagged { prefix, suffix } => format!("(?:{}.*?{})?", flex(prefix), flex(suffix)),
+    }
+}
+
+/// A raw marker as a pattern: its text exact, its whitespace any (or none).
+fn flex(raw: &str) -> String {
+    let mut out = String::new();
+    let mut space = false;
+    for c in raw.chars() {
+        if c.is_whitespace() {
+            if !space {
+                out.push_str(r"\s*");
+            }
+            space = true;
+            continue;
+        }
+        space = false;
+        push_escaped(&mut out, c);
+    }
+    out
+}
+
+/// A call marker as a pattern, its numbers any number: a call counter the
+/// template writes into the call's header (`index="1"`, then `index="2"`).
+fn flex_counted(raw: &str) -> String {
+    let mut out = String::new();
+    for (i, run) in raw.split(|c: char| c.is_ascii_digit()).enumerate() {
+        if i > 0 && !out.ends_with(r"\d+") {
+            out.push_str(r"\d+");
+        }
+        out.push_str(&flex(run));
+    }
+    out
+}
+
+/// A marker's text without its edge whitespace.
+fn core_flex(raw: &str) -> String {
+    flex(raw.trim())
+}
+
+/// JSON text as a pattern: whitespace allowed around its punctuation.
+fn flex_json(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        let space = c.is_whitespace() || matches!(c, '{' | '}' | '[' | ']' | ':' | ',');
+        if space && !out.ends_with(r"\s*") {
+            out.push_str(r"\s*");
+        }
+        if !c.is_whitespace() {
+            push_escaped(&mut out, c);
+            if space {
+                out.push_str(r"\s*");
+            }
+        }
+    }
+    out
+}
+
+fn escape(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        push_escaped(&mut out, c);
+    }
+    out
+}
+
+/// The characters Python's `re.escape` escapes are escaped; every other
+/// character stands for itself.
+fn push_escaped(out: &mut String, c: char) {
+    if "()[]{}?*+-|^$\\.&~# ".contains(c) {
+        out.push('\\');
+    }
+    out.push(c);
+}
+
+/// `pattern` without repeated `\s*` (where two flexible runs meet).
+fn tidy(pattern: String) -> String {
+    let mut out = pattern;
+    while out.contains(r"\s*\s*") {
+        out = out.replace(r"\s*\s*", r"\s*");
+    }
+    out
+}
+
+fn is_blank(raw: &str) -> bool {
+    raw.trim().is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_escape_markers_and_loosen_their_space() {
+        assert_eq!(flex("<|im_end|>\n"), r"<\|im_end\|>\s*");
+        assert_eq!(flex("\n</tool_call>"), r"\s*</tool_call>");
+        assert_eq!(flex("<｜tool▁sep｜>"), "<｜tool▁sep｜>");
+        assert_eq!(flex("[TOOL_CALLS]$.^"), r"\[TOOL_CALLS\]\$\.\^");
+        assert_eq!(flex_json(r#"{"name": ""#), r#"\s*\{\s*"name"\s*:\s*""#);
+        assert_eq!(flex_counted("\" index=\"12\"<|sep|>"), r#""\s*index="\d+"<\|sep\|>"#);
+    }
+
+    use crate::analysis::{NameSlot, ToolClass, ToolInput};
+
+    fn format(name: NameSlot, arguments: ArgumentsSlot) -> ToolFormat {
+        ToolFormat {
+            class: ToolClass::TagTagged,
+            section_start: String::new(),
+            section_end: String::new(),
+            section_end_optional: false,
+            call_start: String::new(),
+            call_end: String::new(),
+            call_separator: String::new(),
+            parallel: true,
+            name,
+            name_echo: None,
+            arguments,
+            id: None,
+            content_with_calls: true,
+            input: ToolInput { null_content: false, object_arguments: true },
+        }
+    }
+
+    fn calls_field(format: &ToolFormat, names: &[&str]) -> (Value, Vec<String>) {
+        let mut warnings = Vec::new();
+        let calls = match &format.arguments {
+            ArgumentsSlot::Python => python_calls(format, &mut warnings).map(|c| c.field),
+            _ => Some(laid_out_calls(format, names, &mut warnings).field),
+        };
+        (calls.unwrap_or_default(), warnings)
+    }
+
+    #[test]
+    fn python_calls_are_one_bracketed_list() {
+        let mut f = format(NameSlot::Tagged { prefix: String::new(), suffix: "(".into() }, ArgumentsSlot::Python);
+        f.section_start = "<|tool_call_start|>[".into();
+        f.section_end = "]<|tool_call_end|>".into();
+        let (field, warnings) = calls_field(&f, &["f"]);
+        assert_eq!(field["open_pattern"], r"<\|tool_call_start\|>(?=\s*\[)");
+        assert_eq!(field["close_pattern"], r"(?<=\])\s*<\|tool_call_end\|>");
+        assert_eq!(field["content"], "python-call-list");
+        assert_eq!(field["transform_each"], true);
+        assert!(warnings.is_empty());
+        f.section_start = String::new();
+        let (field, warnings) = calls_field(&f, &["f"]);
+        assert_eq!((field, warnings.len()), (Value::Null, 1), "no list, no field, one warning");
+    }
+
+    #[test]
+    fn key_value_arguments_in_braces_are_lax_json() {
+        let args = TaggedArguments {
+            name_suffix: ":".into(),
+            value_prefix: "<|\"|>".into(),
+            typed_value_prefix: Some(String::new()),
+            value_suffix: "<|\"|>".into(),
+            separator: ",".into(),
+            raw_strings: true,
+            ..Default::default()
+        };
+        let mut f = format(NameSlot::Tagged { prefix: "call:".into(), suffix: "{".into() }, ArgumentsSlot::Tagged(args));
+        f.call_start = "<|tool_call>".into();
+        f.call_end = "}<tool_call|>".into();
+        let (field, warnings) = calls_field(&f, &["get_weather"]);
+        assert_eq!(field["open_pattern"], r"<\|tool_call>call:(?P<name>get_weather)(?=\{)");
+        assert_eq!(field["close_pattern"], r"(?<=\})<tool_call\|>");
+        assert_eq!(field["content_args"], json!({"unquoted_keys": true, "string_delims": [["<|\"|>", "<|\"|>"]]}));
+        assert!(warnings.is_empty());
+    }
+}
