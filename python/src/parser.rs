@@ -252,11 +252,9 @@ impl Utf8Carry {
 
     /// The held bytes at the end of the output: an incomplete character.
     fn finish(&mut self, replace: bool) -> Result<String, BadBytes> {
-        let bytes = std::mem::take(&mut self.pending);
-        match std::str::from_utf8(&bytes) {
-            Ok(text) => Ok(text.to_owned()),
-            Err(_) if replace => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-            Err(error) => Err(BadBytes { bytes, error }),
+        match std::str::from_utf8(&self.pending) {
+            Err(error) if !replace => Err(BadBytes { bytes: self.pending.clone(), error }),
+            _ => Ok(String::from_utf8_lossy(&std::mem::take(&mut self.pending)).into_owned()),
         }
     }
 }

@@ -253,10 +253,10 @@ fn cached_analysis(obj: &Bound<'_, PyAny>) -> PyResult<Analysis> {
         Ok(text) => serde_json::from_str::<Value>(&text.to_cow()?).map_err(|e| input(format!("analysis: {e}")))?,
         Err(_) => to_json(obj)?,
     };
-    let version = json.get("format_version").and_then(Value::as_u64);
-    if version != Some(u64::from(chat_autoparser::analysis::FORMAT_VERSION)) {
+    let version = json.get("format_version").cloned().unwrap_or(Value::Null);
+    if version.as_u64() != Some(u64::from(chat_autoparser::analysis::FORMAT_VERSION)) {
         return Err(input(format!(
-            "analysis has format_version {version:?}; this library reads {}: analyse again",
+            "analysis has format_version {version}; this library reads {}: analyse again",
             chat_autoparser::analysis::FORMAT_VERSION
         )));
     }
