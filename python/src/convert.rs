@@ -13,6 +13,7 @@
 use chat_autoparser::message::{FunctionDelta, ToolCallDelta};
 use chat_autoparser::{AssistantMessage, Delta, ToolCall};
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PySequence, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
@@ -160,29 +161,29 @@ pub fn serde_to_py<'py, T: serde::Serialize + ?Sized>(py: Python<'py>, value: &T
 /// `tool_calls` when there are some.
 pub fn message_to_py<'py>(py: Python<'py>, m: &AssistantMessage) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
-    dict.set_item("role", &m.role)?;
-    dict.set_item("content", m.content.as_deref())?;
+    dict.set_item(intern!(py, "role"), &m.role)?;
+    dict.set_item(intern!(py, "content"), m.content.as_deref())?;
     if !m.reasoning_content.is_empty() {
-        dict.set_item("reasoning_content", &m.reasoning_content)?;
+        dict.set_item(intern!(py, "reasoning_content"), &m.reasoning_content)?;
     }
     if !m.tool_calls.is_empty() {
         let calls = PyList::empty(py);
         for call in &m.tool_calls {
             calls.append(call_to_py(py, call)?)?;
         }
-        dict.set_item("tool_calls", calls)?;
+        dict.set_item(intern!(py, "tool_calls"), calls)?;
     }
     Ok(dict)
 }
 
 fn call_to_py<'py>(py: Python<'py>, call: &ToolCall) -> PyResult<Bound<'py, PyDict>> {
     let function = PyDict::new(py);
-    function.set_item("name", &call.function.name)?;
-    function.set_item("arguments", &call.function.arguments)?;
+    function.set_item(intern!(py, "name"), &call.function.name)?;
+    function.set_item(intern!(py, "arguments"), &call.function.arguments)?;
     let dict = PyDict::new(py);
-    dict.set_item("id", call.id.as_deref())?;
-    dict.set_item("type", &call.kind)?;
-    dict.set_item("function", function)?;
+    dict.set_item(intern!(py, "id"), call.id.as_deref())?;
+    dict.set_item(intern!(py, "type"), &call.kind)?;
+    dict.set_item(intern!(py, "function"), function)?;
     Ok(dict)
 }
 
@@ -198,41 +199,41 @@ pub fn deltas_to_py<'py>(py: Python<'py>, deltas: &[Delta]) -> PyResult<Bound<'p
 fn delta_to_py<'py>(py: Python<'py>, d: &Delta) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     if let Some(text) = &d.content {
-        dict.set_item("content", text)?;
+        dict.set_item(intern!(py, "content"), text)?;
     }
     if let Some(text) = &d.reasoning_content {
-        dict.set_item("reasoning_content", text)?;
+        dict.set_item(intern!(py, "reasoning_content"), text)?;
     }
     if !d.tool_calls.is_empty() {
         let calls = PyList::empty(py);
         for piece in &d.tool_calls {
             calls.append(call_delta_to_py(py, piece)?)?;
         }
-        dict.set_item("tool_calls", calls)?;
+        dict.set_item(intern!(py, "tool_calls"), calls)?;
     }
     Ok(dict)
 }
 
 fn call_delta_to_py<'py>(py: Python<'py>, piece: &ToolCallDelta) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
-    dict.set_item("index", piece.index)?;
+    dict.set_item(intern!(py, "index"), piece.index)?;
     if let Some(id) = &piece.id {
-        dict.set_item("id", id)?;
+        dict.set_item(intern!(py, "id"), id)?;
     }
     if let Some(kind) = &piece.kind {
-        dict.set_item("type", kind)?;
+        dict.set_item(intern!(py, "type"), kind)?;
     }
-    dict.set_item("function", function_delta_to_py(py, &piece.function)?)?;
+    dict.set_item(intern!(py, "function"), function_delta_to_py(py, &piece.function)?)?;
     Ok(dict)
 }
 
 fn function_delta_to_py<'py>(py: Python<'py>, f: &FunctionDelta) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     if let Some(name) = &f.name {
-        dict.set_item("name", name)?;
+        dict.set_item(intern!(py, "name"), name)?;
     }
     if let Some(args) = &f.arguments {
-        dict.set_item("arguments", args)?;
+        dict.set_item(intern!(py, "arguments"), args)?;
     }
     Ok(dict)
 }

@@ -113,6 +113,23 @@ impl Parser {
         Ok((message_to_py(py, &parsed.message)?, serde_to_py(py, &parsed.diagnostics)?))
     }
 
+    /// Mean microseconds of one `parse(output)` inside Rust, over `repeat`
+    /// parses (no Python call, no dict): the Rust time `benches/bench.py`
+    /// compares the Python call with. Not part of the API.
+    fn _rust_parse_us(&self, py: Python<'_>, output: Output, repeat: u32) -> PyResult<f64> {
+        let text = output.text(py)?;
+        let parser = &self.inner;
+        let repeat = repeat.max(1);
+        let elapsed = py.detach(|| {
+            let started = std::time::Instant::now();
+            for _ in 0..repeat {
+                std::hint::black_box(parser.parse(std::hint::black_box(&text)));
+            }
+            started.elapsed()
+        });
+        Ok(elapsed.as_secs_f64() * 1e6 / f64::from(repeat))
+    }
+
     /// A stream for one output. `errors`: `"strict"` (invalid UTF-8 in
     /// bytes raises `UnicodeDecodeError`) or `"replace"` (U+FFFD).
     #[pyo3(signature = (errors="strict"))]
