@@ -98,7 +98,9 @@ class ChatTemplate:
     ) -> str:
         """The prompt text, byte-identical to transformers' ``apply_chat_template(...,
         tokenize=False)`` with the same arguments (``enable_thinking=...``,
-        ``reasoning_effort=...`` and any other template variable as keywords)."""
+        ``reasoning_effort=...`` and any other template variable as keywords).
+        ``continue_final_message=True`` ends the prompt inside the final message's
+        content, with no generation prompt, as transformers cuts it."""
     def capabilities(self) -> dict[str, Any]:
         """What the template renders: ``system_role``, ``tools``, ``tool_calls``,
         ``tool_responses``, ``parallel_calls``, ``thinking_toggle``..."""

@@ -95,7 +95,8 @@ impl PyChatTemplate {
 
     /// Renders a conversation to prompt text, as transformers'
     /// `apply_chat_template(messages, tools=tools, add_generation_prompt=...,
-    /// tokenize=False, **template_kwargs)` does.
+    /// tokenize=False, **template_kwargs)` does; `continue_final_message=True`
+    /// ends the prompt inside the final message (no generation prompt), as there.
     #[pyo3(signature = (messages, tools=None, add_generation_prompt=true, **template_kwargs))]
     fn render(
         &self,
@@ -105,15 +106,22 @@ impl PyChatTemplate {
         add_generation_prompt: bool,
         template_kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<String> {
-        let request = RenderRequest {
+        let mut extra = kwargs_map(template_kwargs)?;
+        let continued = extra.remove("continue_final_message").is_some_and(|v| v != Value::Bool(false) && !v.is_null());
+        let mut request = RenderRequest {
             messages: to_json_list(messages, "messages")?,
             tools: optional_list(tools, "tools")?,
-            add_generation_prompt,
-            extra: kwargs_map(template_kwargs)?,
+            add_generation_prompt: add_generation_prompt && !continued,
+            extra,
             ..Default::default()
         };
         let template = &self.template;
-        py.detach(|| template.render(&request)).py_err()
+        if !continued {
+            return py.detach(|| template.render(&request)).py_err();
+        }
+        let final_text = tag_final_message(&mut request.messages, template.source())?;
+        let rendered = py.detach(|| template.render(&request)).py_err()?;
+        cut_at_tag(rendered, &final_text)
     }
 
     /// What the template renders (system role, tools, calls, thinking switch...), as a dict.
@@ -245,6 +253,45 @@ impl PyChatTemplate {
         let analysis = py.detach(|| template.analyze()).py_err()?;
         Ok(self.analysis.get_or_init(|| Arc::new(analysis)).clone())
     }
+}
+
+/// What transformers appends to the final message to find where it ends
+/// in the render (`continue_final_message`).
+const CONTINUE_TAG: &str = "CONTINUE_FINAL_MESSAGE_TAG ";
+
+/// Appends [`CONTINUE_TAG`] to the final message's content (its last text
+/// part when the content is a list), as transformers does; returns the
+/// content as it was.
+fn tag_final_message(messages: &mut [Value], source: &str) -> PyResult<String> {
+    let last = messages.last_mut().ok_or_else(|| input("continue_final_message is set but the conversation is empty"))?;
+    if !source.contains("content") {
+        return Err(input("continue_final_message is set but the template never reads \"content\""));
+    }
+    let text = match last.get_mut("content") {
+        Some(Value::String(text)) => text,
+        Some(Value::Array(parts)) => parts
+            .iter_mut()
+            .rev()
+            .find_map(|p| p.get_mut("text").and_then(|t| if let Value::String(s) = t { Some(s) } else { None }))
+            .ok_or_else(|| input("continue_final_message is set but the final message has no text part"))?,
+        _ => return Err(input("continue_final_message is set but the final message has no content to continue")),
+    };
+    let before = text.clone();
+    text.push_str(CONTINUE_TAG);
+    Ok(before)
+}
+
+/// The render cut where the final message ends (transformers' rule: at
+/// the tag, or before the spacing the template trimmed from it).
+fn cut_at_tag(rendered: String, final_text: &str) -> PyResult<String> {
+    let tag = CONTINUE_TAG.trim();
+    let Some(at) = rendered.rfind(tag).filter(|_| rendered.contains(final_text.trim())) else {
+        return Err(input("continue_final_message is set but the template does not render the final message"));
+    };
+    if rendered[at..].starts_with(CONTINUE_TAG) {
+        return Ok(rendered[..at].to_string());
+    }
+    Ok(rendered[..at].trim_end().to_string())
 }
 
 /// A cached analysis given as JSON text or as the dict `analyze()` returned.

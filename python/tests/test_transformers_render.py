@@ -49,6 +49,31 @@ def ours(template: ca.ChatTemplate, messages: list, tools, agp: bool, thinking) 
     return template.render(messages, tools=tools, add_generation_prompt=agp, **kwargs)
 
 
+PREFILLS = [
+    ("prefill", [{"role": "user", "content": "Name a colour."}, {"role": "assistant", "content": "The colour is "}]),
+    ("prefill-parts", [{"role": "user", "content": "Hi"},
+                       {"role": "assistant", "content": [{"type": "text", "text": "Well,"}]}]),
+]
+
+
+@pytest.mark.parametrize("label,path", CASES, ids=[f"{label}/{p.stem}" for label, p in CASES])
+def test_continue_final_message_equals_transformers(label, path, report):
+    source = path.read_text()
+    template = ca.ChatTemplate.from_str(source, bos_token=BOS, eos_token=EOS)
+    for name, messages in PREFILLS:
+        try:
+            want, _ = chat_template_utils.render_jinja_template(
+                conversations=[messages], chat_template=source, continue_final_message=True,
+                bos_token=BOS, eos_token=EOS)
+        except (TemplateError, TypeError, ValueError):
+            with pytest.raises(ca.Error):
+                template.render(messages, continue_final_message=True)
+            report[f"{label} continue_final_message cases rejected by both transformers and us"] += 1
+            continue
+        assert template.render(messages, continue_final_message=True) == want[0], name
+        report[f"{label} continue_final_message cases byte-identical to transformers"] += 1
+
+
 def aliased(template: ca.ChatTemplate, messages: list, tools, agp: bool, thinking) -> str:
     """Ours, from the messages transformers 5 renders (reasoning aliased)."""
     messages = chat_template_utils._alias_reasoning_fields(messages)
