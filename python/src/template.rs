@@ -205,6 +205,7 @@ impl PyChatTemplate {
     /// `triggers` (`kind`, `value`), `preserved_tokens` and, when some
     /// schema was loosened, `warnings`. `format`: only `"gbnf"` today.
     #[pyo3(signature = (tools=None, tool_choice=None, parallel_tool_calls=true, response_schema=None, *, format="gbnf"))]
+    #[allow(clippy::needless_update)]
     fn grammar<'py>(
         &self,
         py: Python<'py>,
@@ -222,6 +223,8 @@ impl PyChatTemplate {
             tool_choice: choice(tool_choice)?,
             parallel_tool_calls,
             response_schema: response_schema.map(to_json).transpose()?.filter(|v| !v.is_null()),
+            // Fields newer versions of the crate add keep their defaults.
+            ..Default::default()
         };
         let analysis = self.analysis(py)?;
         let grammar = py.detach(|| analysis.grammar(&config)).py_err()?;
