@@ -5,7 +5,8 @@
 # response-template tier parses with transformers' parse_response, so this script
 # first makes a project-local virtualenv (.venv) with the pinned requirements.
 # Tests that need ../shared (the template corpus and llama.cpp's vectors) skip
-# with a message when it is absent.
+# with a message when it is absent. Then python/test.sh builds the Python
+# package into the same .venv and runs its pytest suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import jinja2, transformers.utils.chat_parsing' 2>/dev/null; then
@@ -16,6 +17,11 @@ export CHAT_AUTOPARSER_PYTHON="$PWD/.venv/bin/python"
 # Show what passing tests print: the fidelity count and the corpus summaries
 # are the measured results a CI log should carry.
 case " $* " in
-    *" -- "*) exec cargo test --locked "$@" ;;
-    *) exec cargo test --locked "$@" -- --show-output ;;
+    *" -- "*) cargo test --locked "$@" ;;
+    *) cargo test --locked "$@" -- --show-output ;;
 esac
+# The Python package (python/): built into .venv and tested with pytest,
+# unless arguments narrowed the run to some cargo tests.
+if [ $# -eq 0 ]; then
+    bash python/test.sh
+fi

@@ -1,0 +1,147 @@
+"""The Python API on the shipped Hermes template: exact results for
+render, capabilities, parse (batch, partial, strict), streams, grammar,
+cached analyses, model folders, and a parser shared between threads."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+import chat_autoparser as ca
+from conftest import ROOT
+
+HERMES = ROOT / "templates" / "hermes-think.jinja"
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather.",
+          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+OUTPUT = ("<think>Rain?</think>\n\nLet me check.\n<tool_call>\n"
+          '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>')
+MESSAGE = {
+    "role": "assistant", "content": "Let me check.", "reasoning_content": "Rain?",
+    "tool_calls": [{"id": None, "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}],
+}
+
+
+@pytest.fixture(scope="module")
+def template() -> ca.ChatTemplate:
+    return ca.ChatTemplate.from_file(HERMES)
+
+
+def test_render(template):
+    user = [{"role": "user", "content": "hi"}]
+    assert template.render(user) == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    assert template.render(user, add_generation_prompt=False) == "<|im_start|>user\nhi<|im_end|>\n"
+    assert template.render(user, enable_thinking=False).endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+
+
+def test_capabilities(template):
+    caps = template.capabilities()
+    assert (caps["tools"], caps["tool_calls"], caps["parallel_calls"], caps["thinking_toggle"]) == \
+        (True, True, True, "enable_thinking")
+
+
+def test_parse(template):
+    parser = template.parser(tools=TOOLS)
+    assert parser.parse(OUTPUT) == MESSAGE
+    assert parser.parse(OUTPUT.encode()) == MESSAGE
+    assert parser.parse_partial("<think>Rain?</think>\n\nLet me") == \
+        {"role": "assistant", "content": "Let me", "reasoning_content": "Rain?"}
+    assert parser.parse("Hello.") == {"role": "assistant", "content": "Hello."}
+
+
+def test_parse_strict_raises_with_offset(template):
+    parser = template.parser(tools=TOOLS)
+    assert parser.parse_strict(OUTPUT) == MESSAGE
+    broken = '<tool_call>\n{"name": "get_weather", "arguments": {"city": '
+    with pytest.raises(ca.ParseError) as caught:
+        parser.parse_strict(broken)
+    # The call breaks where the output ends, inside its arguments.
+    assert (caught.value.kind, caught.value.offset) == ("broken_tool_call", len(broken))
+    message, diagnostics = parser.parse_report(broken)
+    # Lenient: the call streamed so far stays (deltas are never retracted).
+    assert message == {"role": "assistant", "content": None, "tool_calls": [
+        {"id": None, "type": "function", "function": {"name": "get_weather", "arguments": '{"city": '}}]}
+    assert diagnostics == [{"kind": "broken_tool_call", "offset": len(broken)}]
+
+
+def test_stream_deltas(template):
+    stream = template.parser(tools=TOOLS).stream()
+    deltas = [stream.push(OUTPUT[i:i + 8]) for i in range(0, len(OUTPUT), 8)] + [stream.finish()]
+    assert deltas[:6] == [[{"reasoning_content": "R"}], [{"reasoning_content": "ain?"}], [{"content": "Le"}],
+                          [{"content": "t me che"}], [{"content": "ck."}], []]
+    calls = [d["tool_calls"][0] for batch in deltas for d in batch if "tool_calls" in d]
+    assert calls[0] == {"index": 0, "type": "function", "function": {"name": "get_weather"}}
+    assert "".join(c["function"].get("arguments", "") for c in calls) == '{"city": "Paris"}'
+    assert stream.message() == MESSAGE
+    assert stream.finished
+    with pytest.raises(RuntimeError):
+        stream.push("more")
+
+
+def test_deltas_helpers(template):
+    parser = template.parser(tools=TOOLS)
+    tokens = [OUTPUT.encode()[i:i + 3] for i in range(0, len(OUTPUT.encode()), 3)]
+    sync = list(ca.deltas(parser, tokens))
+
+    async def chunks():
+        for token in tokens:
+            yield token
+
+    async def collect():
+        return [d async for d in ca.adeltas(parser, chunks())]
+
+    assert asyncio.run(collect()) == sync
+    assert "".join(d.get("content", "") for d in sync) == "Let me check."
+
+
+def test_grammar(template):
+    grammar = template.grammar(tools=TOOLS)
+    assert grammar["lazy"] is True
+    assert grammar["preserved_tokens"] == ["<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_end|>"]
+    assert grammar["gbnf"].startswith("root ::= tool-call ( ws tool-call )* ws\n")
+    assert {t["kind"] for t in grammar["triggers"]} == {"pattern"}
+    assert template.grammar() == {"gbnf": "", "lazy": False, "triggers": [], "preserved_tokens": []}
+    with pytest.raises(ca.InputError):
+        template.grammar(tools=TOOLS, format="lark")
+
+
+def test_cached_analysis(template):
+    cached = template.analysis_json()
+    assert json.loads(cached) == template.analyze()
+    again = ca.ChatTemplate.from_file(HERMES, analysis=cached)
+    assert again.analysis_json() == cached
+    assert again.parser(tools=TOOLS).parse(OUTPUT) == MESSAGE
+    with pytest.raises(ca.InputError, match="format_version 99"):
+        ca.ChatTemplate.from_file(HERMES, analysis='{"format_version": 99}')
+
+
+def test_from_pretrained(tmp_path: Path):
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({
+        "bos_token": {"content": "<s>"}, "eos_token": "</s>",
+        "chat_template": "{{ bos_token }}{% for m in messages %}{{ m.content }}{{ eos_token }}{% endfor %}",
+    }))
+    folder = ca.ChatTemplate.from_pretrained(tmp_path)
+    assert (folder.bos_token, folder.eos_token) == ("<s>", "</s>")
+    assert folder.render([{"role": "user", "content": "hi"}]) == "<s>hi</s>"
+    (tmp_path / "chat_template.jinja").write_text("[{{ messages[0].content }}]")
+    assert ca.ChatTemplate.from_file(tmp_path).render([{"role": "user", "content": "hi"}]) == "[hi]"
+
+
+def test_parser_shared_between_threads(template):
+    parser = template.parser(tools=TOOLS)
+    results: list = []
+
+    def work():
+        for _ in range(200):
+            results.append(parser.parse(OUTPUT))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 800 and all(r == MESSAGE for r in results)
