@@ -36,6 +36,7 @@ mod gbnf;
 mod markers;
 pub mod recognizer;
 mod schema;
+mod structural_tag;
 pub mod syntax;
 mod tools;
 mod walk;
@@ -52,6 +53,7 @@ pub use crate::protocol::ToolChoice;
 
 pub use gbnf::rule_name;
 pub use recognizer::Recognizer;
+pub use structural_tag::{legacy, structural_tag, LegacyStructuralTag, StructuralTag};
 pub use triggers::{Trigger, TriggerKind};
 
 use gbnf::{literal, until, Rules};

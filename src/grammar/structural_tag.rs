@@ -1,0 +1,399 @@
+//! xgrammar structural tags: the [`Protocol`] as the JSON that vLLM and
+//! SGLang hand to xgrammar (`{"type": "structural_tag", "format": ...}`).
+//!
+//! A structural tag is a tree of formats. The output is laid out as
+//!
+//! ```text
+//! sequence [ reasoning block (if the protocol has one),
+//!            body: triggered_tags over the calls | the answer schema | any_text ]
+//! ```
+//!
+//! - reasoning: a block the prompt opened is `tag("", any_text, END)` and must
+//!   close; one the model may open is `optional(tag(START, any_text, END))`;
+//!   after a prompt that closed it (or thinking off) there is none;
+//! - calls: `triggered_tags` whose triggers are the first marker of the tool
+//!   section (or of the call), one `tag` per tool: `begin` is the call's
+//!   fixed text up to its first variable part (id, arguments), `end` the fixed
+//!   text after its last, `content` what lies between (`json_schema`,
+//!   `const_string`, `regex` for a counter id); a section marker wraps the
+//!   calls in one `tag` holding `tags_with_separator`; `required` or a named
+//!   function sets `at_least_one`, parallel calls off `stop_after_first`;
+//! - tagged arguments spelled the way one of xgrammar's XML styles spells them
+//!   (`<parameter=K>V</parameter>` and kin) use that style; other tagged
+//!   arguments, Python calls and arguments written as a JSON string get the
+//!   closest looser form (`any_text` up to the call's end, any JSON string)
+//!   and a warning.
+//!
+//! [`legacy`] writes the older `{"structures": [{"begin", "schema", "end"}],
+//! "triggers": [...]}` form (SGLang before structural-tag formats): calls with
+//! JSON arguments only, one call per section.
+//!
+//! Markers are matched exactly as the template renders them (a structural tag
+//! has no flexible whitespace between fixed strings), except that free text
+//! absorbs the whitespace before a trigger.
+//!
+//! Invariants: reads only the [`Protocol`]; deterministic JSON (keys in a
+//! fixed order, tools in the order given); never panics; anything it cannot
+//! express exactly becomes a looser format and an entry in `warnings`, never
+//! a failed request.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::analysis::{TaggedArguments, ToolFormat};
+use crate::protocol::{Arguments, CallLayout, IdShape, Marker, Protocol, ReasoningBlock, Segment, Tool, ToolSection};
+use crate::Result;
+
+/// A structural tag for one request (DESIGN §5 JSON shape).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StructuralTag {
+    /// `{"type": "structural_tag", "format": {...}}`.
+    pub structural_tag: Value,
+    /// Tokens the tokenizer must keep whole for the markers to be seen.
+    pub preserved_tokens: Vec<String>,
+    /// What could only be expressed loosely, one line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// The legacy form: `structures` (begin, schema, end) and `triggers`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LegacyStructuralTag {
+    pub structures: Vec<Value>,
+    pub triggers: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// The structural tag of `protocol`. Errors (kind `input`) only when calls
+/// are required but cannot be written (see [`Protocol::check_servable`]).
+pub fn structural_tag(protocol: &Protocol) -> Result<StructuralTag> {
+    protocol.check_servable()?;
+    let mut warnings = protocol.warnings.clone();
+    let body = body(protocol, &mut warnings);
+    let format = match reasoning(protocol.reasoning.as_ref()) {
+        Some(block) => json!({"type": "sequence", "elements": [block, body]}),
+        None => body,
+    };
+    Ok(StructuralTag {
+        structural_tag: json!({"type": "structural_tag", "format": format}),
+        preserved_tokens: protocol.preserved_tokens.clone(),
+        warnings,
+    })
+}
+
+/// The reasoning block the output may or must write first.
+fn reasoning(block: Option<&ReasoningBlock>) -> Option<Value> {
+    let r = block?;
+    let end = r.end.trim();
+    if r.opened {
+        // The prompt (or delimiter reasoning) opened it: it must close first.
+        return Some(tag("", json!({"type": "any_text"}), end));
+    }
+    // The template closes blocks it never opened (`</think>` alone): the
+    // opening is optional inside the optional block.
+    let begin = if r.bare_end { "" } else { r.start.trim() };
+    let block = tag(begin, json!({"type": "any_text"}), end);
+    // Templates write whitespace before the block (`\n<think>`).
+    Some(optional(json!({"type": "sequence", "elements": [whitespace(), block]})))
+}
+
+/// What follows reasoning: calls, the answer, a choice of both, or free text.
+fn body(protocol: &Protocol, warnings: &mut Vec<String>) -> Value {
+    let calls = protocol.tools.as_ref().filter(|s| !s.tools.is_empty());
+    let answer = protocol.response_schema.as_ref().map(|schema| answer(protocol, schema));
+    match (calls, answer) {
+        (Some(section), None) if !section.required => calls_format(section, false, warnings),
+        (Some(section), None) => eager_calls(protocol, section, warnings),
+        // An answer schema makes the output eager: a call or the answer.
+        (Some(section), Some(answer)) => {
+            let calls = eager_calls(protocol, section, warnings);
+            json!({"type": "or", "elements": [calls, answer]})
+        }
+        (None, Some(answer)) => answer,
+        (None, None) => json!({"type": "any_text"}),
+    }
+}
+
+/// The JSON answer, inside the content wrapper when the template has one.
+fn answer(protocol: &Protocol, schema: &Value) -> Value {
+    let value = json!({"type": "json_schema", "json_schema": schema});
+    let (start, end) = (protocol.content.start.trim(), protocol.content.end.trim());
+    if start.is_empty() && end.is_empty() {
+        return value;
+    }
+    tag(start, value, end)
+}
+
+/// Calls that must come first: after the empty content block that templates
+/// with a content wrapper write before calls
+/// (`<|open|>response<|sep|><|close|>response<|sep|>`), if any.
+fn eager_calls(protocol: &Protocol, section: &ToolSection, warnings: &mut Vec<String>) -> Value {
+    let calls = calls_format(section, true, warnings);
+    let (start, end) = (protocol.content.start.trim(), protocol.content.end.trim());
+    if start.is_empty() || end.is_empty() {
+        return calls;
+    }
+    let empty = json!({"type": "sequence", "elements": [whitespace(), const_string(start), whitespace(), const_string(end)]});
+    json!({"type": "sequence", "elements": [optional(empty), calls]})
+}
+
+/// The calls as `triggered_tags`: free text until a trigger, then a call (or
+/// a section of calls) of one of the tools. `required`: no free text before
+/// the first call and at least one; leading whitespace stays free.
+fn calls_format(section: &ToolSection, required: bool, warnings: &mut Vec<String>) -> Value {
+    let parallel = section.parallel;
+    let mut tags = Vec::new();
+    let mut words = Vec::new();
+    for format in &section.formats {
+        for (tag, word) in format_tags(format, &section.tools, parallel && format.parallel, warnings) {
+            tags.push(tag);
+            words.push(word);
+        }
+    }
+    let triggers = triggers(words);
+    let triggered = json!({
+        "type": "triggered_tags",
+        "triggers": triggers,
+        "tags": tags,
+        "at_least_one": required,
+        "stop_after_first": !parallel,
+    });
+    if !required {
+        return triggered;
+    }
+    json!({"type": "sequence", "elements": [whitespace(), triggered]})
+}
+
+/// The tags of one format with the trigger of each: a call tag per tool,
+/// or one section tag holding them.
+fn format_tags(format: &ToolFormat, tools: &[Tool], parallel: bool, warnings: &mut Vec<String>) -> Vec<(Value, String)> {
+    let start = format.section_start.trim_start();
+    let calls: Vec<(Value, String)> = tools.iter().map(|t| call_tag(format, t, !start.is_empty(), warnings)).collect();
+    if start.is_empty() {
+        return calls;
+    }
+    let calls: Vec<Value> = calls.into_iter().map(|(tag, _)| tag).collect();
+    if format.section_end_optional {
+        warnings.push("the section end the template writes only after several calls is required here".into());
+    }
+    let inner = json!({
+        "type": "tags_with_separator",
+        "tags": calls,
+        "separator": format.call_separator,
+        "at_least_one": true,
+        "stop_after_first": !parallel,
+    });
+    let word = Marker::new(start).first_core().unwrap_or(start).to_string();
+    vec![(tag(start, inner, &format.section_end), word)]
+}
+
+/// One tool's call as a tag, and its trigger. `in_section`: the call
+/// follows a section marker, so its leading whitespace is the template's
+/// and stays exact.
+fn call_tag(format: &ToolFormat, tool: &Tool, in_section: bool, warnings: &mut Vec<String>) -> (Value, String) {
+    let layout = CallLayout::new(format, &tool.name);
+    let segments = &layout.segments;
+    let first = segments.iter().position(|s| !is_fixed(s)).unwrap_or(segments.len());
+    let last = segments.iter().rposition(|s| !is_fixed(s)).unwrap_or(first);
+    let mut begin = fixed_text(&segments[..first]);
+    if !in_section {
+        begin = begin.trim_start().to_string();
+    }
+    let mut end = fixed_text(segments.get(last + 1..).unwrap_or_default());
+    let mut elements = Vec::new();
+    for segment in segments.get(first..=last).unwrap_or_default() {
+        elements.push(segment_format(segment, tool, &mut end, warnings));
+    }
+    let content = match elements.len() {
+        1 => elements.remove(0),
+        _ => json!({"type": "sequence", "elements": elements}),
+    };
+    let word = trigger_word(&segments[..first], &begin);
+    (tag(&begin, content, &end), word)
+}
+
+/// Where a call starts: the first core of its first marker, so that a call
+/// of an unknown tool after it is no longer free text; a call with no
+/// marker before its name starts with its first word.
+fn trigger_word(head: &[Segment], begin: &str) -> String {
+    let marker = head.iter().find_map(|s| match s {
+        Segment::Marker(raw) => Marker::new(raw).first_core().map(str::to_string),
+        _ => None,
+    });
+    let word = || begin.split_whitespace().next().unwrap_or(begin).to_string();
+    marker.filter(|m| begin.starts_with(m.as_str())).unwrap_or_else(word)
+}
+
+/// The format of one segment between a call's first and last variable part.
+/// Tagged arguments move their closing text into the call's `end`.
+fn segment_format(segment: &Segment, tool: &Tool, end: &mut String, warnings: &mut Vec<String>) -> Value {
+    match segment {
+        Segment::Marker(text) | Segment::Text(text) => const_string(text),
+        Segment::Id(shape) => id_format(shape),
+        Segment::Arguments(args) => arguments_format(args, tool, end, warnings),
+    }
+}
+
+/// A call id: a JSON string, a counter, or an optional tagged text.
+fn id_format(shape: &IdShape) -> Value {
+    match shape {
+        IdShape::JsonString => json!({"type": "json_schema", "json_schema": {"type": "string"}}),
+        IdShape::Counter => json!({"type": "regex", "pattern": "[0-9]+"}),
+        IdShape::Tagged { prefix, suffix } => optional(tag(prefix, json!({"type": "any_text"}), suffix)),
+    }
+}
+
+/// The arguments of `tool`.
+fn arguments_format(args: &Arguments, tool: &Tool, end: &mut String, warnings: &mut Vec<String>) -> Value {
+    match args {
+        Arguments::Json { as_string: false } => json!({"type": "json_schema", "json_schema": object_schema(&tool.parameters)}),
+        Arguments::Json { as_string: true } => {
+            warnings.push(format!("{}: arguments written as a JSON string; any string accepted", tool.name));
+            json!({"type": "json_schema", "json_schema": {"type": "string"}})
+        }
+        Arguments::Tagged(t) => {
+            // The arguments' own closing text ends the call's tag.
+            *end = format!("{}{end}", t.end);
+            tagged_format(t, tool, warnings)
+        }
+        Arguments::Python => {
+            warnings.push(format!("{}: Python-call arguments; any text accepted up to the call's end", tool.name));
+            json!({"type": "any_text"})
+        }
+    }
+}
+
+/// Tagged arguments in the xgrammar XML style that spells them, else any text.
+fn tagged_format(t: &TaggedArguments, tool: &Tool, warnings: &mut Vec<String>) -> Value {
+    let schema = object_schema(&tool.parameters);
+    match xml_style(t) {
+        Some("qwen_xml") => json!({"type": "qwen_xml_parameter", "json_schema": schema}),
+        Some(style) => json!({"type": "json_schema", "json_schema": schema, "style": style}),
+        None => {
+            warnings.push(format!("{}: tagged arguments in no xgrammar style; any text accepted up to the call's end", tool.name));
+            json!({"type": "any_text"})
+        }
+    }
+}
+
+/// xgrammar's XML argument styles: name prefix, the text between name and
+/// value, value suffix, each without whitespace (which the style leaves to
+/// the value or to the space between arguments).
+const XML_STYLES: &[(&str, &str, &str, &str)] = &[
+    ("qwen_xml", "<parameter=", ">", "</parameter>"),
+    ("minimax_xml", "<parametername=\"", "\">", "</parameter>"),
+    ("glm_xml", "<arg_key>", "</arg_key><arg_value>", "</arg_value>"),
+];
+
+/// The style whose markers the tagged arguments use, when nothing else
+/// (named closes, typed values, escapes, nested elements) is in play.
+fn xml_style(t: &TaggedArguments) -> Option<&'static str> {
+    let plain = t.raw_strings
+        && t.named_close.is_none()
+        && t.typed_value_prefix.is_none()
+        && t.escaped_value.is_none()
+        && t.elements.is_none()
+        && t.separator.trim().is_empty();
+    if !plain {
+        return None;
+    }
+    let (prefix, infix, suffix) = (squeeze(&t.name_prefix), squeeze(&format!("{}{}", t.name_suffix, t.value_prefix)), squeeze(&t.value_suffix));
+    XML_STYLES.iter().find(|(_, p, i, s)| *p == prefix && *i == infix && *s == suffix).map(|(name, ..)| *name)
+}
+
+fn squeeze(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// The distinct trigger words, none that another one starts with (xgrammar
+/// groups tags by the trigger they start with).
+fn triggers(mut words: Vec<String>) -> Vec<String> {
+    let mut seen = Vec::new();
+    words.retain(|w| !w.is_empty() && !seen.contains(w) && {
+        seen.push(w.clone());
+        true
+    });
+    let all = words.clone();
+    words.retain(|w| !all.iter().any(|o| o != w && w.starts_with(o.as_str())));
+    words
+}
+
+fn is_fixed(segment: &Segment) -> bool {
+    matches!(segment, Segment::Marker(_) | Segment::Text(_))
+}
+
+fn fixed_text(segments: &[Segment]) -> String {
+    segments
+        .iter()
+        .filter_map(|s| match s {
+            Segment::Marker(t) | Segment::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The parameters as an object schema (`{}` and non-objects mean any object).
+fn object_schema(parameters: &Value) -> Value {
+    match parameters {
+        Value::Object(m) if m.contains_key("properties") || m.contains_key("type") || m.contains_key("$ref") => parameters.clone(),
+        _ => json!({"type": "object"}),
+    }
+}
+
+fn tag(begin: &str, content: Value, end: &str) -> Value {
+    json!({"type": "tag", "begin": begin, "content": content, "end": end})
+}
+
+fn optional(content: Value) -> Value {
+    json!({"type": "optional", "content": content})
+}
+
+fn const_string(value: &str) -> Value {
+    json!({"type": "const_string", "value": value})
+}
+
+/// Whitespace the model may write before its first call.
+fn whitespace() -> Value {
+    json!({"type": "regex", "pattern": "[ \\t\\r\\n]*"})
+}
+
+/// The legacy `{structures, triggers}` form of `protocol`: one structure per
+/// tool and format whose call is fixed text, JSON arguments, fixed text.
+pub fn legacy(protocol: &Protocol) -> Result<LegacyStructuralTag> {
+    protocol.check_servable()?;
+    let mut warnings = protocol.warnings.clone();
+    let mut structures = Vec::new();
+    let mut triggers: Vec<String> = Vec::new();
+    let section = protocol.tools.as_ref().filter(|s| !s.tools.is_empty());
+    if let Some(s) = section {
+        for (format, tool) in s.formats.iter().flat_map(|f| s.tools.iter().map(move |t| (f, t))) {
+            match legacy_structure(format, tool) {
+                Some(s) => structures.push(s),
+                None => warnings.push(format!("{}: the call is not fixed text around JSON arguments; left out of the legacy form", tool.name)),
+            }
+        }
+    }
+    for s in &structures {
+        let begin = s["begin"].as_str().unwrap_or_default();
+        let word = Marker::new(begin).first_core().unwrap_or(begin).to_string();
+        if !word.is_empty() && !triggers.contains(&word) {
+            triggers.push(word);
+        }
+    }
+    if section.is_some_and(|s| s.required || !s.parallel) {
+        warnings.push("the legacy form cannot require a call or stop after the first".into());
+    }
+    Ok(LegacyStructuralTag { structures, triggers, warnings })
+}
+
+/// One call as `{begin, schema, end}`, inside its section markers.
+fn legacy_structure(format: &ToolFormat, tool: &Tool) -> Option<Value> {
+    let layout = CallLayout::new(format, &tool.name);
+    if layout.arguments() != Some(&Arguments::Json { as_string: false }) {
+        return None;
+    }
+    let begin = format!("{}{}", format.section_start, layout.head_text()?);
+    let end = format!("{}{}", layout.tail_text()?, format.section_end);
+    Some(json!({"begin": begin.trim_start(), "schema": object_schema(&tool.parameters), "end": end}))
+}
