@@ -3,6 +3,7 @@
 #
 # The rendering-fidelity tier compares our renders with Python's jinja2, so this
 # script first makes a project-local virtualenv (.venv) with the pinned jinja2.
+# It also installs the xgrammar wheel there for the structural-tag tier.
 # Tests that need ../shared (the template corpus and llama.cpp's vectors) skip
 # with a message when it is absent.
 set -euo pipefail
@@ -10,6 +11,13 @@ cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import jinja2' 2>/dev/null; then
     python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check -r tools/requirements.txt
+fi
+# The xgrammar tier: its wheel without torch (tools/requirements-xgrammar.txt says why);
+# when it cannot be installed the tier skips with a message.
+if ! .venv/bin/python tools/xgrammar_check.py --probe >/dev/null 2>&1; then
+    .venv/bin/pip install --quiet --disable-pip-version-check -r tools/requirements-xgrammar.txt \
+        && .venv/bin/pip install --quiet --disable-pip-version-check --no-deps xgrammar==0.2.8 \
+        || echo "note: xgrammar could not be installed; the xgrammar tier will skip"
 fi
 export CHAT_AUTOPARSER_PYTHON="$PWD/.venv/bin/python"
 # Show what passing tests print: the fidelity count and the corpus summaries
