@@ -38,7 +38,7 @@
 //! a failed request.
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::analysis::{TaggedArguments, ToolFormat};
 use crate::protocol::{Arguments, CallLayout, IdShape, Marker, Protocol, ReasoningBlock, Segment, Tool, ToolSection};
@@ -72,11 +72,11 @@ pub fn structural_tag(protocol: &Protocol) -> Result<StructuralTag> {
     let mut warnings = protocol.warnings.clone();
     let body = body(protocol, &mut warnings);
     let format = match reasoning(protocol.reasoning.as_ref()) {
-        Some(block) => json!({"type": "sequence", "elements": [block, body]}),
+        Some(block) => sequence(vec![block, body]),
         None => body,
     };
     Ok(StructuralTag {
-        structural_tag: json!({"type": "structural_tag", "format": format}),
+        structural_tag: node("structural_tag", vec![("format", format)]),
         preserved_tokens: protocol.preserved_tokens.clone(),
         warnings,
     })
@@ -95,7 +95,7 @@ fn reasoning(block: Option<&ReasoningBlock>) -> Option<Value> {
     let begin = if r.bare_end { "" } else { r.start.trim() };
     let block = tag(begin, json!({"type": "any_text"}), end);
     // Templates write whitespace before the block (`\n<think>`).
-    Some(optional(json!({"type": "sequence", "elements": [whitespace(), block]})))
+    Some(optional(sequence(vec![whitespace(), block])))
 }
 
 /// What follows reasoning: calls, the answer, a choice of both, or free text.
@@ -108,7 +108,7 @@ fn body(protocol: &Protocol, warnings: &mut Vec<String>) -> Value {
         // An answer schema makes the output eager: a call or the answer.
         (Some(section), Some(answer)) => {
             let calls = eager_calls(protocol, section, warnings);
-            json!({"type": "or", "elements": [calls, answer]})
+            node("or", vec![("elements", Value::Array(vec![calls, answer]))])
         }
         (None, Some(answer)) => answer,
         (None, None) => json!({"type": "any_text"}),
@@ -117,7 +117,7 @@ fn body(protocol: &Protocol, warnings: &mut Vec<String>) -> Value {
 
 /// The JSON answer, inside the content wrapper when the template has one.
 fn answer(protocol: &Protocol, schema: &Value) -> Value {
-    let value = json!({"type": "json_schema", "json_schema": schema});
+    let value = node("json_schema", vec![("json_schema", schema.clone())]);
     let (start, end) = (protocol.content.start.trim(), protocol.content.end.trim());
     if start.is_empty() && end.is_empty() {
         return value;
@@ -134,8 +134,8 @@ fn eager_calls(protocol: &Protocol, section: &ToolSection, warnings: &mut Vec<St
     if start.is_empty() || end.is_empty() {
         return calls;
     }
-    let empty = json!({"type": "sequence", "elements": [whitespace(), const_string(start), whitespace(), const_string(end)]});
-    json!({"type": "sequence", "elements": [optional(empty), calls]})
+    let empty = sequence(vec![whitespace(), const_string(start), whitespace(), const_string(end)]);
+    sequence(vec![optional(empty), calls])
 }
 
 /// The calls as `triggered_tags`: free text until a trigger, then a call (or
@@ -152,17 +152,20 @@ fn calls_format(section: &ToolSection, required: bool, warnings: &mut Vec<String
         }
     }
     let triggers = triggers(words);
-    let triggered = json!({
-        "type": "triggered_tags",
-        "triggers": triggers,
-        "tags": tags,
-        "at_least_one": required,
-        "stop_after_first": !parallel,
-    });
+    let triggers = triggers.into_iter().map(Value::String).collect();
+    let triggered = node(
+        "triggered_tags",
+        vec![
+            ("triggers", Value::Array(triggers)),
+            ("tags", Value::Array(tags)),
+            ("at_least_one", Value::Bool(required)),
+            ("stop_after_first", Value::Bool(!parallel)),
+        ],
+    );
     if !required {
         return triggered;
     }
-    json!({"type": "sequence", "elements": [whitespace(), triggered]})
+    sequence(vec![whitespace(), triggered])
 }
 
 /// The tags of one format with the trigger of each: a call tag per tool,
@@ -177,13 +180,15 @@ fn format_tags(format: &ToolFormat, tools: &[Tool], parallel: bool, warnings: &m
     if format.section_end_optional {
         warnings.push("the section end the template writes only after several calls is required here".into());
     }
-    let inner = json!({
-        "type": "tags_with_separator",
-        "tags": calls,
-        "separator": format.call_separator,
-        "at_least_one": true,
-        "stop_after_first": !parallel,
-    });
+    let inner = node(
+        "tags_with_separator",
+        vec![
+            ("tags", Value::Array(calls)),
+            ("separator", Value::from(format.call_separator.as_str())),
+            ("at_least_one", Value::Bool(true)),
+            ("stop_after_first", Value::Bool(!parallel)),
+        ],
+    );
     let word = Marker::new(start).first_core().unwrap_or(start).to_string();
     vec![(tag(start, inner, &format.section_end), word)]
 }
@@ -207,7 +212,7 @@ fn call_tag(format: &ToolFormat, tool: &Tool, in_section: bool, warnings: &mut V
     }
     let content = match elements.len() {
         1 => elements.remove(0),
-        _ => json!({"type": "sequence", "elements": elements}),
+        _ => sequence(elements),
     };
     let word = trigger_word(&segments[..first], &begin);
     (tag(&begin, content, &end), word)
@@ -247,7 +252,7 @@ fn id_format(shape: &IdShape) -> Value {
 /// The arguments of `tool`.
 fn arguments_format(args: &Arguments, tool: &Tool, end: &mut String, warnings: &mut Vec<String>) -> Value {
     match args {
-        Arguments::Json { as_string: false } => json!({"type": "json_schema", "json_schema": object_schema(&tool.parameters)}),
+        Arguments::Json { as_string: false } => node("json_schema", vec![("json_schema", object_schema(&tool.parameters))]),
         Arguments::Json { as_string: true } => {
             warnings.push(format!("{}: arguments written as a JSON string; any string accepted", tool.name));
             json!({"type": "json_schema", "json_schema": {"type": "string"}})
@@ -268,8 +273,8 @@ fn arguments_format(args: &Arguments, tool: &Tool, end: &mut String, warnings: &
 fn tagged_format(t: &TaggedArguments, tool: &Tool, warnings: &mut Vec<String>) -> Value {
     let schema = object_schema(&tool.parameters);
     match xml_style(t) {
-        Some("qwen_xml") => json!({"type": "qwen_xml_parameter", "json_schema": schema}),
-        Some(style) => json!({"type": "json_schema", "json_schema": schema, "style": style}),
+        Some("qwen_xml") => node("qwen_xml_parameter", vec![("json_schema", schema)]),
+        Some(style) => node("json_schema", vec![("json_schema", schema), ("style", Value::from(style))]),
         None => {
             warnings.push(format!("{}: tagged arguments in no xgrammar style; any text accepted up to the call's end", tool.name));
             json!({"type": "any_text"})
@@ -342,15 +347,31 @@ fn object_schema(parameters: &Value) -> Value {
 }
 
 fn tag(begin: &str, content: Value, end: &str) -> Value {
-    json!({"type": "tag", "begin": begin, "content": content, "end": end})
+    node("tag", vec![("begin", Value::from(begin)), ("content", content), ("end", Value::from(end))])
+}
+
+/// A format object, `{"type": kind, ...fields}`, built by moving its parts
+/// in: `json!` would copy every embedded value through serde, once per
+/// level of nesting.
+fn node(kind: &str, fields: Vec<(&str, Value)>) -> Value {
+    let mut map = Map::new();
+    map.insert("type".into(), Value::from(kind));
+    for (key, value) in fields {
+        map.insert(key.into(), value);
+    }
+    Value::Object(map)
+}
+
+fn sequence(elements: Vec<Value>) -> Value {
+    node("sequence", vec![("elements", Value::Array(elements))])
 }
 
 fn optional(content: Value) -> Value {
-    json!({"type": "optional", "content": content})
+    node("optional", vec![("content", content)])
 }
 
 fn const_string(value: &str) -> Value {
-    json!({"type": "const_string", "value": value})
+    node("const_string", vec![("value", Value::from(value))])
 }
 
 /// Whitespace the model may write before its first call.
@@ -395,5 +416,6 @@ fn legacy_structure(format: &ToolFormat, tool: &Tool) -> Option<Value> {
     }
     let begin = format!("{}{}", format.section_start, layout.head_text()?);
     let end = format!("{}{}", layout.tail_text()?, format.section_end);
-    Some(json!({"begin": begin.trim_start(), "schema": object_schema(&tool.parameters), "end": end}))
+    let fields = [("begin", Value::from(begin.trim_start())), ("schema", object_schema(&tool.parameters)), ("end", Value::from(end))];
+    Some(Value::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
 }
