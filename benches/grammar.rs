@@ -1,5 +1,7 @@
 //! Grammar generation time per template (issue 4): `Analysis::grammar` for a
-//! 10-tool set, target under 1 ms per template.
+//! 10-tool set, target under 1 ms per template. The xgrammar structural-tag
+//! emitter (issue 14) alone, from a built protocol, for 10 and 128 tools:
+//! targets 1 ms and 5 ms.
 //!
 //! Templates: the shipped `templates/*.jinja` with tools, then
 //! `../shared/corpus/llamacpp/*.jinja` when present (or the directory named by
@@ -20,6 +22,8 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use chat_autoparser::grammar::structural_tag;
+use chat_autoparser::protocol::{Options, Protocol};
 use chat_autoparser::{Analysis, ChatTemplate, GrammarConfig, TemplateConfig, TemplateSource, ToolChoice};
 use criterion::{criterion_group, BenchmarkId, Criterion};
 use serde_json::{json, Value};
@@ -29,8 +33,13 @@ const TARGET_MS: f64 = 1.0;
 /// Ten tools covering the schema features: strings, enums, integers, numbers,
 /// booleans, nested objects, arrays, optional members, `$ref`.
 fn tools() -> Vec<Value> {
+    tool_set(10)
+}
+
+/// `n` tools of the shape above.
+fn tool_set(n: usize) -> Vec<Value> {
     let mut out = Vec::new();
-    for i in 0..10 {
+    for i in 0..n {
         out.push(json!({"type": "function", "function": {"name": format!("tool_{i}"), "description": "d", "parameters": {
             "type": "object",
             "properties": {
@@ -90,6 +99,15 @@ fn bench(c: &mut Criterion) {
         group.bench_function(BenchmarkId::from_parameter(name), |b| b.iter(|| black_box(a.grammar(black_box(&cfg))).ok()));
     }
     group.finish();
+    let mut group = c.benchmark_group("structural_tag");
+    group.sample_size(20).warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(500));
+    for (name, a) in analyses().iter().filter(|(n, _)| n.starts_with("templates/")) {
+        for n in [10, 128] {
+            let protocol = Protocol::new(a, &Options { tools: tool_set(n), ..Default::default() });
+            group.bench_function(BenchmarkId::new(name.as_str(), n), |b| b.iter(|| black_box(structural_tag(black_box(&protocol))).ok()));
+        }
+    }
+    group.finish();
 }
 
 criterion_group!(benches, bench);
@@ -138,6 +156,29 @@ fn summary() {
     }
 }
 
+/// The structural-tag emitter alone over every template, auto mode.
+fn structural_tag_summary(all: &[(String, Analysis)]) {
+    for (n, target_ms) in [(10, 1.0), (128, 5.0)] {
+        let mut times: Vec<(f64, &str)> = all
+            .iter()
+            .map(|(name, a)| {
+                let protocol = Protocol::new(a, &Options { tools: tool_set(n), ..Default::default() });
+                let t = median_time(|| {
+                    black_box(structural_tag(black_box(&protocol)).ok());
+                });
+                (t.as_secs_f64() * 1e3, name.as_str())
+            })
+            .collect();
+        times.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (median, worst) = (times[times.len() / 2].0, times[times.len() - 1]);
+        let verdict = if worst.0 < target_ms { "met" } else { "NOT met" };
+        println!("  structural tag, {n:>3} tools: median {median:.3} ms  max {:.3} ms ({}); target < {target_ms} ms: {verdict}", worst.0, worst.1);
+    }
+}
+
 fn main() {
-    support::main_with_summary(benches, summary);
+    support::main_with_summary(benches, || {
+        summary();
+        structural_tag_summary(&analyses());
+    });
 }
