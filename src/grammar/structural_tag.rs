@@ -15,7 +15,8 @@
 //!   section (or of the call), one `tag` per tool: `begin` is the call's
 //!   fixed text up to its first variable part (id, arguments), `end` the fixed
 //!   text after its last, `content` what lies between (`json_schema`,
-//!   `const_string`, `regex` for a counter id); a section marker wraps the
+//!   `const_string`, `regex` for a counter id, the rest of a section header
+//!   after the name as free text on its line); a section marker wraps the
 //!   calls in one `tag` holding `tags_with_separator`; `required` or a named
 //!   function sets `at_least_one`, parallel calls off `stop_after_first`;
 //! - tagged arguments spelled the way one of xgrammar's XML styles spells them
@@ -40,7 +41,7 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::analysis::{TaggedArguments, ToolFormat};
+use crate::analysis::{Header, TaggedArguments, ToolFormat};
 use crate::protocol::{Arguments, CallLayout, IdShape, Marker, Protocol, ReasoningBlock, Segment, Tool, ToolSection};
 use crate::Result;
 
@@ -103,7 +104,7 @@ fn body(protocol: &Protocol, warnings: &mut Vec<String>) -> Value {
     let calls = protocol.tools.as_ref().filter(|s| !s.tools.is_empty());
     let answer = protocol.response_schema.as_ref().map(|schema| answer(protocol, schema));
     match (calls, answer) {
-        (Some(section), None) if !section.required => calls_format(section, false, warnings),
+        (Some(section), None) if !section.required => calls_format(section, protocol.headers(), false, warnings),
         (Some(section), None) => eager_calls(protocol, section, warnings),
         // An answer schema makes the output eager: a call or the answer.
         (Some(section), Some(answer)) => {
@@ -129,7 +130,7 @@ fn answer(protocol: &Protocol, schema: &Value) -> Value {
 /// with a content wrapper write before calls
 /// (`<|open|>response<|sep|><|close|>response<|sep|>`), if any.
 fn eager_calls(protocol: &Protocol, section: &ToolSection, warnings: &mut Vec<String>) -> Value {
-    let calls = calls_format(section, true, warnings);
+    let calls = calls_format(section, protocol.headers(), true, warnings);
     let (start, end) = (protocol.content.start.trim(), protocol.content.end.trim());
     if start.is_empty() || end.is_empty() {
         return calls;
@@ -141,12 +142,12 @@ fn eager_calls(protocol: &Protocol, section: &ToolSection, warnings: &mut Vec<St
 /// The calls as `triggered_tags`: free text until a trigger, then a call (or
 /// a section of calls) of one of the tools. `required`: no free text before
 /// the first call and at least one; leading whitespace stays free.
-fn calls_format(section: &ToolSection, required: bool, warnings: &mut Vec<String>) -> Value {
+fn calls_format(section: &ToolSection, headers: &[Header], required: bool, warnings: &mut Vec<String>) -> Value {
     let parallel = section.parallel;
     let mut tags = Vec::new();
     let mut words = Vec::new();
     for format in &section.formats {
-        for (tag, word) in format_tags(format, &section.tools, parallel && format.parallel, warnings) {
+        for (tag, word) in format_tags(format, &section.tools, headers, parallel && format.parallel, warnings) {
             tags.push(tag);
             words.push(word);
         }
@@ -170,9 +171,9 @@ fn calls_format(section: &ToolSection, required: bool, warnings: &mut Vec<String
 
 /// The tags of one format with the trigger of each: a call tag per tool,
 /// or one section tag holding them.
-fn format_tags(format: &ToolFormat, tools: &[Tool], parallel: bool, warnings: &mut Vec<String>) -> Vec<(Value, String)> {
+fn format_tags(format: &ToolFormat, tools: &[Tool], headers: &[Header], parallel: bool, warnings: &mut Vec<String>) -> Vec<(Value, String)> {
     let start = format.section_start.trim_start();
-    let calls: Vec<(Value, String)> = tools.iter().map(|t| call_tag(format, t, !start.is_empty(), warnings)).collect();
+    let calls: Vec<(Value, String)> = tools.iter().map(|t| call_tag(format, t, headers, !start.is_empty(), warnings)).collect();
     if start.is_empty() {
         return calls;
     }
@@ -196,26 +197,108 @@ fn format_tags(format: &ToolFormat, tools: &[Tool], parallel: bool, warnings: &m
 /// One tool's call as a tag, and its trigger. `in_section`: the call
 /// follows a section marker, so its leading whitespace is the template's
 /// and stays exact.
-fn call_tag(format: &ToolFormat, tool: &Tool, in_section: bool, warnings: &mut Vec<String>) -> (Value, String) {
+fn call_tag(format: &ToolFormat, tool: &Tool, headers: &[Header], in_section: bool, warnings: &mut Vec<String>) -> (Value, String) {
     let layout = CallLayout::new(format, &tool.name);
-    let segments = &layout.segments;
-    let first = segments.iter().position(|s| !is_fixed(s)).unwrap_or(segments.len());
-    let last = segments.iter().rposition(|s| !is_fixed(s)).unwrap_or(first);
-    let mut begin = fixed_text(&segments[..first]);
+    let mut pieces = pieces(&layout.segments, tool, headers, warnings);
+    let first = pieces.iter().position(|p| matches!(p, Piece::Format(_))).unwrap_or(pieces.len());
+    let last = pieces.iter().rposition(|p| matches!(p, Piece::Format(_))).unwrap_or(first);
+    let end = fixed(pieces.drain(last + 1..));
+    let middle: Vec<Piece> = pieces.drain(first..).collect();
+    let mut begin = fixed(pieces.drain(..));
     if !in_section {
         begin = begin.trim_start().to_string();
     }
-    let mut end = fixed_text(segments.get(last + 1..).unwrap_or_default());
-    let mut elements = Vec::new();
-    for segment in segments.get(first..=last).unwrap_or_default() {
-        elements.push(segment_format(segment, tool, &mut end, warnings));
-    }
+    let mut elements: Vec<Value> = middle.into_iter().map(Piece::into_format).collect();
     let content = match elements.len() {
         1 => elements.remove(0),
         _ => sequence(elements),
     };
-    let word = trigger_word(&segments[..first], &begin);
+    let head = layout.segments.iter().take_while(|s| is_fixed(s)).cloned().collect::<Vec<_>>();
+    let word = trigger_word(&head, &begin);
     (tag(&begin, content, &end), word)
+}
+
+/// A part of a call: exact text, or a format for what varies.
+enum Piece {
+    Fixed(String),
+    Format(Value),
+}
+
+impl Piece {
+    fn into_format(self) -> Value {
+        match self {
+            Piece::Fixed(text) => const_string(&text),
+            Piece::Format(format) => format,
+        }
+    }
+}
+
+/// The text of consecutive fixed pieces.
+fn fixed(pieces: impl Iterator<Item = Piece>) -> String {
+    pieces
+        .map(|p| match p {
+            Piece::Fixed(text) => text,
+            Piece::Format(_) => String::new(),
+        })
+        .collect()
+}
+
+/// The call's segments as pieces: adjacent fixed text merged, tagged
+/// arguments followed by their own closing text, a header's varying rest
+/// after the name as free text on its line.
+fn pieces(segments: &[Segment], tool: &Tool, headers: &[Header], warnings: &mut Vec<String>) -> Vec<Piece> {
+    let mut out: Vec<Piece> = Vec::new();
+    for (i, segment) in segments.iter().enumerate() {
+        match segment {
+            Segment::Marker(text) if i > 0 && segments[i - 1] == Segment::Text(tool.name.clone()) => {
+                for piece in name_suffix(text, headers) {
+                    match piece {
+                        Piece::Fixed(t) => push_fixed(&mut out, &t),
+                        format => out.push(format),
+                    }
+                }
+            }
+            Segment::Marker(text) | Segment::Text(text) => push_fixed(&mut out, text),
+            Segment::Id(shape) => out.push(Piece::Format(id_format(shape))),
+            Segment::Arguments(args) => {
+                out.push(Piece::Format(arguments_format(args, tool, warnings)));
+                if let Arguments::Tagged(t) = args {
+                    push_fixed(&mut out, &t.end);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn push_fixed(out: &mut Vec<Piece>, text: &str) {
+    match out.last_mut() {
+        Some(Piece::Fixed(prev)) => prev.push_str(text),
+        _ if text.is_empty() => {}
+        _ => out.push(Piece::Fixed(text.to_string())),
+    }
+}
+
+/// The marker after a tagged name. When it ends a section header and holds
+/// attributes the template varies per call (`" index="1"<|sep|>`), its
+/// first word ends the name and the rest of the line up to the header's
+/// close is free, as the parser reads it.
+fn name_suffix(suffix: &str, headers: &[Header]) -> Vec<Piece> {
+    let body = suffix.trim_end();
+    let header = headers.iter().find(|h| !h.close.is_empty() && body.ends_with(h.close.as_str()));
+    let word = header.and_then(|h| {
+        let inner = &body[..body.len() - h.close.len()];
+        let lead = inner.len() - inner.trim_start().len();
+        let word_end = lead + inner[lead..].find(char::is_whitespace)?;
+        Some((h, &inner[..word_end]))
+    });
+    let Some((h, word)) = word else { return vec![Piece::Fixed(suffix.to_string())] };
+    let rest = node("any_text", vec![("excludes", Value::Array(vec![Value::from("\n")]))]);
+    vec![
+        Piece::Fixed(word.to_string()),
+        Piece::Format(tag("", rest, &h.close)),
+        Piece::Fixed(suffix[body.len()..].to_string()),
+    ]
 }
 
 /// Where a call starts: the first core of its first marker, so that a call
@@ -230,16 +313,6 @@ fn trigger_word(head: &[Segment], begin: &str) -> String {
     marker.filter(|m| begin.starts_with(m.as_str())).unwrap_or_else(word)
 }
 
-/// The format of one segment between a call's first and last variable part.
-/// Tagged arguments move their closing text into the call's `end`.
-fn segment_format(segment: &Segment, tool: &Tool, end: &mut String, warnings: &mut Vec<String>) -> Value {
-    match segment {
-        Segment::Marker(text) | Segment::Text(text) => const_string(text),
-        Segment::Id(shape) => id_format(shape),
-        Segment::Arguments(args) => arguments_format(args, tool, end, warnings),
-    }
-}
-
 /// A call id: a JSON string, a counter, or an optional tagged text.
 fn id_format(shape: &IdShape) -> Value {
     match shape {
@@ -250,18 +323,14 @@ fn id_format(shape: &IdShape) -> Value {
 }
 
 /// The arguments of `tool`.
-fn arguments_format(args: &Arguments, tool: &Tool, end: &mut String, warnings: &mut Vec<String>) -> Value {
+fn arguments_format(args: &Arguments, tool: &Tool, warnings: &mut Vec<String>) -> Value {
     match args {
         Arguments::Json { as_string: false } => node("json_schema", vec![("json_schema", object_schema(&tool.parameters))]),
         Arguments::Json { as_string: true } => {
             warnings.push(format!("{}: arguments written as a JSON string; any string accepted", tool.name));
             json!({"type": "json_schema", "json_schema": {"type": "string"}})
         }
-        Arguments::Tagged(t) => {
-            // The arguments' own closing text ends the call's tag.
-            *end = format!("{}{end}", t.end);
-            tagged_format(t, tool, warnings)
-        }
+        Arguments::Tagged(t) => tagged_format(t, tool, warnings),
         Arguments::Python => {
             warnings.push(format!("{}: Python-call arguments; any text accepted up to the call's end", tool.name));
             json!({"type": "any_text"})
@@ -326,16 +395,6 @@ fn triggers(mut words: Vec<String>) -> Vec<String> {
 
 fn is_fixed(segment: &Segment) -> bool {
     matches!(segment, Segment::Marker(_) | Segment::Text(_))
-}
-
-fn fixed_text(segments: &[Segment]) -> String {
-    segments
-        .iter()
-        .filter_map(|s| match s {
-            Segment::Marker(t) | Segment::Text(t) => Some(t.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The parameters as an object schema (`{}` and non-objects mean any object).
@@ -418,4 +477,135 @@ fn legacy_structure(format: &ToolFormat, tool: &Tool) -> Option<Value> {
     let end = format!("{}{}", layout.tail_text()?, format.section_end);
     let fields = [("begin", Value::from(begin.trim_start())), ("schema", object_schema(&tool.parameters)), ("end", Value::from(end))];
     Some(Value::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Options, ToolChoice};
+    use crate::{Analysis, ChatTemplate, TemplateConfig};
+
+    fn analysis(source: &str) -> Analysis {
+        ChatTemplate::new(source, &TemplateConfig::default()).unwrap().analyze().unwrap()
+    }
+
+    fn hermes() -> Analysis {
+        analysis(include_str!("../../templates/hermes-think.jinja"))
+    }
+
+    fn tools() -> Vec<Value> {
+        let weather = json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
+        vec![
+            json!({"type": "function", "function": {"name": "get_weather", "parameters": weather}}),
+            json!({"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}),
+        ]
+    }
+
+    fn export(a: &Analysis, options: Options) -> StructuralTag {
+        structural_tag(&Protocol::new(a, &Options { tools: tools(), ..options })).unwrap()
+    }
+
+    /// Every format object of `kind` in `value`, depth first.
+    fn find<'v>(value: &'v Value, kind: &str, out: &mut Vec<&'v Value>) {
+        match value {
+            Value::Object(map) => {
+                if map.get("type").and_then(Value::as_str) == Some(kind) {
+                    out.push(value);
+                }
+                map.values().for_each(|v| find(v, kind, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| find(v, kind, out)),
+            _ => {}
+        }
+    }
+
+    fn all<'v>(st: &'v StructuralTag, kind: &str) -> Vec<&'v Value> {
+        let mut out = Vec::new();
+        find(&st.structural_tag, kind, &mut out);
+        out
+    }
+
+    #[test]
+    fn auto_calls_are_triggered_tags_after_an_optional_reasoning_block() {
+        let st = export(&hermes(), Options::default());
+        let format = &st.structural_tag["format"];
+        assert_eq!(format["type"], "sequence");
+        assert_eq!(format["elements"][0]["type"], "optional");
+        let triggered = &format["elements"][1];
+        assert_eq!(triggered["triggers"], json!(["<tool_call>"]));
+        assert_eq!(triggered["at_least_one"], false);
+        assert_eq!(triggered["stop_after_first"], false);
+        let begins: Vec<&Value> = triggered["tags"].as_array().unwrap().iter().map(|t| &t["begin"]).collect();
+        assert_eq!(begins, [&json!("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": "), &json!("<tool_call>\n{\"name\": \"search\", \"arguments\": ")]);
+        assert_eq!(triggered["tags"][0]["end"], "}\n</tool_call>");
+        assert_eq!(triggered["tags"][0]["content"]["json_schema"]["required"], json!(["city"]));
+        assert!(st.warnings.is_empty(), "{:?}", st.warnings);
+    }
+
+    #[test]
+    fn deterministic_bytes() {
+        let a = hermes();
+        let one = serde_json::to_string(&export(&a, Options::default())).unwrap();
+        assert_eq!(one, serde_json::to_string(&export(&a, Options::default())).unwrap());
+    }
+
+    #[test]
+    fn tool_choice_shapes_the_tags() {
+        let a = hermes();
+        let none = export(&a, Options { tool_choice: ToolChoice::None, ..Options::default() });
+        assert!(all(&none, "triggered_tags").is_empty() && all(&none, "tag").len() == 1, "only the reasoning block");
+        let named = export(&a, Options { tool_choice: ToolChoice::Function("search".into()), ..Options::default() });
+        let triggered = all(&named, "triggered_tags");
+        assert_eq!(triggered[0]["tags"].as_array().unwrap().len(), 1);
+        assert_eq!(triggered[0]["tags"][0]["begin"], "<tool_call>\n{\"name\": \"search\", \"arguments\": ");
+        assert_eq!(triggered[0]["at_least_one"], true);
+        let single = export(&a, Options { parallel_tool_calls: false, ..Options::default() });
+        assert_eq!(all(&single, "triggered_tags")[0]["stop_after_first"], true);
+    }
+
+    #[test]
+    fn a_missing_named_function_is_an_input_error() {
+        let p = Protocol::new(&hermes(), &Options { tools: tools(), tool_choice: ToolChoice::Function("nope".into()), ..Options::default() });
+        assert!(structural_tag(&p).is_err());
+        assert!(legacy(&p).is_err());
+    }
+
+    #[test]
+    fn the_prompt_decides_the_reasoning_block() {
+        let a = hermes();
+        let opened = export(&a, Options { prompt: Some("<|im_start|>assistant\n<think>\n".into()), ..Options::default() });
+        let block = &opened.structural_tag["format"]["elements"][0];
+        assert_eq!((&block["type"], &block["begin"], &block["end"]), (&json!("tag"), &json!(""), &json!("</think>")));
+        let closed = export(&a, Options { prompt: Some("<|im_start|>assistant\n<think>\n\n</think>\n\n".into()), ..Options::default() });
+        assert_eq!(closed.structural_tag["format"]["type"], "triggered_tags");
+    }
+
+    #[test]
+    fn a_response_schema_is_a_json_schema() {
+        let schema = json!({"type": "object", "properties": {"answer": {"type": "string"}}});
+        let p = Protocol::new(&hermes(), &Options { response_schema: Some(schema.clone()), ..Options::default() });
+        let st = structural_tag(&p).unwrap();
+        assert_eq!(st.structural_tag["format"]["elements"][1], json!({"type": "json_schema", "json_schema": schema}));
+    }
+
+    #[test]
+    fn qwen_xml_arguments_use_their_style_and_python_calls_loosen() {
+        let qwen = export(&analysis(include_str!("../../templates/qwen-coder-xml.jinja")), Options::default());
+        let params = all(&qwen, "qwen_xml_parameter");
+        assert_eq!(params.len(), 2);
+        assert!(qwen.warnings.is_empty(), "{:?}", qwen.warnings);
+        let python = export(&analysis(include_str!("../../templates/python-calls.jinja")), Options::default());
+        assert_eq!(python.warnings.len(), 2, "one per tool: {:?}", python.warnings);
+        assert!(all(&python, "tags_with_separator").len() == 1, "calls inside the section marker");
+    }
+
+    #[test]
+    fn legacy_form_has_structures_and_triggers() {
+        let l = legacy(&Protocol::new(&hermes(), &Options { tools: tools(), ..Options::default() })).unwrap();
+        assert_eq!(l.triggers, ["<tool_call>"]);
+        assert_eq!(l.structures.len(), 2);
+        assert_eq!(l.structures[1]["begin"], "<tool_call>\n{\"name\": \"search\", \"arguments\": ");
+        assert_eq!(l.structures[1]["end"], "}\n</tool_call>");
+        assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    }
 }
