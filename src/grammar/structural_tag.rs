@@ -178,9 +178,6 @@ fn format_tags(format: &ToolFormat, tools: &[Tool], headers: &[Header], parallel
         return calls;
     }
     let calls: Vec<Value> = calls.into_iter().map(|(tag, _)| tag).collect();
-    if format.section_end_optional {
-        warnings.push("the section end the template writes only after several calls is required here".into());
-    }
     let inner = node(
         "tags_with_separator",
         vec![
@@ -191,7 +188,12 @@ fn format_tags(format: &ToolFormat, tools: &[Tool], headers: &[Header], parallel
         ],
     );
     let word = Marker::new(start).first_core().unwrap_or(start).to_string();
-    vec![(tag(start, inner, &format.section_end), word)]
+    let mut section = tag(start, inner, &format.section_end);
+    if format.section_end_optional {
+        // Written only after two calls or more: after one it may be missing.
+        section["end"] = Value::Array(vec![Value::from(format.section_end.as_str()), Value::from("")]);
+    }
+    vec![(section, word)]
 }
 
 /// One tool's call as a tag, and its trigger. `in_section`: the call
