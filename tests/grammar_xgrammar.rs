@@ -398,8 +398,13 @@ fn structural_tags_compile_in_xgrammar_and_accept_rendered_outputs() {
     let templates = templates();
     let mut jobs = Jobs::default();
     let mut skipped = Skipped::default();
+    let mut loosened = Vec::new();
     for t in &templates {
         add_template(&mut jobs, t, &mut skipped);
+        let p = Protocol::new(&t.analysis, &Options { tools: tools(), ..Options::default() });
+        if loose(&p) {
+            loosened.push(t.name.as_str());
+        }
     }
     let results = jobs.run(&python);
     // (passed, total) per kind, for outputs cut after the prompt and for
@@ -435,6 +440,7 @@ fn structural_tags_compile_in_xgrammar_and_accept_rendered_outputs() {
         skipped.unrendered,
         skipped.loose
     );
+    println!("  arguments loosened (no exact structural-tag form) in {} templates: {}", loosened.len(), loosened.join(", "));
     for miss in &misses {
         println!("  miss: {miss}");
     }

@@ -20,10 +20,11 @@
 //!   calls in one `tag` holding `tags_with_separator`; `required` or a named
 //!   function sets `at_least_one`, parallel calls off `stop_after_first`;
 //! - tagged arguments spelled the way one of xgrammar's XML styles spells them
-//!   (`<parameter=K>V</parameter>` and kin) use that style; other tagged
-//!   arguments, Python calls and arguments written as a JSON string get the
-//!   closest looser form (`any_text` up to the call's end, any JSON string)
-//!   and a warning.
+//!   (`<parameter=K>V</parameter>` and kin, compared without whitespace) use
+//!   that style (`qwen_xml_parameter` for Qwen's, which older xgrammar
+//!   reads); other tagged arguments, Python calls and arguments written as a
+//!   JSON string get the closest looser form (`any_text` up to the call's
+//!   end, any JSON string) and a warning.
 //!
 //! [`legacy`] writes the older `{"structures": [{"begin", "schema", "end"}],
 //! "triggers": [...]}` form (SGLang before structural-tag formats): calls with
@@ -353,29 +354,50 @@ fn tagged_format(t: &TaggedArguments, tool: &Tool, warnings: &mut Vec<String>) -
     }
 }
 
-/// xgrammar's XML argument styles: name prefix, the text between name and
-/// value, value suffix, each without whitespace (which the style leaves to
-/// the value or to the space between arguments).
-const XML_STYLES: &[(&str, &str, &str, &str)] = &[
-    ("qwen_xml", "<parameter=", ">", "</parameter>"),
-    ("minimax_xml", "<parametername=\"", "\">", "</parameter>"),
-    ("glm_xml", "<arg_key>", "</arg_key><arg_value>", "</arg_value>"),
+/// One of xgrammar's XML argument styles, by its markers without
+/// whitespace (which the style leaves to the value or to the space between
+/// arguments).
+struct XmlStyle {
+    name: &'static str,
+    /// Before an argument's name.
+    prefix: &'static str,
+    /// Between the name and the value: the whole text, or for typed styles
+    /// (a type attribute the style writes per value) its fixed start.
+    infix: &'static str,
+    /// After a value.
+    suffix: &'static str,
+    typed: bool,
+}
+
+const XML_STYLES: &[XmlStyle] = &[
+    XmlStyle { name: "qwen_xml", prefix: "<parameter=", infix: ">", suffix: "</parameter>", typed: false },
+    XmlStyle { name: "minimax_xml", prefix: "<parametername=\"", infix: "\">", suffix: "</parameter>", typed: false },
+    XmlStyle { name: "glm_xml", prefix: "<arg_key>", infix: "</arg_key><arg_value>", suffix: "</arg_value>", typed: false },
+    XmlStyle { name: "deepseek_xml", prefix: "<｜DSML｜parametername=\"", infix: "\"string=\"", suffix: "</｜DSML｜parameter>", typed: true },
+    XmlStyle { name: "kimi_k3_xml", prefix: "<|open|>argumentkey=\"", infix: "\"type=\"", suffix: "<|close|>argument<|sep|>", typed: true },
 ];
 
 /// The style whose markers the tagged arguments use, when nothing else
-/// (named closes, typed values, escapes, nested elements) is in play.
+/// (named closes, escapes, nested elements, a separator) is in play.
 fn xml_style(t: &TaggedArguments) -> Option<&'static str> {
-    let plain = t.raw_strings
-        && t.named_close.is_none()
-        && t.typed_value_prefix.is_none()
-        && t.escaped_value.is_none()
-        && t.elements.is_none()
-        && t.separator.trim().is_empty();
+    let plain = t.raw_strings && t.named_close.is_none() && t.escaped_value.is_none() && t.elements.is_none() && t.separator.trim().is_empty();
     if !plain {
         return None;
     }
-    let (prefix, infix, suffix) = (squeeze(&t.name_prefix), squeeze(&format!("{}{}", t.name_suffix, t.value_prefix)), squeeze(&t.value_suffix));
-    XML_STYLES.iter().find(|(_, p, i, s)| *p == prefix && *i == infix && *s == suffix).map(|(name, ..)| *name)
+    let (prefix, suffix) = (squeeze(&t.name_prefix), squeeze(&t.value_suffix));
+    let infix = |value_prefix: &str| squeeze(&format!("{}{value_prefix}", t.name_suffix));
+    let fits = |style: &XmlStyle, value_prefix: &str| match style.typed {
+        true => infix(value_prefix).starts_with(style.infix),
+        false => infix(value_prefix) == style.infix,
+    };
+    let style = XML_STYLES.iter().find(|s| {
+        let typed_ok = match &t.typed_value_prefix {
+            Some(typed) => s.typed && fits(s, typed),
+            None => true,
+        };
+        s.prefix == prefix && s.suffix == suffix && fits(s, &t.value_prefix) && typed_ok
+    })?;
+    Some(style.name)
 }
 
 fn squeeze(text: &str) -> String {
