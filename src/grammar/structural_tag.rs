@@ -22,9 +22,11 @@
 //! - tagged arguments spelled the way one of xgrammar's XML styles spells them
 //!   (`<parameter=K>V</parameter>` and kin, compared without whitespace) use
 //!   that style (`qwen_xml_parameter` for Qwen's, which older xgrammar
-//!   reads); other tagged arguments, Python calls and arguments written as a
-//!   JSON string get the closest looser form (`any_text` up to the call's
-//!   end, any JSON string) and a warning.
+//!   reads); other simple tagged arguments become one `tag` per declared
+//!   argument (keys exact, string values raw, other values any text) and a
+//!   warning; the rest, Python calls and arguments written as a JSON string
+//!   get the closest looser form (`any_text` up to the call's end, any JSON
+//!   string) and a warning.
 //!
 //! [`legacy`] writes the older `{"structures": [{"begin", "schema", "end"}],
 //! "triggers": [...]}` form (SGLang before structural-tag formats): calls with
@@ -347,10 +349,47 @@ fn tagged_format(t: &TaggedArguments, tool: &Tool, warnings: &mut Vec<String>) -
     match xml_style(t) {
         Some("qwen_xml") => node("qwen_xml_parameter", vec![("json_schema", schema)]),
         Some(style) => node("json_schema", vec![("json_schema", schema), ("style", Value::from(style))]),
-        None => {
-            warnings.push(format!("{}: tagged arguments in no xgrammar style; any text accepted up to the call's end", tool.name));
-            json!({"type": "any_text"})
+        None => match tagged_pairs(t, &schema) {
+            Some(pairs) => {
+                warnings.push(format!("{}: tagged arguments in no xgrammar style; keys exact, values other than strings accepted as any text", tool.name));
+                pairs
+            }
+            None => {
+                warnings.push(format!("{}: tagged arguments in no xgrammar style; any text accepted up to the call's end", tool.name));
+                json!({"type": "any_text"})
+            }
+        },
+    }
+}
+
+/// Tagged arguments in a shape no xgrammar style spells, as one tag per
+/// declared argument in the declared order (optional ones optional): the
+/// keys are exact, a string value is raw text up to its close, an enum one
+/// of its values; other values are any text (templates print them as JSON
+/// or as Python literals). `None` when the shape is not that simple
+/// (no declared properties, a separator, typed or escaped values).
+fn tagged_pairs(t: &TaggedArguments, schema: &Value) -> Option<Value> {
+    let simple = t.raw_strings && t.typed_value_prefix.is_none() && t.escaped_value.is_none() && t.elements.is_none() && t.separator.is_empty();
+    let properties = schema.get("properties").and_then(Value::as_object).filter(|p| simple && !p.is_empty())?;
+    let required: Vec<&str> = schema.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let pairs = properties.iter().map(|(key, property)| {
+        let begin = format!("{}{key}{}{}", t.name_prefix, t.name_suffix, t.value_prefix);
+        let pair = tag(&begin, raw_value(property), &t.close_for(key));
+        if required.contains(&key.as_str()) {
+            pair
+        } else {
+            optional(pair)
         }
+    });
+    Some(sequence(pairs.collect()))
+}
+
+/// A raw tagged value: one of a string enum's values, else any text.
+fn raw_value(property: &Value) -> Value {
+    let values = property.get("enum").and_then(Value::as_array).filter(|v| v.iter().all(Value::is_string));
+    match values {
+        Some(values) => node("or", vec![("elements", Value::Array(values.iter().map(|v| const_string(v.as_str().unwrap_or_default())).collect()))]),
+        None => json!({"type": "any_text"}),
     }
 }
 
@@ -621,6 +660,30 @@ mod tests {
         let python = export(&analysis(include_str!("../../templates/python-calls.jinja")), Options::default());
         assert_eq!(python.warnings.len(), 2, "one per tool: {:?}", python.warnings);
         assert!(all(&python, "tags_with_separator").len() == 1, "calls inside the section marker");
+    }
+
+    #[test]
+    fn tagged_pairs_in_no_style_keep_their_keys() {
+        let t = TaggedArguments {
+            name_prefix: "<param name=\"".into(),
+            name_suffix: "\">".into(),
+            value_prefix: String::new(),
+            typed_value_prefix: None,
+            value_suffix: "</param>".into(),
+            named_close: None,
+            separator: String::new(),
+            end: String::new(),
+            raw_strings: true,
+            escaped_value: None,
+            elements: None,
+        };
+        let schema = json!({"type": "object", "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}}, "required": ["city"]});
+        let pairs = tagged_pairs(&t, &schema).unwrap();
+        assert_eq!(pairs["elements"][0], tag("<param name=\"city\">", json!({"type": "any_text"}), "</param>"));
+        let unit = &pairs["elements"][1];
+        assert_eq!(unit["type"], "optional");
+        assert_eq!(unit["content"]["content"]["elements"][1], const_string("f"));
+        assert!(tagged_pairs(&TaggedArguments { separator: ",".into(), ..t }, &schema).is_none());
     }
 
     #[test]
