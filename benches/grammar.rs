@@ -1,5 +1,7 @@
 //! Grammar generation time per template (issue 4): `Analysis::grammar` for a
-//! 10-tool set, target under 1 ms per template.
+//! 10-tool set, target under 1 ms per template. The xgrammar structural-tag
+//! emitter (issue 14) alone, from a built protocol, for 10 and 128 tools:
+//! targets 1 ms and 5 ms.
 //!
 //! Templates: the shipped `templates/*.jinja` with tools, then
 //! `../shared/corpus/llamacpp/*.jinja` when present (or the directory named by
@@ -24,9 +26,9 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use chat_autoparser::grammar::response_template;
-use chat_autoparser::protocol::Options;
-use chat_autoparser::{Analysis, ChatTemplate, GrammarConfig, Protocol, TemplateConfig, TemplateSource, ToolChoice};
+use chat_autoparser::grammar::{response_template, structural_tag};
+use chat_autoparser::protocol::{Options, Protocol};
+use chat_autoparser::{Analysis, ChatTemplate, GrammarConfig, TemplateConfig, TemplateSource, ToolChoice};
 use criterion::{criterion_group, BenchmarkId, Criterion};
 use serde_json::{json, Value};
 
@@ -38,7 +40,7 @@ fn tools() -> Vec<Value> {
     tool_set(10)
 }
 
-/// `n` tools like [`tools`]'s.
+/// `n` tools of the shape above.
 fn tool_set(n: usize) -> Vec<Value> {
     let mut out = Vec::new();
     for i in 0..n {
@@ -111,30 +113,35 @@ fn bench(c: &mut Criterion) {
         }
     }
     group.finish();
+    let mut group = c.benchmark_group("structural_tag");
+    group.sample_size(20).warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(500));
+    for (name, a) in analyses().iter().filter(|(n, _)| n.starts_with("templates/")) {
+        for n in [10, 128] {
+            let protocol = Protocol::new(a, &Options { tools: tool_set(n), ..Default::default() });
+            group.bench_function(BenchmarkId::new(name.as_str(), n), |b| b.iter(|| black_box(structural_tag(black_box(&protocol))).ok()));
+        }
+    }
+    group.finish();
 }
 
 criterion_group!(benches, bench);
 
-/// The response-template export per template for 10 and 128 tools: median,
-/// p90 and max of the per-template medians, against 1 ms and 5 ms.
-fn response_template_summary(all: &[(String, Analysis)]) {
+/// One export per template for 10 and 128 tools, protocol included
+/// (`Protocol::new`, then `export`): median, p90 and max of the
+/// per-template medians, against 1 ms and 5 ms.
+fn emitter_summary(label: &str, all: &[(String, Analysis)], export: impl Fn(&Protocol)) {
     for (n, target_ms) in [(10, 1.0), (128, 5.0)] {
         let options = Options { tools: tool_set(n), ..Default::default() };
         let mut times: Vec<(f64, &str)> = all
             .iter()
-            .map(|(name, a)| {
-                let t = median_time(|| {
-                    black_box(response_template(&Protocol::new(a, black_box(&options))).ok());
-                });
-                (t.as_secs_f64() * 1e3, name.as_str())
-            })
+            .map(|(name, a)| (median_time(|| export(&Protocol::new(a, black_box(&options)))).as_secs_f64() * 1e3, name.as_str()))
             .collect();
         times.sort_by(|a, b| a.0.total_cmp(&b.0));
         let pick = |p: f64| times[(((p / 100.0) * times.len() as f64).ceil() as usize).clamp(1, times.len()) - 1].0;
         let (worst, which) = times.last().copied().unwrap_or((0.0, ""));
         let verdict = if worst < target_ms { "met" } else { "NOT met" };
         println!(
-            "  response_template, {n:>3} tools  median {:.3} ms  p90 {:.3} ms  max {worst:.3} ms ({which}); target < {target_ms} ms per template: {verdict}",
+            "  {label}, {n:>3} tools  median {:.3} ms  p90 {:.3} ms  max {worst:.3} ms ({which}); target < {target_ms} ms per template: {verdict}",
             pick(50.0),
             pick(90.0)
         );
@@ -183,7 +190,12 @@ fn summary() {
             worst.2
         );
     }
-    response_template_summary(&all);
+    emitter_summary("response_template", &all, |p| {
+        black_box(response_template(black_box(p)).ok());
+    });
+    emitter_summary("structural tag", &all, |p| {
+        black_box(structural_tag(black_box(p)).ok());
+    });
 }
 
 fn main() {

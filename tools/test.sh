@@ -4,6 +4,7 @@
 # The rendering-fidelity tier compares our renders with Python's jinja2, and the
 # response-template tier parses with transformers' parse_response, so this script
 # first makes a project-local virtualenv (.venv) with the pinned requirements.
+# It also installs the xgrammar wheel there for the structural-tag tier.
 # Tests that need ../shared (the template corpus and llama.cpp's vectors) skip
 # with a message when it is absent. Then python/test.sh builds the Python
 # package into the same .venv and runs its pytest suite.
@@ -12,6 +13,13 @@ cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import jinja2, transformers.utils.chat_parsing' 2>/dev/null; then
     python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check -r tools/requirements.txt
+fi
+# The xgrammar tier: its wheel without torch (tools/requirements-xgrammar.txt says why);
+# when it cannot be installed the tier skips with a message.
+if ! .venv/bin/python tools/xgrammar_check.py --probe >/dev/null 2>&1; then
+    .venv/bin/pip install --quiet --disable-pip-version-check -r tools/requirements-xgrammar.txt \
+        && .venv/bin/pip install --quiet --disable-pip-version-check --no-deps xgrammar==0.2.8 \
+        || echo "note: xgrammar could not be installed; the xgrammar tier will skip"
 fi
 export CHAT_AUTOPARSER_PYTHON="$PWD/.venv/bin/python"
 # Show what passing tests print: the fidelity count and the corpus summaries

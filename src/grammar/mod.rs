@@ -37,6 +37,7 @@ mod markers;
 pub mod recognizer;
 mod response_template;
 mod schema;
+mod structural_tag;
 pub mod syntax;
 mod tools;
 mod walk;
@@ -54,6 +55,7 @@ pub use crate::protocol::ToolChoice;
 pub use gbnf::rule_name;
 pub use recognizer::Recognizer;
 pub use response_template::{response_template, ResponseTemplate};
+pub use structural_tag::{legacy, structural_tag, LegacyStructuralTag, StructuralTag};
 pub use triggers::{Trigger, TriggerKind};
 
 use gbnf::{literal, until, Rules};

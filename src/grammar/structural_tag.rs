@@ -1,0 +1,698 @@
+//! xgrammar structural tags: the [`Protocol`] as the JSON that vLLM and
+//! SGLang hand to xgrammar (`{"type": "structural_tag", "format": ...}`).
+//!
+//! A structural tag is a tree of formats. The output is laid out as
+//!
+//! ```text
+//! sequence [ reasoning block (if the protocol has one),
+//!            body: triggered_tags over the calls | the answer schema | any_text ]
+//! ```
+//!
+//! - reasoning: a block the prompt opened is `tag("", any_text, END)` and must
+//!   close; one the model may open is `optional(tag(START, any_text, END))`;
+//!   after a prompt that closed it (or thinking off) there is none;
+//! - calls: `triggered_tags` whose triggers are the first marker of the tool
+//!   section (or of the call), one `tag` per tool: `begin` is the call's
+//!   fixed text up to its first variable part (id, arguments), `end` the fixed
+//!   text after its last, `content` what lies between (`json_schema`,
+//!   `const_string`, `regex` for a counter id, the rest of a section header
+//!   after the name as free text on its line); a section marker wraps the
+//!   calls in one `tag` holding `tags_with_separator`; `required` or a named
+//!   function sets `at_least_one`, parallel calls off `stop_after_first`;
+//! - tagged arguments spelled the way one of xgrammar's XML styles spells them
+//!   (`<parameter=K>V</parameter>` and kin, compared without whitespace) use
+//!   that style (`qwen_xml_parameter` for Qwen's, which older xgrammar
+//!   reads); other simple tagged arguments become one `tag` per declared
+//!   argument (keys exact, string values raw, other values any text) and a
+//!   warning; the rest, Python calls and arguments written as a JSON string
+//!   get the closest looser form (`any_text` up to the call's end, any JSON
+//!   string) and a warning.
+//!
+//! [`legacy`] writes the older `{"structures": [{"begin", "schema", "end"}],
+//! "triggers": [...]}` form (SGLang before structural-tag formats): calls with
+//! JSON arguments only, one call per section.
+//!
+//! Markers are matched exactly as the template renders them (a structural tag
+//! has no flexible whitespace between fixed strings), except that free text
+//! absorbs the whitespace before a trigger.
+//!
+//! Invariants: reads only the [`Protocol`]; deterministic JSON (keys in a
+//! fixed order, tools in the order given); never panics; anything it cannot
+//! express exactly becomes a looser format and an entry in `warnings`, never
+//! a failed request.
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::analysis::{Header, TaggedArguments, ToolFormat};
+use crate::protocol::{Arguments, CallLayout, IdShape, Marker, Protocol, ReasoningBlock, Segment, Tool, ToolSection};
+use crate::Result;
+
+/// A structural tag for one request (DESIGN §5 JSON shape).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StructuralTag {
+    /// `{"type": "structural_tag", "format": {...}}`.
+    pub structural_tag: Value,
+    /// Tokens the tokenizer must keep whole for the markers to be seen.
+    pub preserved_tokens: Vec<String>,
+    /// What could only be expressed loosely, one line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// The legacy form: `structures` (begin, schema, end) and `triggers`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LegacyStructuralTag {
+    pub structures: Vec<Value>,
+    pub triggers: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// The structural tag of `protocol`. Errors (kind `input`) only when calls
+/// are required but cannot be written (see [`Protocol::check_servable`]).
+pub fn structural_tag(protocol: &Protocol) -> Result<StructuralTag> {
+    protocol.check_servable()?;
+    let mut warnings = protocol.warnings.clone();
+    let body = body(protocol, &mut warnings);
+    let format = match reasoning(protocol.reasoning.as_ref()) {
+        Some(block) => sequence(vec![block, body]),
+        None => body,
+    };
+    Ok(StructuralTag {
+        structural_tag: node("structural_tag", vec![("format", format)]),
+        preserved_tokens: protocol.preserved_tokens.clone(),
+        warnings,
+    })
+}
+
+/// The reasoning block the output may or must write first.
+fn reasoning(block: Option<&ReasoningBlock>) -> Option<Value> {
+    let r = block?;
+    let end = r.end.trim();
+    if r.opened {
+        // The prompt (or delimiter reasoning) opened it: it must close first.
+        return Some(tag("", json!({"type": "any_text"}), end));
+    }
+    // The template closes blocks it never opened (`</think>` alone): the
+    // opening is optional inside the optional block.
+    let begin = if r.bare_end { "" } else { r.start.trim() };
+    let block = tag(begin, json!({"type": "any_text"}), end);
+    // Templates write whitespace before the block (`\n<think>`).
+    Some(optional(sequence(vec![whitespace(), block])))
+}
+
+/// What follows reasoning: calls, the answer, a choice of both, or free text.
+fn body(protocol: &Protocol, warnings: &mut Vec<String>) -> Value {
+    let calls = protocol.tools.as_ref().filter(|s| !s.tools.is_empty());
+    let answer = protocol.response_schema.as_ref().map(|schema| answer(protocol, schema));
+    match (calls, answer) {
+        (Some(section), None) if !section.required => calls_format(section, protocol.headers(), false, warnings),
+        (Some(section), None) => eager_calls(protocol, section, warnings),
+        // An answer schema makes the output eager: a call or the answer.
+        (Some(section), Some(answer)) => {
+            let calls = eager_calls(protocol, section, warnings);
+            node("or", vec![("elements", Value::Array(vec![calls, answer]))])
+        }
+        (None, Some(answer)) => answer,
+        (None, None) => json!({"type": "any_text"}),
+    }
+}
+
+/// The JSON answer, inside the content wrapper when the template has one.
+fn answer(protocol: &Protocol, schema: &Value) -> Value {
+    let value = node("json_schema", vec![("json_schema", schema.clone())]);
+    let (start, end) = (protocol.content.start.trim(), protocol.content.end.trim());
+    if start.is_empty() && end.is_empty() {
+        return value;
+    }
+    tag(start, value, end)
+}
+
+/// Calls that must come first: after the empty content block that templates
+/// with a content wrapper write before calls
+/// (`<|open|>response<|sep|><|close|>response<|sep|>`), if any.
+fn eager_calls(protocol: &Protocol, section: &ToolSection, warnings: &mut Vec<String>) -> Value {
+    let calls = calls_format(section, protocol.headers(), true, warnings);
+    let (start, end) = (protocol.content.start.trim(), protocol.content.end.trim());
+    if start.is_empty() || end.is_empty() {
+        return calls;
+    }
+    let empty = sequence(vec![whitespace(), const_string(start), whitespace(), const_string(end)]);
+    sequence(vec![optional(empty), calls])
+}
+
+/// The calls as `triggered_tags`: free text until a trigger, then a call (or
+/// a section of calls) of one of the tools. `required`: no free text before
+/// the first call and at least one; leading whitespace stays free.
+fn calls_format(section: &ToolSection, headers: &[Header], required: bool, warnings: &mut Vec<String>) -> Value {
+    let parallel = section.parallel;
+    let mut tags = Vec::new();
+    let mut words = Vec::new();
+    for format in &section.formats {
+        for (tag, word) in format_tags(format, &section.tools, headers, parallel && format.parallel, warnings) {
+            tags.push(tag);
+            words.push(word);
+        }
+    }
+    let triggers = triggers(words);
+    let triggers = triggers.into_iter().map(Value::String).collect();
+    let triggered = node(
+        "triggered_tags",
+        vec![
+            ("triggers", Value::Array(triggers)),
+            ("tags", Value::Array(tags)),
+            ("at_least_one", Value::Bool(required)),
+            ("stop_after_first", Value::Bool(!parallel)),
+        ],
+    );
+    if !required {
+        return triggered;
+    }
+    sequence(vec![whitespace(), triggered])
+}
+
+/// The tags of one format with the trigger of each: a call tag per tool,
+/// or one section tag holding them.
+fn format_tags(format: &ToolFormat, tools: &[Tool], headers: &[Header], parallel: bool, warnings: &mut Vec<String>) -> Vec<(Value, String)> {
+    let start = format.section_start.trim_start();
+    let calls: Vec<(Value, String)> = tools.iter().map(|t| call_tag(format, t, headers, !start.is_empty(), warnings)).collect();
+    if start.is_empty() {
+        return calls;
+    }
+    let calls: Vec<Value> = calls.into_iter().map(|(tag, _)| tag).collect();
+    let inner = node(
+        "tags_with_separator",
+        vec![
+            ("tags", Value::Array(calls)),
+            ("separator", Value::from(format.call_separator.as_str())),
+            ("at_least_one", Value::Bool(true)),
+            ("stop_after_first", Value::Bool(!parallel)),
+        ],
+    );
+    let word = Marker::new(start).first_core().unwrap_or(start).to_string();
+    let mut section = tag(start, inner, &format.section_end);
+    if format.section_end_optional {
+        // Written only after two calls or more: after one it may be missing.
+        section["end"] = Value::Array(vec![Value::from(format.section_end.as_str()), Value::from("")]);
+    }
+    vec![(section, word)]
+}
+
+/// One tool's call as a tag, and its trigger. `in_section`: the call
+/// follows a section marker, so its leading whitespace is the template's
+/// and stays exact.
+fn call_tag(format: &ToolFormat, tool: &Tool, headers: &[Header], in_section: bool, warnings: &mut Vec<String>) -> (Value, String) {
+    let layout = CallLayout::new(format, &tool.name);
+    let mut pieces = pieces(&layout.segments, tool, headers, warnings);
+    let first = pieces.iter().position(|p| matches!(p, Piece::Format(_))).unwrap_or(pieces.len());
+    let last = pieces.iter().rposition(|p| matches!(p, Piece::Format(_))).unwrap_or(first);
+    let end = fixed(pieces.drain(last + 1..));
+    let middle: Vec<Piece> = pieces.drain(first..).collect();
+    let mut begin = fixed(pieces.drain(..));
+    if !in_section {
+        begin = begin.trim_start().to_string();
+    }
+    let mut elements: Vec<Value> = middle.into_iter().map(Piece::into_format).collect();
+    let content = match elements.len() {
+        1 => elements.remove(0),
+        _ => sequence(elements),
+    };
+    let head = layout.segments.iter().take_while(|s| is_fixed(s)).cloned().collect::<Vec<_>>();
+    let word = trigger_word(&head, &begin);
+    (tag(&begin, content, &end), word)
+}
+
+/// A part of a call: exact text, or a format for what varies.
+enum Piece {
+    Fixed(String),
+    Format(Value),
+}
+
+impl Piece {
+    fn into_format(self) -> Value {
+        match self {
+            Piece::Fixed(text) => const_string(&text),
+            Piece::Format(format) => format,
+        }
+    }
+}
+
+/// The text of consecutive fixed pieces.
+fn fixed(pieces: impl Iterator<Item = Piece>) -> String {
+    pieces
+        .map(|p| match p {
+            Piece::Fixed(text) => text,
+            Piece::Format(_) => String::new(),
+        })
+        .collect()
+}
+
+/// The call's segments as pieces: adjacent fixed text merged, tagged
+/// arguments followed by their own closing text, a header's varying rest
+/// after the name as free text on its line.
+fn pieces(segments: &[Segment], tool: &Tool, headers: &[Header], warnings: &mut Vec<String>) -> Vec<Piece> {
+    let mut out: Vec<Piece> = Vec::new();
+    for (i, segment) in segments.iter().enumerate() {
+        match segment {
+            Segment::Marker(text) if i > 0 && segments[i - 1] == Segment::Text(tool.name.clone()) => {
+                for piece in name_suffix(text, headers) {
+                    match piece {
+                        Piece::Fixed(t) => push_fixed(&mut out, &t),
+                        format => out.push(format),
+                    }
+                }
+            }
+            Segment::Marker(text) | Segment::Text(text) => push_fixed(&mut out, text),
+            Segment::Id(shape) => out.push(Piece::Format(id_format(shape))),
+            Segment::Arguments(args) => {
+                out.push(Piece::Format(arguments_format(args, tool, warnings)));
+                if let Arguments::Tagged(t) = args {
+                    push_fixed(&mut out, &t.end);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn push_fixed(out: &mut Vec<Piece>, text: &str) {
+    match out.last_mut() {
+        Some(Piece::Fixed(prev)) => prev.push_str(text),
+        _ if text.is_empty() => {}
+        _ => out.push(Piece::Fixed(text.to_string())),
+    }
+}
+
+/// The marker after a tagged name. When it ends a section header and holds
+/// attributes the template varies per call (`" index="1"<|sep|>`), its
+/// first word ends the name and the rest of the line up to the header's
+/// close is free, as the parser reads it.
+fn name_suffix(suffix: &str, headers: &[Header]) -> Vec<Piece> {
+    let body = suffix.trim_end();
+    let header = headers.iter().find(|h| !h.close.is_empty() && body.ends_with(h.close.as_str()));
+    let word = header.and_then(|h| {
+        let inner = &body[..body.len() - h.close.len()];
+        let lead = inner.len() - inner.trim_start().len();
+        let word_end = lead + inner[lead..].find(char::is_whitespace)?;
+        Some((h, &inner[..word_end]))
+    });
+    let Some((h, word)) = word else { return vec![Piece::Fixed(suffix.to_string())] };
+    let rest = node("any_text", vec![("excludes", Value::Array(vec![Value::from("\n")]))]);
+    vec![
+        Piece::Fixed(word.to_string()),
+        Piece::Format(tag("", rest, &h.close)),
+        Piece::Fixed(suffix[body.len()..].to_string()),
+    ]
+}
+
+/// Where a call starts: the first core of its first marker, so that a call
+/// of an unknown tool after it is no longer free text; a call with no
+/// marker before its name starts with its first word.
+fn trigger_word(head: &[Segment], begin: &str) -> String {
+    let marker = head.iter().find_map(|s| match s {
+        Segment::Marker(raw) => Marker::new(raw).first_core().map(str::to_string),
+        _ => None,
+    });
+    let word = || begin.split_whitespace().next().unwrap_or(begin).to_string();
+    marker.filter(|m| begin.starts_with(m.as_str())).unwrap_or_else(word)
+}
+
+/// A call id: a JSON string, a counter, or an optional tagged text.
+fn id_format(shape: &IdShape) -> Value {
+    match shape {
+        IdShape::JsonString => json!({"type": "json_schema", "json_schema": {"type": "string"}}),
+        IdShape::Counter => json!({"type": "regex", "pattern": "[0-9]+"}),
+        IdShape::Tagged { prefix, suffix } => optional(tag(prefix, json!({"type": "any_text"}), suffix)),
+    }
+}
+
+/// The arguments of `tool`.
+fn arguments_format(args: &Arguments, tool: &Tool, warnings: &mut Vec<String>) -> Value {
+    match args {
+        Arguments::Json { as_string: false } => node("json_schema", vec![("json_schema", object_schema(&tool.parameters))]),
+        Arguments::Json { as_string: true } => {
+            warnings.push(format!("{}: arguments written as a JSON string; any string accepted", tool.name));
+            json!({"type": "json_schema", "json_schema": {"type": "string"}})
+        }
+        Arguments::Tagged(t) => tagged_format(t, tool, warnings),
+        Arguments::Python => {
+            warnings.push(format!("{}: Python-call arguments; any text accepted up to the call's end", tool.name));
+            json!({"type": "any_text"})
+        }
+    }
+}
+
+/// Tagged arguments in the xgrammar XML style that spells them, else any text.
+fn tagged_format(t: &TaggedArguments, tool: &Tool, warnings: &mut Vec<String>) -> Value {
+    let schema = object_schema(&tool.parameters);
+    match xml_style(t) {
+        Some("qwen_xml") => node("qwen_xml_parameter", vec![("json_schema", schema)]),
+        Some(style) => node("json_schema", vec![("json_schema", schema), ("style", Value::from(style))]),
+        None => match tagged_pairs(t, &schema) {
+            Some(pairs) => {
+                warnings.push(format!("{}: tagged arguments in no xgrammar style; keys exact, values other than strings accepted as any text", tool.name));
+                pairs
+            }
+            None => {
+                warnings.push(format!("{}: tagged arguments in no xgrammar style; any text accepted up to the call's end", tool.name));
+                json!({"type": "any_text"})
+            }
+        },
+    }
+}
+
+/// Tagged arguments in a shape no xgrammar style spells, as one tag per
+/// declared argument in the declared order (optional ones optional): the
+/// keys are exact, a string value is raw text up to its close, an enum one
+/// of its values; other values are any text (templates print them as JSON
+/// or as Python literals). `None` when the shape is not that simple
+/// (no declared properties, a separator, typed or escaped values).
+fn tagged_pairs(t: &TaggedArguments, schema: &Value) -> Option<Value> {
+    let simple = t.raw_strings && t.typed_value_prefix.is_none() && t.escaped_value.is_none() && t.elements.is_none() && t.separator.is_empty();
+    let properties = schema.get("properties").and_then(Value::as_object).filter(|p| simple && !p.is_empty())?;
+    let required: Vec<&str> = schema.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let pairs = properties.iter().map(|(key, property)| {
+        let begin = format!("{}{key}{}{}", t.name_prefix, t.name_suffix, t.value_prefix);
+        let pair = tag(&begin, raw_value(property), &t.close_for(key));
+        if required.contains(&key.as_str()) {
+            pair
+        } else {
+            optional(pair)
+        }
+    });
+    Some(sequence(pairs.collect()))
+}
+
+/// A raw tagged value: one of a string enum's values, else any text.
+fn raw_value(property: &Value) -> Value {
+    let values = property.get("enum").and_then(Value::as_array).filter(|v| v.iter().all(Value::is_string));
+    match values {
+        Some(values) => node("or", vec![("elements", Value::Array(values.iter().map(|v| const_string(v.as_str().unwrap_or_default())).collect()))]),
+        None => json!({"type": "any_text"}),
+    }
+}
+
+/// One of xgrammar's XML argument styles, by its markers without
+/// whitespace (which the style leaves to the value or to the space between
+/// arguments).
+struct XmlStyle {
+    name: &'static str,
+    /// Before an argument's name.
+    prefix: &'static str,
+    /// Between the name and the value: the whole text, or for typed styles
+    /// (a type attribute the style writes per value) its fixed start.
+    infix: &'static str,
+    /// After a value.
+    suffix: &'static str,
+    typed: bool,
+}
+
+const XML_STYLES: &[XmlStyle] = &[
+    XmlStyle { name: "qwen_xml", prefix: "<parameter=", infix: ">", suffix: "</parameter>", typed: false },
+    XmlStyle { name: "minimax_xml", prefix: "<parametername=\"", infix: "\">", suffix: "</parameter>", typed: false },
+    XmlStyle { name: "glm_xml", prefix: "<arg_key>", infix: "</arg_key><arg_value>", suffix: "</arg_value>", typed: false },
+    XmlStyle { name: "deepseek_xml", prefix: "<｜DSML｜parametername=\"", infix: "\"string=\"", suffix: "</｜DSML｜parameter>", typed: true },
+    XmlStyle { name: "kimi_k3_xml", prefix: "<|open|>argumentkey=\"", infix: "\"type=\"", suffix: "<|close|>argument<|sep|>", typed: true },
+];
+
+/// The style whose markers the tagged arguments use, when nothing else
+/// (named closes, escapes, nested elements, a separator) is in play.
+fn xml_style(t: &TaggedArguments) -> Option<&'static str> {
+    let plain = t.raw_strings && t.named_close.is_none() && t.escaped_value.is_none() && t.elements.is_none() && t.separator.trim().is_empty();
+    if !plain {
+        return None;
+    }
+    let (prefix, suffix) = (squeeze(&t.name_prefix), squeeze(&t.value_suffix));
+    let infix = |value_prefix: &str| squeeze(&format!("{}{value_prefix}", t.name_suffix));
+    let fits = |style: &XmlStyle, value_prefix: &str| match style.typed {
+        true => infix(value_prefix).starts_with(style.infix),
+        false => infix(value_prefix) == style.infix,
+    };
+    let style = XML_STYLES.iter().find(|s| {
+        let typed_ok = match &t.typed_value_prefix {
+            Some(typed) => s.typed && fits(s, typed),
+            None => true,
+        };
+        s.prefix == prefix && s.suffix == suffix && fits(s, &t.value_prefix) && typed_ok
+    })?;
+    Some(style.name)
+}
+
+fn squeeze(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// The distinct trigger words, none that another one starts with (xgrammar
+/// groups tags by the trigger they start with).
+fn triggers(mut words: Vec<String>) -> Vec<String> {
+    let mut seen = Vec::new();
+    words.retain(|w| !w.is_empty() && !seen.contains(w) && {
+        seen.push(w.clone());
+        true
+    });
+    let all = words.clone();
+    words.retain(|w| !all.iter().any(|o| o != w && w.starts_with(o.as_str())));
+    words
+}
+
+fn is_fixed(segment: &Segment) -> bool {
+    matches!(segment, Segment::Marker(_) | Segment::Text(_))
+}
+
+/// The parameters as an object schema (`{}` and non-objects mean any object).
+fn object_schema(parameters: &Value) -> Value {
+    match parameters {
+        Value::Object(m) if m.contains_key("properties") || m.contains_key("type") || m.contains_key("$ref") => parameters.clone(),
+        _ => json!({"type": "object"}),
+    }
+}
+
+fn tag(begin: &str, content: Value, end: &str) -> Value {
+    node("tag", vec![("begin", Value::from(begin)), ("content", content), ("end", Value::from(end))])
+}
+
+/// A format object, `{"type": kind, ...fields}`, built by moving its parts
+/// in: `json!` would copy every embedded value through serde, once per
+/// level of nesting.
+fn node(kind: &str, fields: Vec<(&str, Value)>) -> Value {
+    let mut map = Map::new();
+    map.insert("type".into(), Value::from(kind));
+    for (key, value) in fields {
+        map.insert(key.into(), value);
+    }
+    Value::Object(map)
+}
+
+fn sequence(elements: Vec<Value>) -> Value {
+    node("sequence", vec![("elements", Value::Array(elements))])
+}
+
+fn optional(content: Value) -> Value {
+    node("optional", vec![("content", content)])
+}
+
+fn const_string(value: &str) -> Value {
+    node("const_string", vec![("value", Value::from(value))])
+}
+
+/// Whitespace the model may write before its first call.
+fn whitespace() -> Value {
+    json!({"type": "regex", "pattern": "[ \\t\\r\\n]*"})
+}
+
+/// The legacy `{structures, triggers}` form of `protocol`: one structure per
+/// tool and format whose call is fixed text, JSON arguments, fixed text.
+pub fn legacy(protocol: &Protocol) -> Result<LegacyStructuralTag> {
+    protocol.check_servable()?;
+    let mut warnings = protocol.warnings.clone();
+    let mut structures = Vec::new();
+    let mut triggers: Vec<String> = Vec::new();
+    let section = protocol.tools.as_ref().filter(|s| !s.tools.is_empty());
+    if let Some(s) = section {
+        for (format, tool) in s.formats.iter().flat_map(|f| s.tools.iter().map(move |t| (f, t))) {
+            match legacy_structure(format, tool) {
+                Some(s) => structures.push(s),
+                None => warnings.push(format!("{}: the call is not fixed text around JSON arguments; left out of the legacy form", tool.name)),
+            }
+        }
+    }
+    for s in &structures {
+        let begin = s["begin"].as_str().unwrap_or_default();
+        let word = Marker::new(begin).first_core().unwrap_or(begin).to_string();
+        if !word.is_empty() && !triggers.contains(&word) {
+            triggers.push(word);
+        }
+    }
+    if section.is_some_and(|s| s.required || !s.parallel) {
+        warnings.push("the legacy form cannot require a call or stop after the first".into());
+    }
+    Ok(LegacyStructuralTag { structures, triggers, warnings })
+}
+
+/// One call as `{begin, schema, end}`, inside its section markers.
+fn legacy_structure(format: &ToolFormat, tool: &Tool) -> Option<Value> {
+    let layout = CallLayout::new(format, &tool.name);
+    if layout.arguments() != Some(&Arguments::Json { as_string: false }) {
+        return None;
+    }
+    let begin = format!("{}{}", format.section_start, layout.head_text()?);
+    let end = format!("{}{}", layout.tail_text()?, format.section_end);
+    let fields = [("begin", Value::from(begin.trim_start())), ("schema", object_schema(&tool.parameters)), ("end", Value::from(end))];
+    Some(Value::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Options, ToolChoice};
+    use crate::{Analysis, ChatTemplate, TemplateConfig};
+
+    fn analysis(source: &str) -> Analysis {
+        ChatTemplate::new(source, &TemplateConfig::default()).unwrap().analyze().unwrap()
+    }
+
+    fn hermes() -> Analysis {
+        analysis(include_str!("../../templates/hermes-think.jinja"))
+    }
+
+    fn tools() -> Vec<Value> {
+        let weather = json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
+        vec![
+            json!({"type": "function", "function": {"name": "get_weather", "parameters": weather}}),
+            json!({"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}),
+        ]
+    }
+
+    fn export(a: &Analysis, options: Options) -> StructuralTag {
+        structural_tag(&Protocol::new(a, &Options { tools: tools(), ..options })).unwrap()
+    }
+
+    /// Every format object of `kind` in `value`, depth first.
+    fn find<'v>(value: &'v Value, kind: &str, out: &mut Vec<&'v Value>) {
+        match value {
+            Value::Object(map) => {
+                if map.get("type").and_then(Value::as_str) == Some(kind) {
+                    out.push(value);
+                }
+                map.values().for_each(|v| find(v, kind, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| find(v, kind, out)),
+            _ => {}
+        }
+    }
+
+    fn all<'v>(st: &'v StructuralTag, kind: &str) -> Vec<&'v Value> {
+        let mut out = Vec::new();
+        find(&st.structural_tag, kind, &mut out);
+        out
+    }
+
+    #[test]
+    fn auto_calls_are_triggered_tags_after_an_optional_reasoning_block() {
+        let st = export(&hermes(), Options::default());
+        let format = &st.structural_tag["format"];
+        assert_eq!(format["type"], "sequence");
+        assert_eq!(format["elements"][0]["type"], "optional");
+        let triggered = &format["elements"][1];
+        assert_eq!(triggered["triggers"], json!(["<tool_call>"]));
+        assert_eq!(triggered["at_least_one"], false);
+        assert_eq!(triggered["stop_after_first"], false);
+        let begins: Vec<&Value> = triggered["tags"].as_array().unwrap().iter().map(|t| &t["begin"]).collect();
+        assert_eq!(begins, [&json!("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": "), &json!("<tool_call>\n{\"name\": \"search\", \"arguments\": ")]);
+        assert_eq!(triggered["tags"][0]["end"], "}\n</tool_call>");
+        assert_eq!(triggered["tags"][0]["content"]["json_schema"]["required"], json!(["city"]));
+        assert!(st.warnings.is_empty(), "{:?}", st.warnings);
+    }
+
+    #[test]
+    fn deterministic_bytes() {
+        let a = hermes();
+        let one = serde_json::to_string(&export(&a, Options::default())).unwrap();
+        assert_eq!(one, serde_json::to_string(&export(&a, Options::default())).unwrap());
+    }
+
+    #[test]
+    fn tool_choice_shapes_the_tags() {
+        let a = hermes();
+        let none = export(&a, Options { tool_choice: ToolChoice::None, ..Options::default() });
+        assert!(all(&none, "triggered_tags").is_empty() && all(&none, "tag").len() == 1, "only the reasoning block");
+        let named = export(&a, Options { tool_choice: ToolChoice::Function("search".into()), ..Options::default() });
+        let triggered = all(&named, "triggered_tags");
+        assert_eq!(triggered[0]["tags"].as_array().unwrap().len(), 1);
+        assert_eq!(triggered[0]["tags"][0]["begin"], "<tool_call>\n{\"name\": \"search\", \"arguments\": ");
+        assert_eq!(triggered[0]["at_least_one"], true);
+        let single = export(&a, Options { parallel_tool_calls: false, ..Options::default() });
+        assert_eq!(all(&single, "triggered_tags")[0]["stop_after_first"], true);
+    }
+
+    #[test]
+    fn a_missing_named_function_is_an_input_error() {
+        let p = Protocol::new(&hermes(), &Options { tools: tools(), tool_choice: ToolChoice::Function("nope".into()), ..Options::default() });
+        assert!(structural_tag(&p).is_err());
+        assert!(legacy(&p).is_err());
+    }
+
+    #[test]
+    fn the_prompt_decides_the_reasoning_block() {
+        let a = hermes();
+        let opened = export(&a, Options { prompt: Some("<|im_start|>assistant\n<think>\n".into()), ..Options::default() });
+        let block = &opened.structural_tag["format"]["elements"][0];
+        assert_eq!((&block["type"], &block["begin"], &block["end"]), (&json!("tag"), &json!(""), &json!("</think>")));
+        let closed = export(&a, Options { prompt: Some("<|im_start|>assistant\n<think>\n\n</think>\n\n".into()), ..Options::default() });
+        assert_eq!(closed.structural_tag["format"]["type"], "triggered_tags");
+    }
+
+    #[test]
+    fn a_response_schema_is_a_json_schema() {
+        let schema = json!({"type": "object", "properties": {"answer": {"type": "string"}}});
+        let p = Protocol::new(&hermes(), &Options { response_schema: Some(schema.clone()), ..Options::default() });
+        let st = structural_tag(&p).unwrap();
+        assert_eq!(st.structural_tag["format"]["elements"][1], json!({"type": "json_schema", "json_schema": schema}));
+    }
+
+    #[test]
+    fn qwen_xml_arguments_use_their_style_and_python_calls_loosen() {
+        let qwen = export(&analysis(include_str!("../../templates/qwen-coder-xml.jinja")), Options::default());
+        let params = all(&qwen, "qwen_xml_parameter");
+        assert_eq!(params.len(), 2);
+        assert!(qwen.warnings.is_empty(), "{:?}", qwen.warnings);
+        let python = export(&analysis(include_str!("../../templates/python-calls.jinja")), Options::default());
+        assert_eq!(python.warnings.len(), 2, "one per tool: {:?}", python.warnings);
+        assert!(all(&python, "tags_with_separator").len() == 1, "calls inside the section marker");
+    }
+
+    #[test]
+    fn tagged_pairs_in_no_style_keep_their_keys() {
+        let t = TaggedArguments {
+            name_prefix: "<param name=\"".into(),
+            name_suffix: "\">".into(),
+            value_prefix: String::new(),
+            typed_value_prefix: None,
+            value_suffix: "</param>".into(),
+            named_close: None,
+            separator: String::new(),
+            end: String::new(),
+            raw_strings: true,
+            escaped_value: None,
+            elements: None,
+        };
+        let schema = json!({"type": "object", "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}}, "required": ["city"]});
+        let pairs = tagged_pairs(&t, &schema).unwrap();
+        assert_eq!(pairs["elements"][0], tag("<param name=\"city\">", json!({"type": "any_text"}), "</param>"));
+        let unit = &pairs["elements"][1];
+        assert_eq!(unit["type"], "optional");
+        assert_eq!(unit["content"]["content"]["elements"][1], const_string("f"));
+        assert!(tagged_pairs(&TaggedArguments { separator: ",".into(), ..t }, &schema).is_none());
+    }
+
+    #[test]
+    fn legacy_form_has_structures_and_triggers() {
+        let l = legacy(&Protocol::new(&hermes(), &Options { tools: tools(), ..Options::default() })).unwrap();
+        assert_eq!(l.triggers, ["<tool_call>"]);
+        assert_eq!(l.structures.len(), 2);
+        assert_eq!(l.structures[1]["begin"], "<tool_call>\n{\"name\": \"search\", \"arguments\": ");
+        assert_eq!(l.structures[1]["end"], "}\n</tool_call>");
+        assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    }
+}
