@@ -46,9 +46,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use chat_autoparser::analysis::ReasoningMode;
-use chat_autoparser::parser::template_messages;
-use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig, RenderRequest, TemplateConfig};
+use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig, TemplateConfig};
 use serde_json::{json, Value};
+
+#[path = "common/turns.rs"]
+mod turns;
+use turns::{render_turn, Turn};
 
 /// Recovered prefix-renderable cases over the corpus must not fall below this.
 const MIN_CORPUS_RECOVERED: usize = 270;
@@ -153,80 +156,19 @@ enum Outcome {
 }
 
 fn run_case(tmpl: &ChatTemplate, analysis: &Analysis, case: &Case) -> Outcome {
-    let user = json!({"role": "user", "content": "What is the weather in Paris?"});
-    let null_content = analysis.tools.as_ref().is_some_and(|t| t.input.null_content);
-    let mut turn = json!({"role": "assistant"});
-    turn["content"] = if case.content.is_empty() && !case.calls.is_empty() && null_content {
-        Value::Null
-    } else {
-        Value::String(case.content.into())
-    };
-    if !case.reasoning.is_empty() {
-        let field = if analysis.reasoning.field.is_empty() { "reasoning_content" } else { &analysis.reasoning.field };
-        turn[field] = Value::String(case.reasoning.into());
-    }
-    if !case.calls.is_empty() {
-        let calls: Vec<Value> = case
-            .calls
-            .iter()
-            .enumerate()
-            .map(|(i, (name, args))| {
-                json!({"id": format!("call{i:05}"), "type": "function",
-                       "function": {"name": name, "arguments": args}})
-            })
-            .collect();
-        turn["tool_calls"] = Value::Array(calls);
-    }
-    // A model writes reasoning only with thinking on: asked for as a server
-    // would, by either switch templates read.
+    // A model writes reasoning only with thinking on: asked for as a server would.
     let thinking = (!case.reasoning.is_empty()).then_some(true);
-    let request = |messages: Vec<Value>, gen: bool| RenderRequest {
-        messages: template_messages(analysis, &messages),
-        tools: Some(tools()),
-        add_generation_prompt: gen,
-        enable_thinking: thinking,
-        extra: if thinking.is_some() { thinking_on() } else { Default::default() },
-        ..Default::default()
+    let turn = Turn { content: case.content, reasoning: case.reasoning, calls: &case.calls };
+    let rendered = match render_turn(tmpl, analysis, &tools(), &turn, thinking) {
+        Ok(r) => r,
+        Err(e) => return Outcome::NotRendered(e),
     };
-    let prompt = match tmpl.render(&request(vec![user.clone()], true)) {
-        Ok(p) => p,
-        Err(e) => return Outcome::NotRendered(format!("prompt: {e}")),
-    };
-    let full = match tmpl.render(&request(vec![user.clone(), turn], false)) {
-        Ok(p) => p,
-        Err(e) => return Outcome::NotRendered(e.to_string()),
-    };
-    let closing = tmpl.render(&request(vec![user], false)).unwrap_or_default();
-    let config = ParserConfig { tools: tools(), prompt: Some(prompt.clone()), enable_thinking: thinking, ..Default::default() };
-    let Some(rest) = full.strip_prefix(prompt.as_str()) else {
-        let at = common_prefix(&prompt, &full);
-        return match parse_back(analysis, &config, strip_end(&full[at..], analysis, &closing), case) {
-            Outcome::Recovered => Outcome::ByCommonPrefix(None),
-            Outcome::Missed(why) => Outcome::ByCommonPrefix(Some(why)),
-            other => other,
-        };
-    };
-    parse_back(analysis, &config, strip_end(rest, analysis, &closing), case)
-}
-
-/// `reasoning_effort: "high"`: the other thinking switch (gpt-oss, Hy3).
-fn thinking_on() -> serde_json::Map<String, Value> {
-    let mut extra = serde_json::Map::new();
-    extra.insert("reasoning_effort".into(), json!("high"));
-    extra
-}
-
-/// Where `full` leaves `prompt`: their longest common prefix, backed off to
-/// before a marker it cuts (an unclosed `<` or `[`), as llama.cpp's test
-/// harness cuts (`init_delta` in `tests/test-chat.cpp`).
-fn common_prefix(prompt: &str, full: &str) -> usize {
-    let mut at = prompt.bytes().zip(full.bytes()).take_while(|(a, b)| a == b).count();
-    while !full.is_char_boundary(at) {
-        at -= 1;
+    let config = ParserConfig { tools: tools(), prompt: Some(rendered.prompt), enable_thinking: thinking, ..Default::default() };
+    match parse_back(analysis, &config, &rendered.output, case) {
+        Outcome::Recovered if rendered.by_common_prefix => Outcome::ByCommonPrefix(None),
+        Outcome::Missed(why) if rendered.by_common_prefix => Outcome::ByCommonPrefix(Some(why)),
+        other => other,
     }
-    let head = &full[..at];
-    let open = head.rfind(['<', '[']).filter(|&i| !head[i..].contains(['>', ']']));
-    open.unwrap_or(at)
 }
 
 /// Parses `output` (the render after the prompt, less the end of turn) back
@@ -250,33 +192,6 @@ fn parse_back(analysis: &Analysis, config: &ParserConfig, output: &str, case: &C
             serde_json::to_string(&got).unwrap_or_default()
         )),
     }
-}
-
-/// The output less the end of turn: `end_of_turn` when the text ends with
-/// it, or when what follows it is what `closing` (the user turn rendered
-/// alone, without a generation prompt) ends with too: text the template
-/// writes after any conversation. Else the stop marker after trailing
-/// whitespace.
-fn strip_end<'a>(rest: &'a str, analysis: &Analysis, closing: &str) -> &'a str {
-    let eot = analysis.turn.end_of_turn.as_str();
-    let stop = analysis.turn.stop_marker.as_str();
-    if !eot.is_empty() {
-        if let Some(s) = rest.strip_suffix(eot) {
-            return s;
-        }
-        if let Some(s) = rest.trim_end().strip_suffix(eot.trim_end()) {
-            return s;
-        }
-        if let Some((at, _)) = rest.match_indices(eot).find(|(at, _)| closing.ends_with(&rest[*at..])) {
-            return &rest[..at];
-        }
-    }
-    if !stop.is_empty() {
-        if let Some(s) = rest.trim_end().strip_suffix(stop) {
-            return s;
-        }
-    }
-    rest
 }
 
 fn compare(got: &AssistantMessage, case: &Case) -> Result<(), String> {
