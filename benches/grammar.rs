@@ -79,7 +79,7 @@ fn analyses() -> Vec<(String, Analysis)> {
 }
 
 fn config(choice: ToolChoice) -> GrammarConfig {
-    GrammarConfig { tools: tools(), tool_choice: choice, parallel_tool_calls: true, response_schema: None }
+    GrammarConfig { tools: tools(), tool_choice: choice, ..GrammarConfig::default() }
 }
 
 fn bench(c: &mut Criterion) {

@@ -17,7 +17,7 @@ fn grammar(template: &str, choice: ToolChoice, parallel: bool) -> Grammar {
         "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
         "required": ["city"]}}})];
     let g = analysis
-        .grammar(&GrammarConfig { tools, tool_choice: choice, parallel_tool_calls: parallel, response_schema: None })
+        .grammar(&GrammarConfig { tools, tool_choice: choice, parallel_tool_calls: parallel, ..GrammarConfig::default() })
         .unwrap();
     if !g.gbnf.is_empty() {
         syntax::parse(&g.gbnf).expect("pest parses the grammar");

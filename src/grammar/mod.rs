@@ -133,6 +133,14 @@ pub struct GrammarConfig {
     /// A JSON schema the answer must follow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_schema: Option<Value>,
+    /// The thinking switch the prompt was rendered with (used when `prompt`
+    /// is not given): with thinking off, no reasoning block comes first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable_thinking: Option<bool>,
+    /// The rendered prompt the output continues: a prompt that opens or
+    /// closes a reasoning block moves where the grammar starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
 }
 
 fn yes() -> bool {
@@ -141,7 +149,14 @@ fn yes() -> bool {
 
 impl Default for GrammarConfig {
     fn default() -> Self {
-        GrammarConfig { tools: Vec::new(), tool_choice: ToolChoice::Auto, parallel_tool_calls: true, response_schema: None }
+        GrammarConfig {
+            tools: Vec::new(),
+            tool_choice: ToolChoice::Auto,
+            parallel_tool_calls: true,
+            response_schema: None,
+            enable_thinking: None,
+            prompt: None,
+        }
     }
 }
 

@@ -24,12 +24,18 @@ use crate::analysis::{ArgumentsSlot, IdSlot, NameSlot, PromptEffect, Reasoning, 
 
 /// What a trigger matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum TriggerKind {
     /// A literal word; the grammar starts at it.
     Word,
     /// A regex searched in the output; the grammar starts at its first capture group.
     Pattern,
+    /// A regex the whole output so far must match; the grammar starts at its
+    /// first capture group.
+    PatternFull,
+    /// A special token (one of the preserved tokens), by its text; the grammar
+    /// starts with it.
+    Token,
 }
 
 /// A point in the output where a lazy grammar takes over.
