@@ -246,6 +246,8 @@ struct Tally {
     eager_accepted: usize,
     mutations: usize,
     rejected: usize,
+    /// Outputs given the end of the reasoning block the prompt opened.
+    closed: usize,
     /// (template, label, why)
     misses: Vec<(String, String, String)>,
     notes: Vec<String>,
@@ -314,6 +316,8 @@ fn run_template(llama: &Llama, tally: &mut Tally, t: &Template) {
                     continue;
                 }
             };
+            let (rendered, closed) = close_open_block(&t.analysis, rendered);
+            tally.closed += usize::from(closed);
             if !case.calls.iter().all(|(name, _)| rendered.output.contains(name)) {
                 tally.notes.push(format!("{} [{label}]: the template drops the calls", t.name));
                 continue;
@@ -336,6 +340,23 @@ fn run_template(llama: &Llama, tally: &mut Tally, t: &Template) {
             }
         }
     }
+}
+
+/// A turn cut at the common prefix whose prompt leaves a reasoning block
+/// open (`...<think>\n`) and whose render never closes it: the template
+/// writes past turns without the block, but a model continuing that prompt
+/// writes its reasoning, empty here, and the end marker first. The grammar
+/// requires that marker before a section that is not a special token (a
+/// model may muse about `<tool_calls>` as text), so the output gets it, as
+/// the model would write it; counted apart.
+fn close_open_block(analysis: &Analysis, mut r: Rendered) -> (Rendered, bool) {
+    let (open, end) = (analysis.reasoning.start.trim(), analysis.reasoning.end.trim());
+    let left_open = !open.is_empty() && r.prompt.trim_end().ends_with(open);
+    let closes = r.by_common_prefix && left_open && !end.is_empty() && !r.output.contains(end);
+    if closes {
+        r.output = format!("{end}\n{}", r.output);
+    }
+    (r, closes)
 }
 
 /// `tool_choice` required, and named (when every call is to that function).
@@ -367,6 +388,7 @@ fn mutated(llama: &Llama, tally: &mut Tally, t: &Template, auto: &Grammar, at: u
     for (what, calls) in mutations() {
         let turn = Turn { content: "", reasoning: "", calls: &calls };
         let Ok(r) = render_turn(&t.tmpl, &t.analysis, &tools(), &turn, thinking) else { continue };
+        let (r, _) = close_open_block(&t.analysis, r);
         if at > r.output.len() || !r.output.is_char_boundary(at) {
             continue;
         }
@@ -411,6 +433,7 @@ fn report(tally: &Tally) {
         tally.rejected,
         tally.mutations
     );
+    println!("  {} outputs cut at the common prefix were given the end of the reasoning block their prompt opened", tally.closed);
     for n in &tally.notes {
         println!("  note: {n}");
     }

@@ -44,7 +44,8 @@ mod triggers;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::analysis::{tool_tokens, Analysis, Header, PromptEffect, ReasoningMode, ToolFormat};
+use crate::analysis::{tool_tokens, Analysis, Header, ReasoningMode, ToolFormat};
+use crate::parser::{start_state, Start};
 use crate::{Error, ErrorKind, Result};
 
 pub use gbnf::rule_name;
@@ -219,11 +220,15 @@ impl Analysis {
         let headers = &self.turn.headers;
         let section = (!formats.is_empty()).then(|| sections(&mut rules, &mut warnings, formats, headers, &tools, parallel));
         let answer = config.response_schema.as_ref().map(|s| self.answer(&mut rules, &mut warnings, s));
+        // Where the output starts relative to reasoning, read as the parser reads it.
+        let start = start_state(self, config.prompt.as_deref(), config.enable_thinking);
+        let preserved_tokens = self.grammar_tokens(formats);
         let (root, lazy, triggers) = match (section, answer) {
             (None, None) => return Ok(Grammar { warnings, ..Grammar::default() }),
             (Some(section), None) if !forced => {
                 let mut triggers: Vec<Trigger> = Vec::new();
-                for t in formats.iter().flat_map(|f| triggers::triggers(f, &self.reasoning, &tools)) {
+                let each = |f| triggers::triggers(f, &self.reasoning, start, &tools, &preserved_tokens);
+                for t in formats.iter().flat_map(each) {
                     if !triggers.contains(&t) {
                         triggers.push(t);
                     }
@@ -236,15 +241,15 @@ impl Analysis {
                     Some(a) => format!("( {section} | {a} )"),
                     None => section,
                 };
-                (self.eager(&mut rules, body), false, Vec::new())
+                (self.eager(&mut rules, body, start), false, Vec::new())
             }
-            (None, Some(a)) => (self.eager(&mut rules, a), false, Vec::new()),
+            (None, Some(a)) => (self.eager(&mut rules, a, start), false, Vec::new()),
         };
         rules.fixed("root", &root);
         if root.contains("ws") {
             primitive(&mut rules, "ws", false);
         }
-        Ok(Grammar { gbnf: rules.render(), lazy, triggers, preserved_tokens: self.grammar_tokens(formats), warnings })
+        Ok(Grammar { gbnf: rules.render(), lazy, triggers, preserved_tokens, warnings })
     }
 
     /// The tool formats the grammar allows: none without tools; the
@@ -281,15 +286,17 @@ impl Analysis {
     }
 
     /// Optional reasoning, then `body`: what an eager grammar leaves free.
-    fn eager(&self, rules: &mut Rules, body: String) -> String {
+    /// `start` is where the output starts relative to reasoning: after a
+    /// closed block (thinking off, a prompt that closed it) none comes first.
+    fn eager(&self, rules: &mut Rules, body: String, start: Start) -> String {
         let r = &self.reasoning;
-        if r.end.is_empty() {
+        if r.end.is_empty() || start == Start::AfterReasoning {
             return format!("ws {body}");
         }
         let text = until(rules, "reasoning-text", &r.end);
         let mut block = Pieces::new();
         // Opened by the prompt (or no start marker): the text begins inside the block.
-        let start_optional = r.default_prompt == PromptEffect::Opens
+        let start_optional = start == Start::InReasoning
             || matches!(r.mode, ReasoningMode::ForcedOpen | ReasoningMode::Delimiter)
             || r.start.trim().is_empty();
         block.ws();

@@ -330,7 +330,16 @@ impl Builder<'_> {
                 Some((before, after)) => p.marker(before).expr("[a-zA-Z0-9_]+".to_string()).marker(after),
                 None => p.marker(g.typed_value_prefix.as_deref().unwrap_or(&g.value_prefix)),
             };
-            p.expr(json).marker(&close);
+            p.expr(json);
+            // A bare typed value (no marker before it, `days:3`) has none
+            // after it either: the parser reads its close as optional.
+            if g.typed_value_prefix.as_deref().is_some_and(|t| t.trim().is_empty()) {
+                let mut closed = Pieces::new();
+                closed.marker(&close);
+                p.optional(&closed);
+            } else {
+                p.marker(&close);
+            }
             options.push(p.render());
         }
         alt(&options)

@@ -1,28 +1,42 @@
 //! Where a lazy tool grammar starts: trigger words and patterns.
 //!
 //! The grammar applies from the trigger on, the trigger text included (a
-//! word), or from a pattern's first capture group. The trigger is the first
-//! literal of the tool section: the section marker, else the call marker,
-//! else the name's prefix; formats with no marker at all (a bare JSON object,
-//! a bare Python call) get a pattern on the call's opening (`{"name"`,
-//! `get_weather(`).
+//! word or token), or from a pattern's first capture group. The trigger is
+//! the first literal of the tool section: the section marker, else the call
+//! marker, else the name's prefix; formats with no marker at all (a bare JSON
+//! object, a bare Python call) get a pattern on the call's opening (`{"name"`,
+//! `get_weather(`). A word that is one of the grammar's preserved (special)
+//! tokens is a `token` trigger: it fires when the model samples that token.
 //!
 //! When the template has reasoning markers, the trigger becomes a pattern that
 //! only fires after the reasoning block: a model thinking aloud about
-//! `<tool_call>` must stay free. Forced-open and delimiter-only reasoning need
-//! the closing marker first; an optional block (`<think>...</think>`) is
+//! `<tool_call>` must stay free. Where the output starts (see
+//! [`crate::parser::Start`], read from the prompt or the thinking switch the
+//! same way the parser reads it) decides which: inside a block (opened by the
+//! prompt, forced open, delimiter-only reasoning) the closing marker comes
+//! first; after a closed block (thinking off, or a prompt that closed it)
+//! nothing is skipped; otherwise an optional block (`<think>...</think>`) is
 //! skipped when the output opens with it.
 //!
-//! Invariants: every pattern compiles with the `regex` crate and has exactly
-//! one capture group, which begins where the grammar's root begins.
+//! Patterns are consumed by llama.cpp, which compiles them with `std::regex`
+//! (ECMAScript) and tries them after every sampled token on the output so far:
+//! a `pattern` is searched, a `pattern_full` must match that whole text
+//! (llama.cpp anchors it with `^...$`). Patterns anchored at the output's
+//! start are therefore `pattern_full`, ending with `[\s\S]*`.
+//!
+//! Invariants: every pattern is in the syntax ECMAScript and the `regex`
+//! crate share (escapes `\xHH`, `\s`, `\n`, `\.`; groups `(?:...)`; no
+//! `\x{...}`, no lookaround, no Unicode classes) and has exactly one capture
+//! group, which begins where the grammar's root begins.
 
 use serde::{Deserialize, Serialize};
 
 use super::markers::first_word;
 use super::tools::Tool;
-use crate::analysis::{ArgumentsSlot, IdSlot, NameSlot, PromptEffect, Reasoning, ReasoningMode, ToolFormat};
+use crate::analysis::{ArgumentsSlot, IdSlot, NameSlot, Reasoning, ReasoningMode, ToolFormat};
+use crate::parser::Start;
 
-/// What a trigger matches.
+/// What a trigger matches (llama.cpp's trigger types, DESIGN §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TriggerKind {
@@ -52,69 +66,116 @@ enum Opening {
     Pattern(String),
 }
 
-/// The triggers of a tool section in `format` for `tools`.
-pub fn triggers(format: &ToolFormat, reasoning: &Reasoning, tools: &[Tool]) -> Vec<Trigger> {
+/// The triggers of a tool section in `format` for `tools`, for an output
+/// that starts at `start` relative to reasoning. `preserved` are the
+/// grammar's preserved tokens (a trigger word among them is a token).
+pub fn triggers(format: &ToolFormat, reasoning: &Reasoning, start: Start, tools: &[Tool], preserved: &[String]) -> Vec<Trigger> {
     let opening = opening(format, tools);
     // A marker-less call is only recognisable as the whole output (after
     // reasoning); a marker may follow content.
     let anchored = matches!(opening, Opening::Pattern(_)) && !format.content_with_calls;
     let body = match &opening {
-        Opening::Word(w) => regex::escape(w),
+        Opening::Word(w) => escape(w),
         Opening::Pattern(p) => p.clone(),
     };
     if reasoning.end.is_empty() {
-        return plain(opening, anchored, &body);
+        return plain(opening, anchored, &body, preserved);
     }
     let gap = if anchored { "\\s*" } else { "[\\s\\S]*?" };
-    let end = regex::escape(&reasoning.end);
-    let start = reasoning.start.trim();
-    match reasoning.default_prompt {
-        // The prompt already closed the block: what follows is not reasoning.
-        PromptEffect::Closes => return plain(opening, anchored, &body),
-        // The prompt opened it (or there is no start marker): the block must close first.
-        PromptEffect::Opens => return vec![pattern(&format!("^[\\s\\S]*?{end}{gap}({body})"))],
-        PromptEffect::None if start.is_empty() || reasoning.mode == ReasoningMode::ForcedOpen => {
-            return vec![pattern(&format!("^[\\s\\S]*?{end}{gap}({body})"))]
+    let end = escape(&reasoning.end);
+    let open = reasoning.start.trim();
+    // Without a start marker (or forced open) a block is always open first.
+    let inside = open.is_empty() || reasoning.mode == ReasoningMode::ForcedOpen;
+    match start {
+        // The prompt closed the block (or thinking is off): what follows is not reasoning.
+        Start::AfterReasoning => plain(opening, anchored, &body, preserved),
+        // The prompt opened it: the block must close first.
+        Start::InReasoning => inside_block(opening, &end, gap, &body, preserved),
+        Start::Free if inside => inside_block(opening, &end, gap, &body, preserved),
+        Start::Free => {
+            let with_block = format!("\\s*{}[\\s\\S]*?{end}{gap}({body})", escape(open));
+            // `??`: prefer no skipped text, so the first call is where the grammar starts.
+            let without_block = format!("\\s*(?:(?:{}){gap})??({body})", not_starting_with(open));
+            vec![full(&with_block), full(&without_block)]
         }
-        PromptEffect::None => {}
     }
-    let with_block = format!("^\\s*{}[\\s\\S]*?{end}{gap}({body})", regex::escape(start));
-    // `??`: prefer no skipped text, so the first call is where the grammar starts.
-    let without_block = format!("^\\s*(?:(?:{}){gap})??({body})", not_starting_with(start));
-    vec![pattern(&with_block), pattern(&without_block)]
+}
+
+/// Triggers for an output that starts inside a reasoning block: after its
+/// end marker; and at a special token that opens the section, since the
+/// parser reads such a token as ending a block the model never closed (a
+/// model writes a special token only to use it, never while musing).
+fn inside_block(opening: Opening, end: &str, gap: &str, body: &str, preserved: &[String]) -> Vec<Trigger> {
+    let mut out = vec![full(&format!("[\\s\\S]*?{end}{gap}({body})"))];
+    if let Opening::Word(w) = opening {
+        if preserved.contains(&w) {
+            out.push(Trigger { kind: TriggerKind::Token, value: w });
+        }
+    }
+    out
 }
 
 /// Triggers with no reasoning to skip.
-fn plain(opening: Opening, anchored: bool, body: &str) -> Vec<Trigger> {
+fn plain(opening: Opening, anchored: bool, body: &str, preserved: &[String]) -> Vec<Trigger> {
     match opening {
+        Opening::Word(w) if preserved.contains(&w) => vec![Trigger { kind: TriggerKind::Token, value: w }],
         Opening::Word(w) => vec![Trigger { kind: TriggerKind::Word, value: w }],
-        Opening::Pattern(_) if anchored => vec![pattern(&format!("^\\s*({body})"))],
-        Opening::Pattern(_) => vec![pattern(&format!("({body})"))],
+        Opening::Pattern(_) if anchored => vec![full(&format!("\\s*({body})"))],
+        Opening::Pattern(_) => vec![Trigger { kind: TriggerKind::Pattern, value: format!("({body})") }],
     }
 }
 
-fn pattern(value: &str) -> Trigger {
-    Trigger { kind: TriggerKind::Pattern, value: value.to_owned() }
+/// A `pattern_full` trigger: `head` from the output's start, then anything
+/// (the output so far goes on past the trigger while tokens come in).
+fn full(head: &str) -> Trigger {
+    Trigger { kind: TriggerKind::PatternFull, value: format!("^{head}[\\s\\S]*$") }
+}
+
+/// `text` as a regex matching it literally, in the syntax ECMAScript and the
+/// `regex` crate share: metacharacters behind `\`, control characters as
+/// `\n`, `\t`, `\r` or `\xHH` (never `\x{...}`, which `std::regex` rejects).
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '^' | '$' | '.' | '|' | '?' | '*' | '+' | '(' | ')' | '[' | ']' | '{' | '}' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_ascii_control() => out.push_str(&format!("\\x{:02X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A regex for "a text that does not begin with `start`": it differs from
-/// `start` at some character (the `regex` crate has no lookahead).
+/// `start` at some character (neither the `regex` crate nor a portable
+/// pattern has lookahead). `std::regex` reads the pattern byte by byte, so a
+/// class can only exclude an ASCII character: the alternatives stop at the
+/// first non-ASCII one (a text that shares the marker's start up to there
+/// and then differs is not recognised, and stays free).
 fn not_starting_with(start: &str) -> String {
-    let chars: Vec<char> = start.chars().collect();
+    let chars: Vec<char> = start.chars().take_while(char::is_ascii).collect();
     let mut options = Vec::new();
     for (i, c) in chars.iter().enumerate() {
         let prefix: String = chars[..i].iter().collect();
         let other = if i == 0 { format!("[^\\s{}]", class_escape(*c)) } else { format!("[^{}]", class_escape(*c)) };
-        options.push(format!("{}{other}", regex::escape(&prefix)));
+        options.push(format!("{}{other}", escape(&prefix)));
     }
     options.join("|")
 }
 
+/// An ASCII character inside a class: letters and digits as they are, the
+/// rest as `\xHH`, which both syntaxes read the same way.
 fn class_escape(c: char) -> String {
-    if c.is_ascii_alphanumeric() || !c.is_ascii() {
+    if c.is_ascii_alphanumeric() {
         c.to_string()
     } else {
-        format!("\\x{{{:X}}}", c as u32)
+        format!("\\x{:02X}", c as u32)
     }
 }
 
@@ -126,14 +187,14 @@ fn opening(format: &ToolFormat, tools: &[Tool]) -> Opening {
         }
     }
     let names = || {
-        let alts: Vec<String> = tools.iter().map(|t| regex::escape(&t.name)).collect();
+        let alts: Vec<String> = tools.iter().map(|t| escape(&t.name)).collect();
         format!("(?:{})", alts.join("|"))
     };
     match &format.name {
         NameSlot::Tagged { prefix, suffix } => match first_word(prefix) {
             Some(w) => Opening::Word(w),
             None => {
-                let after = first_word(suffix).map(|s| regex::escape(&s)).unwrap_or_default();
+                let after = first_word(suffix).map(|s| escape(&s)).unwrap_or_default();
                 let after = if matches!(format.arguments, ArgumentsSlot::Python) { "\\(".to_owned() } else { after };
                 let after = if after.is_empty() || after == "\\(" { after } else { format!("\\s*{after}") };
                 Opening::Pattern(format!("{}{after}", names()))
@@ -146,7 +207,7 @@ fn opening(format: &ToolFormat, tools: &[Tool]) -> Opening {
                 Some(IdSlot::JsonField { path: id, before_name: true }) => id,
                 _ => path,
             };
-            let key = path.first().map(|k| regex::escape(&serde_json::to_string(k).unwrap_or_default())).unwrap_or_default();
+            let key = path.first().map(|k| escape(&serde_json::to_string(k).unwrap_or_default())).unwrap_or_default();
             Opening::Pattern(format!("\\{{\\s*{key}"))
         }
     }

@@ -72,6 +72,8 @@ pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use prompt::{continuation_prompt, template_messages, Continue, Prefill, PrefillPart};
 pub use schema::ToolSchemas;
 pub use stream::{char_chunks, OutputStream};
+// Where an output starts relative to reasoning: the grammar export reads it the same way.
+pub(crate) use start::start_state;
 
 /// What to do with reasoning.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
