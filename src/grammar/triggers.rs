@@ -90,8 +90,8 @@ pub fn triggers(format: &ToolFormat, reasoning: &Reasoning, start: Start, tools:
         // The prompt closed the block (or thinking is off): what follows is not reasoning.
         Start::AfterReasoning => plain(opening, anchored, &body, preserved),
         // The prompt opened it: the block must close first.
-        Start::InReasoning => inside_block(opening, &end, gap, &body, preserved),
-        Start::Free if inside => inside_block(opening, &end, gap, &body, preserved),
+        Start::InReasoning => inside_block(&end, gap, &body),
+        Start::Free if inside => inside_block(&end, gap, &body),
         Start::Free => {
             let with_block = format!("\\s*{}[\\s\\S]*?{end}{gap}({body})", escape(open));
             // `??`: prefer no skipped text, so the first call is where the grammar starts.
@@ -102,17 +102,12 @@ pub fn triggers(format: &ToolFormat, reasoning: &Reasoning, start: Start, tools:
 }
 
 /// Triggers for an output that starts inside a reasoning block: after its
-/// end marker; and at a special token that opens the section, since the
-/// parser reads such a token as ending a block the model never closed (a
-/// model writes a special token only to use it, never while musing).
-fn inside_block(opening: Opening, end: &str, gap: &str, body: &str, preserved: &[String]) -> Vec<Trigger> {
-    let mut out = vec![full(&format!("[\\s\\S]*?{end}{gap}({body})"))];
-    if let Opening::Word(w) = opening {
-        if preserved.contains(&w) {
-            out.push(Trigger { kind: TriggerKind::Token, value: w });
-        }
-    }
-    out
+/// end marker only. (The parser also reads a section opened in a block that
+/// never closes as ending it, but while tokens stream in nothing tells that
+/// from a model musing about the marker: reasoning stays free, as llama.cpp's
+/// own forced-open formats keep it.)
+fn inside_block(end: &str, gap: &str, body: &str) -> Vec<Trigger> {
+    vec![full(&format!("[\\s\\S]*?{end}{gap}({body})"))]
 }
 
 /// Triggers with no reasoning to skip.
@@ -216,6 +211,22 @@ fn opening(format: &ToolFormat, tools: &[Tool]) -> Opening {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escape_is_literal_and_portable() {
+        let text = "<｜tool▁calls▁begin｜>[x](y){1}|a.b*c+d?e^f$g\\h\n\x01";
+        let escaped = escape(text);
+        assert!(!escaped.contains("\\x{"), "{escaped}");
+        assert_eq!(escaped, "<｜tool▁calls▁begin｜>\\[x\\]\\(y\\)\\{1\\}\\|a\\.b\\*c\\+d\\?e\\^f\\$g\\\\h\\n\\x01");
+        let re = regex::Regex::new(&format!("^{escaped}$")).unwrap();
+        assert!(re.is_match(text));
+    }
+
+    #[test]
+    fn not_starting_with_stops_at_non_ascii() {
+        // `std::regex` reads bytes: no class may hold a multi-byte character.
+        assert_eq!(not_starting_with("<é>"), "[^\\s\\x3C]");
+    }
 
     #[test]
     fn not_starting_with_rejects_only_the_start() {
