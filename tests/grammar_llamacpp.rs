@@ -57,16 +57,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("google-gemma-4-31B-it", "content+call", "the template writes the content after the calls"),
     ("google-gemma-4-31B-it-interleaved", "content+call", "the template writes the content after the calls"),
     (
-        "google-gemma-4-31B-it",
-        "nested",
-        "object values in the template's own notation (`{key:<|\"|>v<|\"|>}`): the grammar has JSON and Python literals only (shape mismatch left open)",
-    ),
-    (
-        "google-gemma-4-31B-it-interleaved",
-        "nested",
-        "object values in the template's own notation (`{key:<|\"|>v<|\"|>}`): the grammar has JSON and Python literals only (shape mismatch left open)",
-    ),
-    (
         "deepseek-ai-DeepSeek-V3.2",
         "thinking off",
         "the thinking-off prompt ends with `<think></think>`, which a past turn renders as `</think>` alone: the output cut at \

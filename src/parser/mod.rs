@@ -74,6 +74,8 @@ pub use schema::ToolSchemas;
 pub use stream::{char_chunks, OutputStream};
 // Where an output starts relative to reasoning: the grammar export reads it the same way.
 pub(crate) use start::start_state;
+// How bare nested values are written in tagged arguments: the grammar writes the same.
+pub(crate) use notation::Notation;
 
 /// What to do with reasoning.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
