@@ -57,20 +57,9 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("google-gemma-4-31B-it", "content+call", "the template writes the content after the calls"),
     ("google-gemma-4-31B-it-interleaved", "content+call", "the template writes the content after the calls"),
     (
-        "deepseek-ai-DeepSeek-V3.2",
-        "thinking off",
-        "the thinking-off prompt ends with `<think></think>`, which a past turn renders as `</think>` alone: the output cut at \
-         the common prefix starts with an end marker the model would not write again (eager grammars reject it)",
-    ),
-    (
         "muse-glimmer",
         "reasoning+call",
         "the call opening `to=` begins the reasoning opening `to=self<|message|>`, so the trigger fires on the reasoning message",
-    ),
-    (
-        "openai-gpt-oss-120b",
-        "reasoning+call thinking on",
-        "eager grammars reject the analysis message before the call with this prompt (the lazy grammar accepts); not diagnosed",
     ),
 ];
 
@@ -280,6 +269,10 @@ struct Tally {
     rejected: usize,
     /// Outputs given the end of the reasoning block the prompt opened.
     closed: usize,
+    /// Reasoning that names the section opener: cases, and those where the
+    /// trigger waited for the reasoning's end and the call was accepted.
+    musings: usize,
+    free_musings: usize,
     /// (template, label, why)
     misses: Vec<(String, String, String)>,
     notes: Vec<String>,
@@ -375,7 +368,32 @@ fn run_template(llama: &Llama, tally: &mut Tally, t: &Template) {
                     mutated(llama, tally, t, &auto, at, &switch, thinking);
                 }
             }
+            if case.what == "reasoning+call" {
+                musing(llama, tally, t, &label, thinking);
+            }
         }
+    }
+}
+
+/// Reasoning that names the section's opening marker as text: the trigger
+/// must not fire before the reasoning is over (a model thinking aloud about
+/// `<tool_call>` stays free), and the call after it is accepted.
+fn musing(llama: &Llama, tally: &mut Tally, t: &Template, label: &str, thinking: Option<bool>) {
+    let Some(format) = &t.analysis.tools else { return };
+    let opener = [&format.section_start, &format.call_start].into_iter().map(|m| m.trim()).find(|m| !m.is_empty());
+    let Some(opener) = opener else { return };
+    let reasoning = format!("Maybe I should write {opener} now; first I think.");
+    let calls = [weather("Paris", 3)];
+    let turn = Turn { content: "", reasoning: &reasoning, calls: &calls };
+    let Ok(r) = render_turn(&t.tmpl, &t.analysis, &tools(), &turn, thinking) else { return };
+    let (r, _) = close_open_block(&t.analysis, r);
+    let Some(after) = r.output.find(&reasoning).map(|at| at + reasoning.len()) else { return };
+    let Some(g) = grammar(t, &config(&r, thinking, ToolChoice::Auto, true)) else { return };
+    tally.musings += 1;
+    match llama.fire(&g, &r.output).start {
+        Some(at) if at >= after && llama.accepts(&g.gbnf, &r.output[at..]) => tally.free_musings += 1,
+        Some(at) if at < after => tally.miss(t, format!("{label} musing"), format!("the trigger fires at {at}, inside the reasoning: {:?}", r.output)),
+        at => tally.miss(t, format!("{label} musing"), format!("not accepted (trigger at {at:?}): {:?}", r.output)),
     }
 }
 
@@ -470,6 +488,7 @@ fn report(tally: &Tally) {
         tally.rejected,
         tally.mutations
     );
+    println!("  reasoning naming the section opener: trigger after it and call accepted {}/{}", tally.free_musings, tally.musings);
     println!("  {} outputs cut at the common prefix were given the end of the reasoning block their prompt opened", tally.closed);
     for n in &tally.notes {
         println!("  note: {n}");

@@ -286,11 +286,14 @@ impl Analysis {
     }
 
     /// Optional reasoning, then `body`: what an eager grammar leaves free.
-    /// `start` is where the output starts relative to reasoning: after a
-    /// closed block (thinking off, a prompt that closed it) none comes first.
+    /// `start` is where the output starts relative to reasoning: inside a
+    /// block the prompt opened, the start marker is not written. (After a
+    /// closed block the optional block stays: reading a prompt's tail can take
+    /// an earlier message's end for a closed block, as in channel formats, and
+    /// an optional block costs a model that writes none nothing.)
     fn eager(&self, rules: &mut Rules, body: String, start: Start) -> String {
         let r = &self.reasoning;
-        if r.end.is_empty() || start == Start::AfterReasoning {
+        if r.end.is_empty() {
             return format!("ws {body}");
         }
         let text = until(rules, "reasoning-text", &r.end);
