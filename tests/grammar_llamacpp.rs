@@ -50,11 +50,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", "content+call", "the template writes the content after the calls, in a second assistant turn"),
     ("google-gemma-4-31B-it", "content+call", "the template writes the content after the calls"),
     ("google-gemma-4-31B-it-interleaved", "content+call", "the template writes the content after the calls"),
-    (
-        "muse-glimmer",
-        "reasoning+call",
-        "the call opening `to=` begins the reasoning opening `to=self<|message|>`, so the trigger fires on the reasoning message",
-    ),
 ];
 
 fn tools() -> Vec<Value> {

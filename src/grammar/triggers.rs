@@ -95,7 +95,8 @@ pub fn triggers(format: &ToolFormat, reasoning: &Reasoning, start: Start, tools:
         Start::Free => {
             let with_block = format!("\\s*{}[\\s\\S]*?{end}{gap}({body})", escape(open));
             // `??`: prefer no skipped text, so the first call is where the grammar starts.
-            let without_block = format!("\\s*(?:(?:{}){gap})??({body})", not_starting_with(open));
+            let guard = opener_guard(&opening, open);
+            let without_block = format!("\\s*(?:(?:{}){gap})??({body}){guard}", not_starting_with(open));
             vec![full(&with_block), full(&without_block)]
         }
     }
@@ -108,6 +109,19 @@ pub fn triggers(format: &ToolFormat, reasoning: &Reasoning, start: Start, tools:
 /// own forced-open formats keep it.)
 fn inside_block(end: &str, gap: &str, body: &str) -> Vec<Trigger> {
     vec![full(&format!("[\\s\\S]*?{end}{gap}({body})"))]
+}
+
+/// When the section's opening word begins the reasoning's start marker
+/// (`to=` of `to=self<|message|>`), what must follow the word for it not to
+/// be that marker (empty otherwise): else the block's start fires the trigger.
+fn opener_guard(opening: &Opening, open: &str) -> String {
+    match opening {
+        Opening::Word(w) => match open.strip_prefix(w.as_str()) {
+            Some(rest) if !rest.is_empty() => format!("(?:{})", not_starting_with(rest)),
+            _ => String::new(),
+        },
+        Opening::Pattern(_) => String::new(),
+    }
 }
 
 /// Triggers with no reasoning to skip.
@@ -220,6 +234,15 @@ mod tests {
         assert_eq!(escaped, "<｜tool▁calls▁begin｜>\\[x\\]\\(y\\)\\{1\\}\\|a\\.b\\*c\\+d\\?e\\^f\\$g\\\\h\\n\\x01");
         let re = regex::Regex::new(&format!("^{escaped}$")).unwrap();
         assert!(re.is_match(text));
+    }
+
+    #[test]
+    fn an_opener_that_begins_the_block_start_needs_what_differs() {
+        let guard = opener_guard(&Opening::Word("to=".into()), "to=self<|message|>");
+        let re = regex::Regex::new(&format!("^(to=){guard}")).unwrap();
+        assert!(re.is_match("to=get_weather<|message|>"));
+        assert!(!re.is_match("to=self<|message|>"));
+        assert_eq!(opener_guard(&Opening::Word("<tool_call>".into()), "<think>"), "");
     }
 
     #[test]
