@@ -140,3 +140,25 @@ fn deterministic_byte_for_byte() {
     let b = grammar("glm-arg-pairs.jinja", ToolChoice::Auto, true);
     assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
 }
+
+/// The prompt the output continues moves where the lazy grammar starts: a
+/// prompt that opened the block needs its end first, one that closed it
+/// needs nothing, and without a prompt the thinking switch decides.
+#[test]
+fn the_prompt_and_thinking_switch_move_the_trigger() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/hermes-think.jinja");
+    let source = TemplateSource::load(&path).unwrap();
+    let analysis = ChatTemplate::from_source(&source, &TemplateConfig::default()).unwrap().analyze().unwrap();
+    let tools = vec![json!({"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}})];
+    let triggers = |prompt: Option<&str>, thinking: Option<bool>| {
+        let config = GrammarConfig { tools: tools.clone(), prompt: prompt.map(str::to_owned), enable_thinking: thinking, ..GrammarConfig::default() };
+        let g = analysis.grammar(&config).unwrap();
+        g.triggers.into_iter().map(|t| (t.kind, t.value)).collect::<Vec<_>>()
+    };
+    let opened = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n";
+    assert_eq!(triggers(Some(opened), None), [(TriggerKind::PatternFull, r"^[\s\S]*?</think>[\s\S]*?(<tool_call>)[\s\S]*$".to_owned())]);
+    let closed = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n";
+    assert_eq!(triggers(Some(closed), Some(true)), [(TriggerKind::Token, "<tool_call>".to_owned())]);
+    assert_eq!(triggers(None, Some(false)), [(TriggerKind::Token, "<tool_call>".to_owned())]);
+    assert_eq!(triggers(None, Some(true)).len(), 2, "an optional block: with it, or without it");
+}
