@@ -319,48 +319,43 @@ fn grammar(t: &Template, config: &GrammarConfig) -> Option<Grammar> {
 fn run_template(llama: &Llama, tally: &mut Tally, t: &Template) {
     tally.templates += 1;
     for thinking in thinking_settings(&t.analysis) {
-        let switch = match thinking {
-            Some(true) => " thinking on",
-            Some(false) => " thinking off",
-            None => "",
-        };
         // A model writes reasoning only with thinking on.
         for case in cases(&t.analysis).into_iter().filter(|c| c.reasoning.is_empty() || thinking == Some(true)) {
-            let label = format!("{}{switch}", case.what);
-            let turn = Turn { content: case.content, reasoning: case.reasoning, calls: &case.calls };
-            let rendered = match render_turn(&t.tmpl, &t.analysis, &tools(), &turn, thinking) {
-                Ok(r) => r,
-                Err(e) => {
-                    tally.notes.push(format!("{} [{label}]: not rendered ({})", t.name, e.lines().next().unwrap_or("")));
-                    continue;
-                }
-            };
-            let (rendered, closed) = close_open_block(&t.analysis, rendered);
-            tally.closed += usize::from(closed);
-            if !case.calls.iter().all(|(name, _)| rendered.output.contains(name)) {
-                tally.notes.push(format!("{} [{label}]: the template drops the calls", t.name));
-                continue;
-            }
-            let Some(auto) = grammar(t, &config(&rendered, thinking, ToolChoice::Auto, true)) else {
-                tally.miss(t, label, "no grammar".into());
-                continue;
-            };
-            let start = check_auto(llama, tally, t, &label, &auto, &rendered.output);
-            if case.content.is_empty() {
-                eager_cases(llama, tally, t, &label, &case, &rendered, thinking);
-            }
-            if case.what == "parallel" {
-                second_call(llama, tally, t, &label, &rendered, thinking);
-            }
-            if case.what == "call" {
-                if let Some(at) = start {
-                    mutated(llama, tally, t, &auto, at, &switch, thinking);
-                }
-            }
-            if case.what == "reasoning+call" {
-                musing(llama, tally, t, &label, thinking);
-            }
+            run_case(llama, tally, t, &case, thinking);
         }
+    }
+}
+
+/// One rendered turn through every check that applies to it.
+fn run_case(llama: &Llama, tally: &mut Tally, t: &Template, case: &Case, thinking: Option<bool>) {
+    let switch = match thinking {
+        Some(true) => " thinking on",
+        Some(false) => " thinking off",
+        None => "",
+    };
+    let label = format!("{}{switch}", case.what);
+    let turn = Turn { content: case.content, reasoning: case.reasoning, calls: &case.calls };
+    let rendered = match render_turn(&t.tmpl, &t.analysis, &tools(), &turn, thinking) {
+        Ok(r) => r,
+        Err(e) => return tally.notes.push(format!("{} [{label}]: not rendered ({})", t.name, e.lines().next().unwrap_or(""))),
+    };
+    let (rendered, closed) = close_open_block(&t.analysis, rendered);
+    tally.closed += usize::from(closed);
+    if !case.calls.iter().all(|(name, _)| rendered.output.contains(name)) {
+        return tally.notes.push(format!("{} [{label}]: the template drops the calls", t.name));
+    }
+    let Some(auto) = grammar(t, &config(&rendered, thinking, ToolChoice::Auto, true)) else {
+        return tally.miss(t, label, "no grammar".into());
+    };
+    let start = check_auto(llama, tally, t, &label, &auto, &rendered.output);
+    if case.content.is_empty() {
+        eager_cases(llama, tally, t, &label, case, &rendered, thinking);
+    }
+    match (case.what, start) {
+        ("parallel", _) => second_call(llama, tally, t, &label, &rendered, thinking),
+        ("call", Some(at)) => mutated(llama, tally, t, &auto, at, switch, thinking),
+        ("reasoning+call", _) => musing(llama, tally, t, &label, thinking),
+        _ => {}
     }
 }
 
