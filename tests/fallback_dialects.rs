@@ -150,8 +150,9 @@ fn the_grammar_allows_either_dialect() {
     let config = GrammarConfig { tools: tools(), ..Default::default() };
     let g = analyze(SILENT).grammar(&config).unwrap();
     assert!(g.lazy);
-    let words: Vec<&str> = g.triggers.iter().filter(|t| t.kind == TriggerKind::Word).map(|t| t.value.as_str()).collect();
-    assert_eq!(words, ["<|tool_call_start|>[", "<tool_call>"]);
+    let words: Vec<(TriggerKind, &str)> = g.triggers.iter().map(|t| (t.kind, t.value.as_str())).collect();
+    // A trigger that is a whole preserved token fires on that token.
+    assert_eq!(words, [(TriggerKind::Word, "<|tool_call_start|>["), (TriggerKind::Token, "<tool_call>")]);
     for token in ["<|tool_call_start|>", "<|tool_call_end|>", "<tool_call>", "</tool_call>"] {
         assert!(g.preserved_tokens.iter().any(|t| t == token), "{token} in {:?}", g.preserved_tokens);
     }

@@ -24,7 +24,7 @@ fn grammar_human_and_json() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("root ::= tool-call ws\n"), "{text}");
-    assert!(text.contains("\nlazy: true\ntrigger (word): <tool_call>\npreserved tokens: <tool_call>"), "{text}");
+    assert!(text.contains("\nlazy: true\ntrigger (token): <tool_call>\npreserved tokens: <tool_call>"), "{text}");
 
     let out = run(&["grammar", "templates/hermes-think.jinja", "--tools", tools, "--tool-choice", "required", "--parallel", "--json"]);
     assert_eq!(out.status.code(), Some(0));
@@ -36,7 +36,12 @@ fn grammar_human_and_json() {
 
     let out = run(&["grammar", "templates/hermes-think.jinja", "--tools", tools, "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["triggers"][0]["kind"], "pattern");
+    assert_eq!(v["triggers"][0]["kind"], "pattern_full");
+
+    // Thinking off: the prompt closes the block, so the grammar waits for no `</think>`.
+    let out = run(&["grammar", "templates/hermes-think.jinja", "--tools", tools, "--thinking", "off", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["triggers"], serde_json::json!([{"kind": "token", "value": "<tool_call>"}]));
 }
 
 #[test]

@@ -153,8 +153,9 @@ fn start(g: &Grammar, text: &str) -> Option<usize> {
     g.triggers
         .iter()
         .filter_map(|t| match t.kind {
-            TriggerKind::Word => text.find(&t.value),
-            TriggerKind::Pattern => {
+            TriggerKind::Word | TriggerKind::Token => text.find(&t.value),
+            TriggerKind::Pattern | TriggerKind::PatternFull => {
+                // A full pattern ends with `[\s\S]*$`: searched, it matches the output so far.
                 let re = regex::Regex::new(&t.value).ok()?;
                 let caps = re.captures(text)?;
                 Some(caps.get(1).unwrap_or(caps.get(0)?).start())

@@ -58,7 +58,9 @@ fn json_native_parallel_with_reasoning_triggers() {
     assert_eq!(g.gbnf, expected);
     // Reasoning stays free: the trigger only fires after `</think>` or when no block opens the output.
     let values: Vec<&str> = g.triggers.iter().map(|t| t.value.as_str()).collect();
-    assert_eq!(values[0], r"^\s*<think>[\s\S]*?</think>[\s\S]*?(<tool_call>)");
+    // Anchored at the output's start, so a full pattern (llama.cpp matches it on the whole output so far).
+    assert!(g.triggers.iter().all(|t| t.kind == TriggerKind::PatternFull), "{:?}", g.triggers);
+    assert_eq!(values[0], r"^\s*<think>[\s\S]*?</think>[\s\S]*?(<tool_call>)[\s\S]*$");
     let re = regex::Regex::new(values[1]).unwrap();
     assert!(re.captures("<think>I could use <tool_call> here").is_none());
     assert_eq!(re.captures("Sure.\n<tool_call>\n{").unwrap().get(1).unwrap().start(), 6);
@@ -105,7 +107,7 @@ fn python_call_keywords() {
 fn bare_json_has_a_pattern_trigger() {
     let g = grammar("bare-json.jinja", ToolChoice::Auto, true);
     assert_eq!(g.triggers.len(), 1);
-    assert_eq!((g.triggers[0].kind, g.triggers[0].value.as_str()), (TriggerKind::Pattern, r#"^\s*(\{\s*"name")"#));
+    assert_eq!((g.triggers[0].kind, g.triggers[0].value.as_str()), (TriggerKind::PatternFull, r#"^\s*(\{\s*"name")[\s\S]*$"#));
 }
 
 #[test]
@@ -137,4 +139,26 @@ fn deterministic_byte_for_byte() {
     let a = grammar("glm-arg-pairs.jinja", ToolChoice::Auto, true);
     let b = grammar("glm-arg-pairs.jinja", ToolChoice::Auto, true);
     assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+}
+
+/// The prompt the output continues moves where the lazy grammar starts: a
+/// prompt that opened the block needs its end first, one that closed it
+/// needs nothing, and without a prompt the thinking switch decides.
+#[test]
+fn the_prompt_and_thinking_switch_move_the_trigger() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/hermes-think.jinja");
+    let source = TemplateSource::load(&path).unwrap();
+    let analysis = ChatTemplate::from_source(&source, &TemplateConfig::default()).unwrap().analyze().unwrap();
+    let tools = vec![json!({"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}})];
+    let triggers = |prompt: Option<&str>, thinking: Option<bool>| {
+        let config = GrammarConfig { tools: tools.clone(), prompt: prompt.map(str::to_owned), enable_thinking: thinking, ..GrammarConfig::default() };
+        let g = analysis.grammar(&config).unwrap();
+        g.triggers.into_iter().map(|t| (t.kind, t.value)).collect::<Vec<_>>()
+    };
+    let opened = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n";
+    assert_eq!(triggers(Some(opened), None), [(TriggerKind::PatternFull, r"^[\s\S]*?</think>[\s\S]*?(<tool_call>)[\s\S]*$".to_owned())]);
+    let closed = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n";
+    assert_eq!(triggers(Some(closed), Some(true)), [(TriggerKind::Token, "<tool_call>".to_owned())]);
+    assert_eq!(triggers(None, Some(false)), [(TriggerKind::Token, "<tool_call>".to_owned())]);
+    assert_eq!(triggers(None, Some(true)).len(), 2, "an optional block: with it, or without it");
 }

@@ -34,6 +34,8 @@ use chat_autoparser::parser::char_chunks;
 use chat_autoparser::protocol::Start;
 use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, OutputParser, TemplateConfig};
 
+#[path = "common/turns.rs"]
+mod turns;
 #[path = "common/roundtrip.rs"]
 mod roundtrip;
 use roundtrip::{cases, compare, crate_dir, jinja_files, render_case, Case};

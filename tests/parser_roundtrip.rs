@@ -47,6 +47,8 @@ use std::path::PathBuf;
 
 use chat_autoparser::{Analysis, ChatTemplate, ParserConfig, TemplateConfig};
 
+#[path = "common/turns.rs"]
+mod turns;
 #[path = "common/roundtrip.rs"]
 mod roundtrip;
 use roundtrip::{cases, compare, crate_dir, jinja_files, render_case, Case};

@@ -103,7 +103,7 @@ fn dispatch(cache: &mut Cache, request: &Value) -> Result<Value, Failure> {
     match op {
         "parse" => parse(template, analysis, request),
         "analyze" => Ok(serde_json::to_value(analysis).expect("analysis serializes")),
-        "grammar" => grammar(analysis, request),
+        "grammar" => grammar(template, analysis, request),
         "render" => render(template, request),
         other => Err(Failure::Usage(format!("unknown op {other:?} (parse, analyze, grammar, render)"))),
     }
@@ -160,15 +160,18 @@ fn parse(template: &ChatTemplate, analysis: &Analysis, request: &Value) -> Resul
 }
 
 /// `op: grammar`: the GBNF export for the request's tools and choices.
-fn grammar(analysis: &Analysis, request: &Value) -> Result<Value, Failure> {
+fn grammar(template: &ChatTemplate, analysis: &Analysis, request: &Value) -> Result<Value, Failure> {
     let o = options(request)?;
+    // The conversation's prompt says where reasoning stands when the output
+    // starts; a conversation the template refuses leaves the thinking switch.
+    let prompt = o.prompt(template, analysis).ok().map(|(prompt, _)| prompt);
     let config = GrammarConfig {
         tools: o.tools.unwrap_or_default(),
         tool_choice: o.tool_choice,
         parallel_tool_calls: o.parallel_tool_calls,
         response_schema: o.response_schema,
         enable_thinking: o.enable_thinking,
-        prompt: None,
+        prompt,
     };
     let grammar = analysis.grammar(&config)?;
     Ok(serde_json::to_value(grammar).expect("grammars serialize"))

@@ -1,5 +1,10 @@
-//! `chat-autoparser grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--parallel] [--json]`:
+//! `chat-autoparser grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--parallel]
+//! [--thinking on|off] [--messages FILE] [--json]`:
 //! the GBNF grammar that constrains the model to the template's tool format.
+//!
+//! The grammar starts where the output does: `--messages` (default one user
+//! turn) is rendered with the generation prompt and `--thinking`, and a prompt
+//! that opens or closes a reasoning block moves the triggers accordingly.
 //!
 //! Human output is the GBNF text, then whether it is lazy, its triggers and
 //! preserved tokens (and any schema warnings); `--json` prints DESIGN §5's
@@ -8,16 +13,20 @@
 use chat_autoparser::{Grammar, GrammarConfig, ToolChoice};
 use serde_json::Value;
 
+use crate::parse_cmd::{on_off, read_array, ParseOptions};
 use crate::{load_template, write_out, Failure};
 
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let mut path = None;
     let mut json = false;
     let mut config = GrammarConfig { parallel_tool_calls: false, ..GrammarConfig::default() };
+    let mut options = ParseOptions::default();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--json" => json = true,
+            "--thinking" => config.enable_thinking = Some(on_off(value(&mut it, "--thinking")?)?),
+            "--messages" => options.messages = read_array(value(&mut it, "--messages")?)?,
             "--parallel" => config.parallel_tool_calls = true,
             "--tools" => config.tools = read_tools(value(&mut it, "--tools")?)?,
             "--tool-choice" => config.tool_choice = ToolChoice::parse(value(&mut it, "--tool-choice")?),
@@ -27,7 +36,13 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
         }
     }
     let path = path.ok_or_else(|| Failure::Usage("grammar needs a TEMPLATE".into()))?;
-    let grammar = load_template(&path)?.analyze()?.grammar(&config)?;
+    let template = load_template(&path)?;
+    let analysis = template.analyze()?;
+    options.tools = (!config.tools.is_empty()).then(|| config.tools.clone());
+    options.enable_thinking = config.enable_thinking;
+    // A conversation the template refuses leaves the thinking switch alone to decide.
+    config.prompt = options.prompt(&template, &analysis).ok().map(|(prompt, _)| prompt);
+    let grammar = analysis.grammar(&config)?;
     if json {
         return write_out(&format!("{}\n", serde_json::to_string_pretty(&grammar).expect("a grammar serializes")));
     }

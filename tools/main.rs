@@ -25,7 +25,8 @@ const USAGE: &str = "usage:
   chat-autoparser render  TEMPLATE --jsonl [--messages FILE.jsonl] [flags as above]
                           (one {\"messages\": [...], \"tools\": [...]} per input line, from stdin
                           without --messages; one rendered text per output line, as a JSON string)
-  chat-autoparser grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--parallel] [--json]
+  chat-autoparser grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--parallel]
+                          [--thinking on|off] [--messages FILE] [--json]
   chat-autoparser lint    TEMPLATE [--json]
   chat-autoparser batch   < requests.jsonl > results.jsonl
 TEMPLATE is a .jinja file or a tokenizer_config.json";

@@ -9,7 +9,7 @@
 
 use std::io::Read;
 
-use chat_autoparser::parser::{continuation_prompt, Continue, Parsed};
+use chat_autoparser::parser::{continuation_prompt, Continue, Parsed, Prefill};
 use chat_autoparser::{Analysis, ChatTemplate, OutputParser, ParserConfig, ReasoningFormat, RenderRequest, ToolChoice};
 use serde_json::{json, Value};
 
@@ -47,7 +47,9 @@ impl Default for ParseOptions {
 
 impl ParseOptions {
     /// Renders the prompt and builds the parser.
-    pub fn parser(&self, template: &ChatTemplate, analysis: &Analysis) -> Result<OutputParser, Failure> {
+    /// The prompt the output continues (and the prefill it completes), as
+    /// the request's conversation renders it.
+    pub fn prompt(&self, template: &ChatTemplate, analysis: &Analysis) -> Result<(String, Option<Prefill>), Failure> {
         let request = RenderRequest {
             messages: self.messages.clone(),
             tools: self.tools.clone(),
@@ -56,7 +58,11 @@ impl ParseOptions {
             extra: Default::default(),
             ..Default::default()
         };
-        let (prompt, prefill) = continuation_prompt(template, analysis, &request, self.continue_final_message)?;
+        Ok(continuation_prompt(template, analysis, &request, self.continue_final_message)?)
+    }
+
+    pub fn parser(&self, template: &ChatTemplate, analysis: &Analysis) -> Result<OutputParser, Failure> {
+        let (prompt, prefill) = self.prompt(template, analysis)?;
         let config = ParserConfig {
             tools: self.tools.clone().unwrap_or_default(),
             tool_choice: self.tool_choice.clone(),

@@ -6,8 +6,10 @@
 # first makes a project-local virtualenv (.venv) with the pinned requirements.
 # It also installs the xgrammar wheel there for the structural-tag tier.
 # Tests that need ../shared (the template corpus and llama.cpp's vectors) skip
-# with a message when it is absent. Then python/test.sh builds the Python
-# package into the same .venv and runs its pytest suite.
+# with a message when it is absent. The llama.cpp tier needs llama.cpp's
+# test-gbnf-validator, which tools/llama_gbnf.sh builds (cached). Then
+# python/test.sh builds the Python package into the same .venv and runs its
+# pytest suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import jinja2, transformers.utils.chat_parsing' 2>/dev/null; then
@@ -22,6 +24,10 @@ if ! .venv/bin/python tools/xgrammar_check.py --probe >/dev/null 2>&1; then
         || echo "note: xgrammar could not be installed; the xgrammar tier will skip"
 fi
 export CHAT_AUTOPARSER_PYTHON="$PWD/.venv/bin/python"
+# The llama.cpp tier (tests/grammar_llamacpp.rs) runs llama.cpp's GBNF matcher
+# and std::regex: built once per machine into a cache outside the checkout
+# (~15-20 min on 2 cores the first time, nothing after).
+export CHAT_AUTOPARSER_LLAMA_BIN="$(bash tools/llama_gbnf.sh | tail -n 1)"
 # Show what passing tests print: the fidelity count and the corpus summaries
 # are the measured results a CI log should carry.
 case " $* " in

@@ -187,7 +187,8 @@ pub fn gbnf(protocol: &Protocol) -> Result<Grammar> {
 /// Where a lazy grammar over `section` starts: each format's triggers, once.
 fn lazy_triggers(protocol: &Protocol, section: &ToolSection) -> Vec<Trigger> {
     let mut out: Vec<Trigger> = Vec::new();
-    for t in section.formats.iter().flat_map(|f| triggers::triggers(f, protocol.reasoning.as_ref(), &section.tools)) {
+    let each = |f| triggers::triggers(f, protocol.reasoning.as_ref(), &section.tools, &protocol.preserved_tokens);
+    for t in section.formats.iter().flat_map(each) {
         if !out.contains(&t) {
             out.push(t);
         }
@@ -196,8 +197,7 @@ fn lazy_triggers(protocol: &Protocol, section: &ToolSection) -> Vec<Trigger> {
 }
 
 /// The reasoning block the protocol allows, then `body`: what an eager
-/// grammar leaves free. A block the output starts inside is required to
-/// close; one the model may open is optional.
+/// grammar leaves free.
 fn eager(protocol: &Protocol, rules: &mut Rules, body: String) -> String {
     let Some(r) = &protocol.reasoning else {
         return format!("ws {body}");
@@ -217,10 +217,9 @@ fn eager(protocol: &Protocol, rules: &mut Rules, body: String) -> String {
     }
     block.lit(&r.end).ws();
     let reasoning = rules.fixed("reasoning", &block.render());
-    match r.opened {
-        true => format!("{reasoning} ws {body}"),
-        false => format!("{reasoning}? ws {body}"),
-    }
+    // Optional even when the output starts inside the block: the parser
+    // reads a call written before the block's end as ending it.
+    format!("{reasoning}? ws {body}")
 }
 
 /// `body` after an optional empty content block: templates with a content

@@ -19,6 +19,7 @@ use super::elements::ElementsCompiler;
 use super::walk::Notation;
 use super::schema::{members, primitive, required_names, resolved, Compiler, Dialect, Member, MAX_DEPTH};
 use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolFormat};
+use crate::parser::Notation as BareNotation;
 use crate::protocol::Tool;
 
 /// Builds the rules of one tool section.
@@ -258,7 +259,7 @@ impl Builder<'_> {
             let any = self.any_tagged_argument(g);
             p.expr(format!("( {any} ( {} {any} )* )?", sep.render()));
         } else {
-            p.expr(members(&list, &sep.render()));
+            p.expr(either_order(&list, props.keys(), &sep.render()));
         }
         p.marker(&g.end);
         p
@@ -303,7 +304,16 @@ impl Builder<'_> {
                 Some((before, after)) => p.marker(before).expr("[a-zA-Z0-9_]+".to_string()).marker(after),
                 None => p.marker(g.typed_value_prefix.as_deref().unwrap_or(&g.value_prefix)),
             };
-            p.expr(json).marker(&close);
+            p.expr(json);
+            // A bare typed value (no marker before it, `days:3`) has none
+            // after it either: the parser reads its close as optional.
+            if g.typed_value_prefix.as_deref().is_some_and(|t| t.trim().is_empty()) {
+                let mut closed = Pieces::new();
+                closed.marker(&close);
+                p.optional(&closed);
+            } else {
+                p.marker(&close);
+            }
             options.push(p.render());
         }
         alt(&options)
@@ -320,11 +330,17 @@ impl Builder<'_> {
         let json = c.compile(prop, hint);
         let mut c = Compiler::new(self.rules, self.warnings, Dialect::Python, &tool.parameters);
         let py = c.compile(prop, &format!("{hint}-py"));
-        if py == json {
-            json
-        } else {
-            alt(&[json, py])
+        let mut options = vec![json];
+        if !options.contains(&py) {
+            options.push(py);
         }
+        // Bare nested values in the arguments' own notation (`{key:<|"|>v<|"|>}`),
+        // which the parser reads (`parser::Notation`); not typed by the schema.
+        if let Some(n) = BareNotation::of(g).filter(|_| is_structured(prop, &tool.parameters)) {
+            self.warnings.push(format!("{hint}: a nested value in the template's own notation is not checked against its schema"));
+            options.push(notation_value(self.rules, &n));
+        }
+        alt(&options)
     }
 
     /// A raw value with its suffix, for arguments of unknown key and type;
@@ -375,6 +391,51 @@ fn rule_stem(stop: &str, _hint: &str) -> String {
 }
 
 /// A raw value's suffix: its leading whitespace belongs to the raw text.
+/// The argument members in the schema's order, or sorted by name: templates
+/// write tagged arguments in one or the other (a `dictsort`), and the parser
+/// reads any order. `keys` name the members of `list`, in the same order.
+fn either_order<'k>(list: &[Member], keys: impl Iterator<Item = &'k String>, sep: &str) -> String {
+    let keys: Vec<&String> = keys.collect();
+    let ordered = members(list, sep);
+    let mut by_name: Vec<usize> = (0..list.len()).collect();
+    by_name.sort_by(|&a, &b| keys.get(a).cmp(&keys.get(b)));
+    if by_name.windows(2).all(|w| w[0] < w[1]) {
+        return ordered;
+    }
+    let sorted: Vec<Member> = by_name.iter().map(|&i| Member { expr: list[i].expr.clone(), required: list[i].required }).collect();
+    alt(&[ordered, members(&sorted, sep)])
+}
+
+/// Whether `prop` may be an object or a list (or its type is not said).
+fn is_structured(prop: &Value, root: &Value) -> bool {
+    let prop = resolved(root, prop).unwrap_or_else(|| prop.clone());
+    match prop.get("type") {
+        None => prop.get("enum").is_none() && prop.get("const").is_none(),
+        Some(Value::String(t)) => t == "object" || t == "array",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object" || t == "array"),
+        Some(_) => false,
+    }
+}
+
+/// Any value in a bare notation (`parser::Notation`): objects, lists,
+/// quoted strings and JSON scalars, keys bare words or quoted. The rules
+/// have fixed names: a template has one notation.
+fn notation_value(rules: &mut Rules, n: &BareNotation) -> String {
+    if rules.has("nt-value") {
+        return "nt-value".into();
+    }
+    let ws = primitive(rules, "ws", false);
+    let (num, boolean, null) = (primitive(rules, "number", false), primitive(rules, "boolean", false), primitive(rules, "null", false));
+    let text = until(rules, "nt-text", &n.quote_close);
+    let (sep, key_end) = (literal(&n.separator), literal(&n.key_end));
+    rules.fixed("nt-value", &format!("nt-object | nt-array | nt-string | {num} | {boolean} | {null}"));
+    rules.fixed("nt-string", &format!("{} {text} {}", literal(&n.quote_open), literal(&n.quote_close)));
+    rules.fixed("nt-member", &format!("( nt-string | [a-zA-Z0-9_]+ ) {ws} {key_end} {ws} nt-value"));
+    rules.fixed("nt-object", &format!("\"{{\" {ws} ( nt-member ( {ws} {sep} {ws} nt-member )* {ws} )? \"}}\""));
+    rules.fixed("nt-array", &format!("\"[\" {ws} ( nt-value ( {ws} {sep} {ws} nt-value )* {ws} )? \"]\""));
+    "nt-value".into()
+}
+
 fn push_suffix(p: &mut Pieces, suffix: &str) {
     let mut pieces = split(suffix).into_iter().skip_while(|x| *x == Piece::Ws).peekable();
     if pieces.peek().is_none() {

@@ -72,6 +72,8 @@ pub use prompt::{continuation_prompt, template_messages, Continue, Prefill, Pref
 pub use schema::ToolSchemas;
 pub use stream::{char_chunks, OutputStream};
 pub(crate) use marker::Marker;
+// How bare nested values are written in tagged arguments: the grammar writes the same.
+pub(crate) use notation::Notation;
 
 /// What to do with reasoning.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,18 +1,20 @@
-//! The round-trip cases: assistant turns rendered by a template after a
-//! user message, and the model output each one stands for (the render after
-//! the generation prompt, less the end of turn). Shared by the round-trip
+//! The round-trip cases: assistant turns (content, reasoning, calls) and the
+//! tools they call, rendered by `turns` into the model output each stands
+//! for, with the parser options that read it back. Shared by the round-trip
 //! tier (`parser_roundtrip.rs`) and the deviation corpus
 //! (`parser_deviations.rs`), which change these outputs the way real models
-//! do; a test crate includes it with `#[path = "common/roundtrip.rs"] mod roundtrip;`.
+//! do; a test crate includes `common/turns.rs` as `turns` and this file as
+//! `roundtrip` (`#[path = ...]`).
 
 #![allow(dead_code)] // Each test crate uses the part it needs.
 
 use std::path::{Path, PathBuf};
 
 use chat_autoparser::analysis::ReasoningMode;
-use chat_autoparser::parser::template_messages;
-use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig, RenderRequest};
+use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig};
 use serde_json::{json, Value};
+
+use super::turns::{render_turn, Turn};
 
 pub fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -110,99 +112,14 @@ pub struct Rendered {
     pub config: ParserConfig,
 }
 
-/// Renders `case`, or says why it cannot be rendered.
+/// Renders `case` (see `turns`), or says why it cannot be rendered. A
+/// model writes reasoning only with thinking on: asked for as a server would.
 pub fn render_case(tmpl: &ChatTemplate, analysis: &Analysis, case: &Case) -> Result<Rendered, String> {
-    let user = json!({"role": "user", "content": "What is the weather in Paris?"});
-    let null_content = analysis.tools.as_ref().is_some_and(|t| t.input.null_content);
-    let mut turn = json!({"role": "assistant"});
-    turn["content"] = if case.content.is_empty() && !case.calls.is_empty() && null_content {
-        Value::Null
-    } else {
-        Value::String(case.content.into())
-    };
-    if !case.reasoning.is_empty() {
-        let field = if analysis.reasoning.field.is_empty() { "reasoning_content" } else { &analysis.reasoning.field };
-        turn[field] = Value::String(case.reasoning.into());
-    }
-    if !case.calls.is_empty() {
-        let calls: Vec<Value> = case
-            .calls
-            .iter()
-            .enumerate()
-            .map(|(i, (name, args))| {
-                json!({"id": format!("call{i:05}"), "type": "function",
-                       "function": {"name": name, "arguments": args}})
-            })
-            .collect();
-        turn["tool_calls"] = Value::Array(calls);
-    }
-    // A model writes reasoning only with thinking on: asked for as a server
-    // would, by either switch templates read.
     let thinking = (!case.reasoning.is_empty()).then_some(true);
-    let request = |messages: Vec<Value>, gen: bool| RenderRequest {
-        messages: template_messages(analysis, &messages),
-        tools: Some(tools()),
-        add_generation_prompt: gen,
-        enable_thinking: thinking,
-        extra: if thinking.is_some() { thinking_on() } else { Default::default() },
-        ..Default::default()
-    };
-    let prompt = tmpl.render(&request(vec![user.clone()], true)).map_err(|e| format!("prompt: {e}"))?;
-    let full = tmpl.render(&request(vec![user.clone(), turn], false)).map_err(|e| e.to_string())?;
-    let closing = tmpl.render(&request(vec![user], false)).unwrap_or_default();
-    let config = ParserConfig { tools: tools(), prompt: Some(prompt.clone()), enable_thinking: thinking, ..Default::default() };
-    let (output, prefix_renderable) = match full.strip_prefix(prompt.as_str()) {
-        Some(rest) => (strip_end(rest, analysis, &closing).to_string(), true),
-        None => (strip_end(&full[common_prefix(&prompt, &full)..], analysis, &closing).to_string(), false),
-    };
-    Ok(Rendered { prompt, output, prefix_renderable, config })
-}
-
-/// `reasoning_effort: "high"`: the other thinking switch (gpt-oss, Hy3).
-pub fn thinking_on() -> serde_json::Map<String, Value> {
-    let mut extra = serde_json::Map::new();
-    extra.insert("reasoning_effort".into(), json!("high"));
-    extra
-}
-
-/// Where `full` leaves `prompt`: their longest common prefix, backed off to
-/// before a marker it cuts (an unclosed `<` or `[`), as llama.cpp's test
-/// harness cuts (`init_delta` in `tests/test-chat.cpp`).
-pub fn common_prefix(prompt: &str, full: &str) -> usize {
-    let mut at = prompt.bytes().zip(full.bytes()).take_while(|(a, b)| a == b).count();
-    while !full.is_char_boundary(at) {
-        at -= 1;
-    }
-    let head = &full[..at];
-    let open = head.rfind(['<', '[']).filter(|&i| !head[i..].contains(['>', ']']));
-    open.unwrap_or(at)
-}
-
-/// The output less the end of turn: `end_of_turn` when the text ends with
-/// it, or when what follows it is what `closing` (the user turn rendered
-/// alone, without a generation prompt) ends with too: text the template
-/// writes after any conversation. Else the stop marker after trailing
-/// whitespace.
-pub fn strip_end<'a>(rest: &'a str, analysis: &Analysis, closing: &str) -> &'a str {
-    let eot = analysis.turn.end_of_turn.as_str();
-    let stop = analysis.turn.stop_marker.as_str();
-    if !eot.is_empty() {
-        if let Some(s) = rest.strip_suffix(eot) {
-            return s;
-        }
-        if let Some(s) = rest.trim_end().strip_suffix(eot.trim_end()) {
-            return s;
-        }
-        if let Some((at, _)) = rest.match_indices(eot).find(|(at, _)| closing.ends_with(&rest[*at..])) {
-            return &rest[..at];
-        }
-    }
-    if !stop.is_empty() {
-        if let Some(s) = rest.trim_end().strip_suffix(stop) {
-            return s;
-        }
-    }
-    rest
+    let turn = Turn { content: case.content, reasoning: case.reasoning, calls: &case.calls };
+    let r = render_turn(tmpl, analysis, &tools(), &turn, thinking)?;
+    let config = ParserConfig { tools: tools(), prompt: Some(r.prompt.clone()), enable_thinking: thinking, ..Default::default() };
+    Ok(Rendered { prompt: r.prompt, output: r.output, prefix_renderable: !r.by_common_prefix, config })
 }
 
 /// Compares a parsed message with the case: content and reasoning trimmed,

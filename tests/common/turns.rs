@@ -1,0 +1,138 @@
+//! Rendering one assistant turn as a model would write it, for the tests that
+//! check what a template's outputs look like to the parser and to grammars.
+//!
+//! The turn is rendered after a user message (arguments passed as the
+//! template wants them, via `template_messages`; reasoning in
+//! `analysis.reasoning.field`). The prompt is the same conversation without
+//! the turn, rendered with `add_generation_prompt`. When the rendered turn
+//! starts with it, what follows, less the end-of-turn text, is the model
+//! output; when it does not ("not prefix-renderable"), the output starts where
+//! the two texts part, backed off to before a marker that point cuts, as
+//! llama.cpp's harness cuts (`init_delta` in its `tests/test-chat.cpp`).
+//! A test crate includes it with `#[path = "common/turns.rs"] mod turns;`.
+
+#![allow(dead_code)] // Each test uses the part it needs.
+
+use chat_autoparser::parser::template_messages;
+use chat_autoparser::{Analysis, ChatTemplate, RenderRequest};
+use serde_json::{json, Value};
+
+/// One assistant turn: content, reasoning and calls `(name, arguments as JSON text)`.
+pub struct Turn<'a> {
+    pub content: &'a str,
+    pub reasoning: &'a str,
+    pub calls: &'a [(&'a str, String)],
+}
+
+/// A rendered turn: the prompt it continues and the model's output.
+pub struct Rendered {
+    pub prompt: String,
+    pub output: String,
+    /// The render did not start with the prompt; cut at the common prefix.
+    pub by_common_prefix: bool,
+}
+
+/// The assistant message for `turn`, as OpenAI sends it.
+pub fn assistant_message(analysis: &Analysis, turn: &Turn) -> Value {
+    let null_content = analysis.tools.as_ref().is_some_and(|t| t.input.null_content);
+    let mut message = json!({"role": "assistant"});
+    message["content"] = if turn.content.is_empty() && !turn.calls.is_empty() && null_content {
+        Value::Null
+    } else {
+        Value::String(turn.content.into())
+    };
+    if !turn.reasoning.is_empty() {
+        let field = if analysis.reasoning.field.is_empty() { "reasoning_content" } else { &analysis.reasoning.field };
+        message[field] = Value::String(turn.reasoning.into());
+    }
+    if !turn.calls.is_empty() {
+        let calls: Vec<Value> = turn
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, args))| {
+                json!({"id": format!("call{i:05}"), "type": "function",
+                       "function": {"name": name, "arguments": args}})
+            })
+            .collect();
+        message["tool_calls"] = Value::Array(calls);
+    }
+    message
+}
+
+/// Renders `turn` after one user message, with `thinking` as the request's
+/// thinking switch (on: `enable_thinking` and `reasoning_effort: "high"`,
+/// the two switches templates read). `Err` says why the template refused.
+pub fn render_turn(
+    tmpl: &ChatTemplate,
+    analysis: &Analysis,
+    tools: &[Value],
+    turn: &Turn,
+    thinking: Option<bool>,
+) -> Result<Rendered, String> {
+    let user = json!({"role": "user", "content": "What is the weather in Paris?"});
+    let request = |messages: Vec<Value>, gen: bool| RenderRequest {
+        messages: template_messages(analysis, &messages),
+        tools: Some(tools.to_vec()),
+        add_generation_prompt: gen,
+        enable_thinking: thinking,
+        extra: if thinking == Some(true) { thinking_on() } else { Default::default() },
+        ..Default::default()
+    };
+    let prompt = tmpl.render(&request(vec![user.clone()], true)).map_err(|e| format!("prompt: {e}"))?;
+    let full = tmpl.render(&request(vec![user.clone(), assistant_message(analysis, turn)], false)).map_err(|e| e.to_string())?;
+    let closing = tmpl.render(&request(vec![user], false)).unwrap_or_default();
+    let (rest, by_common_prefix) = match full.strip_prefix(prompt.as_str()) {
+        Some(rest) => (rest, false),
+        None => (&full[common_prefix(&prompt, &full)..], true),
+    };
+    let output = strip_end(rest, analysis, &closing).to_owned();
+    Ok(Rendered { prompt, output, by_common_prefix })
+}
+
+/// `reasoning_effort: "high"`: the other thinking switch (gpt-oss, Hy3).
+pub fn thinking_on() -> serde_json::Map<String, Value> {
+    let mut extra = serde_json::Map::new();
+    extra.insert("reasoning_effort".into(), json!("high"));
+    extra
+}
+
+/// Where `full` leaves `prompt`: their longest common prefix, backed off to
+/// before a marker it cuts (an unclosed `<` or `[`), as llama.cpp's test
+/// harness cuts (`init_delta` in `tests/test-chat.cpp`).
+pub fn common_prefix(prompt: &str, full: &str) -> usize {
+    let mut at = prompt.bytes().zip(full.bytes()).take_while(|(a, b)| a == b).count();
+    while !full.is_char_boundary(at) {
+        at -= 1;
+    }
+    let head = &full[..at];
+    let open = head.rfind(['<', '[']).filter(|&i| !head[i..].contains(['>', ']']));
+    open.unwrap_or(at)
+}
+
+/// The output less the end of turn: `end_of_turn` when the text ends with
+/// it, or when what follows it is what `closing` (the user turn rendered
+/// alone, without a generation prompt) ends with too: text the template
+/// writes after any conversation. Else the stop marker after trailing
+/// whitespace.
+pub fn strip_end<'a>(rest: &'a str, analysis: &Analysis, closing: &str) -> &'a str {
+    let eot = analysis.turn.end_of_turn.as_str();
+    let stop = analysis.turn.stop_marker.as_str();
+    if !eot.is_empty() {
+        if let Some(s) = rest.strip_suffix(eot) {
+            return s;
+        }
+        if let Some(s) = rest.trim_end().strip_suffix(eot.trim_end()) {
+            return s;
+        }
+        if let Some((at, _)) = rest.match_indices(eot).find(|(at, _)| closing.ends_with(&rest[*at..])) {
+            return &rest[..at];
+        }
+    }
+    if !stop.is_empty() {
+        if let Some(s) = rest.trim_end().strip_suffix(stop) {
+            return s;
+        }
+    }
+    rest
+}
