@@ -55,7 +55,8 @@ fn render_jsonl_writes_one_training_text_per_line() {
         .map(|l| serde_json::from_str::<String>(l).expect("a JSON string"))
         .collect();
     assert_eq!(lines.len(), 2);
-    assert_eq!(lines[0], "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nHello!<|im_end|>\n");
+    // Thinking on (the default) and no think block: the last turn as it is.
+    assert_eq!(lines[0], "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n");
     assert!(lines[1].starts_with("<|im_start|>system\n# Tools\n"), "{}", lines[1]);
 }
 
