@@ -66,6 +66,7 @@ impl ParseOptions {
             prompt: Some(prompt),
             response_schema: self.response_schema.clone(),
             prefill,
+            call_ids: None,
         };
         Ok(analysis.parser(&config)?)
     }

@@ -43,6 +43,7 @@
 //! chunking; a stream costs time linear in the output.
 
 mod build;
+mod call_id;
 mod decode;
 mod diagnostic;
 mod elements;
@@ -109,6 +110,11 @@ pub struct ParserConfig {
     /// the message starts with its text, and the continued field keeps the
     /// output's leading whitespace.
     pub prefill: Option<Prefill>,
+    /// Mint OpenAI-style ids (`call_` + 24 letters and digits) for calls the
+    /// model wrote without one, from this seed: the same seed gives the same
+    /// ids; a server wanting ids unique across requests passes a fresh one.
+    /// `None` (the default) leaves such ids `null`.
+    pub call_ids: Option<u64>,
 }
 
 impl Default for ParserConfig {
@@ -122,6 +128,7 @@ impl Default for ParserConfig {
             prompt: None,
             response_schema: None,
             prefill: None,
+            call_ids: None,
         }
     }
 }
@@ -141,6 +148,7 @@ pub struct OutputParser {
     start: Start,
     /// How nested argument values are written (see `notation`, `elements`).
     nested: decode::Nested,
+    ids: Option<call_id::CallIdSource>,
 }
 
 /// A parse with the problems found.
@@ -199,6 +207,7 @@ impl OutputParser {
                 notation: build::notations(analysis).into_iter().next(),
                 elements: build::elements(analysis).into_iter().next().map(Arc::new),
             },
+            ids: config.call_ids.map(call_id::CallIdSource::new),
         })
     }
 
@@ -240,6 +249,19 @@ impl OutputParser {
         Parsed { message: stream.into_message(), diagnostics }
     }
 
+    /// Parses output given as bytes, decoded as `String::from_utf8_lossy`
+    /// decodes them (invalid sequences become U+FFFD); reports the problems
+    /// found, as [`parse_report`](Self::parse_report).
+    pub fn parse_bytes_report(&self, output: &[u8], partial: bool) -> Parsed {
+        let mut stream = self.stream();
+        stream.push_bytes(output);
+        if !partial {
+            stream.finish();
+        }
+        let diagnostics = stream.diagnostics().to_vec();
+        Parsed { message: stream.into_message(), diagnostics }
+    }
+
     /// A stream for one output.
     pub fn stream(&self) -> OutputStream {
         let continued = !self.prefill.continued().is_empty();
@@ -249,6 +271,6 @@ impl OutputParser {
         };
         let decoder = decode::Decoder::new(self.schemas.clone(), self.parallel, continues, &self.prefix, self.nested.clone())
             .reasoning_starts_with(&self.reasoning_prefix);
-        OutputStream::new(&self.program, decoder, &self.prefill)
+        OutputStream::new(&self.program, decoder, &self.prefill).with_ids(self.ids.as_ref().map(|s| s.next_stream()))
     }
 }
