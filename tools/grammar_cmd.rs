@@ -5,31 +5,42 @@
 //! preserved tokens (and any schema warnings); `--json` prints DESIGN §5's
 //! shape. Without `--parallel` the grammar allows exactly one call.
 
+use std::path::PathBuf;
+
 use chat_autoparser::{Grammar, GrammarConfig, ToolChoice};
-use serde_json::Value;
 
-use crate::{load_template, write_out, Failure};
+use crate::{load_template, read_array, write_out, Failure, TemplateArg};
 
-pub fn run(args: &[String]) -> Result<(), Failure> {
-    let mut path = None;
-    let mut json = false;
-    let mut config = GrammarConfig { parallel_tool_calls: false, ..GrammarConfig::default() };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--json" => json = true,
-            "--parallel" => config.parallel_tool_calls = true,
-            "--tools" => config.tools = read_tools(value(&mut it, "--tools")?)?,
-            "--tool-choice" => config.tool_choice = ToolChoice::parse(value(&mut it, "--tool-choice")?),
-            flag if flag.starts_with("--") => return Err(Failure::Usage(format!("unknown option {flag}"))),
-            p if path.is_none() => path = Some(p.to_owned()),
-            extra => return Err(Failure::Usage(format!("unexpected argument {extra:?}"))),
-        }
-    }
-    let path = path.ok_or_else(|| Failure::Usage("grammar needs a TEMPLATE".into()))?;
-    let grammar = load_template(&path)?.analyze()?.grammar(&config)?;
-    if json {
-        return write_out(&format!("{}\n", serde_json::to_string_pretty(&grammar).expect("a grammar serializes")));
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    template: TemplateArg,
+    /// OpenAI-format tools (a JSON array)
+    #[arg(long, value_name = "FILE")]
+    tools: Option<PathBuf>,
+    /// auto, required, none, or a function name
+    #[arg(long, value_name = "CHOICE", default_value = "auto")]
+    tool_choice: String,
+    /// Allow several calls (without it, exactly one)
+    #[arg(long)]
+    parallel: bool,
+    /// Print DESIGN §5's JSON shape
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: &Args) -> Result<(), Failure> {
+    let tools = args.tools.as_deref().map(read_array).transpose()?;
+    let template = load_template(&args.template, tools.is_some())?;
+    let config = GrammarConfig {
+        tools: tools.unwrap_or_default(),
+        tool_choice: ToolChoice::parse(&args.tool_choice),
+        parallel_tool_calls: args.parallel,
+        ..GrammarConfig::default()
+    };
+    let grammar = template.analyze()?.grammar(&config)?;
+    if args.json {
+        return write_out(&format!("{}\n", serde_json::to_string_pretty(&grammar).unwrap_or_default()));
     }
     write_out(&text(&grammar))
 }
@@ -47,23 +58,4 @@ fn text(grammar: &Grammar) -> String {
         out.push_str(&format!("warning: {w}\n"));
     }
     out
-}
-
-fn value<'a>(it: &mut std::slice::Iter<'a, String>, flag: &str) -> Result<&'a str, Failure> {
-    it.next().map(String::as_str).ok_or_else(|| Failure::Usage(format!("{flag} needs a value")))
-}
-
-/// An OpenAI-format tools file: a JSON array.
-fn read_tools(path: &str) -> Result<Vec<Value>, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Library(chat_autoparser::Error::new(chat_autoparser::ErrorKind::Io, format!("{path}: {e}"))))?;
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Array(tools)) => Ok(tools),
-        Ok(_) => Err(input(format!("{path}: expected a JSON array of tools"))),
-        Err(e) => Err(input(format!("{path}: {e}"))),
-    }
-}
-
-fn input(message: String) -> Failure {
-    Failure::Library(chat_autoparser::Error::new(chat_autoparser::ErrorKind::Input, message))
 }
