@@ -62,6 +62,7 @@ fn templates_in(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
 fn summary(args: &Args) -> Result<(), Failure> {
     let dir = &args.template.template;
     let name = args.template.template_name.as_deref();
+    // The last column is free text: an end-of-turn marker or an error.
     let mut rows = vec![["template".to_owned(), "reasoning".into(), "tools".into(), "end of turn".into()]];
     let mut lines = String::new();
     for path in templates_in(dir)? {
@@ -71,7 +72,7 @@ fn summary(args: &Args) -> Result<(), Failure> {
             (Ok(a), true) => lines.push_str(&format!("{}\n", json!({"template": shown, "analysis": a}))),
             (Err(e), true) => lines.push_str(&format!("{}\n", json!({"template": shown, "error": failure_text(e)}))),
             (Ok(a), false) => rows.push([shown, format!("{:?}", a.reasoning.mode).to_lowercase(), tools_cell(a), format!("\"{}\"", visible(&a.turn.end_of_turn))]),
-            (Err(e), false) => rows.push([shown, format!("error: {}", failure_text(e)), String::new(), String::new()]),
+            (Err(e), false) => rows.push([shown, "error".into(), String::new(), failure_text(e)]),
         }
     }
     if args.json {
