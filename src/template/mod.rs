@@ -181,10 +181,15 @@ impl ChatTemplate {
         self.render_as_written(request)
     }
 
-    /// Renders one request the way a chat server should: polyfills where the
-    /// template lacks a capability, as `request.tool_formatting` says (see
-    /// [`ToolFormatting`]).
+    /// Renders one request the way a chat server should: what the OpenAI API
+    /// leaves optional filled (a tool's `description` and `parameters`, a
+    /// message's `content`), and polyfills where the template lacks a
+    /// capability, as `request.tool_formatting` says (see [`ToolFormatting`]).
     pub fn render_chat(&self, request: &RenderRequest) -> Result<String> {
+        // What the OpenAI API leaves optional is filled first, whatever the formatting.
+        if let Some(filled) = polyfill::fill_optional(request) {
+            return self.render_chat(&filled);
+        }
         if request.tool_formatting == ToolFormatting::Native {
             return self.render_as_written(request);
         }
