@@ -12,6 +12,7 @@
 //! - [`parser`]: the output parser generated from an [`Analysis`]: model
 //!   output to an [`AssistantMessage`], complete or streamed as [`Delta`]s.
 //! - [`grammar`]: GBNF grammars from an analysis, for constrained decoding ([`Grammar`]).
+//! - [`spans`]: training text with the byte ranges of each assistant turn.
 //!
 //! ```
 //! use chat_autoparser::{ChatTemplate, RenderRequest, TemplateConfig};
@@ -40,6 +41,7 @@ pub mod peg;
 // copy as the library does; not part of the API.
 #[doc(hidden)]
 pub mod short;
+pub mod spans;
 pub mod template;
 
 pub use analysis::Analysis;

@@ -6,12 +6,16 @@
 //! With `--jsonl`, each input line `{"messages": [...], "tools": [...]}` (from
 //! `--messages FILE` when given, else stdin; `tools` optional, blank lines
 //! skipped) becomes one output line: the rendered text as a JSON string, i.e.
-//! the conversation in the model's own training format. The other flags apply
-//! to every line. A bad line stops the run with exit 1 and its line number.
+//! the conversation in the model's own training format. With `--spans`, the
+//! line is `{"text": ..., "assistant_spans": [[start, end], ...]}` instead:
+//! the byte ranges of the text the model generated (see `spans`). The other
+//! flags apply to every line. A bad line stops the run with exit 1 and its
+//! line number.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
+use chat_autoparser::spans::render_with_spans;
 use chat_autoparser::template::ToolFormatting;
 use chat_autoparser::{ChatTemplate, Error, ErrorKind, RenderRequest};
 use serde_json::{Map, Value as Json};
@@ -109,6 +113,8 @@ fn render_lines(template: &ChatTemplate, o: &Args) -> Result<(), Failure> {
         Some(path) => Box::new(std::io::Cursor::new(read(path)?)),
         None => Box::new(std::io::stdin().lock()),
     };
+    // Spans are found from the template's analysis.
+    let analysis = if o.spans { Some(template.analyze()?) } else { None };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     for (i, line) in input.lines().enumerate() {
@@ -117,10 +123,12 @@ fn render_lines(template: &ChatTemplate, o: &Args) -> Result<(), Failure> {
             continue;
         }
         let request = line_request(o, &line).map_err(|e| input_error(format!("line {}: {e}", i + 1)))?;
-        let text = template
-            .render_chat(&request)
-            .map_err(|e| input_error(format!("line {}: {e}", i + 1)))?;
-        let encoded = serde_json::to_string(&text).unwrap_or_default();
+        let encoded = match &analysis {
+            Some(analysis) => render_with_spans(template, analysis, &request).map(|s| serde_json::to_string(&s)),
+            None => template.render_chat(&request).map(|text| serde_json::to_string(&text)),
+        }
+        .map_err(|e| input_error(format!("line {}: {e}", i + 1)))?
+        .unwrap_or_default();
         writeln!(out, "{encoded}").map_err(stdout_failure)?;
     }
     out.flush().map_err(stdout_failure)

@@ -200,6 +200,18 @@ impl ChatTemplate {
         }
     }
 
+    /// The tool formatting `render_chat` uses for `request`: `Auto` resolves
+    /// to `Manual` when the conversation needs a part of the tool path the
+    /// template lacks, and stays `Auto` otherwise.
+    pub fn tool_formatting_for(&self, request: &RenderRequest) -> ToolFormatting {
+        match request.tool_formatting {
+            ToolFormatting::Auto if polyfill::plan(ToolFormatting::Auto, &self.capabilities(), request).manual_tools => {
+                ToolFormatting::Manual
+            }
+            other => other,
+        }
+    }
+
     /// This template, with `render` applying polyfills like `render_chat`:
     /// what a server renders, so that analysing it describes the prompts the
     /// model actually sees (a template without a tools branch then shows the
