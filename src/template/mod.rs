@@ -132,7 +132,12 @@ impl std::fmt::Debug for ChatTemplate {
 
 impl ChatTemplate {
     /// Compiles `source`. A syntax error carries the line and column.
+    /// Newlines (`\r\n`, `\r`) become `\n` first, as jinja2's lexer makes
+    /// them, so a template saved with Windows line endings renders as
+    /// transformers renders it.
     pub fn new(source: &str, config: &TemplateConfig) -> Result<ChatTemplate> {
+        let normalized = normalize_newlines(source);
+        let source: &str = &normalized;
         let rewritten = rewrite::rewrite(source);
         match environment::build(&rewritten, config) {
             Ok(env) => Ok(ChatTemplate {
@@ -161,7 +166,7 @@ impl ChatTemplate {
         ChatTemplate::new(&source.template, &config)
     }
 
-    /// The template text as given.
+    /// The template text as compiled: as given, newlines normalised to `\n`.
     pub fn source(&self) -> &str {
         &self.source
     }
@@ -291,6 +296,15 @@ impl ChatTemplate {
             }
         }
     }
+}
+
+/// `source` with every `\r\n` and lone `\r` as `\n`: jinja2 splits the
+/// source on those and joins the lines with `\n` before lexing.
+fn normalize_newlines(source: &str) -> std::borrow::Cow<'_, str> {
+    if !source.contains('\r') {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    std::borrow::Cow::Owned(source.replace("\r\n", "\n").replace('\r', "\n"))
 }
 
 /// A syntax error as the template's author wrote it: the error of the source
