@@ -29,6 +29,12 @@
 //! assert_eq!(prompt, "<|user|>hi\n<|assistant|>");
 //! # Ok::<(), chat_autoparser::Error>(())
 //! ```
+//!
+//! What follows is the README: its library example walks a server through
+//! loading, a cached analysis, `continuation_prompt`, parsing with minted
+//! call ids, streaming bytes and the grammar, and runs as a doctest.
+//!
+#![doc = include_str!("../README.md")]
 
 pub mod analysis;
 pub mod lint;
