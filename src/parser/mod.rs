@@ -240,21 +240,24 @@ impl OutputParser {
 
     /// Parses and reports the problems found.
     pub fn parse_report(&self, output: &str, partial: bool) -> Parsed {
-        let mut stream = self.stream();
-        stream.push(output);
-        if !partial {
-            stream.finish();
-        }
-        let diagnostics = stream.diagnostics().to_vec();
-        Parsed { message: stream.into_message(), diagnostics }
+        self.report(partial, |stream| {
+            stream.push(output);
+        })
     }
 
     /// Parses output given as bytes, decoded as `String::from_utf8_lossy`
     /// decodes them (invalid sequences become U+FFFD); reports the problems
     /// found, as [`parse_report`](Self::parse_report).
     pub fn parse_bytes_report(&self, output: &[u8], partial: bool) -> Parsed {
+        self.report(partial, |stream| {
+            stream.push_bytes(output);
+        })
+    }
+
+    /// One stream fed by `feed`, finished unless `partial`, and its report.
+    fn report(&self, partial: bool, feed: impl FnOnce(&mut OutputStream)) -> Parsed {
         let mut stream = self.stream();
-        stream.push_bytes(output);
+        feed(&mut stream);
         if !partial {
             stream.finish();
         }
