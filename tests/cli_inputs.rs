@@ -5,23 +5,13 @@
 //! The GGUF fixture is written here, metadata and a fake tensor section,
 //! with the format's own layout (magic, version, counts, typed pairs).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+#[path = "common/cli.rs"]
+mod cli;
 
-fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chat-autoparser"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary runs");
-    // The child may exit before reading stdin (help, usage errors).
-    let _ = child.stdin.take().unwrap().write_all(stdin);
-    child.wait_with_output().unwrap()
-}
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use cli::run;
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()

@@ -2,20 +2,13 @@
 //! on success, 2 on bad usage, 1 on a template or input error with one line on
 //! stderr; `render --jsonl` writes one JSON string per input line.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+#[path = "common/cli.rs"]
+mod cli;
+
+use std::process::Output;
 
 fn run(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chat-autoparser"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary runs");
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    cli::run(args, stdin.as_bytes())
 }
 
 fn temp_file(name: &str, text: &str) -> String {
