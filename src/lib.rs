@@ -12,6 +12,7 @@
 //! - [`parser`]: the output parser generated from an [`Analysis`]: model
 //!   output to an [`AssistantMessage`], complete or streamed as [`Delta`]s.
 //! - [`grammar`]: GBNF grammars from an analysis, for constrained decoding ([`Grammar`]).
+//! - [`spans`]: training text with the byte ranges of each assistant turn.
 //!
 //! ```
 //! use chat_autoparser::{ChatTemplate, RenderRequest, TemplateConfig};
@@ -28,6 +29,12 @@
 //! assert_eq!(prompt, "<|user|>hi\n<|assistant|>");
 //! # Ok::<(), chat_autoparser::Error>(())
 //! ```
+//!
+//! What follows is the README: its library example walks a server through
+//! loading, a cached analysis, `continuation_prompt`, parsing with minted
+//! call ids, streaming bytes and the grammar, and runs as a doctest.
+//!
+#![doc = include_str!("../README.md")]
 
 pub mod analysis;
 pub mod lint;
@@ -41,6 +48,7 @@ pub mod protocol;
 // copy as the library does; not part of the API.
 #[doc(hidden)]
 pub mod short;
+pub mod spans;
 pub mod template;
 
 pub use analysis::Analysis;

@@ -2,20 +2,13 @@
 //! on success, 2 on bad usage, 1 on a template or input error with one line on
 //! stderr; `render --jsonl` writes one JSON string per input line.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+#[path = "common/cli.rs"]
+mod cli;
+
+use std::process::Output;
 
 fn run(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chat-autoparser"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary runs");
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    cli::run(args, stdin.as_bytes())
 }
 
 fn temp_file(name: &str, text: &str) -> String {
@@ -55,7 +48,8 @@ fn render_jsonl_writes_one_training_text_per_line() {
         .map(|l| serde_json::from_str::<String>(l).expect("a JSON string"))
         .collect();
     assert_eq!(lines.len(), 2);
-    assert_eq!(lines[0], "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nHello!<|im_end|>\n");
+    // Thinking on (the default) and no think block: the last turn as it is.
+    assert_eq!(lines[0], "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n");
     assert!(lines[1].starts_with("<|im_start|>system\n# Tools\n"), "{}", lines[1]);
 }
 

@@ -123,6 +123,7 @@ fn run_case(
         prompt: Some(prompt),
         response_schema: case["json_schema"].as_str().filter(|s| !s.is_empty()).and_then(|s| serde_json::from_str(s).ok()),
         prefill,
+        call_ids: None,
     };
     let parser = match analysis.parser(&config) {
         Ok(p) => p,

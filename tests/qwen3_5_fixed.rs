@@ -130,11 +130,14 @@ fn fixtures() -> Vec<(&'static str, RenderRequest)> {
         ("extra: content parts", content_parts()),
         ("extra: inline think on the last turn", inline_think_last_turn()),
         ("extra: unknown role", unknown_role()),
+        ("extra: T16 with thinking off", RenderRequest { enable_thinking: Some(false), ..t16() }),
+        ("extra: T17 with thinking on", RenderRequest { enable_thinking: Some(true), ..t17() }),
     ]
 }
 
-// T01: a plain exchange; the historical answer has no think block, the
-// default (thinking on) prompt opens one.
+// T01: a plain exchange; the historical answer has no think block, and the
+// default (thinking on) prompt is the bare assistant header: the model writes
+// its own `<think>`.
 fn t01() -> RenderRequest {
     request(vec![user("Hi"), assistant("Hello! How can I help?"), user("Tell me a joke.")], None, true, None)
 }
@@ -151,7 +154,6 @@ fn t01_plain_chat() {
             "<|im_start|>user\n",
             "Tell me a joke.<|im_end|>\n",
             "<|im_start|>assistant\n",
-            "<think>\n",
         )
     );
 }
@@ -171,7 +173,6 @@ fn t02_system_turn() {
             "<|im_start|>user\n",
             "Hi<|im_end|>\n",
             "<|im_start|>assistant\n",
-            "<think>\n",
         )
     );
 }
@@ -199,7 +200,6 @@ fn t03_tools_with_thinking() {
             "<|im_start|>user\n",
             "Weather in Paris?<|im_end|>\n",
             "<|im_start|>assistant\n",
-            "<think>\n",
         )
     );
 }
@@ -325,19 +325,19 @@ fn t06_tool_result() {
             "\n",
             "</tool_response><|im_end|>\n",
             "<|im_start|>assistant\n",
-            "<think>\n",
         )
     );
 }
 
-// T07: thinking on opens the block in the prompt (also the default).
+// T07: thinking on (also the default) gives the bare assistant header, no
+// think prefix: the model opens its own block.
 fn t07() -> RenderRequest {
     request(vec![user("Hi")], None, true, Some(true))
 }
 
 #[test]
 fn t07_thinking_on_prompt() {
-    let expected = concat!("<|im_start|>user\n", "Hi<|im_end|>\n", "<|im_start|>assistant\n", "<think>\n");
+    let expected = concat!("<|im_start|>user\n", "Hi<|im_end|>\n", "<|im_start|>assistant\n");
     assert_eq!(render(&t07()), expected);
     assert_eq!(render(&request(vec![user("Hi")], None, true, None)), expected, "thinking is on by default");
 }
@@ -422,13 +422,13 @@ fn t10_historical_think_stripped() {
             "<|im_start|>user\n",
             "Thanks!<|im_end|>\n",
             "<|im_start|>assistant\n",
-            "<think>\n",
         )
     );
 }
 
 // T11: no `content` key on a call turn, a tool result and a final turn: all
-// render as empty text.
+// render as empty text. The final turn has no think block and thinking is on
+// (the default), so it is left as it is: no block injected.
 fn t11() -> RenderRequest {
     request(
         vec![
@@ -464,10 +464,6 @@ fn t11_missing_content_key() {
             "\n",
             "</tool_response><|im_end|>\n",
             "<|im_start|>assistant\n",
-            "<think>\n",
-            "\n",
-            "</think>\n",
-            "\n",
             "<|im_end|>\n",
         )
     );
@@ -565,7 +561,6 @@ fn t13_historical_tool_call_keeps_think() {
             "<|im_start|>user\n",
             "Thanks!<|im_end|>\n",
             "<|im_start|>assistant\n",
-            "<think>\n",
         )
     );
 }
@@ -609,7 +604,6 @@ fn t14_merged_system_messages() {
             "<|im_start|>user\n",
             "Weather in Paris?<|im_end|>\n",
             "<|im_start|>assistant\n",
-            "<think>\n",
         )
     );
 }
@@ -661,12 +655,12 @@ fn t15_parallel_tool_responses() {
             "14:05\n",
             "</tool_response><|im_end|>\n",
             "<|im_start|>assistant\n",
-            "<think>\n",
         )
     );
 }
 
-// T16: the last turn keeps its reasoning verbatim (inner blank line included).
+// T16: the last turn keeps its reasoning verbatim (inner blank line
+// included), whatever the thinking switch says.
 fn t16() -> RenderRequest {
     request(
         vec![
@@ -698,13 +692,20 @@ fn t16_last_turn_with_think() {
             "Hello! How can I help?<|im_end|>\n",
         )
     );
-    // Prompt (thinking on) + reply == the rendered conversation.
+    // Prompt (thinking on: the bare header) + reply, the model's own block
+    // included, == the rendered conversation.
     let prompt = render(&request(vec![user("Hi")], None, true, None));
-    assert!(got.starts_with(&prompt), "{got:?} does not extend {prompt:?}");
+    assert_eq!(
+        got,
+        prompt + "<think>\nThe user greets me.\n\nI should greet back.\n</think>\n\nHello! How can I help?<|im_end|>\n"
+    );
+    // Kept verbatim with thinking off too: a block present is never replaced.
+    let off = RenderRequest { enable_thinking: Some(false), ..t16() };
+    assert_eq!(render(&off), got);
 }
 
-// T17: a last turn without reasoning gets the empty block, byte-identical to
-// the non-thinking prefill.
+// T17: a last turn without reasoning and thinking off gets the empty block,
+// byte-identical to the non-thinking prefill; thinking on leaves it as it is.
 fn t17() -> RenderRequest {
     request(vec![user("Hi"), assistant("Hello!")], None, false, Some(false))
 }
@@ -727,6 +728,10 @@ fn t17_last_turn_without_think_thinking_off() {
     );
     // Prompt (thinking off) + reply == the rendered conversation.
     assert_eq!(got, render(&t08()) + "Hello!<|im_end|>\n");
+    // Thinking on: no block present, none injected; the content as it is.
+    let on = RenderRequest { enable_thinking: Some(true), ..t17() };
+    assert_eq!(render(&on), concat!("<|im_start|>user\n", "Hi<|im_end|>\n", "<|im_start|>assistant\n", "Hello!<|im_end|>\n"));
+    assert_eq!(render(&on), render(&t07()) + "Hello!<|im_end|>\n");
 }
 
 // ---------------------------------------------------------------- rules beyond the fixtures
@@ -747,7 +752,6 @@ fn think_suffix_overrides_enable_thinking_false() {
             "<|im_start|>user\n",
             "Prove it. /think  <|im_end|>\n",
             "<|im_start|>assistant\n",
-            "<think>\n",
         )
     );
 }

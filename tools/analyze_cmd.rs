@@ -1,19 +1,103 @@
 //! `chat-autoparser analyze TEMPLATE [--json]`: what the analysis detected.
+//!
+//! TEMPLATE may also be a folder of templates (one that is not itself a
+//! model folder): each `.jinja`, `.gguf` and model folder in it, sorted by
+//! name, gets one summary row (or, with `--json`, one JSON line
+//! `{"template", "analysis"}` or `{"template", "error"}`). A template that
+//! fails is a row saying why, not the end of the run.
+
+use std::path::{Path, PathBuf};
 
 use chat_autoparser::analysis::{
     fallback_dialect_name, markers::visible, Analysis, ArgumentsSlot, ComparisonStatus, IdSlot, NameSlot,
 };
+use chat_autoparser::{Error, ErrorKind};
+use serde_json::json;
 
-use crate::{load_template, template_and_json, write_out, Failure};
+use crate::{load_path, load_template, write_out, Failure, TemplateArg};
 
-pub fn run(args: &[String]) -> Result<(), Failure> {
-    let (path, json) = template_and_json("analyze", args)?;
-    let analysis = load_template(&path)?.analyze()?;
-    if json {
-        let text = serde_json::to_string_pretty(&analysis).expect("analysis serializes");
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    template: TemplateArg,
+    /// Print the Analysis as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: &Args) -> Result<(), Failure> {
+    if is_template_folder(&args.template.template) {
+        return summary(args);
+    }
+    let analysis = load_template(&args.template, false)?.analyze()?;
+    if args.json {
+        let text = serde_json::to_string_pretty(&analysis).unwrap_or_default();
         write_out(&format!("{text}\n"))
     } else {
         write_out(&table(&analysis))
+    }
+}
+
+/// A folder holding templates, not a model folder.
+fn is_template_folder(path: &Path) -> bool {
+    path.is_dir() && !is_model_folder(path)
+}
+
+fn is_model_folder(path: &Path) -> bool {
+    ["tokenizer_config.json", "chat_template.jinja", "chat_template.json"].iter().any(|f| path.join(f).is_file())
+}
+
+/// The templates of a folder: `.jinja` and `.gguf` files and model folders, sorted.
+fn templates_in(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Failure::Library(Error::new(ErrorKind::Io, format!("{}: {e}", dir.display()))))?;
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jinja" || x == "gguf") || (p.is_dir() && is_model_folder(p)))
+        .collect();
+    found.sort();
+    Ok(found)
+}
+
+/// One row (or JSON line) per template of the folder.
+fn summary(args: &Args) -> Result<(), Failure> {
+    let dir = &args.template.template;
+    let name = args.template.template_name.as_deref();
+    // The last column is free text: an end-of-turn marker or an error.
+    let mut rows = vec![["template".to_owned(), "reasoning".into(), "tools".into(), "end of turn".into()]];
+    let mut lines = String::new();
+    for path in templates_in(dir)? {
+        let shown = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
+        let analysis = load_path(&path, name, false).and_then(|t| Ok(t.analyze()?));
+        match (&analysis, args.json) {
+            (Ok(a), true) => lines.push_str(&format!("{}\n", json!({"template": shown, "analysis": a}))),
+            (Err(e), true) => lines.push_str(&format!("{}\n", json!({"template": shown, "error": failure_text(e)}))),
+            (Ok(a), false) => rows.push([shown, format!("{:?}", a.reasoning.mode).to_lowercase(), tools_cell(a), format!("\"{}\"", visible(&a.turn.end_of_turn))]),
+            (Err(e), false) => rows.push([shown, "error".into(), String::new(), failure_text(e)]),
+        }
+    }
+    if args.json {
+        return write_out(&lines);
+    }
+    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let (w0, w1, w2) = (width(0), width(1), width(2));
+    let text: String = rows.iter().map(|r| format!("{:<w0$}  {:<w1$}  {:<w2$}  {}\n", r[0], r[1], r[2], r[3]).trim_end().to_owned() + "\n").collect();
+    write_out(&text)
+}
+
+fn failure_text(f: &Failure) -> String {
+    match f {
+        Failure::Library(e) => e.to_string(),
+        Failure::Usage(m) => m.clone(),
+        Failure::ReaderGone => "stdout closed".into(),
+    }
+}
+
+/// The tools cell of a summary row: the format class, or how calls are read without one.
+fn tools_cell(a: &Analysis) -> String {
+    match &a.tools {
+        Some(t) => format!("{:?}", t.class),
+        None if !a.fallback_tools.is_empty() => "fallback dialects".into(),
+        None => "none".into(),
     }
 }
 

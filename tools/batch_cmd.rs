@@ -7,52 +7,145 @@
 //!
 //! Fields besides DESIGN's: `chunk: N` feeds `parse` input through the
 //! streaming parser in N-byte pieces (on character boundaries) and returns the
-//! message the deltas add up to; `timing: true` adds `elapsed_us`.
+//! message the deltas add up to; `timing: true` adds `elapsed_us`;
+//! `template_name` picks among named templates; `kwargs` (an object) adds
+//! template variables; `call_ids: SEED` mints call ids; `repeat: N` parses
+//! the input N times and adds `parse_us`, the mean time of one parse alone;
+//! `format` picks a grammar export (`gbnf`, `structural-tag`, `lark`,
+//! `response-template`). A field the batch
+//! does not know is refused (a misspelt field must not be ignored quietly).
+//! A parse whose prompt cannot render is parsed without it, with the reason
+//! in `"warnings"` beside the result.
+//!
+//! Lines are read as bytes: invalid UTF-8 and JSON's lone surrogates
+//! (`"\ud800"`, which serde_json refuses) become U+FFFD instead of failing
+//! the request. On a terminal, a progress line on stderr counts the requests.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::{BufRead, Write};
-use std::time::Instant;
+use std::io::{BufRead, IsTerminal, Write};
+use std::time::{Duration, Instant};
 
 use chat_autoparser::parser::{char_chunks, Continue};
-use chat_autoparser::{Analysis, ChatTemplate, ErrorKind, GrammarConfig, RenderRequest, ToolChoice};
+use chat_autoparser::{Analysis, ChatTemplate, ErrorKind, GrammarConfig, OutputParser, RenderRequest, ToolChoice};
 use serde_json::{json, Value};
 
+use crate::grammar_cmd::GrammarFormat;
 use crate::parse_cmd::{reasoning_format, ParseOptions};
-use crate::{load_template, stdout_failure, Failure};
+use crate::{load_path, stdout_failure, Failure};
 
-/// Compiled templates and their analyses, by path.
+/// The request fields `batch` knows (DESIGN §5 and the ones above).
+const FIELDS: &[&str] = &[
+    "id", "op", "template", "template_name", "messages", "tools", "enable_thinking", "reasoning", "tool_choice",
+    "parallel_tool_calls", "add_generation_prompt", "continue_final_message", "response_schema", "partial", "input",
+    "chunk", "timing", "kwargs", "call_ids", "repeat", "format",
+];
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Requests: {\"id\", \"op\": parse|analyze|grammar|render, \"template\": PATH, ...} (DESIGN §5).")]
+pub struct Args {}
+
+/// Compiled templates and their analyses, by path, template name and
+/// whether tools were given (which picks among named templates).
 #[derive(Default)]
 struct Cache {
-    templates: HashMap<String, (ChatTemplate, Analysis)>,
+    templates: HashMap<(String, Option<String>, bool), (ChatTemplate, Analysis)>,
 }
 
 impl Cache {
-    fn get(&mut self, path: &str) -> Result<&(ChatTemplate, Analysis), Failure> {
-        if !self.templates.contains_key(path) {
-            let template = load_template(path)?;
+    fn get(&mut self, path: &str, name: Option<&str>, tools: bool) -> Result<&(ChatTemplate, Analysis), Failure> {
+        let key = (path.to_owned(), name.map(str::to_owned), tools);
+        if !self.templates.contains_key(&key) {
+            let template = load_path(std::path::Path::new(path), name, tools)?;
             let analysis = template.analyze()?;
-            self.templates.insert(path.to_string(), (template, analysis));
+            self.templates.insert(key.clone(), (template, analysis));
         }
-        Ok(&self.templates[path])
+        Ok(&self.templates[&key])
     }
 }
 
-pub fn run(args: &[String]) -> Result<(), Failure> {
-    if let Some(extra) = args.first() {
-        return Err(Failure::Usage(format!("batch takes no arguments (got {extra:?}); requests come on stdin")));
-    }
+pub fn run(_args: &Args) -> Result<(), Failure> {
     let mut cache = Cache::default();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    for line in std::io::stdin().lock().lines() {
-        let line = line.map_err(|e| io_failure(format!("stdin: {e}")))?;
-        if line.trim().is_empty() {
+    let mut progress = Progress::new();
+    let mut input = std::io::stdin().lock();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line).map_err(|e| io_failure(format!("stdin: {e}")))? == 0 {
+            break;
+        }
+        let text = lenient_json_text(&line);
+        if text.trim().is_empty() {
             continue;
         }
-        let result = answer(&mut cache, &line);
+        let result = answer(&mut cache, &text);
         writeln!(out, "{result}").map_err(stdout_failure)?;
+        progress.tick();
     }
+    progress.done();
     Ok(())
+}
+
+/// A request line as JSON text serde_json accepts: invalid UTF-8 and lone
+/// UTF-16 surrogate escapes become U+FFFD (what a lenient decoder makes of
+/// them), everything else unchanged.
+pub fn lenient_json_text(bytes: &[u8]) -> Cow<'_, str> {
+    let text = String::from_utf8_lossy(bytes);
+    if !text.contains("\\u") {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest: &str = &text;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let escape = &rest[at..];
+        let unit = |s: &str| s.strip_prefix("\\u").and_then(|h| h.get(..4)).and_then(|h| u16::from_str_radix(h, 16).ok());
+        let taken = match unit(escape) {
+            // A high surrogate with its low one: a character, kept.
+            Some(0xD800..=0xDBFF) if escape.get(6..).and_then(unit).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low)) => 12,
+            Some(0xD800..=0xDFFF) => {
+                out.push_str("\\uFFFD");
+                rest = &escape[6..];
+                continue;
+            }
+            // Any other escape: the backslash and the character after it.
+            _ => escape.chars().take(2).map(char::len_utf8).sum(),
+        };
+        out.push_str(&escape[..taken]);
+        rest = &escape[taken..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// The progress line a long batch shows on a terminal (none otherwise).
+struct Progress {
+    on: bool,
+    done: u64,
+    shown: Instant,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        Progress { on: std::io::stderr().is_terminal(), done: 0, shown: Instant::now() }
+    }
+
+    fn tick(&mut self) {
+        self.done += 1;
+        // Twice a second at most: the line is for people, not a log.
+        if self.on && self.shown.elapsed() >= Duration::from_millis(500) {
+            eprint!("\rchat-autoparser: {} requests answered", self.done);
+            self.shown = Instant::now();
+        }
+    }
+
+    fn done(&self) {
+        if self.on && self.done > 0 {
+            eprint!("\r\x1b[2K");
+        }
+    }
 }
 
 fn io_failure(message: String) -> Failure {
@@ -68,13 +161,16 @@ fn answer(cache: &mut Cache, line: &str) -> Value {
     let id = request.get("id").cloned().unwrap_or(Value::Null);
     let started = Instant::now();
     match dispatch(cache, &request) {
-        Ok(mut result) => {
+        Ok((mut result, warnings)) => {
             if request.get("timing").and_then(Value::as_bool) == Some(true) {
                 if let Some(obj) = result.as_object_mut() {
                     obj.insert("elapsed_us".into(), json!(started.elapsed().as_micros() as u64));
                 }
             }
-            json!({"id": id, "ok": true, "result": result})
+            match warnings {
+                None => json!({"id": id, "ok": true, "result": result}),
+                Some(w) => json!({"id": id, "ok": true, "result": result, "warnings": [w]}),
+            }
         }
         Err(Failure::Usage(m)) => failure(id, "usage", &m),
         // A request writes nothing to stdout itself; only the result line does.
@@ -93,18 +189,24 @@ fn failure(id: Value, kind: &str, message: &str) -> Value {
     json!({"id": id, "ok": false, "error": {"kind": kind, "message": message}})
 }
 
-fn dispatch(cache: &mut Cache, request: &Value) -> Result<Value, Failure> {
+/// The result of one request, and a warning to report beside it.
+fn dispatch(cache: &mut Cache, request: &Value) -> Result<(Value, Option<String>), Failure> {
+    if let Some(unknown) = request.as_object().into_iter().flatten().map(|(k, _)| k).find(|k| !FIELDS.contains(&k.as_str())) {
+        return Err(Failure::Usage(format!("unknown request field {unknown:?} (known: {})", FIELDS.join(", "))));
+    }
     let op = request.get("op").and_then(Value::as_str).unwrap_or("parse");
     let path = request
         .get("template")
         .and_then(Value::as_str)
         .ok_or_else(|| Failure::Usage("request needs a \"template\" path".into()))?;
-    let (template, analysis) = cache.get(path)?;
+    let name = request.get("template_name").and_then(Value::as_str);
+    let tools = request.get("tools").is_some_and(|t| !t.is_null());
+    let (template, analysis) = cache.get(path, name, tools)?;
     match op {
         "parse" => parse(template, analysis, request),
-        "analyze" => Ok(serde_json::to_value(analysis).expect("analysis serializes")),
-        "grammar" => grammar(template, analysis, request),
-        "render" => render(template, request),
+        "analyze" => Ok((serde_json::to_value(analysis).unwrap_or_default(), None)),
+        "grammar" => Ok((grammar(template, analysis, request)?, None)),
+        "render" => Ok((render(template, request)?, None)),
         other => Err(Failure::Usage(format!("unknown op {other:?} (parse, analyze, grammar, render)"))),
     }
 }
@@ -135,11 +237,17 @@ pub fn options(request: &Value) -> Result<ParseOptions, Failure> {
         })?;
     }
     o.response_schema = request.get("response_schema").filter(|v| !v.is_null()).cloned();
+    match request.get("kwargs") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(map)) => o.kwargs = map.clone(),
+        Some(other) => return Err(Failure::Usage(format!("kwargs must be an object, not {other}"))),
+    }
+    o.call_ids = request.get("call_ids").and_then(Value::as_u64);
     Ok(o)
 }
 
-fn parse(template: &ChatTemplate, analysis: &Analysis, request: &Value) -> Result<Value, Failure> {
-    let parser = options(request)?.parser(template, analysis)?;
+fn parse(template: &ChatTemplate, analysis: &Analysis, request: &Value) -> Result<(Value, Option<String>), Failure> {
+    let (parser, warning) = options(request)?.parser(template, analysis)?;
     let input = request.get("input").and_then(Value::as_str).unwrap_or("");
     let partial = request.get("partial").and_then(Value::as_bool).unwrap_or(false);
     let chunk = request.get("chunk").and_then(Value::as_u64).unwrap_or(0) as usize;
@@ -156,7 +264,23 @@ fn parse(template: &ChatTemplate, analysis: &Analysis, request: &Value) -> Resul
         // What the deltas add up to (plus the prefill, which is not re-sent).
         stream.message()
     };
-    Ok(serde_json::to_value(message).expect("messages serialize"))
+    let mut result = serde_json::to_value(message).unwrap_or_default();
+    if let Some(n) = request.get("repeat").and_then(Value::as_u64).filter(|&n| n > 0) {
+        if let Some(obj) = result.as_object_mut() {
+            obj.insert("parse_us".into(), json!(mean_parse_us(&parser, input, partial, n)));
+        }
+    }
+    Ok((result, warning))
+}
+
+/// The mean time of one parse of `input`, over `n` parses: the parser is
+/// built once, no JSON is written, so harnesses compare the library alone.
+fn mean_parse_us(parser: &OutputParser, input: &str, partial: bool, n: u64) -> f64 {
+    let started = Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(parser.parse_report(std::hint::black_box(input), partial));
+    }
+    started.elapsed().as_secs_f64() * 1e6 / n as f64
 }
 
 /// `op: grammar`: the GBNF export for the request's tools and choices.
@@ -164,7 +288,7 @@ fn grammar(template: &ChatTemplate, analysis: &Analysis, request: &Value) -> Res
     let o = options(request)?;
     // The conversation's prompt says where reasoning stands when the output
     // starts; a conversation the template refuses leaves the thinking switch.
-    let prompt = o.prompt(template, analysis).ok().map(|(prompt, _)| prompt);
+    let (prompt, _, _) = o.prompt(template, analysis);
     let config = GrammarConfig {
         tools: o.tools.unwrap_or_default(),
         tool_choice: o.tool_choice,
@@ -173,8 +297,9 @@ fn grammar(template: &ChatTemplate, analysis: &Analysis, request: &Value) -> Res
         enable_thinking: o.enable_thinking,
         prompt,
     };
-    let grammar = analysis.grammar(&config)?;
-    Ok(serde_json::to_value(grammar).expect("grammars serialize"))
+    let format = request.get("format").and_then(Value::as_str).unwrap_or("gbnf");
+    let format = GrammarFormat::parse(format).ok_or_else(|| Failure::Usage(format!("unknown grammar format {format:?} ({})", GrammarFormat::NAMES)))?;
+    Ok(format.export(analysis, &config)?)
 }
 
 /// `op: render`: the prompt text (`{"text": ...}`), polyfills applied where needed.
@@ -185,6 +310,7 @@ fn render(template: &ChatTemplate, request: &Value) -> Result<Value, Failure> {
         tools: o.tools,
         add_generation_prompt: request.get("add_generation_prompt").and_then(Value::as_bool).unwrap_or(false),
         enable_thinking: o.enable_thinking,
+        extra: o.kwargs,
         ..Default::default()
     };
     Ok(json!({"text": template.render_chat(&render)?}))

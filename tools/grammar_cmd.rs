@@ -1,52 +1,109 @@
 //! `chat-autoparser grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--parallel]
-//! [--thinking on|off] [--messages FILE] [--json]`:
-//! the GBNF grammar that constrains the model to the template's tool format.
+//! [--thinking on|off] [--messages FILE] [--format gbnf|structural-tag|lark|response-template] [--json]`:
+//! the grammar that constrains the model to the template's own format, for
+//! the engine `--format` names.
 //!
 //! The grammar starts where the output does: `--messages` (default one user
 //! turn) is rendered with the generation prompt and `--thinking`, and a prompt
-//! that opens or closes a reasoning block moves the triggers accordingly.
+//! that opens or closes a reasoning block moves where the grammar starts.
 //!
-//! Human output is the GBNF text, then whether it is lazy, its triggers and
-//! preserved tokens (and any schema warnings); `--json` prints DESIGN §5's
-//! shape. Without `--parallel` the grammar allows exactly one call.
+//! Human output of GBNF is its text, then whether it is lazy, its triggers
+//! and preserved tokens (and any schema warnings); the other formats and
+//! `--json` print DESIGN §5's JSON shape. Without `--parallel` the grammar
+//! allows exactly one call.
 
-use chat_autoparser::{Grammar, GrammarConfig, ToolChoice};
+use std::path::PathBuf;
+
+use chat_autoparser::grammar::{response_template, structural_tag};
+use chat_autoparser::{Analysis, Grammar, GrammarConfig, Protocol, ToolChoice};
 use serde_json::Value;
 
-use crate::parse_cmd::{on_off, read_array, ParseOptions};
-use crate::{load_template, write_out, Failure};
+use crate::parse_cmd::ParseOptions;
+use crate::{load_template, read_array, write_out, Failure, OnOff, TemplateArg};
 
-pub fn run(args: &[String]) -> Result<(), Failure> {
-    let mut path = None;
-    let mut json = false;
-    let mut config = GrammarConfig { parallel_tool_calls: false, ..GrammarConfig::default() };
-    let mut options = ParseOptions::default();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--json" => json = true,
-            "--thinking" => config.enable_thinking = Some(on_off(value(&mut it, "--thinking")?)?),
-            "--messages" => options.messages = read_array(value(&mut it, "--messages")?)?,
-            "--parallel" => config.parallel_tool_calls = true,
-            "--tools" => config.tools = read_tools(value(&mut it, "--tools")?)?,
-            "--tool-choice" => config.tool_choice = ToolChoice::parse(value(&mut it, "--tool-choice")?),
-            flag if flag.starts_with("--") => return Err(Failure::Usage(format!("unknown option {flag}"))),
-            p if path.is_none() => path = Some(p.to_owned()),
-            extra => return Err(Failure::Usage(format!("unexpected argument {extra:?}"))),
-        }
+/// The grammar languages the command exports, one per engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GrammarFormat {
+    /// GBNF and lazy triggers for llama.cpp
+    Gbnf,
+    /// xgrammar's structural tag (vLLM, SGLang)
+    StructuralTag,
+    /// transformers' response_template (parse_response)
+    ResponseTemplate,
+}
+
+impl GrammarFormat {
+    /// The names a batch request may give, for its error message.
+    pub const NAMES: &'static str = "gbnf, structural-tag, response-template";
+
+    /// The format called `name`.
+    pub fn parse(name: &str) -> Option<GrammarFormat> {
+        <GrammarFormat as clap::ValueEnum>::from_str(name, false).ok()
     }
-    let path = path.ok_or_else(|| Failure::Usage("grammar needs a TEMPLATE".into()))?;
-    let template = load_template(&path)?;
+
+    /// The export of `analysis` under `config` as DESIGN §5's JSON shape.
+    pub fn export(self, analysis: &Analysis, config: &GrammarConfig) -> chat_autoparser::Result<Value> {
+        let protocol = Protocol::new(analysis, &config.options());
+        let value = match self {
+            GrammarFormat::Gbnf => serde_json::to_value(chat_autoparser::grammar::gbnf(&protocol)?),
+            GrammarFormat::StructuralTag => serde_json::to_value(structural_tag(&protocol)?),
+            GrammarFormat::ResponseTemplate => serde_json::to_value(response_template(&protocol)?),
+        };
+        Ok(value.unwrap_or_default())
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    template: TemplateArg,
+    /// OpenAI-format tools (a JSON array)
+    #[arg(long, value_name = "FILE")]
+    tools: Option<PathBuf>,
+    /// auto, required, none, or a function name
+    #[arg(long, value_name = "CHOICE", default_value = "auto")]
+    tool_choice: String,
+    /// Allow several calls (without it, exactly one)
+    #[arg(long)]
+    parallel: bool,
+    /// The thinking switch the prompt is rendered with
+    #[arg(long, value_enum)]
+    thinking: Option<OnOff>,
+    /// The conversation the output continues (a JSON array; default one user turn)
+    #[arg(long, value_name = "FILE")]
+    messages: Option<PathBuf>,
+    /// The grammar language: the engine it is for
+    #[arg(long, value_enum, default_value = "gbnf")]
+    format: GrammarFormat,
+    /// Print DESIGN §5's JSON shape
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: &Args) -> Result<(), Failure> {
+    let tools = args.tools.as_deref().map(read_array).transpose()?;
+    let template = load_template(&args.template, tools.is_some())?;
     let analysis = template.analyze()?;
-    options.tools = (!config.tools.is_empty()).then(|| config.tools.clone());
-    options.enable_thinking = config.enable_thinking;
-    // A conversation the template refuses leaves the thinking switch alone to decide.
-    config.prompt = options.prompt(&template, &analysis).ok().map(|(prompt, _)| prompt);
-    let grammar = analysis.grammar(&config)?;
-    if json {
-        return write_out(&format!("{}\n", serde_json::to_string_pretty(&grammar).expect("a grammar serializes")));
+    let thinking = OnOff::get(args.thinking);
+    let mut options = ParseOptions { tools: tools.clone(), enable_thinking: thinking, ..ParseOptions::default() };
+    if let Some(path) = &args.messages {
+        options.messages = read_array(path)?;
     }
-    write_out(&text(&grammar))
+    // A conversation the template refuses leaves the thinking switch alone to decide.
+    let (prompt, _, _) = options.prompt(&template, &analysis);
+    let config = GrammarConfig {
+        tools: tools.unwrap_or_default(),
+        tool_choice: ToolChoice::parse(&args.tool_choice),
+        parallel_tool_calls: args.parallel,
+        enable_thinking: thinking,
+        prompt,
+        ..GrammarConfig::default()
+    };
+    if args.format != GrammarFormat::Gbnf || args.json {
+        let value = args.format.export(&analysis, &config)?;
+        return write_out(&format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default()));
+    }
+    write_out(&text(&analysis.grammar(&config)?))
 }
 
 /// The human form: the GBNF, then lazy, triggers, preserved tokens and warnings.
@@ -62,23 +119,4 @@ fn text(grammar: &Grammar) -> String {
         out.push_str(&format!("warning: {w}\n"));
     }
     out
-}
-
-fn value<'a>(it: &mut std::slice::Iter<'a, String>, flag: &str) -> Result<&'a str, Failure> {
-    it.next().map(String::as_str).ok_or_else(|| Failure::Usage(format!("{flag} needs a value")))
-}
-
-/// An OpenAI-format tools file: a JSON array.
-fn read_tools(path: &str) -> Result<Vec<Value>, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Library(chat_autoparser::Error::new(chat_autoparser::ErrorKind::Io, format!("{path}: {e}"))))?;
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Array(tools)) => Ok(tools),
-        Ok(_) => Err(input(format!("{path}: expected a JSON array of tools"))),
-        Err(e) => Err(input(format!("{path}: {e}"))),
-    }
-}
-
-fn input(message: String) -> Failure {
-    Failure::Library(chat_autoparser::Error::new(chat_autoparser::ErrorKind::Input, message))
 }

@@ -2,7 +2,9 @@
 //!
 //! Contract (DESIGN §5): exit 0 on success, 2 on bad usage, 1 on a template or
 //! input error with a one-line message on stderr. Human output by default,
-//! `--json` for machines.
+//! `--json` for machines. Arguments are parsed by clap (derive): `--help` on
+//! the binary and every command, `--version`, usage errors with a hint.
+//! Every usage error and failure on stderr starts with `chat-autoparser: `.
 
 mod analyze_cmd;
 mod batch_cmd;
@@ -12,24 +14,73 @@ mod parse_cmd;
 mod render_cmd;
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use chat_autoparser::{ChatTemplate, Error, ErrorKind, TemplateConfig, TemplateSource};
+use clap::{Parser, Subcommand};
+use serde_json::{Map, Value};
 
-const USAGE: &str = "usage:
-  chat-autoparser analyze TEMPLATE [--json]
-  chat-autoparser parse   TEMPLATE [--tools FILE] [--messages FILE] [--thinking on|off]
-                          [--reasoning extract|inline] [--partial] [--strict]  < output
-  chat-autoparser render  TEMPLATE --messages FILE [--tools FILE] [--add-generation-prompt]
-                          [--thinking on|off] [--tool-formatting auto|native|manual]
-  chat-autoparser render  TEMPLATE --jsonl [--messages FILE.jsonl] [flags as above]
-                          (one {\"messages\": [...], \"tools\": [...]} per input line, from stdin
-                          without --messages; one rendered text per output line, as a JSON string)
-  chat-autoparser grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--parallel]
-                          [--thinking on|off] [--messages FILE] [--json]
-  chat-autoparser lint    TEMPLATE [--json]
-  chat-autoparser batch   < requests.jsonl > results.jsonl
-TEMPLATE is a .jinja file or a tokenizer_config.json";
+const TEMPLATE_HELP: &str = "TEMPLATE is a .jinja file, a tokenizer_config.json, a Hugging Face model folder \
+(chat_template.jinja or chat_template.json beside tokenizer_config.json) or a GGUF file.
+Exit codes: 0 success, 1 template or input error (one line on stderr), 2 bad usage.";
+
+#[derive(Parser)]
+#[command(name = "chat-autoparser", version, about = "Reads LLM chat templates, parses model output into OpenAI messages, exports grammars.", after_help = TEMPLATE_HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// What the analysis detects in a template; for a folder of templates, one summary row each
+    Analyze(analyze_cmd::Args),
+    /// Decode raw model output (stdin, any bytes) into an OpenAI-shaped assistant message
+    Parse(parse_cmd::Args),
+    /// The prompt a server sends (polyfills included), or training text with --jsonl
+    Render(render_cmd::Args),
+    /// The GBNF grammar that constrains the model to the template's tool format
+    Grammar(grammar_cmd::Args),
+    /// The template's capabilities and the rendering defects found
+    Lint(lint_cmd::Args),
+    /// One JSON request per stdin line, one JSON result per stdout line
+    Batch(batch_cmd::Args),
+}
+
+/// The template every command but `batch` reads.
+#[derive(clap::Args, Debug, Clone)]
+pub struct TemplateArg {
+    /// A .jinja file, a tokenizer_config.json, a model folder or a GGUF file
+    #[arg(value_name = "TEMPLATE")]
+    pub template: PathBuf,
+    /// Among named templates (a list in tokenizer_config.json), the one to use
+    /// [default: tool_use when tools are given and it exists, else default]
+    #[arg(long, value_name = "NAME")]
+    pub template_name: Option<String>,
+}
+
+/// `--thinking on|off`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+impl OnOff {
+    pub fn get(value: Option<OnOff>) -> Option<bool> {
+        value.map(|v| v == OnOff::On)
+    }
+}
+
+/// `--kwargs JSON`: a JSON object of further template variables.
+pub fn kwargs(text: &str) -> Result<Map<String, Value>, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err("expected a JSON object, e.g. '{\"reasoning_effort\": \"high\"}'".into()),
+        Err(e) => Err(format!("not JSON: {e}")),
+    }
+}
 
 /// A command-line failure: bad usage (exit 2), a library error (exit 1), or
 /// stdout closed by its reader (`| head`): the output ends quietly, exit 0,
@@ -54,6 +105,11 @@ pub fn stdout_failure(e: std::io::Error) -> Failure {
     }
 }
 
+/// An input error (exit 1).
+pub fn input_failure(message: String) -> Failure {
+    Failure::Library(Error::new(ErrorKind::Input, message))
+}
+
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
         Failure::Library(e)
@@ -61,11 +117,22 @@ impl From<Error> for Failure {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_exit(e),
+    };
+    let result = match cli.command {
+        Command::Analyze(a) => analyze_cmd::run(&a),
+        Command::Parse(a) => parse_cmd::run(&a),
+        Command::Render(a) => render_cmd::run(&a),
+        Command::Grammar(a) => grammar_cmd::run(&a),
+        Command::Lint(a) => lint_cmd::run(&a),
+        Command::Batch(a) => batch_cmd::run(&a),
+    };
+    match result {
         Ok(()) | Err(Failure::ReaderGone) => ExitCode::SUCCESS,
         Err(Failure::Usage(msg)) => {
-            eprintln!("chat-autoparser: {msg}\n{USAGE}");
+            eprintln!("chat-autoparser: {msg}\nFor more information, try '--help'.");
             ExitCode::from(2)
         }
         Err(Failure::Library(e)) => {
@@ -75,39 +142,44 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &[String]) -> Result<(), Failure> {
-    match args.first().map(String::as_str) {
-        Some("analyze") => analyze_cmd::run(&args[1..]),
-        Some("parse") => parse_cmd::run(&args[1..]),
-        Some("batch") => batch_cmd::run(&args[1..]),
-        Some("render") => render_cmd::run(&args[1..]),
-        Some("lint") => lint_cmd::run(&args[1..]),
-        Some("grammar") => grammar_cmd::run(&args[1..]),
-        Some("-h" | "--help" | "help") => write_out(&format!("{USAGE}\n")),
-        Some(other) => Err(Failure::Usage(format!("unknown command {other:?}"))),
-        None => Err(Failure::Usage("missing command".into())),
+/// What clap reports: help and version on stdout (exit 0); a usage error on
+/// stderr with its hint (exit 2), coloured only on a terminal.
+fn usage_exit(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind as K;
+    if matches!(e.kind(), K::DisplayHelp | K::DisplayVersion) {
+        // Help printed to a closed pipe is no failure either.
+        let _ = e.print();
+        return ExitCode::SUCCESS;
     }
+    let text = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        e.render().ansi().to_string()
+    } else {
+        e.render().to_string()
+    };
+    eprint!("chat-autoparser: {text}");
+    ExitCode::from(2)
 }
 
-/// The arguments of a command that takes `TEMPLATE [--json]` (`analyze`,
-/// `lint`): the template path and whether JSON was asked for.
-pub fn template_and_json(command: &str, args: &[String]) -> Result<(String, bool), Failure> {
-    let mut path = None;
-    let mut json = false;
-    for arg in args {
-        match arg.as_str() {
-            "--json" => json = true,
-            flag if flag.starts_with("--") => return Err(Failure::Usage(format!("unknown option {flag}"))),
-            p if path.is_none() => path = Some(p.to_owned()),
-            extra => return Err(Failure::Usage(format!("unexpected argument {extra:?}"))),
-        }
-    }
-    let path = path.ok_or_else(|| Failure::Usage(format!("{command} needs a TEMPLATE")))?;
-    Ok((path, json))
+/// Loads and compiles the template named on the command line; `tools`
+/// says whether the request gives tools (it picks `tool_use` among named
+/// templates, as transformers does).
+pub fn load_template(arg: &TemplateArg, tools: bool) -> Result<ChatTemplate, Failure> {
+    load_path(&arg.template, arg.template_name.as_deref(), tools)
 }
 
-/// Loads and compiles the template named on the command line.
-pub fn load_template(path: &str) -> Result<ChatTemplate, Failure> {
-    let source = TemplateSource::load(std::path::Path::new(path))?;
+/// Loads and compiles the template at `path`.
+pub fn load_path(path: &std::path::Path, name: Option<&str>, tools: bool) -> Result<ChatTemplate, Failure> {
+    let source = TemplateSource::load_named(path, name, tools)?;
     Ok(ChatTemplate::from_source(&source, &TemplateConfig::default())?)
+}
+
+/// Reads a JSON array from a file (`--tools`, `--messages`).
+pub fn read_array(path: &std::path::Path) -> Result<Vec<Value>, Failure> {
+    let shown = path.display();
+    let text = std::fs::read(path).map_err(|e| Failure::Library(Error::new(ErrorKind::Io, format!("{shown}: {e}"))))?;
+    match serde_json::from_str::<Value>(&batch_cmd::lenient_json_text(&text)) {
+        Ok(Value::Array(items)) => Ok(items),
+        Ok(_) => Err(input_failure(format!("{shown}: expected a JSON array"))),
+        Err(e) => Err(input_failure(format!("{shown}: {e}"))),
+    }
 }

@@ -6,111 +6,98 @@
 //! With `--jsonl`, each input line `{"messages": [...], "tools": [...]}` (from
 //! `--messages FILE` when given, else stdin; `tools` optional, blank lines
 //! skipped) becomes one output line: the rendered text as a JSON string, i.e.
-//! the conversation in the model's own training format. The other flags apply
-//! to every line. A bad line stops the run with exit 1 and its line number.
+//! the conversation in the model's own training format. With `--spans`, the
+//! line is `{"text": ..., "assistant_spans": [[start, end], ...]}` instead:
+//! the byte ranges of the text the model generated (see `spans`). The other
+//! flags apply to every line. A bad line stops the run with exit 1 and its
+//! line number.
 
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
 
+use chat_autoparser::spans::render_with_spans;
 use chat_autoparser::template::ToolFormatting;
 use chat_autoparser::{ChatTemplate, Error, ErrorKind, RenderRequest};
-use serde_json::Value as Json;
+use serde_json::{Map, Value as Json};
 
-use crate::{load_template, stdout_failure, write_out, Failure};
+use crate::{input_failure as input_error, kwargs, load_template, read_array, stdout_failure, write_out, Failure, OnOff, TemplateArg};
 
-#[derive(Default)]
-struct Options {
-    template: Option<String>,
-    messages: Option<String>,
-    tools: Option<String>,
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    template: TemplateArg,
+    /// The conversation (a JSON array); with --jsonl, a file of JSONL lines [default: stdin]
+    #[arg(long, value_name = "FILE")]
+    messages: Option<PathBuf>,
+    /// OpenAI-format tools (a JSON array)
+    #[arg(long, value_name = "FILE")]
+    tools: Option<PathBuf>,
+    /// Append the assistant header so the model continues as the assistant
+    #[arg(long)]
     add_generation_prompt: bool,
-    thinking: Option<bool>,
-    tool_formatting: ToolFormatting,
+    /// Set the template's enable_thinking variable
+    #[arg(long, value_enum)]
+    thinking: Option<OnOff>,
+    /// How the tool path is rendered: polyfilled where the template lacks it (auto),
+    /// as written (native), or always the Hermes block (manual)
+    #[arg(long, value_enum, default_value = "auto")]
+    tool_formatting: Formatting,
+    /// Training text: one {"messages", "tools"} per input line, one rendered JSON string per output line
+    #[arg(long)]
     jsonl: bool,
+    /// With --jsonl: {"text", "assistant_spans": [[start, end], ...]}, the byte ranges the model generated
+    #[arg(long, requires = "jsonl")]
+    spans: bool,
+    /// Further template variables, a JSON object (e.g. '{"reasoning_effort": "high"}')
+    #[arg(long, value_name = "JSON", value_parser = kwargs)]
+    kwargs: Option<Map<String, Json>>,
 }
 
-pub fn run(args: &[String]) -> Result<(), Failure> {
-    let options = parse(args)?;
-    let template = load_template(options.template.as_deref().unwrap_or_default())?;
-    if options.jsonl {
-        return render_lines(&template, &options);
+/// `--tool-formatting`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+enum Formatting {
+    Auto,
+    Native,
+    Manual,
+}
+
+pub fn run(args: &Args) -> Result<(), Failure> {
+    let tools = args.tools.as_deref().map(read_array).transpose()?;
+    if args.jsonl {
+        // Each line may or may not give tools: pick the named template as if it does when --tools is given.
+        let template = load_template(&args.template, tools.is_some())?;
+        return render_lines(&template, args);
     }
-    let path = options.messages.as_deref().ok_or_else(|| Failure::Usage("render needs --messages FILE".into()))?;
-    let messages = json_array(&read(path)?, path)?;
-    let tools = options.tools.as_deref().map(|p| read(p).and_then(|t| json_array(&t, p))).transpose()?;
-    let text = template.render_chat(&request(&options, messages, tools))?;
+    let path = args.messages.as_deref().ok_or_else(|| Failure::Usage("render needs --messages FILE (or --jsonl)".into()))?;
+    let messages = read_array(path)?;
+    let template = load_template(&args.template, tools.is_some())?;
+    let text = template.render_chat(&request(args, messages, tools))?;
     write_out(&text)
 }
 
-fn parse(args: &[String]) -> Result<Options, Failure> {
-    let mut o = Options::default();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| Failure::Usage(format!("{flag} needs a value")));
-        match arg.as_str() {
-            "--messages" => o.messages = Some(value("--messages")?),
-            "--tools" => o.tools = Some(value("--tools")?),
-            "--add-generation-prompt" => o.add_generation_prompt = true,
-            "--jsonl" => o.jsonl = true,
-            "--thinking" => o.thinking = Some(on_off(&value("--thinking")?)?),
-            "--tool-formatting" => o.tool_formatting = formatting(&value("--tool-formatting")?)?,
-            flag if flag.starts_with("--") => return Err(Failure::Usage(format!("unknown option {flag}"))),
-            p if o.template.is_none() => o.template = Some(p.to_owned()),
-            extra => return Err(Failure::Usage(format!("unexpected argument {extra:?}"))),
-        }
-    }
-    if o.template.is_none() {
-        return Err(Failure::Usage("render needs a TEMPLATE".into()));
-    }
-    Ok(o)
-}
-
-fn on_off(value: &str) -> Result<bool, Failure> {
-    match value {
-        "on" => Ok(true),
-        "off" => Ok(false),
-        other => Err(Failure::Usage(format!("--thinking takes on or off, not {other:?}"))),
-    }
-}
-
-fn formatting(value: &str) -> Result<ToolFormatting, Failure> {
-    match value {
-        "auto" => Ok(ToolFormatting::Auto),
-        "native" => Ok(ToolFormatting::Native),
-        "manual" => Ok(ToolFormatting::Manual),
-        other => Err(Failure::Usage(format!("--tool-formatting takes auto, native or manual, not {other:?}"))),
-    }
-}
-
-fn request(o: &Options, messages: Vec<Json>, tools: Option<Vec<Json>>) -> RenderRequest {
+fn request(o: &Args, messages: Vec<Json>, tools: Option<Vec<Json>>) -> RenderRequest {
     RenderRequest {
         messages,
         tools,
         add_generation_prompt: o.add_generation_prompt,
-        enable_thinking: o.thinking,
-        tool_formatting: o.tool_formatting,
-        ..Default::default()
+        enable_thinking: OnOff::get(o.thinking),
+        tool_formatting: match o.tool_formatting {
+            Formatting::Auto => ToolFormatting::Auto,
+            Formatting::Native => ToolFormatting::Native,
+            Formatting::Manual => ToolFormatting::Manual,
+        },
+        extra: o.kwargs.clone().unwrap_or_default(),
     }
 }
 
-fn read(path: &str) -> Result<String, Failure> {
-    std::fs::read_to_string(path).map_err(|e| Failure::Library(Error::new(ErrorKind::Io, format!("{path}: {e}"))))
-}
-
-fn input_error(message: String) -> Failure {
-    Failure::Library(Error::new(ErrorKind::Input, message))
-}
-
-/// A JSON array of objects (OpenAI messages or tools).
-fn json_array(text: &str, what: &str) -> Result<Vec<Json>, Failure> {
-    match serde_json::from_str::<Json>(text) {
-        Ok(Json::Array(items)) => Ok(items),
-        Ok(_) => Err(input_error(format!("{what}: expected a JSON array"))),
-        Err(e) => Err(input_error(format!("{what}: {e}"))),
-    }
+fn read(path: &std::path::Path) -> Result<String, Failure> {
+    std::fs::read(path)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .map_err(|e| Failure::Library(Error::new(ErrorKind::Io, format!("{}: {e}", path.display()))))
 }
 
 /// One JSONL line: `{"messages": [...], "tools": [...]}`.
-fn line_request(o: &Options, line: &str) -> Result<RenderRequest, String> {
+fn line_request(o: &Args, line: &str) -> Result<RenderRequest, String> {
     let value: Json = serde_json::from_str(line).map_err(|e| e.to_string())?;
     let array = |key: &str| match value.get(key) {
         None | Some(Json::Null) => Ok(None),
@@ -121,11 +108,13 @@ fn line_request(o: &Options, line: &str) -> Result<RenderRequest, String> {
     Ok(request(o, messages, array("tools")?))
 }
 
-fn render_lines(template: &ChatTemplate, o: &Options) -> Result<(), Failure> {
+fn render_lines(template: &ChatTemplate, o: &Args) -> Result<(), Failure> {
     let input: Box<dyn BufRead> = match o.messages.as_deref() {
         Some(path) => Box::new(std::io::Cursor::new(read(path)?)),
         None => Box::new(std::io::stdin().lock()),
     };
+    // Spans are found from the template's analysis.
+    let analysis = if o.spans { Some(template.analyze()?) } else { None };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     for (i, line) in input.lines().enumerate() {
@@ -134,10 +123,12 @@ fn render_lines(template: &ChatTemplate, o: &Options) -> Result<(), Failure> {
             continue;
         }
         let request = line_request(o, &line).map_err(|e| input_error(format!("line {}: {e}", i + 1)))?;
-        let text = template
-            .render_chat(&request)
-            .map_err(|e| input_error(format!("line {}: {e}", i + 1)))?;
-        let encoded = serde_json::to_string(&text).unwrap_or_default();
+        let encoded = match &analysis {
+            Some(analysis) => render_with_spans(template, analysis, &request).map(|s| serde_json::to_string(&s)),
+            None => template.render_chat(&request).map(|text| serde_json::to_string(&text)),
+        }
+        .map_err(|e| input_error(format!("line {}: {e}", i + 1)))?
+        .unwrap_or_default();
         writeln!(out, "{encoded}").map_err(stdout_failure)?;
     }
     out.flush().map_err(stdout_failure)

@@ -41,10 +41,24 @@ pub use report::{tool_tokens, Comparison, ComparisonStatus};
 /// Version of the [`Analysis`] data layout; bumped on incompatible changes.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// A serialized analysis's `format_version`, refused unless it is [`FORMAT_VERSION`].
+fn this_format_version<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Error> {
+    let version = <u32 as Deserialize>::deserialize(d)?;
+    if version != FORMAT_VERSION {
+        return Err(serde::de::Error::custom(format!(
+            "analysis format_version {version} is not this library's ({FORMAT_VERSION}): analyse the template again"
+        )));
+    }
+    Ok(version)
+}
+
 /// Everything the analysis found about a template.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
-    /// [`FORMAT_VERSION`] at the time of analysis.
+    /// [`FORMAT_VERSION`] at the time of analysis. Deserializing an
+    /// analysis of another version is refused: its fields may mean other
+    /// things (analyse the template again).
+    #[serde(deserialize_with = "this_format_version")]
     pub format_version: u32,
     /// How assistant turns begin and end.
     pub turn: TurnFormat,

@@ -43,6 +43,7 @@
 //! chunking; a stream costs time linear in the output.
 
 mod build;
+mod call_id;
 mod decode;
 mod diagnostic;
 mod elements;
@@ -111,6 +112,11 @@ pub struct ParserConfig {
     /// the message starts with its text, and the continued field keeps the
     /// output's leading whitespace.
     pub prefill: Option<Prefill>,
+    /// Mint OpenAI-style ids (`call_` + 24 letters and digits) for calls the
+    /// model wrote without one, from this seed: the same seed gives the same
+    /// ids; a server wanting ids unique across requests passes a fresh one.
+    /// `None` (the default) leaves such ids `null`.
+    pub call_ids: Option<u64>,
 }
 
 impl ParserConfig {
@@ -138,6 +144,7 @@ impl Default for ParserConfig {
             prompt: None,
             response_schema: None,
             prefill: None,
+            call_ids: None,
         }
     }
 }
@@ -157,6 +164,7 @@ pub struct OutputParser {
     start: Start,
     /// How nested argument values are written (see `notation`, `elements`).
     nested: decode::Nested,
+    ids: Option<call_id::CallIdSource>,
 }
 
 /// A parse with the problems found.
@@ -218,6 +226,7 @@ impl OutputParser {
                 notation: build::notations(analysis).into_iter().next(),
                 elements: build::elements(analysis).into_iter().next().map(Arc::new),
             },
+            ids: config.call_ids.map(call_id::CallIdSource::new),
         })
     }
 
@@ -250,8 +259,24 @@ impl OutputParser {
 
     /// Parses and reports the problems found.
     pub fn parse_report(&self, output: &str, partial: bool) -> Parsed {
+        self.report(partial, |stream| {
+            stream.push(output);
+        })
+    }
+
+    /// Parses output given as bytes, decoded as `String::from_utf8_lossy`
+    /// decodes them (invalid sequences become U+FFFD); reports the problems
+    /// found, as [`parse_report`](Self::parse_report).
+    pub fn parse_bytes_report(&self, output: &[u8], partial: bool) -> Parsed {
+        self.report(partial, |stream| {
+            stream.push_bytes(output);
+        })
+    }
+
+    /// One stream fed by `feed`, finished unless `partial`, and its report.
+    fn report(&self, partial: bool, feed: impl FnOnce(&mut OutputStream)) -> Parsed {
         let mut stream = self.stream();
-        stream.push(output);
+        feed(&mut stream);
         if !partial {
             stream.finish();
         }
@@ -268,6 +293,6 @@ impl OutputParser {
         };
         let decoder = decode::Decoder::new(self.schemas.clone(), self.parallel, continues, &self.prefix, self.nested.clone())
             .reasoning_starts_with(&self.reasoning_prefix);
-        OutputStream::new(&self.program, decoder, &self.prefill)
+        OutputStream::new(&self.program, decoder, &self.prefill).with_ids(self.ids.as_ref().map(|s| s.next_stream()))
     }
 }

@@ -6,6 +6,13 @@
 //! (`benches/parser.rs` measures it). A batch parse is one push and a
 //! finish, so streaming equals batch by construction.
 //!
+//! Output may also come as bytes ([`OutputStream::push_bytes`]): tokens
+//! split characters. Bytes are decoded exactly as one
+//! `String::from_utf8_lossy` of the whole output would decode them: an
+//! incomplete sequence at a push's end waits for the next push, an invalid
+//! one becomes U+FFFD, and `finish` turns a sequence still incomplete into
+//! U+FFFD.
+//!
 //! Invariants: deltas are never retracted; after an engine error (which the
 //! generated grammars rule out, but the engine reports rather than panics)
 //! the rest of the output is content, verbatim, with a diagnostic.
@@ -15,6 +22,7 @@ use std::borrow::Cow;
 use crate::message::{AssistantMessage, Delta, MessageBuilder};
 use crate::peg::{self, Event};
 
+use super::call_id::StreamIds;
 use super::decode::{Decoder, Run};
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::prompt::Prefill;
@@ -39,6 +47,10 @@ pub struct OutputStream {
     /// to the next step (one copy of each byte, not one per push).
     owed: Option<(usize, usize)>,
     builder: MessageBuilder,
+    /// The bytes of a character `push_bytes` got only part of (at most 3).
+    utf8_tail: Vec<u8>,
+    /// Mints ids for calls the model wrote without one, when asked.
+    ids: Option<StreamIds>,
 }
 
 impl OutputStream {
@@ -46,7 +58,22 @@ impl OutputStream {
     pub(crate) fn new(program: &peg::Program, decoder: Decoder, prefill: &Prefill) -> OutputStream {
         let mut builder = MessageBuilder::default();
         builder.apply(&Delta { content: Some(prefill.content.clone()), reasoning_content: Some(prefill.reasoning.clone()), ..Delta::default() });
-        OutputStream { peg: program.text_stream(), decoder, verbatim_from: None, run: None, owed: None, builder }
+        OutputStream {
+            peg: program.text_stream(),
+            decoder,
+            verbatim_from: None,
+            run: None,
+            owed: None,
+            builder,
+            utf8_tail: Vec::new(),
+            ids: None,
+        }
+    }
+
+    /// This stream, minting call ids with `ids` (`ParserConfig::call_ids`).
+    pub(crate) fn with_ids(mut self, ids: Option<StreamIds>) -> OutputStream {
+        self.ids = ids;
+        self
     }
 
     /// Appends a chunk of output; returns the deltas it made final.
@@ -62,6 +89,39 @@ impl OutputStream {
     /// deltas) reuses its allocations, deltas' strings included, and text
     /// that continues the same field comes as one delta.
     pub fn push_into(&mut self, chunk: &str, out: &mut Vec<Delta>) {
+        if self.utf8_tail.is_empty() {
+            return self.push_text(chunk, out);
+        }
+        // A character cut by `push_bytes` that text does not complete.
+        self.utf8_tail.clear();
+        self.push_text(&format!("\u{FFFD}{chunk}"), out);
+    }
+
+    /// Appends raw output bytes; returns the deltas they made final. The
+    /// bytes are decoded as `String::from_utf8_lossy` decodes the whole
+    /// output (see the module doc).
+    pub fn push_bytes(&mut self, bytes: &[u8]) -> Vec<Delta> {
+        let mut out = Vec::new();
+        self.push_bytes_into(bytes, &mut out);
+        out
+    }
+
+    /// [`push_bytes`](Self::push_bytes) into a reused buffer, as
+    /// [`push_into`](Self::push_into).
+    pub fn push_bytes_into(&mut self, bytes: &[u8], out: &mut Vec<Delta>) {
+        let text = decode_lossy(&mut self.utf8_tail, bytes);
+        self.push_text(&text, out);
+    }
+
+    /// Appends text (no character cut pending).
+    fn push_text(&mut self, chunk: &str, out: &mut Vec<Delta>) {
+        self.push_decoded(chunk, out);
+        if let Some(ids) = &self.ids {
+            ids.fill(out, &mut self.builder);
+        }
+    }
+
+    fn push_decoded(&mut self, chunk: &str, out: &mut Vec<Delta>) {
         match self.run.and_then(|run| Some((run, self.peg.extend(chunk)?))) {
             Some((run, (from, to))) => {
                 self.decoder.consumed = self.decoder.consumed.max(to);
@@ -95,7 +155,22 @@ impl OutputStream {
     /// [`finish`](Self::finish) into a reused buffer, as
     /// [`push_into`](Self::push_into).
     pub fn finish_into(&mut self, out: &mut Vec<Delta>) {
+        if self.utf8_tail.is_empty() {
+            return self.finish_step(out);
+        }
+        // The output ended inside a character: U+FFFD, as a lossy decode.
+        self.utf8_tail.clear();
+        self.push_text("\u{FFFD}", out);
+        let mut last = Vec::new();
+        self.finish_step(&mut last);
+        out.append(&mut last);
+    }
+
+    fn finish_step(&mut self, out: &mut Vec<Delta>) {
         self.step("", true, out);
+        if let Some(ids) = &self.ids {
+            ids.fill(out, &mut self.builder);
+        }
     }
 
     /// The message the deltas so far add up to.
@@ -144,6 +219,46 @@ impl OutputStream {
             }
         }
         sink.finish();
+    }
+}
+
+/// `bytes` after `tail` (the start of a character the last push cut) as
+/// text: what `String::from_utf8_lossy` makes of them, but a character cut
+/// at the end, which is left in `tail` for the next push.
+fn decode_lossy<'a>(tail: &mut Vec<u8>, bytes: &'a [u8]) -> Cow<'a, str> {
+    let joined;
+    let mut rest = if tail.is_empty() {
+        if let Ok(text) = std::str::from_utf8(bytes) {
+            return Cow::Borrowed(text);
+        }
+        bytes
+    } else {
+        joined = [std::mem::take(tail).as_slice(), bytes].concat();
+        joined.as_slice()
+    };
+    let mut text = String::with_capacity(rest.len());
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(valid) => {
+                text.push_str(valid);
+                return Cow::Owned(text);
+            }
+            Err(e) => {
+                let (valid, after) = rest.split_at(e.valid_up_to());
+                text.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                match e.error_len() {
+                    Some(bad) => {
+                        text.push('\u{FFFD}');
+                        rest = after.get(bad..).unwrap_or_default();
+                    }
+                    None => {
+                        // Incomplete, not invalid: the next push may complete it.
+                        tail.extend_from_slice(after);
+                        return Cow::Owned(text);
+                    }
+                }
+            }
+        }
     }
 }
 

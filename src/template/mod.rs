@@ -23,6 +23,7 @@
 pub(crate) mod capabilities;
 mod clock;
 mod environment;
+mod gguf;
 mod incremental;
 mod limits;
 mod namespace;
@@ -131,7 +132,12 @@ impl std::fmt::Debug for ChatTemplate {
 
 impl ChatTemplate {
     /// Compiles `source`. A syntax error carries the line and column.
+    /// Newlines (`\r\n`, `\r`) become `\n` first, as jinja2's lexer makes
+    /// them, so a template saved with Windows line endings renders as
+    /// transformers renders it.
     pub fn new(source: &str, config: &TemplateConfig) -> Result<ChatTemplate> {
+        let normalized = normalize_newlines(source);
+        let source: &str = &normalized;
         let rewritten = rewrite::rewrite(source);
         match environment::build(&rewritten, config) {
             Ok(env) => Ok(ChatTemplate {
@@ -160,7 +166,7 @@ impl ChatTemplate {
         ChatTemplate::new(&source.template, &config)
     }
 
-    /// The template text as given.
+    /// The template text as compiled: as given, newlines normalised to `\n`.
     pub fn source(&self) -> &str {
         &self.source
     }
@@ -180,10 +186,15 @@ impl ChatTemplate {
         self.render_as_written(request)
     }
 
-    /// Renders one request the way a chat server should: polyfills where the
-    /// template lacks a capability, as `request.tool_formatting` says (see
-    /// [`ToolFormatting`]).
+    /// Renders one request the way a chat server should: what the OpenAI API
+    /// leaves optional filled (a tool's `description` and `parameters`, a
+    /// message's `content`), and polyfills where the template lacks a
+    /// capability, as `request.tool_formatting` says (see [`ToolFormatting`]).
     pub fn render_chat(&self, request: &RenderRequest) -> Result<String> {
+        // What the OpenAI API leaves optional is filled first, whatever the formatting.
+        if let Some(filled) = polyfill::fill_optional(request) {
+            return self.render_chat(&filled);
+        }
         if request.tool_formatting == ToolFormatting::Native {
             return self.render_as_written(request);
         }
@@ -191,6 +202,18 @@ impl ChatTemplate {
         match polyfill::apply(request, &caps, self.config.limits.max_output_bytes) {
             Some(rewritten) => self.render_as_written(&rewritten),
             None => self.render_as_written(request),
+        }
+    }
+
+    /// The tool formatting `render_chat` uses for `request`: `Auto` resolves
+    /// to `Manual` when the conversation needs a part of the tool path the
+    /// template lacks, and stays `Auto` otherwise.
+    pub fn tool_formatting_for(&self, request: &RenderRequest) -> ToolFormatting {
+        match request.tool_formatting {
+            ToolFormatting::Auto if polyfill::plan(ToolFormatting::Auto, &self.capabilities(), request).manual_tools => {
+                ToolFormatting::Manual
+            }
+            other => other,
         }
     }
 
@@ -273,6 +296,15 @@ impl ChatTemplate {
             }
         }
     }
+}
+
+/// `source` with every `\r\n` and lone `\r` as `\n`: jinja2 splits the
+/// source on those and joins the lines with `\n` before lexing.
+fn normalize_newlines(source: &str) -> std::borrow::Cow<'_, str> {
+    if !source.contains('\r') {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    std::borrow::Cow::Owned(source.replace("\r\n", "\n").replace('\r', "\n"))
 }
 
 /// A syntax error as the template's author wrote it: the error of the source

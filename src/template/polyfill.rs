@@ -7,10 +7,12 @@
 //! ... `<tool_call>` instructions), writes calls into the assistant text as
 //! `<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>` and results
 //! as user turns wrapped in `<tool_response>`, and passes no `tools` to the
-//! template. `Auto` is native when probing found the template renders all
-//! three parts of the path, else manual for all three: it never activates half
-//! a path (native definitions with hand-written calls would teach the model
-//! two formats). Independently of the tool path, `Auto` and `Manual` merge the
+//! template. `Auto` is native when the template renders every part of the
+//! path the conversation uses (definitions, earlier calls, results), so a
+//! first turn with tools keeps a template's own tools block even when it
+//! cannot replay calls; when the conversation needs a part the template
+//! lacks, all three are manual: it never activates half a path (native
+//! definitions with hand-written calls would teach the model two formats). Independently of the tool path, `Auto` and `Manual` merge the
 //! system text into the first user turn when the template has no system role,
 //! and pass calls the way the template renders them (object or JSON-text
 //! `arguments`, a top-level `name`/`arguments` when needed, `content` never
@@ -56,14 +58,48 @@ pub(crate) struct Plan {
     pub merge_system: bool,
 }
 
-/// The plan for `formatting` on a template with `caps`.
-pub(crate) fn plan(formatting: ToolFormatting, caps: &Capabilities) -> Plan {
-    let native_path = caps.tools && caps.tool_calls && caps.tool_responses;
+/// The plan for `formatting` on a template with `caps`, for `request`.
+pub(crate) fn plan(formatting: ToolFormatting, caps: &Capabilities, request: &RenderRequest) -> Plan {
     match formatting {
         ToolFormatting::Native => Plan { manual_tools: false, merge_system: false },
         ToolFormatting::Manual => Plan { manual_tools: true, merge_system: !caps.system_role },
-        ToolFormatting::Auto => Plan { manual_tools: !native_path, merge_system: !caps.system_role },
+        ToolFormatting::Auto => Plan { manual_tools: !native_covers(caps, request), merge_system: !caps.system_role },
     }
+}
+
+/// Whether the template renders every part of the tool path `request` uses.
+fn native_covers(caps: &Capabilities, request: &RenderRequest) -> bool {
+    let defines = request.tools.as_ref().is_some_and(|t| !t.is_empty());
+    let calls = request.messages.iter().any(has_calls);
+    let results = request.messages.iter().any(|m| role(m) == "tool");
+    (!defines || caps.tools) && (!calls || caps.tool_calls) && (!results || caps.tool_responses)
+}
+
+/// What the OpenAI API leaves optional, filled as servers fill it: a tool
+/// without `description` gets `""`, without `parameters` an empty object
+/// schema; a message without `content` (but an assistant turn with calls,
+/// whose content the call shaping decides) gets `""`. Templates then never
+/// meet an undefined value where the API allowed one. `None` when nothing
+/// was missing.
+pub(crate) fn fill_optional(request: &RenderRequest) -> Option<RenderRequest> {
+    let mut out = request.clone();
+    for tool in out.tools.iter_mut().flatten() {
+        let function = match tool.get("function") {
+            Some(Json::Object(_)) => &mut tool["function"],
+            _ => &mut *tool,
+        };
+        if let Some(map) = function.as_object_mut() {
+            map.entry("description").or_insert_with(|| Json::from(""));
+            map.entry("parameters").or_insert_with(|| json!({"type": "object", "properties": {}}));
+        }
+    }
+    for message in &mut out.messages {
+        let skip = role(message) == "assistant" && has_calls(message);
+        if let (false, Some(map)) = (skip, message.as_object_mut()) {
+            map.entry("content").or_insert_with(|| Json::from(""));
+        }
+    }
+    (out != *request).then_some(out)
 }
 
 /// The request rewritten by `plan`; `None` when nothing needs to change.
@@ -71,7 +107,7 @@ pub(crate) fn apply(request: &RenderRequest, caps: &Capabilities, max_bytes: usi
     if request.tool_formatting == ToolFormatting::Native {
         return None;
     }
-    let plan = plan(request.tool_formatting, caps);
+    let plan = plan(request.tool_formatting, caps, request);
     let mut out = request.clone();
     if plan.manual_tools && uses_tools(request) {
         out.messages = manual_tool_path(&request.messages, request.tools.as_deref(), max_bytes);

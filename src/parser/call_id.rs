@@ -1,0 +1,97 @@
+//! OpenAI-style call ids (`call_` and 24 ASCII letters and digits) for
+//! calls the model wrote without one, so a server need not invent them.
+//!
+//! Ids are a pure function of the caller's seed, the stream's number within
+//! its parser and the call's index: the same seed gives the same ids (tests,
+//! replays), and a server that wants ids unique across requests passes a
+//! fresh seed (a random number, a request counter). Ids are minted when a
+//! call is announced; an id the model writes after the call's name (a
+//! format whose id follows the name) replaces the minted one in the
+//! message, and its delta says so.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::message::{Delta, MessageBuilder, ToolCallDelta};
+
+/// The ids of one parser: its seed and how many streams it started.
+#[derive(Debug, Clone)]
+pub(crate) struct CallIdSource {
+    seed: u64,
+    streams: Arc<AtomicU64>,
+}
+
+impl CallIdSource {
+    pub(crate) fn new(seed: u64) -> CallIdSource {
+        CallIdSource { seed, streams: Arc::new(AtomicU64::new(0)) }
+    }
+
+    /// The ids of the parser's next stream.
+    pub(crate) fn next_stream(&self) -> StreamIds {
+        // Relaxed: the counter only has to hand out distinct numbers.
+        let stream = self.streams.fetch_add(1, Ordering::Relaxed);
+        StreamIds { key: mix(self.seed ^ mix(stream)) }
+    }
+}
+
+/// The ids of one stream.
+#[derive(Debug, Clone)]
+pub(crate) struct StreamIds {
+    key: u64,
+}
+
+impl StreamIds {
+    /// Gives every call announced in `deltas` without an id a minted one,
+    /// in the deltas and in `builder`.
+    pub(crate) fn fill(&self, deltas: &mut [Delta], builder: &mut MessageBuilder) {
+        for call in deltas.iter_mut().flat_map(|d| d.tool_calls.iter_mut()) {
+            if call.kind.is_some() && call.id.is_none() {
+                let id = self.id(call.index);
+                builder.apply_call(&ToolCallDelta { index: call.index, id: Some(id.clone()), ..Default::default() });
+                call.id = Some(id);
+            }
+        }
+    }
+
+    /// Call `index`'s id.
+    fn id(&self, index: usize) -> String {
+        const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        let mut id = String::with_capacity(29);
+        id.push_str("call_");
+        // 24 characters from two 64-bit draws (12 from each: 62^12 < 2^64).
+        for half in 0..2u64 {
+            let mut bits = mix(self.key ^ mix((index as u64) << 1 | half));
+            for _ in 0..12 {
+                id.push(char::from(ALPHABET[(bits % 62) as usize]));
+                bits /= 62;
+            }
+        }
+        id
+    }
+}
+
+/// splitmix64's finaliser: spreads every input bit over the output.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_openai_shaped_distinct_and_repeatable() {
+        let source = CallIdSource::new(7);
+        let (first, second) = (source.next_stream(), source.next_stream());
+        let id = first.id(0);
+        assert_eq!(id.len(), 29);
+        assert!(id.starts_with("call_") && id[5..].bytes().all(|b| b.is_ascii_alphanumeric()), "{id}");
+        assert_ne!(id, first.id(1));
+        assert_ne!(id, second.id(0));
+        assert_eq!(id, CallIdSource::new(7).next_stream().id(0));
+        assert_ne!(id, CallIdSource::new(8).next_stream().id(0));
+    }
+}

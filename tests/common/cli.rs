@@ -1,0 +1,23 @@
+//! Running the `chat-autoparser` binary from a CLI test: one copy of the
+//! spawn-write-wait loop; a test crate includes it with
+//! `#[path = "common/cli.rs"] mod cli;`.
+
+#![allow(dead_code)] // Each test crate uses the part it needs.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+/// Runs the binary in the crate folder with `stdin` as input.
+pub fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chat-autoparser"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    // The child may exit before reading stdin (help, usage errors).
+    let _ = child.stdin.take().expect("stdin").write_all(stdin);
+    child.wait_with_output().expect("binary finishes")
+}
