@@ -33,6 +33,7 @@
 
 mod elements;
 mod gbnf;
+mod lark;
 mod markers;
 pub mod recognizer;
 mod schema;
@@ -51,6 +52,7 @@ use crate::Result;
 pub use crate::protocol::ToolChoice;
 
 pub use gbnf::rule_name;
+pub use lark::{lark, lark_with, Lark, LarkOptions};
 pub use recognizer::Recognizer;
 pub use triggers::{Trigger, TriggerKind};
 
