@@ -50,6 +50,11 @@ use chat_autoparser::parser::template_messages;
 use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig, RenderRequest, TemplateConfig};
 use serde_json::{json, Value};
 
+#[path = "common/rendered.rs"]
+mod rendered;
+
+use rendered::{common_prefix, strip_end, thinking_switch};
+
 /// Recovered prefix-renderable cases over the corpus must not fall below this.
 const MIN_CORPUS_RECOVERED: usize = 270;
 /// Recovered cases cut at the common prefix must not fall below this.
@@ -185,7 +190,7 @@ fn run_case(tmpl: &ChatTemplate, analysis: &Analysis, case: &Case) -> Outcome {
         tools: Some(tools()),
         add_generation_prompt: gen,
         enable_thinking: thinking,
-        extra: if thinking.is_some() { thinking_on() } else { Default::default() },
+        extra: if thinking.is_some() { thinking_switch(true) } else { Default::default() },
         ..Default::default()
     };
     let prompt = match tmpl.render(&request(vec![user.clone()], true)) {
@@ -209,26 +214,6 @@ fn run_case(tmpl: &ChatTemplate, analysis: &Analysis, case: &Case) -> Outcome {
     parse_back(analysis, &config, strip_end(rest, analysis, &closing), case)
 }
 
-/// `reasoning_effort: "high"`: the other thinking switch (gpt-oss, Hy3).
-fn thinking_on() -> serde_json::Map<String, Value> {
-    let mut extra = serde_json::Map::new();
-    extra.insert("reasoning_effort".into(), json!("high"));
-    extra
-}
-
-/// Where `full` leaves `prompt`: their longest common prefix, backed off to
-/// before a marker it cuts (an unclosed `<` or `[`), as llama.cpp's test
-/// harness cuts (`init_delta` in `tests/test-chat.cpp`).
-fn common_prefix(prompt: &str, full: &str) -> usize {
-    let mut at = prompt.bytes().zip(full.bytes()).take_while(|(a, b)| a == b).count();
-    while !full.is_char_boundary(at) {
-        at -= 1;
-    }
-    let head = &full[..at];
-    let open = head.rfind(['<', '[']).filter(|&i| !head[i..].contains(['>', ']']));
-    open.unwrap_or(at)
-}
-
 /// Parses `output` (the render after the prompt, less the end of turn) back
 /// with `config` and compares it with the case.
 fn parse_back(analysis: &Analysis, config: &ParserConfig, output: &str, case: &Case) -> Outcome {
@@ -250,33 +235,6 @@ fn parse_back(analysis: &Analysis, config: &ParserConfig, output: &str, case: &C
             serde_json::to_string(&got).unwrap_or_default()
         )),
     }
-}
-
-/// The output less the end of turn: `end_of_turn` when the text ends with
-/// it, or when what follows it is what `closing` (the user turn rendered
-/// alone, without a generation prompt) ends with too: text the template
-/// writes after any conversation. Else the stop marker after trailing
-/// whitespace.
-fn strip_end<'a>(rest: &'a str, analysis: &Analysis, closing: &str) -> &'a str {
-    let eot = analysis.turn.end_of_turn.as_str();
-    let stop = analysis.turn.stop_marker.as_str();
-    if !eot.is_empty() {
-        if let Some(s) = rest.strip_suffix(eot) {
-            return s;
-        }
-        if let Some(s) = rest.trim_end().strip_suffix(eot.trim_end()) {
-            return s;
-        }
-        if let Some((at, _)) = rest.match_indices(eot).find(|(at, _)| closing.ends_with(&rest[*at..])) {
-            return &rest[..at];
-        }
-    }
-    if !stop.is_empty() {
-        if let Some(s) = rest.trim_end().strip_suffix(stop) {
-            return s;
-        }
-    }
-    rest
 }
 
 fn compare(got: &AssistantMessage, case: &Case) -> Result<(), String> {
