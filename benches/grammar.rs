@@ -8,7 +8,12 @@
 //! ```text
 //! cargo bench --bench grammar                 # criterion per shipped template, then the summary
 //! cargo bench --bench grammar -- --summary    # the summary only: median / p90 / max per template
+//! cargo bench --bench grammar -- lark         # the Lark export (issue 14), 10 and 128 tools
 //! ```
+//!
+//! The `lark` group times the protocol plus the Lark emitter
+//! (`Protocol::new` then `grammar::lark`) per shipped template with tools,
+//! for 10 and 128 tools; targets under 1 ms and 5 ms.
 //!
 //! The summary times `grammar()` in auto mode with parallel calls (the largest
 //! grammar: every tool, separators) and in required mode; each template's time
@@ -20,7 +25,9 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use chat_autoparser::{Analysis, ChatTemplate, GrammarConfig, TemplateConfig, TemplateSource, ToolChoice};
+use chat_autoparser::grammar::lark;
+use chat_autoparser::protocol::Options;
+use chat_autoparser::{Analysis, ChatTemplate, GrammarConfig, Protocol, TemplateConfig, TemplateSource, ToolChoice};
 use criterion::{criterion_group, BenchmarkId, Criterion};
 use serde_json::{json, Value};
 
@@ -29,8 +36,13 @@ const TARGET_MS: f64 = 1.0;
 /// Ten tools covering the schema features: strings, enums, integers, numbers,
 /// booleans, nested objects, arrays, optional members, `$ref`.
 fn tools() -> Vec<Value> {
+    tools_n(10)
+}
+
+/// `n` tools of the same shape, named `tool_0`, `tool_1`, ...
+fn tools_n(n: usize) -> Vec<Value> {
     let mut out = Vec::new();
-    for i in 0..10 {
+    for i in 0..n {
         out.push(json!({"type": "function", "function": {"name": format!("tool_{i}"), "description": "d", "parameters": {
             "type": "object",
             "properties": {
@@ -92,7 +104,21 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// The protocol plus the Lark export, for 10 and 128 tools.
+fn lark_bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("lark");
+    group.sample_size(20).warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(500));
+    for n in [10, 128] {
+        let options = Options { tools: tools_n(n), ..Default::default() };
+        for (name, a) in analyses().iter().filter(|(n, _)| n.starts_with("templates/")) {
+            let id = BenchmarkId::new(format!("{n} tools"), name);
+            group.bench_function(id, |b| b.iter(|| black_box(lark(&Protocol::new(a, black_box(&options)))).ok()));
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, lark_bench);
 
 fn median_time(mut f: impl FnMut()) -> Duration {
     f();

@@ -20,8 +20,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use chat_autoparser::analysis::{NameSlot, ReasoningMode};
-use chat_autoparser::grammar::{lark, lark_with, LarkOptions};
-use chat_autoparser::protocol::{Options, Start};
+use chat_autoparser::grammar::lark;
+use chat_autoparser::protocol::Options;
 use chat_autoparser::{Analysis, ChatTemplate, Protocol, TemplateConfig, TemplateSource, ToolChoice};
 use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::{ApproximateTokEnv, TokEnv};
@@ -385,4 +385,24 @@ fn shipped_lark_accepted_by_llguidance() {
     let set = templates(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("templates"));
     let tally = run_set("shipped templates", &set);
     assert_share("shipped templates", &tally);
+}
+
+/// A response schema makes the answer `%json` (after optional reasoning):
+/// a valid object is accepted, prose and a wrong type are not.
+#[test]
+fn response_schema_is_the_json_answer() {
+    let source = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("templates/hermes-think.jinja")).unwrap();
+    let analysis = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap().analyze().unwrap();
+    let schema = json!({"type": "object", "properties": {"city": {"type": "string"}, "temp": {"type": "number"}}, "required": ["city", "temp"]});
+    let options = Options { tool_choice: ToolChoice::None, response_schema: Some(schema), enable_thinking: Some(true), ..Default::default() };
+    let grammar = lark(&Protocol::new(&analysis, &options)).unwrap().lark;
+    let mut engine = Engine::new();
+    for (text, want) in [
+        ("{\"city\": \"Paris\", \"temp\": 21.5}", true),
+        ("<think>Warm.</think>\n\n{\"city\": \"Paris\", \"temp\": 21}", true),
+        ("It is 21 degrees in Paris.", false),
+        ("{\"city\": \"Paris\", \"temp\": \"warm\"}", false),
+    ] {
+        assert_eq!(engine.accepts(&grammar, text), Ok(want), "{text:?}\n{grammar}");
+    }
 }

@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::markers::{split, Piece};
-use super::schema::{required_names, resolved, MAX_DEPTH};
+use super::schema::{lookup, required_names, MAX_DEPTH};
 use super::tools::{closed, object_schema, properties, string_kind, StringKind};
 use crate::analysis::{Header, NameSlot, TaggedArguments, ToolFormat};
 use crate::protocol::{Arguments, CallLayout, IdShape, Protocol, Segment, Tool, ToolSection};
@@ -766,8 +766,9 @@ struct Writer<'o> {
     warnings: Vec<String>,
     /// (name, body), `start` first once defined.
     rules: Vec<(String, String)>,
-    /// body → name, so equal rules are written once.
-    by_body: HashMap<String, String>,
+    /// body → name per kind (lazy, terminal, rule), so equal rules are
+    /// written once.
+    by_body: [HashMap<String, String>; 3],
     names: HashMap<String, usize>,
     /// What the body's structure opens with (for an optional delimiter block
     /// to leave alone).
@@ -776,7 +777,7 @@ struct Writer<'o> {
 
 impl<'o> Writer<'o> {
     fn new(options: &'o LarkOptions, warnings: Vec<String>) -> Self {
-        let mut w = Writer { options, warnings, rules: Vec::new(), by_body: HashMap::new(), names: HashMap::new(), openings: Vec::new() };
+        let mut w = Writer { options, warnings, rules: Vec::new(), by_body: Default::default(), names: HashMap::new(), openings: Vec::new() };
         for token in &options.special_tokens {
             if !(token.starts_with('<') && token.ends_with('>')) || token.contains(char::is_whitespace) {
                 w.warn(format!("{token:?} has no Lark token syntax (<...>); written as text"));
@@ -809,12 +810,11 @@ impl<'o> Writer<'o> {
     fn define(&mut self, name: &str, body: &str) -> String {
         let stem = name.trim_end_matches("[lazy]");
         let kind = match () {
-            _ if stem.len() < name.len() => "lazy",
-            _ if stem.starts_with(|c: char| c.is_ascii_uppercase()) => "terminal",
-            _ => "rule",
+            _ if stem.len() < name.len() => 0,
+            _ if stem.starts_with(|c: char| c.is_ascii_uppercase()) => 1,
+            _ => 2,
         };
-        let key = format!("{kind}\u{0}{body}");
-        if let Some(existing) = self.by_body.get(&key) {
+        if let Some(existing) = self.by_body[kind].get(body) {
             return existing.clone();
         }
         let n = self.names.entry(stem.to_string()).or_insert(0);
@@ -823,9 +823,9 @@ impl<'o> Writer<'o> {
             1 => stem.to_string(),
             k => format!("{stem}_{k}"),
         };
-        let written = if kind == "lazy" { format!("{unique}[lazy]") } else { unique.clone() };
+        let written = if kind == 0 { format!("{unique}[lazy]") } else { unique.clone() };
         self.rules.push((written, body.to_string()));
-        self.by_body.insert(key, unique.clone());
+        self.by_body[kind].insert(body.to_string(), unique.clone());
         unique
     }
 
@@ -922,7 +922,7 @@ impl<'o> Writer<'o> {
         self.schema_warnings(schema, hint, 0);
         let mut doc = closed_objects(schema, 0);
         if let (Value::Object(doc), Value::Object(root)) = (&mut doc, root) {
-            for defs in ["$defs", "definitions"] {
+            for defs in ["$defs", "definitions"].into_iter().filter(|_| has_ref(schema, 0)) {
                 if let (Some(d), false) = (root.get(defs), doc.contains_key(defs)) {
                     doc.insert(defs.to_string(), closed_objects(d, 0));
                 }
@@ -962,7 +962,7 @@ impl<'o> Writer<'o> {
     /// A Python literal valid under `schema` where its type is a scalar;
     /// containers are any Python list or dict.
     fn python_typed(&mut self, schema: &Value, root: &Value) -> String {
-        let schema = resolved(root, schema).unwrap_or(Value::Null);
+        let schema = follow_refs(root, schema).unwrap_or(&Value::Null);
         if let Some(Value::Array(values)) = schema.get("enum") {
             if let Some(strings) = values.iter().map(Value::as_str).collect::<Option<Vec<&str>>>() {
                 let alts: Vec<String> = strings.iter().flat_map(|s| python_quotes(s)).collect();
@@ -1004,6 +1004,29 @@ impl<'o> Writer<'o> {
             out.push_str(&format!("{name}: {body}\n"));
         }
         out
+    }
+}
+
+/// `schema` with its `$ref`s (in `root`) followed, borrowed; `None` when
+/// one leads outside the document or the chain is longer than 8.
+fn follow_refs<'v>(root: &'v Value, schema: &'v Value) -> Option<&'v Value> {
+    let mut current = schema;
+    for _ in 0..8 {
+        match current.get("$ref").and_then(Value::as_str) {
+            Some(r) => current = lookup(root, r)?,
+            None => return Some(current),
+        }
+    }
+    None
+}
+
+/// Whether `schema` holds a `$ref` (then its root's definitions go with it).
+fn has_ref(schema: &Value, depth: usize) -> bool {
+    match schema {
+        _ if depth > MAX_DEPTH => false,
+        Value::Object(map) => map.contains_key("$ref") || map.values().any(|v| has_ref(v, depth + 1)),
+        Value::Array(items) => items.iter().any(|v| has_ref(v, depth + 1)),
+        _ => false,
     }
 }
 
@@ -1068,5 +1091,73 @@ fn ident(hint: &str, terminal: bool) -> String {
         (true, true) => "T".into(),
         (true, false) => "r".into(),
         _ => out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Options, ToolChoice};
+    use crate::{ChatTemplate, TemplateConfig};
+
+    fn protocol(template: &str, choice: ToolChoice, parallel: bool) -> Protocol {
+        let analysis = ChatTemplate::new(template, &TemplateConfig::default()).unwrap().analyze().unwrap();
+        let tools = vec![json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}})];
+        let options = Options { tools, tool_choice: choice, parallel_tool_calls: parallel, enable_thinking: Some(true), ..Default::default() };
+        Protocol::new(&analysis, &options)
+    }
+
+    const HERMES: &str = include_str!("../../templates/hermes-think.jinja");
+    const QWEN_XML: &str = include_str!("../../templates/qwen-coder-xml.jinja");
+
+    #[test]
+    fn auto_is_text_or_text_up_to_the_call_marker() {
+        let out = lark(&protocol(HERMES, ToolChoice::Auto, true)).unwrap();
+        let text = &out.lark;
+        assert!(text.starts_with("start: reasoning? body\n"), "{text}");
+        assert!(text.contains("head[lazy]: HEAD\n"), "{text}");
+        assert!(text.contains(r"HEAD: /(?s:.*)<tool_call>/ & ~/[ \t\r\n]*(<think>)(?s:.*)/"), "{text}");
+        assert!(text.contains(r#""additionalProperties":false,"x-guidance":{"lenient":true"#), "{text}");
+        assert!(text.contains("body: TEXT? | head section WS?\n"), "{text}");
+        assert_eq!(out, lark(&protocol(HERMES, ToolChoice::Auto, true)).unwrap(), "deterministic");
+    }
+
+    #[test]
+    fn required_none_and_one_call() {
+        let required = lark(&protocol(HERMES, ToolChoice::Required, true)).unwrap().lark;
+        assert!(required.contains("SECTION_OPEN: /[ \\t\\r\\n]*<tool_call>/"), "{required}");
+        assert!(!required.contains("TEXT"), "no free text under required: {required}");
+        let none = lark(&protocol(HERMES, ToolChoice::None, true)).unwrap().lark;
+        assert!(!none.contains("get_weather") && !none.contains("body:"), "{none}");
+        let single = lark(&protocol(HERMES, ToolChoice::Auto, false)).unwrap().lark;
+        assert!(!single.contains(")*"), "one call only: {single}");
+        let missing = protocol(HERMES, ToolChoice::Function("nope".into()), true);
+        assert!(lark(&missing).is_err());
+    }
+
+    #[test]
+    fn tagged_strings_are_raw_up_to_the_closer() {
+        let text = lark(&protocol(QWEN_XML, ToolChoice::Auto, true)).unwrap().lark;
+        assert!(text.contains(r"raw_until[lazy]: /(?s:.*)<\/parameter>/"), "{text}");
+        assert!(text.contains(r#"arg_get_weather_city: "<parameter=" "city" ">""#), "{text}");
+        assert!(text.contains("( value_get_weather_days | PY_INT )"), "{text}");
+    }
+
+    #[test]
+    fn listed_special_tokens_use_token_syntax() {
+        let options = LarkOptions { special_tokens: vec!["<tool_call>".into(), "[TOOL_CALLS]".into()] };
+        let out = lark_with(&protocol(HERMES, ToolChoice::Required, true), &options).unwrap();
+        assert!(out.lark.contains("WS? <tool_call>"), "{}", out.lark);
+        assert!(out.warnings.iter().any(|w| w.contains("[TOOL_CALLS]")), "{:?}", out.warnings);
+    }
+
+    #[test]
+    fn all_of_parts_stay_open() {
+        let schema = json!({"properties": {"a": {"allOf": [{"properties": {"x": {}}}]}, "b": {"properties": {}}}});
+        let closed = closed_objects(&schema, 0);
+        assert_eq!(closed["additionalProperties"], json!(false));
+        assert_eq!(closed["properties"]["b"]["additionalProperties"], json!(false));
+        assert!(closed["properties"]["a"]["allOf"][0].get("additionalProperties").is_none());
     }
 }
