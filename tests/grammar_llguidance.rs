@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use chat_autoparser::analysis::{NameSlot, ReasoningMode};
-use chat_autoparser::grammar::lark;
+use chat_autoparser::grammar::{lark, lark_with, LarkOptions};
 use chat_autoparser::protocol::Options;
 use chat_autoparser::{Analysis, ChatTemplate, Protocol, TemplateConfig, TemplateSource, ToolChoice};
 use llguidance::api::TopLevelGrammar;
@@ -49,8 +49,15 @@ impl Engine {
         Engine { env, factory, compiled: HashMap::new() }
     }
 
-    /// Whether `grammar` accepts `text` whole; `Err` when it does not compile.
+    /// Whether `grammar` accepts `text` whole, one byte a token; `Err` when
+    /// it does not compile.
     fn accepts(&mut self, grammar: &str, text: &str) -> Result<bool, String> {
+        let tokens = self.env.tokenize_bytes(text.as_bytes());
+        self.accepts_tokens(grammar, &tokens)
+    }
+
+    /// Whether `grammar` accepts `tokens` whole.
+    fn accepts_tokens(&mut self, grammar: &str, tokens: &[u32]) -> Result<bool, String> {
         let factory = &self.factory;
         let compiled = self.compiled.entry(grammar.to_string()).or_insert_with(|| {
             let m = Matcher::new(factory.create_parser(TopLevelGrammar::from_lark(grammar.to_string())));
@@ -60,8 +67,7 @@ impl Engine {
             }
         });
         let mut m = compiled.clone()?.deep_clone();
-        let tokens = self.env.tokenize_bytes(text.as_bytes());
-        let consumed = m.try_consume_tokens(&tokens).map_err(|e| e.to_string())?;
+        let consumed = m.try_consume_tokens(tokens).map_err(|e| e.to_string())?;
         Ok(consumed == tokens.len() && m.is_accepting().unwrap_or(false))
     }
 }
@@ -405,4 +411,32 @@ fn response_schema_is_the_json_answer() {
     ] {
         assert_eq!(engine.accepts(&grammar, text), Ok(want), "{text:?}\n{grammar}");
     }
+}
+
+/// Markers that are special tokens of the tokenizer: the test tokenizer has
+/// `<|tool|>` and `<|/tool|>`; a template calling with them is accepted,
+/// as tokens, only by the export that lists them (`lark_with`), and the
+/// default text export accepts the same output spelled in bytes.
+#[test]
+fn special_token_markers_match_as_tokens() {
+    let source = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("templates/hermes-think.jinja")).unwrap();
+    let source = source.replace("<tool_call>", "<|tool|>").replace("</tool_call>", "<|/tool|>");
+    let tmpl = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap();
+    let analysis = tmpl.analyze().unwrap();
+    let t = Template { name: "hermes-special".into(), tmpl, analysis };
+    let r = output(&t, "", "", &[weather()], false).expect("renders a call");
+    let options = options(&r.prompt, false, ToolChoice::Auto, true);
+    let protocol = Protocol::new(&t.analysis, &options);
+    let special = LarkOptions { special_tokens: vec!["<|tool|>".into(), "<|/tool|>".into()] };
+    let as_tokens = lark_with(&protocol, &special).unwrap().lark;
+    let as_text = lark(&protocol).unwrap().lark;
+    assert!(as_tokens.contains("<|tool|>") && !as_tokens.contains("\"<|tool|>\""), "{as_tokens}");
+    let mut engine = Engine::new();
+    let trie = engine.env.tok_trie().clone();
+    let tokens = trie.tokenize_with_special(&r.output, |s| engine.env.tokenize_bytes(s.as_bytes()));
+    let bytes = engine.env.tokenize_bytes(r.output.as_bytes());
+    assert!(tokens.len() < bytes.len(), "the markers are special tokens here");
+    assert_eq!(engine.accepts_tokens(&as_tokens, &tokens), Ok(true), "{:?}\n{as_tokens}", r.output);
+    assert_eq!(engine.accepts_tokens(&as_text, &tokens), Ok(false), "text markers never match tokens");
+    assert_eq!(engine.accepts(&as_text, &r.output), Ok(true), "{:?}\n{as_text}", r.output);
 }
