@@ -440,3 +440,32 @@ fn special_token_markers_match_as_tokens() {
     assert_eq!(engine.accepts_tokens(&as_text, &tokens), Ok(false), "text markers never match tokens");
     assert_eq!(engine.accepts(&as_text, &r.output), Ok(true), "{:?}\n{as_text}", r.output);
 }
+
+/// Tools llguidance's JSON-schema support only partly covers, and names
+/// that are no Lark identifiers: every shipped format's export still
+/// compiles (loosely, with warnings), never fails.
+#[test]
+fn odd_tools_compile_with_warnings() {
+    let odd = vec![
+        json!({"type": "function", "function": {"name": "my.tool-name/ü", "parameters": {"type": "object", "properties": {
+            "code": {"type": "string", "pattern": "^(?=a)a+$"},
+            "when": {"type": "string", "format": "weekday"},
+            "node": {"$ref": "#/$defs/node"},
+            "either": {"anyOf": [{"type": "integer"}, {"type": "string", "enum": ["x"]}]}},
+            "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}}}}}),
+        json!({"type": "function", "function": {"name": "no_params"}}),
+        json!({"type": "function", "function": {"name": "Upper_Case", "parameters": {}}}),
+    ];
+    let mut engine = Engine::new();
+    for t in templates(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("templates")) {
+        for choice in [ToolChoice::Auto, ToolChoice::Required] {
+            let options = Options { tools: odd.clone(), tool_choice: choice, ..Default::default() };
+            let out = lark(&Protocol::new(&t.analysis, &options)).unwrap_or_else(|e| panic!("{}: {e}", t.name));
+            if let Err(e) = engine.accepts(&out.lark, "") {
+                panic!("{}: llguidance rejects the grammar: {e}\n{}", t.name, out.lark);
+            }
+            assert!(out.warnings.iter().any(|w| w.contains("`pattern`")), "{}: {:?}", t.name, out.warnings);
+            assert!(out.warnings.iter().any(|w| w.contains("`format`")), "{}: {:?}", t.name, out.warnings);
+        }
+    }
+}

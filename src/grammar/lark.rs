@@ -474,6 +474,7 @@ impl SectionWriter<'_, '_> {
                 p.expr(format!("( {} )", values.join(" | "))).marker(&close);
             } else {
                 p.extend(self.w.until(&close, "raw"));
+                self.w.unchecked_string(&tool.name, key, prop, "a raw string value");
             }
             options.push(p.render(self.w));
         }
@@ -526,6 +527,7 @@ impl SectionWriter<'_, '_> {
             let list: Vec<Member> = props
                 .iter()
                 .map(|(k, s)| {
+                    self.w.unchecked_string(&tool.name, k, s, "a Python literal");
                     let value = self.w.python_typed(s, &tool.parameters);
                     Member { expr: format!("{} WS? \"=\" WS? {value}", quote(k)), required: required.contains(k) }
                 })
@@ -933,6 +935,14 @@ impl<'o> Writer<'o> {
         self.rule(hint, &format!("%json {text}"))
     }
 
+    /// Warns that a string written as `what` is not held to the schema's
+    /// `pattern` or `format`.
+    fn unchecked_string(&mut self, tool: &str, key: &str, schema: &Value, what: &str) {
+        if ["pattern", "format"].iter().any(|k| schema.get(*k).is_some()) {
+            self.warn(format!("{tool}.{key}: {what} is not checked against `pattern` or `format`"));
+        }
+    }
+
     /// Warns about what llguidance's lenient mode will ignore.
     fn schema_warnings(&mut self, schema: &Value, hint: &str, depth: usize) {
         if depth > MAX_DEPTH {
@@ -940,15 +950,11 @@ impl<'o> Writer<'o> {
         }
         match schema {
             Value::Object(map) => {
-                if let Some(Value::String(p)) = map.get("pattern") {
-                    if ["(?=", "(?!", "(?<=", "(?<!"].iter().any(|l| p.contains(l)) {
-                        self.warn(format!("{hint}: `pattern` with lookaround is ignored (any string)"));
-                    }
+                if let Some(Value::String(p)) = map.get("pattern").filter(|p| !usable_pattern(p)) {
+                    self.warn(format!("{hint}: `pattern` {p:?} is no regex llguidance reads (lookaround?); any string"));
                 }
-                if let Some(Value::String(f)) = map.get("format") {
-                    if !FORMATS.contains(&f.as_str()) {
-                        self.warn(format!("{hint}: `format` {f:?} is ignored"));
-                    }
+                if let Some(Value::String(f)) = map.get("format").filter(|f| !usable_format(f)) {
+                    self.warn(format!("{hint}: `format` {f:?} is not one llguidance knows; ignored"));
                 }
                 for v in map.values() {
                     self.schema_warnings(v, hint, depth + 1);
@@ -1030,6 +1036,17 @@ fn has_ref(schema: &Value, depth: usize) -> bool {
     }
 }
 
+/// A `pattern` llguidance can compile: Rust regex syntax (no lookaround,
+/// no backreferences).
+fn usable_pattern(pattern: &Value) -> bool {
+    pattern.as_str().is_some_and(|p| regex::Regex::new(p).is_ok())
+}
+
+/// A string `format` llguidance implements.
+fn usable_format(format: &Value) -> bool {
+    format.as_str().is_some_and(|f| FORMATS.contains(&f))
+}
+
 /// The string formats llguidance implements.
 const FORMATS: &[&str] = &["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid", "uri"];
 
@@ -1048,8 +1065,9 @@ fn excluded(exclude: &[String]) -> Option<String> {
     Some(format!("[ \\t\\r\\n]*({})(?s:.*)", alts.join("|")))
 }
 
-/// `schema` with every object that declares properties and says nothing of
-/// others closed (`additionalProperties: false`), as tool schemas mean and
+/// `schema` without the `pattern`s and `format`s llguidance cannot use, and
+/// with every object that declares properties and says nothing of others
+/// closed (`additionalProperties: false`), as tool schemas mean and
 /// the other exports read them; `allOf` parts stay open, since closing each
 /// would exclude the others' properties.
 fn closed_objects(schema: &Value, depth: usize) -> Value {
@@ -1068,6 +1086,13 @@ fn closed_objects(schema: &Value, depth: usize) -> Value {
             _ => value.clone(),
         };
         out.insert(key.clone(), value);
+    }
+    // What llguidance cannot compile goes, looser (warned by `schema_warnings`).
+    if out.get("pattern").is_some_and(|p| !usable_pattern(p)) {
+        out.remove("pattern");
+    }
+    if out.get("format").is_some_and(|f| !usable_format(f)) {
+        out.remove("format");
     }
     if out.contains_key("properties") && !out.contains_key("additionalProperties") && !out.contains_key("allOf") {
         out.insert("additionalProperties".into(), Value::Bool(false));
