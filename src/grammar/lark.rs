@@ -298,7 +298,22 @@ impl SectionWriter<'_, '_> {
         let trigger = leads[0][..n].concat();
         let stripped: Vec<Seq> = calls.iter().map(|c| c.strip_marks(n)).collect();
         let first = self.alternatives("call_rest", &stripped);
-        let full = self.alternatives("call", &calls);
+        // A whole call is the trigger's cores then the rest's rule (not the
+        // call written twice).
+        let full: Vec<Seq> = stripped
+            .iter()
+            .zip(self.tools)
+            .map(|(rest, t)| {
+                let mut call = Seq::default();
+                leads[0][..n].iter().for_each(|m| {
+                    call.mark(m);
+                });
+                let text = rest.render(self.w);
+                call.expr(self.w.rule(&format!("call_rest_{}", t.name), &text));
+                call
+            })
+            .collect();
+        let full = self.alternatives("call", &full);
         let mut rest = Seq::default();
         rest.expr(first);
         Some((trigger, self.finish(rest, &full)))
