@@ -10,7 +10,12 @@
 //! ```text
 //! cargo bench --bench grammar                 # criterion per shipped template, then the summary
 //! cargo bench --bench grammar -- --summary    # the summary only: median / p90 / max per template
+//! cargo bench --bench grammar -- lark         # the Lark export (issue 14), 10 and 128 tools
 //! ```
+//!
+//! The `lark` group times the protocol plus the Lark emitter
+//! (`Protocol::new` then `grammar::lark`) per shipped template with tools,
+//! for 10 and 128 tools; targets under 1 ms and 5 ms.
 //!
 //! The summary times `grammar()` in auto mode with parallel calls (the largest
 //! grammar: every tool, separators) and in required mode; each template's time
@@ -26,7 +31,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use chat_autoparser::grammar::{response_template, structural_tag};
+use chat_autoparser::grammar::{lark, response_template, structural_tag};
 use chat_autoparser::protocol::{Options, Protocol};
 use chat_autoparser::{Analysis, ChatTemplate, GrammarConfig, TemplateConfig, TemplateSource, ToolChoice};
 use criterion::{criterion_group, BenchmarkId, Criterion};
@@ -124,7 +129,21 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// The protocol plus the Lark export, for 10 and 128 tools.
+fn lark_bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("lark");
+    group.sample_size(20).warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(500));
+    for n in [10, 128] {
+        let options = Options { tools: tool_set(n), ..Default::default() };
+        for (name, a) in analyses().iter().filter(|(n, _)| n.starts_with("templates/")) {
+            let id = BenchmarkId::new(format!("{n} tools"), name);
+            group.bench_function(id, |b| b.iter(|| black_box(lark(&Protocol::new(a, black_box(&options)))).ok()));
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, lark_bench);
 
 /// One export per template for 10 and 128 tools, protocol included
 /// (`Protocol::new`, then `export`): median, p90 and max of the
@@ -195,6 +214,9 @@ fn summary() {
     });
     emitter_summary("structural tag", &all, |p| {
         black_box(structural_tag(black_box(p)).ok());
+    });
+    emitter_summary("lark", &all, |p| {
+        black_box(lark(black_box(p)).ok());
     });
 }
 

@@ -14,7 +14,7 @@
 
 use std::path::PathBuf;
 
-use chat_autoparser::grammar::{response_template, structural_tag};
+use chat_autoparser::grammar::{lark, response_template, structural_tag};
 use chat_autoparser::{Analysis, Grammar, GrammarConfig, Protocol, ToolChoice};
 use serde_json::Value;
 
@@ -28,13 +28,15 @@ pub enum GrammarFormat {
     Gbnf,
     /// xgrammar's structural tag (vLLM, SGLang)
     StructuralTag,
+    /// llguidance's Lark (vLLM, SGLang, llguidance users)
+    Lark,
     /// transformers' response_template (parse_response)
     ResponseTemplate,
 }
 
 impl GrammarFormat {
     /// The names a batch request may give, for its error message.
-    pub const NAMES: &'static str = "gbnf, structural-tag, response-template";
+    pub const NAMES: &'static str = "gbnf, structural-tag, lark, response-template";
 
     /// The format called `name`.
     pub fn parse(name: &str) -> Option<GrammarFormat> {
@@ -47,6 +49,7 @@ impl GrammarFormat {
         let value = match self {
             GrammarFormat::Gbnf => serde_json::to_value(chat_autoparser::grammar::gbnf(&protocol)?),
             GrammarFormat::StructuralTag => serde_json::to_value(structural_tag(&protocol)?),
+            GrammarFormat::Lark => serde_json::to_value(lark(&protocol)?),
             GrammarFormat::ResponseTemplate => serde_json::to_value(response_template(&protocol)?),
         };
         Ok(value.unwrap_or_default())

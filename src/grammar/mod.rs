@@ -33,6 +33,7 @@
 
 mod elements;
 mod gbnf;
+mod lark;
 mod markers;
 pub mod recognizer;
 mod response_template;
@@ -53,6 +54,7 @@ use crate::Result;
 pub use crate::protocol::ToolChoice;
 
 pub use gbnf::rule_name;
+pub use lark::{lark, lark_with, Lark, LarkOptions};
 pub use recognizer::Recognizer;
 pub use response_template::{response_template, ResponseTemplate};
 pub use structural_tag::{legacy, structural_tag, LegacyStructuralTag, StructuralTag};

@@ -451,13 +451,13 @@ fn push_suffix(p: &mut Pieces, suffix: &str) {
 }
 
 /// The first literal piece of a marker.
-fn first_lit(raw: &str) -> Option<String> {
+pub(super) fn first_lit(raw: &str) -> Option<String> {
     super::markers::first_word(raw)
 }
 
 /// Whether a schema's values are strings: only, never, or some of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum StringKind {
+pub(super) enum StringKind {
     Only,
     Enum(Vec<String>),
     Never,
@@ -468,7 +468,7 @@ enum StringKind {
 /// (`anyOf`, `oneOf`) is never a string when no branch is, so `oneOf:
 /// [integer, object]` gets no raw-text option; an object or a list implied
 /// by its keywords alone (`properties`, `items`) is never a string either.
-fn string_kind(schema: &Value, root: &Value, depth: usize) -> StringKind {
+pub(super) fn string_kind(schema: &Value, root: &Value, depth: usize) -> StringKind {
     let Some(schema) = resolved(root, schema).filter(|_| depth <= MAX_DEPTH) else { return StringKind::Some };
     if let Some(Value::Array(values)) = schema.get("enum") {
         if values.iter().all(Value::is_string) {
@@ -500,14 +500,14 @@ fn string_kind(schema: &Value, root: &Value, depth: usize) -> StringKind {
 }
 
 /// The parameters as an object schema (`{}` and non-objects mean any object).
-fn object_schema(parameters: &Value) -> Value {
+pub(super) fn object_schema(parameters: &Value) -> Value {
     match parameters {
         Value::Object(m) if m.contains_key("properties") || m.contains_key("type") || m.contains_key("$ref") => parameters.clone(),
         _ => json!({"type": "object"}),
     }
 }
 
-fn properties(schema: &Value) -> Map<String, Value> {
+pub(super) fn properties(schema: &Value) -> Map<String, Value> {
     match schema.get("properties") {
         Some(Value::Object(p)) => p.clone(),
         _ => Map::new(),
@@ -515,6 +515,6 @@ fn properties(schema: &Value) -> Map<String, Value> {
 }
 
 /// An object schema that admits no other keys than its properties.
-fn closed(schema: &Value) -> bool {
+pub(super) fn closed(schema: &Value) -> bool {
     schema.get("additionalProperties") == Some(&Value::Bool(false)) || schema.get("properties").is_some()
 }

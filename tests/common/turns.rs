@@ -70,17 +70,32 @@ pub fn render_turn(
     turn: &Turn,
     thinking: Option<bool>,
 ) -> Result<Rendered, String> {
+    let extra = if thinking == Some(true) { thinking_on() } else { Default::default() };
+    render_message(tmpl, analysis, tools, assistant_message(analysis, turn), thinking, extra)
+}
+
+/// Renders the assistant `message` (OpenAI shape) after one user message,
+/// with `thinking` as `enable_thinking` and `extra` as further template
+/// variables. `Err` says why the template refused.
+pub fn render_message(
+    tmpl: &ChatTemplate,
+    analysis: &Analysis,
+    tools: &[Value],
+    message: Value,
+    thinking: Option<bool>,
+    extra: serde_json::Map<String, Value>,
+) -> Result<Rendered, String> {
     let user = json!({"role": "user", "content": "What is the weather in Paris?"});
     let request = |messages: Vec<Value>, gen: bool| RenderRequest {
         messages: template_messages(analysis, &messages),
         tools: Some(tools.to_vec()),
         add_generation_prompt: gen,
         enable_thinking: thinking,
-        extra: if thinking == Some(true) { thinking_on() } else { Default::default() },
+        extra: extra.clone(),
         ..Default::default()
     };
     let prompt = tmpl.render(&request(vec![user.clone()], true)).map_err(|e| format!("prompt: {e}"))?;
-    let full = tmpl.render(&request(vec![user.clone(), assistant_message(analysis, turn)], false)).map_err(|e| e.to_string())?;
+    let full = tmpl.render(&request(vec![user.clone(), message], false)).map_err(|e| e.to_string())?;
     let closing = tmpl.render(&request(vec![user], false)).unwrap_or_default();
     let (rest, by_common_prefix) = match full.strip_prefix(prompt.as_str()) {
         Some(rest) => (rest, false),
@@ -88,6 +103,14 @@ pub fn render_turn(
     };
     let output = strip_end(rest, analysis, &closing).to_owned();
     Ok(Rendered { prompt, output, by_common_prefix })
+}
+
+/// Both thinking switches templates read, on or off: `reasoning_effort`
+/// `high` or `low` (gpt-oss, Hy3) beside `enable_thinking`.
+pub fn thinking_switch(on: bool) -> serde_json::Map<String, Value> {
+    let mut extra = serde_json::Map::new();
+    extra.insert("reasoning_effort".into(), json!(if on { "high" } else { "low" }));
+    extra
 }
 
 /// `reasoning_effort: "high"`: the other thinking switch (gpt-oss, Hy3).
