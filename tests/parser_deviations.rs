@@ -260,7 +260,8 @@ fn deviations_shipped() {
         ("marker-newline", 13),
         ("marker-space", 8),
         ("missing-closer", 28),
-        ("reopened-reasoning", 2),
+        // No shipped template's prompt opens a block since the fixed
+        // Qwen3.5 template's thinking-on prompt stopped doing so.
         ("unknown-tool", 16),
     ];
     assert_floors(&tallies, &floors);

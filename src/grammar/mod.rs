@@ -202,7 +202,12 @@ fn lazy_triggers(protocol: &Protocol, section: &ToolSection) -> Vec<Trigger> {
 /// grammar leaves free.
 fn eager(protocol: &Protocol, rules: &mut Rules, body: String) -> String {
     let Some(r) = &protocol.reasoning else {
-        return format!("ws {body}");
+        // After a prompt that closed the block, its end marker written
+        // again is scaffolding (the parser drops it too).
+        return match &protocol.closed_by_prompt {
+            Some(end) => format!("( ws {} )? ws {body}", literal(end.trim())),
+            None => format!("ws {body}"),
+        };
     };
     let text = until(rules, "reasoning-text", &r.end);
     let mut block = Pieces::new();

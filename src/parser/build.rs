@@ -317,7 +317,8 @@ fn prelude(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     }
     let stops = tool_triggers(analysis, plan);
     match plan.start {
-        Start::AfterReasoning => ws(),
+        // The prompt closed the block: its end marker written again is scaffolding.
+        Start::AfterReasoning => seq([ws(), opt(seq([end.expr_exact_head(), ws()]))]),
         // A model may write the opener the prompt already wrote: scaffolding.
         Start::InReasoning => choice([seq([left_open, ws()]), seq([reopened(analysis), reasoning_body(&end, &stops)])]),
         // A lone end marker first closes an empty block (the template writes one).

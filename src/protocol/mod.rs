@@ -128,6 +128,10 @@ pub struct Protocol {
     /// The reasoning block, when the template marks one and the request
     /// leaves room for it (not after a prompt that closed it).
     pub reasoning: Option<ReasoningBlock>,
+    /// The reasoning end marker, raw, when the prompt closed the block: a
+    /// model may write it again first (`</think>` after `...</think>\n\n`),
+    /// and it is scaffolding.
+    pub closed_by_prompt: Option<String>,
     /// Markers around visible content (empty when the template has none).
     pub content: ContentFormat,
     /// Tool calls, unless `tool_choice` is `none` or the template has no format.
@@ -155,6 +159,7 @@ impl Protocol {
         Protocol {
             start,
             reasoning: reasoning_block(analysis, start),
+            closed_by_prompt: closed_by_prompt(analysis, start),
             content: analysis.content.clone(),
             preserved_tokens: preserved_tokens(analysis, tools.as_ref()),
             tools,
@@ -192,6 +197,14 @@ fn reasoning_block(analysis: &Analysis, start: Start) -> Option<ReasoningBlock> 
     // Delimiter reasoning has no opening: the block starts with the output.
     let opened = start == Start::InReasoning || r.start.trim().is_empty();
     Some(ReasoningBlock { start: r.start.clone(), end: r.end.clone(), opened, bare_end: r.bare_end })
+}
+
+/// The reasoning end marker a model may repeat after a prompt that closed
+/// the block.
+fn closed_by_prompt(analysis: &Analysis, start: Start) -> Option<String> {
+    let r = &analysis.reasoning;
+    let marked = r.mode != ReasoningMode::None && !r.end.trim().is_empty();
+    (marked && start == Start::AfterReasoning).then(|| r.end.clone())
 }
 
 /// The tools the request allows, in the formats the template has, and why
