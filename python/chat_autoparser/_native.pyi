@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from os import PathLike
-from typing import Any, Literal, Mapping, Optional, Sequence, TypedDict, Union
+from typing import Any, Dict, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
 __version__: str
 
@@ -122,9 +122,13 @@ class ChatTemplate:
     def grammar(
         self, tools: Optional[Sequence[Mapping[str, Any]]] = None, tool_choice: ToolChoice = None,
         parallel_tool_calls: bool = True, response_schema: Optional[Mapping[str, Any]] = None,
-        *, format: Literal["gbnf"] = "gbnf",
-    ) -> Grammar:
-        """A GBNF grammar for constrained decoding, lazy with triggers for ``auto``."""
+        *, format: Literal["gbnf", "structural-tag", "lark", "response-template"] = "gbnf",
+        enable_thinking: Optional[bool] = None, prompt: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """A grammar for constrained decoding, in the shape of the engine ``format`` names:
+        ``gbnf`` (llama.cpp; lazy with triggers for ``auto``), ``structural-tag`` (xgrammar),
+        ``lark`` (llguidance) or ``response-template`` (transformers' ``parse_response``).
+        ``prompt`` or ``enable_thinking`` say where reasoning stands when the output starts."""
 
 class Parser:
     """Parses one template's outputs. Immutable; share it between threads.

@@ -10,13 +10,13 @@
 //! Python parser and the CLI given the same request agree byte for byte.
 //! Long work (analysis, rendering) runs with the GIL released.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use chat_autoparser::parser::{continuation_prompt, Continue};
 use chat_autoparser::{
-    Analysis, ChatTemplate, Error, ErrorKind, GrammarConfig, ParserConfig, ReasoningFormat, RenderRequest,
-    TemplateConfig, TemplateSource, ToolChoice,
+    grammar, Analysis, ChatTemplate, Error, ErrorKind, GrammarConfig, ParserConfig, Protocol, ReasoningFormat,
+    RenderRequest, TemplateConfig, TemplateSource, ToolChoice,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -45,7 +45,7 @@ impl PyChatTemplate {
         eos_token: Option<String>,
         analysis: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let source = TemplateSource { template: text, bos_token, eos_token, name: None };
+        let source = TemplateSource { template: text, bos_token, eos_token, ..TemplateSource::default() };
         Self::compile(py, source, analysis)
     }
 
@@ -59,7 +59,7 @@ impl PyChatTemplate {
         eos_token: Option<String>,
         analysis: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let mut source = if path.is_dir() { pretrained_source(&path) } else { TemplateSource::load(&path) }.py_err()?;
+        let mut source = TemplateSource::load(&path).py_err()?;
         source.bos_token = bos_token.or(source.bos_token);
         source.eos_token = eos_token.or(source.eos_token);
         Self::compile(py, source, analysis)
@@ -71,7 +71,8 @@ impl PyChatTemplate {
     #[staticmethod]
     #[pyo3(signature = (directory, *, analysis=None))]
     fn from_pretrained(py: Python<'_>, directory: PathBuf, analysis: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let source = pretrained_source(&directory).py_err()?;
+        // The crate reads a model folder as transformers lays it out.
+        let source = TemplateSource::load(&directory).py_err()?;
         Self::compile(py, source, analysis)
     }
 
@@ -180,6 +181,7 @@ impl PyChatTemplate {
             prompt,
             response_schema: response_schema.map(to_json).transpose()?.filter(|v| !v.is_null()),
             prefill: None,
+            call_ids: None,
         };
         let analysis = self.analysis(py)?;
         let template = &self.template;
@@ -201,11 +203,15 @@ impl PyChatTemplate {
         Ok(Parser::new(parser.py_err()?))
     }
 
-    /// A grammar for constrained decoding: a dict with `gbnf`, `lazy`,
-    /// `triggers` (`kind`, `value`), `preserved_tokens` and, when some
-    /// schema was loosened, `warnings`. `format`: only `"gbnf"` today.
-    #[pyo3(signature = (tools=None, tool_choice=None, parallel_tool_calls=true, response_schema=None, *, format="gbnf"))]
-    #[allow(clippy::needless_update)]
+    /// A grammar for constrained decoding, in DESIGN §5's shape for the
+    /// engine `format` names: `"gbnf"` (llama.cpp: `gbnf`, `lazy`,
+    /// `triggers`), `"structural-tag"` (xgrammar), `"lark"` (llguidance) or
+    /// `"response-template"` (transformers' `parse_response`), each beside
+    /// `preserved_tokens` and, when something was loosened, `warnings`.
+    /// `prompt` (or `enable_thinking`) says where reasoning stands when the
+    /// output starts.
+    #[pyo3(signature = (tools=None, tool_choice=None, parallel_tool_calls=true, response_schema=None, *, format="gbnf", enable_thinking=None, prompt=None))]
+    #[allow(clippy::too_many_arguments)]
     fn grammar<'py>(
         &self,
         py: Python<'py>,
@@ -214,21 +220,35 @@ impl PyChatTemplate {
         parallel_tool_calls: bool,
         response_schema: Option<&Bound<'_, PyAny>>,
         format: &str,
+        enable_thinking: Option<bool>,
+        prompt: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        if format != "gbnf" {
-            return Err(input(format!("grammar format {format:?} is not supported (gbnf)")));
-        }
         let config = GrammarConfig {
             tools: optional_list(tools, "tools")?.unwrap_or_default(),
             tool_choice: choice(tool_choice)?,
             parallel_tool_calls,
             response_schema: response_schema.map(to_json).transpose()?.filter(|v| !v.is_null()),
-            // Fields newer versions of the crate add keep their defaults.
-            ..Default::default()
+            enable_thinking,
+            prompt,
         };
         let analysis = self.analysis(py)?;
-        let grammar = py.detach(|| analysis.grammar(&config)).py_err()?;
-        serde_to_py(py, &grammar)
+        let protocol = Protocol::new(&analysis, &config.options());
+        // Each engine's export, in DESIGN §5's JSON shape.
+        let export = |p: &Protocol| -> chat_autoparser::Result<Value> {
+            let value = match format {
+                "gbnf" => serde_json::to_value(grammar::gbnf(p)?),
+                "structural-tag" => serde_json::to_value(grammar::structural_tag(p)?),
+                "lark" => serde_json::to_value(grammar::lark(p)?),
+                "response-template" => serde_json::to_value(grammar::response_template(p)?),
+                other => {
+                    let names = "gbnf, structural-tag, lark, response-template";
+                    return Err(Error::new(ErrorKind::Input, format!("grammar format {other:?} is not one of {names}")));
+                }
+            };
+            Ok(value.unwrap_or_default())
+        };
+        let value = py.detach(|| export(&protocol)).py_err()?;
+        serde_to_py(py, &value)
     }
 
     fn __repr__(&self) -> String {
@@ -311,40 +331,6 @@ fn cached_analysis(obj: &Bound<'_, PyAny>) -> PyResult<Analysis> {
         )));
     }
     serde_json::from_value(json).map_err(|e| input(format!("analysis: {e}")))
-}
-
-/// A model folder's template source (see `from_pretrained`).
-fn pretrained_source(dir: &Path) -> Result<TemplateSource, Error> {
-    let config_path = dir.join("tokenizer_config.json");
-    let config: Option<Value> = match std::fs::read_to_string(&config_path) {
-        Ok(text) => Some(serde_json::from_str(&text).map_err(|e| Error::new(ErrorKind::Input, format!("{}: {e}", config_path.display())))?),
-        Err(_) => None,
-    };
-    let token = |key: &str| config.as_ref().and_then(|c| special_token(c.get(key)?));
-    let jinja = dir.join("chat_template.jinja");
-    let json_file = dir.join("chat_template.json");
-    let template = if jinja.is_file() {
-        TemplateSource::load(&jinja)?.template
-    } else if json_file.is_file() {
-        TemplateSource::load(&json_file)?.template
-    } else if config_path.is_file() {
-        TemplateSource::load(&config_path)?.template
-    } else {
-        return Err(Error::new(
-            ErrorKind::Io,
-            format!("{}: no chat_template.jinja, chat_template.json or tokenizer_config.json", dir.display()),
-        ));
-    };
-    Ok(TemplateSource { template, bos_token: token("bos_token"), eos_token: token("eos_token"), name: None })
-}
-
-/// A special token written as a string or as an `AddedToken` object.
-fn special_token(value: &Value) -> Option<String> {
-    match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Object(o) => o.get("content")?.as_str().map(str::to_owned),
-        _ => None,
-    }
 }
 
 fn optional_list(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<Value>>> {
