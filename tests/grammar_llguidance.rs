@@ -73,26 +73,7 @@ impl Engine {
 }
 
 fn tools() -> Vec<Value> {
-    vec![
-        json!({"type": "function", "function": {"name": "get_weather", "description": "Weather", "parameters": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string"},
-                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-                "days": {"type": "integer"}
-            },
-            "required": ["city"]}}}),
-        json!({"type": "function", "function": {"name": "search", "description": "Search", "parameters": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string"},
-                "filters": {"type": "object", "properties": {
-                    "tags": {"type": "array", "items": {"type": "string"}},
-                    "exact": {"type": "boolean"}}},
-                "limit": {"type": "integer"}
-            },
-            "required": ["query"]}}}),
-    ]
+    turns::engine_tools()
 }
 
 /// One assistant turn: content, reasoning, calls `(name, arguments)`.

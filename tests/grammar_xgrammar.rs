@@ -31,27 +31,11 @@ use chat_autoparser::protocol::{Options, Protocol};
 use chat_autoparser::{Analysis, ChatTemplate, RenderRequest, TemplateConfig, TemplateSource, ToolChoice};
 use serde_json::{json, Value};
 
+#[path = "common/turns.rs"]
+mod turns;
+
 fn tools() -> Vec<Value> {
-    vec![
-        json!({"type": "function", "function": {"name": "get_weather", "description": "Weather", "parameters": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string"},
-                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-                "days": {"type": "integer"}
-            },
-            "required": ["city"]}}}),
-        json!({"type": "function", "function": {"name": "search", "description": "Search", "parameters": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string"},
-                "filters": {"type": "object", "properties": {
-                    "tags": {"type": "array", "items": {"type": "string"}},
-                    "exact": {"type": "boolean"}}},
-                "limit": {"type": "integer"}
-            },
-            "required": ["query"]}}}),
-    ]
+    turns::engine_tools()
 }
 
 /// One assistant turn: content, reasoning and calls `(name, arguments)`.
@@ -267,24 +251,12 @@ fn render(t: &Template, case: &Case, thinking: bool) -> Option<(String, String, 
     // where the two part, as llama.cpp's harness cuts; the output then
     // continues that common prefix, which becomes the prompt.
     let whole = full.starts_with(prompt.as_str());
-    let at = if whole { prompt.len() } else { common_prefix(&prompt, &full) };
+    let at = if whole { prompt.len() } else { turns::common_prefix(&prompt, &full) };
     let (prompt, rest) = (full[..at].to_string(), &full[at..]);
     let stop = &t.analysis.turn.stop_marker;
     let cut = if stop.is_empty() { rest } else { rest.rfind(stop.as_str()).map_or(rest, |i| &rest[..i]) };
     let written = case.calls.iter().all(|(name, _)| cut.contains(name)) && cut.contains(case.reasoning) && cut.contains(case.content);
     written.then(|| (prompt, cut.to_owned(), !whole))
-}
-
-/// Where `full` leaves `prompt`: their longest common prefix, backed off
-/// to before a marker it cuts (an unclosed `<` or `[`).
-fn common_prefix(prompt: &str, full: &str) -> usize {
-    let mut at = prompt.bytes().zip(full.bytes()).take_while(|(a, b)| a == b).count();
-    while !full.is_char_boundary(at) {
-        at -= 1;
-    }
-    let head = &full[..at];
-    let open = head.rfind(['<', '[']).filter(|&i| !head[i..].contains(['>', ']']));
-    open.unwrap_or(at)
 }
 
 fn protocol(t: &Template, prompt: &str, thinking: bool, choice: ToolChoice, parallel: bool) -> Protocol {

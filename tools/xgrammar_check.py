@@ -17,6 +17,7 @@ with its absence. The stubs exist only in this process.
 """
 
 import json
+import importlib.machinery
 import sys
 import types
 
@@ -50,6 +51,10 @@ def _import_xgrammar():
             __import__(name)
         except ImportError:
             stub = _StubModule(name)
+            # A spec, so that a real transformers asking `find_spec("torch")`
+            # gets an answer (it then finds no installed distribution and
+            # treats torch as absent) instead of a ValueError.
+            stub.__spec__ = importlib.machinery.ModuleSpec(name, None)
             if name == "torch":
                 stub.tensor = lambda *a, **k: _Unusable()
             sys.modules[name] = stub

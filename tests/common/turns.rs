@@ -17,6 +17,32 @@ use chat_autoparser::parser::template_messages;
 use chat_autoparser::{Analysis, ChatTemplate, RenderRequest};
 use serde_json::{json, Value};
 
+/// The tools the grammar-engine tiers (llguidance, xgrammar) constrain
+/// calls to: an enum, an integer, a nested object with an array and a
+/// boolean, required and optional arguments.
+pub fn engine_tools() -> Vec<Value> {
+    vec![
+        json!({"type": "function", "function": {"name": "get_weather", "description": "Weather", "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                "days": {"type": "integer"}
+            },
+            "required": ["city"]}}}),
+        json!({"type": "function", "function": {"name": "search", "description": "Search", "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "filters": {"type": "object", "properties": {
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "exact": {"type": "boolean"}}},
+                "limit": {"type": "integer"}
+            },
+            "required": ["query"]}}}),
+    ]
+}
+
 /// One assistant turn: content, reasoning and calls `(name, arguments as JSON text)`.
 pub struct Turn<'a> {
     pub content: &'a str,
