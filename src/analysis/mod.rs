@@ -377,6 +377,8 @@ fn is_false(b: &bool) -> bool {
 ///
 /// Renders use a pinned clock so the result does not depend on the date.
 pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
+    // All the probe renders share one render's fuel (see `template::RunFuel`).
+    let _run = crate::template::RunFuel::start(template.config().limits.fuel);
     let pinned = pin_clock(template)?;
     let template = pinned.as_ref().unwrap_or(template);
     let mut report = report::Report::default();

@@ -29,6 +29,7 @@ mod namespace;
 mod pylist;
 pub(crate) mod needles;
 mod polyfill;
+mod prescan;
 mod pyfilters;
 mod pyjson;
 mod pymethods;
@@ -48,6 +49,7 @@ pub use capabilities::{Capabilities, HistoryReasoning};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use incremental::{Delta, IncrementalRenderer};
 pub use limits::Limits;
+pub(crate) use limits::RunFuel;
 pub use polyfill::ToolFormatting;
 pub use source::TemplateSource;
 
@@ -133,6 +135,10 @@ impl ChatTemplate {
     /// Compiles `source`. A syntax error carries the line and column.
     pub fn new(source: &str, config: &TemplateConfig) -> Result<ChatTemplate> {
         let rewritten = rewrite::rewrite(source);
+        if let Err(refusal) = prescan::check(&rewritten.text) {
+            let at = offset_location(rewritten.original_offset(refusal.offset), source);
+            return Err(Error::new(ErrorKind::Limit, refusal.message).at(at));
+        }
         match environment::build(&rewritten, config) {
             Ok(env) => Ok(ChatTemplate {
                 env,
@@ -210,8 +216,19 @@ impl ChatTemplate {
             .env
             .get_template(TEMPLATE_NAME)
             .map_err(|e| from_jinja(e, &self.source, &self.rewritten))?;
+        if limits::RunFuel::exhausted() {
+            return Err(Error::new(ErrorKind::Limit, "the run ran out of fuel (too many instructions over all its renders)"));
+        }
+        let meter = limits::meter(self.config.limits.max_total_bytes);
         let mut out = limits::BoundedBuffer::new(self.config.limits.max_output_bytes);
-        match template.render_captured_to(context, &mut out) {
+        let result = template.render_captured_to(context, &mut out);
+        limits::RunFuel::spend(match &result {
+            Ok(captured) => captured.state().fuel_levels().map_or(0, |(used, _)| used),
+            Err(e) if e.kind() == minijinja::ErrorKind::OutOfFuel => self.config.limits.fuel,
+            Err(_) => meter.fuel_seen(),
+        });
+        drop(meter);
+        match result {
             Ok(_) => Ok(out.into_string()),
             Err(_) if out.overflowed() => Err(Error::new(
                 ErrorKind::Limit,
@@ -227,7 +244,12 @@ impl ChatTemplate {
         let Ok(template) = self.env.get_template(TEMPLATE_NAME) else {
             return Vec::new();
         };
-        let mut names: Vec<String> = template.undeclared_variables(false).into_iter().collect();
+        // Our bound functions are called only from rewritten code.
+        let mut names: Vec<String> = template
+            .undeclared_variables(false)
+            .into_iter()
+            .filter(|n| n != limits::BOUND_FUNCTION && n != limits::RELEASE_FUNCTION)
+            .collect();
         names.sort();
         names
     }
@@ -327,11 +349,15 @@ fn innermost_detail(err: &minijinja::Error) -> String {
 
 fn location(err: &minijinja::Error, source: &str, rewritten: &rewrite::Rewritten) -> Option<Location> {
     if let Some(range) = err.range() {
-        let start = rewritten.original_offset(range.start).min(source.len());
-        let before = source.get(..start)?;
-        let line = before.matches('\n').count() + 1;
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        return Some(Location { line, column });
+        return offset_location(rewritten.original_offset(range.start), source);
     }
     err.line().map(|line| Location { line, column: 1 })
+}
+
+/// The line and column of a byte offset of `source`.
+fn offset_location(offset: usize, source: &str) -> Option<Location> {
+    let before = source.get(..offset.min(source.len()))?;
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    Some(Location { line, column })
 }
