@@ -35,7 +35,7 @@ const SANITY: Duration = Duration::from_secs(1);
 
 /// Limits small enough for a debug build to hit them well within [`SANITY`].
 fn test_limits() -> TemplateConfig {
-    TemplateConfig { limits: Limits { fuel: 2_000_000, recursion: 200, max_output_bytes: 1 << 20, max_total_bytes: 4 << 20 }, ..Default::default() }
+    TemplateConfig { limits: Limits { fuel: 2_000_000, recursion: 200, max_output_bytes: 1 << 20, max_total_bytes: 64 << 20 }, ..Default::default() }
 }
 
 fn request() -> RenderRequest {

@@ -392,6 +392,11 @@ pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
     let tools = tools::detect(&outputs, &reasoning, &content, &turn.stop_marker, &mut report);
     let preserved_tokens = report::preserved_tokens(&reasoning, &content, tools.as_ref(), &turn);
     let fallback_tools = fallback::for_template(&outputs, &variables);
+    // Renders refused for want of fuel would read as the template's own
+    // refusals: the result would describe a template that does not exist.
+    if crate::template::RunFuel::left() == Some(0) {
+        return Err(crate::Error::new(crate::ErrorKind::Limit, crate::template::RUN_OUT_OF_FUEL));
+    }
     Ok(Analysis {
         format_version: FORMAT_VERSION,
         turn,

@@ -53,6 +53,10 @@ pub(crate) use limits::RunFuel;
 pub use polyfill::ToolFormatting;
 pub use source::TemplateSource;
 
+/// The error of a render refused because its analysis or lint run has used
+/// up its fuel.
+pub(crate) const RUN_OUT_OF_FUEL: &str = "the run ran out of fuel (too many instructions over all its renders)";
+
 /// Name under which the template is registered in its environment.
 const TEMPLATE_NAME: &str = "chat_template";
 
@@ -211,20 +215,30 @@ impl ChatTemplate {
 
     /// The template as written: no polyfill, whatever `tool_formatting` says.
     pub(crate) fn render_as_written(&self, request: &RenderRequest) -> Result<String> {
+        let fuel = match limits::RunFuel::left() {
+            Some(0) => return Err(Error::new(ErrorKind::Limit, RUN_OUT_OF_FUEL)),
+            Some(left) => left.min(self.config.limits.fuel),
+            None => self.config.limits.fuel,
+        };
+        // Near the end of a run's fuel, a copy of the environment with less
+        // fuel (cloning shares the compiled template), so that the run as a
+        // whole stays within one render's fuel.
+        let env = match fuel < self.config.limits.fuel {
+            true => {
+                let mut env = self.env.clone();
+                env.set_fuel(Some(fuel));
+                std::borrow::Cow::Owned(env)
+            }
+            false => std::borrow::Cow::Borrowed(&self.env),
+        };
         let context = self.context(request);
-        let template = self
-            .env
-            .get_template(TEMPLATE_NAME)
-            .map_err(|e| from_jinja(e, &self.source, &self.rewritten))?;
-        if limits::RunFuel::exhausted() {
-            return Err(Error::new(ErrorKind::Limit, "the run ran out of fuel (too many instructions over all its renders)"));
-        }
+        let template = env.get_template(TEMPLATE_NAME).map_err(|e| from_jinja(e, &self.source, &self.rewritten))?;
         let meter = limits::meter(self.config.limits.max_total_bytes);
         let mut out = limits::BoundedBuffer::new(self.config.limits.max_output_bytes);
         let result = template.render_captured_to(context, &mut out);
         limits::RunFuel::spend(match &result {
             Ok(captured) => captured.state().fuel_levels().map_or(0, |(used, _)| used),
-            Err(e) if e.kind() == minijinja::ErrorKind::OutOfFuel => self.config.limits.fuel,
+            Err(e) if e.kind() == minijinja::ErrorKind::OutOfFuel => fuel,
             Err(_) => meter.fuel_seen(),
         });
         drop(meter);

@@ -106,11 +106,14 @@ impl Namespace {
         let name = key_text(name)?;
         limits::keep(&format!("namespace attribute '{name}'"), value, self.limit)?;
         let mut attrs = self.lock();
-        // The value replaced is no longer kept by the namespace.
-        if let Some(old) = attrs.get(&name) {
+        let old = attrs.get(&name);
+        attrs.insert(name, pylist::mutable(value.clone(), self.limit));
+        drop(attrs);
+        // The value replaced is no longer kept by the namespace (weighed
+        // unlocked: it may hold this namespace).
+        if let Some(old) = old {
             limits::credit(limits::weight(&old));
         }
-        attrs.insert(name, pylist::mutable(value.clone(), self.limit));
         Ok(Value::from(""))
     }
 }
