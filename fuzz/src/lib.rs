@@ -18,16 +18,16 @@ pub struct Shipped {
     pub parser: OutputParser,
 }
 
-/// The tools every fixture is built with.
+/// The tools every fixture is built with: every JSON type among the
+/// parameters, so the parser's argument rules all see fuzzed text.
 pub fn tools() -> Vec<Value> {
     vec![
-        json!({"type": "function", "function": {"name": "get_weather",
-            "parameters": {"type": "object", "properties": {
-                "city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}}),
-        json!({"type": "function", "function": {"name": "save_note",
-            "parameters": {"type": "object", "properties": {
-                "text": {"type": "string"}, "meta": {"type": "object"},
-                "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["text"]}}}),
+        json!({"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}}),
+        json!({"type": "function", "function": {"name": "set_alarm", "parameters": {"type": "object",
+            "properties": {"at": {"type": "number"}, "loud": {"type": "boolean"}, "unit": {"enum": ["s", "min"]},
+                "labels": {"type": "array", "items": {"type": "string"}}, "extra": {"type": "object"}, "note": {"type": ["string", "null"]}},
+            "required": ["at"]}}}),
     ]
 }
 
