@@ -143,7 +143,7 @@ impl ChatTemplate {
             let at = offset_location(rewritten.original_offset(refusal.offset), source);
             return Err(Error::new(ErrorKind::Limit, refusal.message).at(at));
         }
-        match environment::build(&rewritten, config) {
+        match compile_on_own_stack(&rewritten, config) {
             Ok(env) => Ok(ChatTemplate {
                 env,
                 source: source.to_owned(),
@@ -319,6 +319,35 @@ fn syntax_error(err: minijinja::Error, source: &str, rewritten: &rewrite::Rewrit
         Err(plain_err) => from_jinja(plain_err, source, &plain),
         Ok(()) => from_jinja(err, source, rewritten),
     }
+}
+
+/// Stack of the thread that compiles a template: enough for the deepest
+/// expression the pre-scan lets through (1000 operators) with a wide
+/// margin, whatever the caller's thread has (2 MiB for a spawned thread,
+/// less for some runtimes' workers).
+const COMPILE_STACK: usize = 16 << 20;
+
+/// Compiles on a thread of its own with [`COMPILE_STACK`], since minijinja's
+/// parser and code generator recurse once per level of an expression; on
+/// the caller's thread if no thread can be started. (minijinja does not
+/// panic on any input the fuzz targets found; if it did, the panic would
+/// end that thread only and read as a compile error here.)
+fn compile_on_own_stack(
+    rewritten: &rewrite::Rewritten,
+    config: &TemplateConfig,
+) -> std::result::Result<Environment<'static>, minijinja::Error> {
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("chat-autoparser-compile".into())
+            .stack_size(COMPILE_STACK)
+            .spawn_scoped(scope, || environment::build(rewritten, config));
+        match spawned {
+            Ok(handle) => handle.join().unwrap_or_else(|_| {
+                Err(minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, "the template compiler failed"))
+            }),
+            Err(_) => environment::build(rewritten, config),
+        }
+    })
 }
 
 /// Converts a minijinja error into ours, keeping the source location.
