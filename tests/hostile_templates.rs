@@ -20,7 +20,6 @@
 use std::process::Command;
 use std::time::Instant;
 
-use chat_autoparser::lint::FindingKind;
 use chat_autoparser::{ChatTemplate, RenderRequest, TemplateConfig};
 use serde_json::json;
 
@@ -44,7 +43,7 @@ struct Shape {
     source: fn() -> String,
     run: Run,
     /// `error KIND: MESSAGE`, `ok: OUTPUT` (the render, cut at 120 chars),
-    /// or for lint `lint: KIND,KIND`.
+    /// or for lint `lint: KIND (DETAIL), ...`.
     expect: &'static str,
 }
 
@@ -91,7 +90,7 @@ fn shapes() -> Vec<Shape> {
         Shape { name: "nested-loops", source: || "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}".into(), run: Run::Render, expect: "error limit: template ran out of fuel (too many instructions)" },
         Shape { name: "fuel-edge-render", source: fuel_edge, run: Run::Render, expect: "ok: <|user|>hi<|end|>" },
         Shape { name: "fuel-edge-analyze", source: fuel_edge, run: Run::Analyze, expect: "error limit: the run ran out of fuel (too many instructions over all its renders)" },
-        Shape { name: "fuel-edge-lint", source: fuel_edge, run: Run::Lint, expect: "lint: does-not-render" },
+        Shape { name: "fuel-edge-lint", source: fuel_edge, run: Run::Lint, expect: "lint: does-not-render (a single user turn does not render: the run ran out of fuel (too many instructions over all its renders))" },
     ]
 }
 
@@ -145,8 +144,8 @@ fn run(source: &str, run: Run) -> String {
             Err(e) => format!("error {}: {}", e.kind().as_str(), e.message()),
         },
         Run::Lint => {
-            let kinds: Vec<String> = template.lint().kinds().into_iter().map(FindingKind::name).collect();
-            format!("lint: {}", kinds.join(","))
+            let findings: Vec<String> = template.lint().findings.iter().map(|f| format!("{} ({})", f.kind.name(), f.detail)).collect();
+            format!("lint: {}", findings.join(", "))
         }
     }
 }

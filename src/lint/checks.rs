@@ -69,10 +69,13 @@ impl Ctx<'_> {
 
 pub(super) fn run(template: &ChatTemplate, caps: &Capabilities) -> Vec<Finding> {
     let Some(probe) = Probe::new(template) else {
+        // Say why: the template's own error, or the run's fuel used up.
+        let request = crate::RenderRequest { messages: vec![n::user(n::USER)], add_generation_prompt: true, ..Default::default() };
+        let why = template.render_as_written(&request).err().map(|e| format!(": {}", e.message())).unwrap_or_default();
         let finding = Finding {
             kind: K::DoesNotRender,
             conversation: "user".into(),
-            detail: "a single user turn does not render".into(),
+            detail: format!("a single user turn does not render{why}"),
         };
         return vec![finding];
     };
