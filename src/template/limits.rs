@@ -15,8 +15,8 @@
 //! [`BOUND_FUNCTION`], and that, namespace and list stores all count what they
 //! keep against the render's [`Limits::max_total_bytes`] (the [`charge`]
 //! meter), besides the per-value bound. Fuel is also shared by every render
-//! of one analysis or lint run ([`RunFuel`]), so a run costs at most about
-//! twice one render's fuel, not one render's fuel per probe.
+//! of one analysis or lint run ([`RunFuel`]), so a run costs at most one
+//! render's fuel, not one render's fuel per probe.
 //!
 //! Invariant: every bound is reported as an error whose detail starts with
 //! [`LIMIT`], which the public error conversion turns into `ErrorKind::Limit`.
@@ -30,7 +30,8 @@ use minijinja::{Error, ErrorKind, Value};
 /// Bounds applied to every render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Maximum VM instructions per render (minijinja fuel).
+    /// Maximum VM instructions per render (minijinja fuel), and per
+    /// analysis, lint or capability-probe run over all its renders.
     pub fuel: u64,
     /// Maximum nesting of macro calls and includes.
     pub recursion: usize,
@@ -44,9 +45,10 @@ pub struct Limits {
 }
 
 impl Default for Limits {
-    /// Real templates use well under 1% of these bounds on long conversations
-    /// (the heaviest whole analysis of the corpus: 53k instructions); a
-    /// runaway template hits one of them in well under a second.
+    /// The heaviest whole analysis of the corpus uses 53k instructions, 1%
+    /// of the fuel; the hungriest corpus template renders some 1400 turns
+    /// of 2 KB within it (docs/reliability.md). A runaway template hits one
+    /// of these bounds in well under a second.
     fn default() -> Self {
         Limits { fuel: 5_000_000, recursion: 200, max_output_bytes: 16 << 20, max_total_bytes: 64 << 20 }
     }
