@@ -1,5 +1,9 @@
 //! Inputs the fuzz targets (`fuzz/`) found, kept as regression tests.
 //!
+//! `template_text`: a template that writes the lint's reasoning needle
+//! (`RRRR`) itself made the prefill check slice past the end of a string
+//! (a panic in `lint`).
+//!
 //! `tool_schema`: `$ref` cycles that match no text before they repeat
 //! (`A -> B -> A`, `A -> A`, `{"$ref": "#"}`) gave left-recursive GBNF, which
 //! llama.cpp refuses ("left recursion detected"). Through every shipped
@@ -48,4 +52,13 @@ fn reference_cycles_give_grammars_llama_cpp_loads() {
         }
     }
     assert!(checked >= 3 * 7, "only {checked} grammars checked");
+}
+
+#[test]
+fn lint_survives_a_template_writing_its_needles() {
+    let source = "RRRR{%if add_generation_prompt%}{%if t%}}{%endif%}{%endif%}";
+    let template = ChatTemplate::new(source, &TemplateConfig::default()).unwrap();
+    let kinds: Vec<String> = template.lint().kinds().into_iter().map(|k| k.name()).collect();
+    // The needle written by the template reads as reasoning kept in history.
+    assert_eq!(kinds, ["think-kept-in-history"]);
 }

@@ -251,8 +251,11 @@ fn prefill(ctx: &mut Ctx<'_>) {
     if let Ok(turn) = ctx.probe.render_with(&reply, None, false, &off) {
         let emptied = turn.replace(n::REASONING, "");
         let expected = format!("{p_off}{}", n::CONTENT);
-        if turn.contains(n::REASONING) && turn.starts_with(&bare) && !emptied.starts_with(&expected) {
-            let own = emptied[bare.len()..].split(n::CONTENT).next().unwrap_or_default();
+        // `emptied` may lack part of `bare` when the template writes the
+        // needle's text itself (fuzz: `RRRR{% if add_generation_prompt %}...`).
+        let own_block = emptied.strip_prefix(bare.as_str()).filter(|_| turn.contains(n::REASONING) && turn.starts_with(&bare));
+        if let Some(own_block) = own_block.filter(|_| !emptied.starts_with(&expected)) {
+            let own = own_block.split(n::CONTENT).next().unwrap_or_default();
             let detail = format!("prefill \"{}\" vs the emptied block \"{}\"", markers::visible(prefill), markers::visible(own));
             ctx.report(K::PrefillWhitespace, "prefill-then-reply", detail);
         }
