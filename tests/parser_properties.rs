@@ -397,12 +397,17 @@ fn inside_header(f: &Fixture, out: &str) -> bool {
     })
 }
 
+/// 512 cases a property, or `PROPTEST_CASES` when set (a longer search).
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(512)
+}
+
 fn sizes() -> impl Strategy<Value = Vec<usize>> {
     prop::collection::vec(1usize..12, 1..8)
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
 
     /// (a) Arbitrary bytes never panic.
     #[test]

@@ -391,6 +391,8 @@ fn is_false(b: &bool) -> bool {
 ///
 /// Renders use a pinned clock so the result does not depend on the date.
 pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
+    // All the probe renders share one render's fuel (see `template::RunFuel`).
+    let _run = crate::template::RunFuel::start(template.config().limits.fuel);
     let pinned = pin_clock(template)?;
     let template = pinned.as_ref().unwrap_or(template);
     let mut report = report::Report::default();
@@ -404,6 +406,11 @@ pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
     let tools = tools::detect(&outputs, &reasoning, &content, &turn.stop_marker, &mut report);
     let preserved_tokens = report::preserved_tokens(&reasoning, &content, tools.as_ref(), &turn);
     let fallback_tools = fallback::for_template(&outputs, &variables);
+    // Renders refused for want of fuel would read as the template's own
+    // refusals: the result would describe a template that does not exist.
+    if crate::template::RunFuel::left() == Some(0) {
+        return Err(crate::Error::new(crate::ErrorKind::Limit, crate::template::RUN_OUT_OF_FUEL));
+    }
     Ok(Analysis {
         format_version: FORMAT_VERSION,
         turn,

@@ -393,4 +393,22 @@ mod tests {
         assert!(text.contains("ref-node ::= node-body"), "{text}");
         assert!(text.contains(r#"node-body ::= "{" ws ( "\"next\"" ws ":" ws ref-node | "" ) ws "}""#), "{text}");
     }
+
+    #[test]
+    fn reference_cycles_without_text_become_loose_rules() {
+        let left_recursion = |name: &str, text: &str| {
+            let g = super::super::syntax::parse(&format!("root ::= {name}\n{text}")).unwrap();
+            super::super::syntax::left_recursion(&g)
+        };
+        for schema in [
+            json!({"$ref": "#/$defs/A", "$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}}),
+            json!({"$ref": "#/$defs/A", "$defs": {"A": {"$ref": "#/$defs/A"}}}),
+            json!({"$ref": "#"}),
+            json!({"$ref": "#/$defs/A", "$defs": {"A": {"anyOf": [{"$ref": "#/$defs/A"}, {"type": "string"}]}}}),
+        ] {
+            let (name, text, warnings) = compile(schema.clone());
+            assert_eq!(left_recursion(&name, &text), None, "{schema}: {text}");
+            assert!(warnings.iter().any(|w| w.contains("leads back to itself")), "{schema}: {warnings:?}");
+        }
+    }
 }

@@ -194,6 +194,100 @@ fn check_references(g: &Gbnf) -> Result<()> {
     Ok(())
 }
 
+/// A left-recursive cycle of rules (`a -> b -> a`), which llama.cpp's
+/// grammar loader refuses ("left recursion detected"), or `None`. A rule
+/// reaches another on its left when the reference can be the first thing it
+/// matches: every item before it can match the empty text.
+pub fn left_recursion(g: &Gbnf) -> Option<String> {
+    let nullable = nullable_rules(g);
+    let index: std::collections::HashMap<&str, usize> = g.rules.iter().enumerate().map(|(i, (n, _))| (n.as_str(), i)).collect();
+    let edges: Vec<Vec<usize>> = g
+        .rules
+        .iter()
+        .map(|(_, alts)| {
+            let mut out = Vec::new();
+            left_references(alts, &nullable, &mut out);
+            out.iter().filter_map(|r| index.get(r.as_str()).copied()).collect()
+        })
+        .collect();
+    // Depth-first search with an explicit stack: 0 unseen, 1 on the path, 2 done.
+    let mut state = vec![0u8; g.rules.len()];
+    for start in 0..g.rules.len() {
+        if state[start] != 0 {
+            continue;
+        }
+        state[start] = 1;
+        let mut path: Vec<(usize, usize)> = vec![(start, 0)];
+        while let Some(top) = path.len().checked_sub(1) {
+            let (rule, next) = path[top];
+            let Some(&to) = edges[rule].get(next) else {
+                state[rule] = 2;
+                path.pop();
+                continue;
+            };
+            path[top].1 += 1;
+            if state[to] == 1 {
+                let from = path.iter().position(|&(r, _)| r == to).unwrap_or(0);
+                let names: Vec<&str> = path[from..].iter().chain([&(to, 0)]).map(|&(r, _)| g.rules[r].0.as_str()).collect();
+                return Some(names.join(" -> "));
+            }
+            if state[to] == 0 {
+                state[to] = 1;
+                path.push((to, 0));
+            }
+        }
+    }
+    None
+}
+
+/// Names of the rules that can match the empty text (a fixpoint).
+fn nullable_rules(g: &Gbnf) -> std::collections::HashSet<String> {
+    let mut nullable = std::collections::HashSet::new();
+    loop {
+        let before = nullable.len();
+        for (name, alts) in &g.rules {
+            if alts_nullable(alts, &nullable) {
+                nullable.insert(name.clone());
+            }
+        }
+        if nullable.len() == before {
+            return nullable;
+        }
+    }
+}
+
+fn alts_nullable(alts: &Alternatives, nullable: &std::collections::HashSet<String>) -> bool {
+    alts.iter().any(|seq| seq.iter().all(|item| item_nullable(item, nullable)))
+}
+
+fn item_nullable(item: &Item, nullable: &std::collections::HashSet<String>) -> bool {
+    if item.repeats.iter().any(|&(min, _)| min == 0) {
+        return true;
+    }
+    match &item.atom {
+        Atom::Literal(chars) => chars.is_empty(),
+        Atom::Class { .. } | Atom::Any => false,
+        Atom::Reference(r) => nullable.contains(r),
+        Atom::Group(inner) => alts_nullable(inner, nullable),
+    }
+}
+
+/// The references each alternative of `alts` can begin with.
+fn left_references(alts: &Alternatives, nullable: &std::collections::HashSet<String>, out: &mut Vec<String>) {
+    for seq in alts {
+        for item in seq {
+            match &item.atom {
+                Atom::Reference(r) => out.push(r.clone()),
+                Atom::Group(inner) => left_references(inner, nullable, out),
+                _ => {}
+            }
+            if !item_nullable(item, nullable) {
+                break;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,5 +311,13 @@ mod tests {
         for bad in ["root ::= undefined\n", "x ::= \"a\"\n", "root ::= \"\\q\"\n", "root ::= a_b\na_b ::= \"\"\n", "root ::= \"a\"{3,2}\n", "root ::= (\"a\"\n", "root ::= \"a\"\nroot ::= \"b\"\n"] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn finds_left_recursion_through_nullable_prefixes() {
+        let cycle = |text: &str| left_recursion(&parse(text).unwrap());
+        assert_eq!(cycle("root ::= a\na ::= b \"x\"\nb ::= a | \"y\"\n"), Some("a -> b -> a".into()));
+        assert_eq!(cycle("root ::= \"\" ( e )? root\ne ::= \"e\"\n"), Some("root -> root".into()));
+        assert_eq!(cycle("root ::= \"(\" root \")\" | x*\nx ::= \"x\" x?\n"), None);
     }
 }

@@ -146,10 +146,42 @@ fn reference<N: Notation>(n: &mut N, r: &Value, hint: &str, depth: usize) -> Str
     let Some(target) = lookup(n.root(), reference).cloned() else {
         return n.loose(hint, &format!("`$ref` {reference:?} is outside the document"));
     };
+    if left_cycle(n.root(), reference) {
+        return n.loose(hint, &format!("`$ref` {reference:?} leads back to itself through references and alternatives alone"));
+    }
     let ref_hint = reference.rsplit('/').next().unwrap_or("ref").to_owned();
     let name = n.rules().reserve(&format!("{}{ref_hint}", N::REF_PREFIX));
     n.refs().insert(reference.to_owned(), name.clone());
     let body = n.walk(&target, &format!("{ref_hint}-{}", N::REF_BODY), depth + 1);
     n.rules().define(&name, body);
     name
+}
+
+/// Whether `reference` leads back to itself through `$ref`, `anyOf`,
+/// `oneOf` and `allOf` alone, before any text is matched (`A -> B -> A`,
+/// `A -> anyOf[A, ...]`): a left-recursive rule, which llama.cpp refuses.
+/// Cycles through an object's members or an array's items are recursion
+/// after a `{` or `[`, and fine. Over-approximates: every `allOf` part and
+/// every alternative count, even where another keyword takes precedence.
+fn left_cycle(root: &Value, reference: &str) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<&Value> = lookup(root, reference).into_iter().collect();
+    while let Some(schema) = stack.pop() {
+        let Value::Object(map) = schema else { continue };
+        if let Some(r) = map.get("$ref").and_then(Value::as_str) {
+            if r == reference {
+                return true;
+            }
+            if seen.insert(r) {
+                stack.extend(lookup(root, r));
+            }
+            continue;
+        }
+        for key in ["anyOf", "oneOf", "allOf"] {
+            if let Some(Value::Array(subs)) = map.get(key) {
+                stack.extend(subs);
+            }
+        }
+    }
+    false
 }

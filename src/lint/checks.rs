@@ -69,10 +69,13 @@ impl Ctx<'_> {
 
 pub(super) fn run(template: &ChatTemplate, caps: &Capabilities) -> Vec<Finding> {
     let Some(probe) = Probe::new(template) else {
+        // Say why: the template's own error, or the run's fuel used up.
+        let request = crate::RenderRequest { messages: vec![n::user(n::USER)], add_generation_prompt: true, ..Default::default() };
+        let why = template.render_as_written(&request).err().map(|e| format!(": {}", e.message())).unwrap_or_default();
         let finding = Finding {
             kind: K::DoesNotRender,
             conversation: "user".into(),
-            detail: "a single user turn does not render".into(),
+            detail: format!("a single user turn does not render{why}"),
         };
         return vec![finding];
     };
@@ -248,8 +251,11 @@ fn prefill(ctx: &mut Ctx<'_>) {
     if let Ok(turn) = ctx.probe.render_with(&reply, None, false, &off) {
         let emptied = turn.replace(n::REASONING, "");
         let expected = format!("{p_off}{}", n::CONTENT);
-        if turn.contains(n::REASONING) && turn.starts_with(&bare) && !emptied.starts_with(&expected) {
-            let own = emptied[bare.len()..].split(n::CONTENT).next().unwrap_or_default();
+        // `emptied` may lack part of `bare` when the template writes the
+        // needle's text itself (fuzz: `RRRR{% if add_generation_prompt %}...`).
+        let own_block = emptied.strip_prefix(bare.as_str()).filter(|_| turn.contains(n::REASONING) && turn.starts_with(&bare));
+        if let Some(own_block) = own_block.filter(|_| !emptied.starts_with(&expected)) {
+            let own = own_block.split(n::CONTENT).next().unwrap_or_default();
             let detail = format!("prefill \"{}\" vs the emptied block \"{}\"", markers::visible(prefill), markers::visible(own));
             ctx.report(K::PrefillWhitespace, "prefill-then-reply", detail);
         }

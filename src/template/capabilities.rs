@@ -208,6 +208,12 @@ fn history_reasoning(probe: &Probe<'_>) -> HistoryReasoning {
 impl ChatTemplate {
     /// What this template renders (see [`Capabilities`]); probed on first use, then cached.
     pub fn capabilities(&self) -> Capabilities {
-        self.capabilities.get_or_init(|| detect(self)).clone()
+        self.capabilities
+            .get_or_init(|| {
+                // The probes are one run: they share one render's fuel.
+                let _run = super::limits::RunFuel::start(self.config.limits.fuel);
+                detect(self)
+            })
+            .clone()
     }
 }

@@ -16,7 +16,7 @@ use minijinja::{AutoEscape, Environment, Error, ErrorKind, State, UndefinedBehav
 
 use super::pyfilters::Params;
 use super::rewrite::Rewritten;
-use super::{clock::Clock, namespace, pyfilters, pyjson, pymethods, pyrepr, TemplateConfig, TEMPLATE_NAME};
+use super::{clock::Clock, limits, namespace, pyfilters, pyjson, pymethods, pyrepr, TemplateConfig, TEMPLATE_NAME};
 
 /// Prefix that marks an error as coming from `raise_exception`. A control
 /// character cannot occur in a message written inside a template by accident.
@@ -56,7 +56,8 @@ pub(super) fn build(source: &Rewritten, config: &TemplateConfig) -> Result<Envir
     env.set_recursion_limit(config.limits.recursion);
 
     let limit = config.limits.max_output_bytes;
-    env.set_formatter(move |out, _state, value| {
+    env.set_formatter(move |out, state, value| {
+        limits::note_fuel(state);
         out.write_str(&pyrepr::to_str(value, limit)?).map_err(Error::from)
     });
     env.set_unknown_method_callback(move |state, value, method, args| {
@@ -69,6 +70,8 @@ pub(super) fn build(source: &Rewritten, config: &TemplateConfig) -> Result<Envir
     env.add_function("raise_exception", move |state: &State, args: Rest<Value>| {
         raise_exception(state, &args, limit)
     });
+    env.add_function(limits::BOUND_FUNCTION, move |state: &State, args: Rest<Value>| limits::bound(state, &args, limit));
+    env.add_function(limits::RELEASE_FUNCTION, |args: Rest<Value>| limits::release(&args));
     env.add_function("namespace", move |args: Rest<Value>, kwargs: Kwargs| namespace::namespace(args, kwargs, limit));
     let clock: Arc<dyn Clock> = config.clock.clone();
     env.add_function("strftime_now", move |format: String| clock.now().strftime(&format));
@@ -99,7 +102,8 @@ fn tojson(value: &Value, args: &[Value], kwargs: &Kwargs, limit: usize) -> Resul
     pyjson::dumps(value, &options, limit)
 }
 
-fn raise_exception(_state: &State, args: &[Value], limit: usize) -> Result<Value, Error> {
+fn raise_exception(state: &State, args: &[Value], limit: usize) -> Result<Value, Error> {
+    limits::note_fuel(state);
     let message = match args.first() {
         Some(message) => pyrepr::to_str(message, limit)?,
         None => String::new(),

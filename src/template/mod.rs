@@ -30,6 +30,7 @@ mod namespace;
 mod pylist;
 pub(crate) mod needles;
 mod polyfill;
+mod prescan;
 mod pyfilters;
 mod pyjson;
 mod pymethods;
@@ -49,8 +50,13 @@ pub use capabilities::{Capabilities, HistoryReasoning};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use incremental::{Delta, IncrementalRenderer};
 pub use limits::Limits;
+pub(crate) use limits::RunFuel;
 pub use polyfill::ToolFormatting;
 pub use source::TemplateSource;
+
+/// The error of a render refused because its analysis or lint run has used
+/// up its fuel.
+pub(crate) const RUN_OUT_OF_FUEL: &str = "the run ran out of fuel (too many instructions over all its renders)";
 
 /// Name under which the template is registered in its environment.
 const TEMPLATE_NAME: &str = "chat_template";
@@ -139,7 +145,11 @@ impl ChatTemplate {
         let normalized = normalize_newlines(source);
         let source: &str = &normalized;
         let rewritten = rewrite::rewrite(source);
-        match environment::build(&rewritten, config) {
+        if let Err(refusal) = prescan::check(&rewritten.text) {
+            let at = offset_location(rewritten.original_offset(refusal.offset), source);
+            return Err(Error::new(ErrorKind::Limit, refusal.message).at(at));
+        }
+        match compile_on_own_stack(&rewritten, config) {
             Ok(env) => Ok(ChatTemplate {
                 env,
                 source: source.to_owned(),
@@ -228,13 +238,34 @@ impl ChatTemplate {
 
     /// The template as written: no polyfill, whatever `tool_formatting` says.
     pub(crate) fn render_as_written(&self, request: &RenderRequest) -> Result<String> {
+        let fuel = match limits::RunFuel::left() {
+            Some(0) => return Err(Error::new(ErrorKind::Limit, RUN_OUT_OF_FUEL)),
+            Some(left) => left.min(self.config.limits.fuel),
+            None => self.config.limits.fuel,
+        };
+        // Near the end of a run's fuel, a copy of the environment with less
+        // fuel (cloning shares the compiled template), so that the run as a
+        // whole stays within one render's fuel.
+        let env = match fuel < self.config.limits.fuel {
+            true => {
+                let mut env = self.env.clone();
+                env.set_fuel(Some(fuel));
+                std::borrow::Cow::Owned(env)
+            }
+            false => std::borrow::Cow::Borrowed(&self.env),
+        };
         let context = self.context(request);
-        let template = self
-            .env
-            .get_template(TEMPLATE_NAME)
-            .map_err(|e| from_jinja(e, &self.source, &self.rewritten))?;
+        let template = env.get_template(TEMPLATE_NAME).map_err(|e| from_jinja(e, &self.source, &self.rewritten))?;
+        let meter = limits::meter(self.config.limits.max_total_bytes);
         let mut out = limits::BoundedBuffer::new(self.config.limits.max_output_bytes);
-        match template.render_captured_to(context, &mut out) {
+        let result = template.render_captured_to(context, &mut out);
+        limits::RunFuel::spend(match &result {
+            Ok(captured) => captured.state().fuel_levels().map_or(0, |(used, _)| used),
+            Err(e) if e.kind() == minijinja::ErrorKind::OutOfFuel => fuel,
+            Err(_) => meter.fuel_seen(),
+        });
+        drop(meter);
+        match result {
             Ok(_) => Ok(out.into_string()),
             Err(_) if out.overflowed() => Err(Error::new(
                 ErrorKind::Limit,
@@ -250,7 +281,12 @@ impl ChatTemplate {
         let Ok(template) = self.env.get_template(TEMPLATE_NAME) else {
             return Vec::new();
         };
-        let mut names: Vec<String> = template.undeclared_variables(false).into_iter().collect();
+        // Our bound functions are called only from rewritten code.
+        let mut names: Vec<String> = template
+            .undeclared_variables(false)
+            .into_iter()
+            .filter(|n| n != limits::BOUND_FUNCTION && n != limits::RELEASE_FUNCTION)
+            .collect();
         names.sort();
         names
     }
@@ -317,6 +353,35 @@ fn syntax_error(err: minijinja::Error, source: &str, rewritten: &rewrite::Rewrit
     }
 }
 
+/// Stack of the thread that compiles a template: enough for the deepest
+/// expression the pre-scan lets through (1000 operators) with a wide
+/// margin, whatever the caller's thread has (2 MiB for a spawned thread,
+/// less for some runtimes' workers).
+const COMPILE_STACK: usize = 16 << 20;
+
+/// Compiles on a thread of its own with [`COMPILE_STACK`], since minijinja's
+/// parser and code generator recurse once per level of an expression; on
+/// the caller's thread if no thread can be started. (minijinja does not
+/// panic on any input the fuzz targets found; if it did, the panic would
+/// end that thread only and read as a compile error here.)
+fn compile_on_own_stack(
+    rewritten: &rewrite::Rewritten,
+    config: &TemplateConfig,
+) -> std::result::Result<Environment<'static>, minijinja::Error> {
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("chat-autoparser-compile".into())
+            .stack_size(COMPILE_STACK)
+            .spawn_scoped(scope, || environment::build(rewritten, config));
+        match spawned {
+            Ok(handle) => handle.join().unwrap_or_else(|_| {
+                Err(minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, "the template compiler failed"))
+            }),
+            Err(_) => environment::build(rewritten, config),
+        }
+    })
+}
+
 /// Converts a minijinja error into ours, keeping the source location.
 fn from_jinja(err: minijinja::Error, source: &str, rewritten: &rewrite::Rewritten) -> Error {
     use minijinja::ErrorKind as K;
@@ -359,11 +424,15 @@ fn innermost_detail(err: &minijinja::Error) -> String {
 
 fn location(err: &minijinja::Error, source: &str, rewritten: &rewrite::Rewritten) -> Option<Location> {
     if let Some(range) = err.range() {
-        let start = rewritten.original_offset(range.start).min(source.len());
-        let before = source.get(..start)?;
-        let line = before.matches('\n').count() + 1;
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        return Some(Location { line, column });
+        return offset_location(rewritten.original_offset(range.start), source);
     }
     err.line().map(|line| Location { line, column: 1 })
+}
+
+/// The line and column of a byte offset of `source`.
+fn offset_location(offset: usize, source: &str) -> Option<Location> {
+    let before = source.get(..offset.min(source.len()))?;
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    Some(Location { line, column })
 }

@@ -45,7 +45,7 @@ pub(crate) fn namespace(args: Rest<Value>, kwargs: Kwargs, limit: usize) -> Resu
     let mut attrs = OrderedMap::default();
     for arg in args.iter().chain(std::iter::once(&Value::from(kwargs))) {
         for (key, value) in pairs(arg)? {
-            limits::check("a namespace attribute", &value, limit)?;
+            limits::keep("a namespace attribute", &value, limit)?;
             attrs.insert(key, pylist::mutable(value, limit));
         }
     }
@@ -78,7 +78,20 @@ fn key_text(key: &Value) -> Result<String, Error> {
         .ok_or_else(|| Error::new(ErrorKind::InvalidOperation, "namespace keys must be strings"))
 }
 
+/// Namespaces printed inside one another, at most.
+const MAX_PRINT_NESTING: usize = 32;
+
+thread_local! {
+    /// The namespaces being printed on this thread, innermost last.
+    static PRINTING: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl Namespace {
+    /// The attribute values, for walks over nested values (see `limits::too_deep`).
+    pub(crate) fn values(&self) -> Vec<Value> {
+        self.lock().pairs().into_iter().map(|(_, v)| v).collect()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, OrderedMap> {
         // A panic never happens while the lock is held, so poisoning is impossible;
         // recover the data anyway rather than propagate a poison panic.
@@ -91,8 +104,16 @@ impl Namespace {
             _ => return Err(Error::from(ErrorKind::InvalidOperation)),
         };
         let name = key_text(name)?;
-        limits::check(&format!("namespace attribute '{name}'"), value, self.limit)?;
-        self.lock().insert(name, pylist::mutable(value.clone(), self.limit));
+        limits::keep(&format!("namespace attribute '{name}'"), value, self.limit)?;
+        let mut attrs = self.lock();
+        let old = attrs.get(&name);
+        attrs.insert(name, pylist::mutable(value.clone(), self.limit));
+        drop(attrs);
+        // The value replaced is no longer kept by the namespace (weighed
+        // unlocked: it may hold this namespace).
+        if let Some(old) = old {
+            limits::credit(limits::weight(&old));
+        }
         Ok(Value::from(""))
     }
 }
@@ -127,9 +148,23 @@ impl Object for Namespace {
         }
     }
 
+    /// Python's `repr`; a namespace inside itself prints as `<Namespace {...}>`,
+    /// as Python prints a dict inside itself, and nesting is cut at
+    /// [`MAX_PRINT_NESTING`], so a cyclic or deep value cannot recurse without end.
     fn render(self: &Arc<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let id = Arc::as_ptr(self) as usize;
+        let seen = PRINTING.with(|p| {
+            let p = p.borrow();
+            p.contains(&id) || p.len() >= MAX_PRINT_NESTING
+        });
+        if seen {
+            return f.write_str("<Namespace {...}>");
+        }
+        PRINTING.with(|p| p.borrow_mut().push(id));
         let attrs = pyvalue::dict(self.lock().clone());
-        write!(f, "<Namespace {}>", pyrepr::display_repr(&attrs))
+        let text = pyrepr::display_repr(&attrs);
+        PRINTING.with(|p| p.borrow_mut().pop());
+        write!(f, "<Namespace {text}>")
     }
 }
 

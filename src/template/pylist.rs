@@ -47,12 +47,20 @@ impl PyList {
     }
 
     fn append(&self, items: impl IntoIterator<Item = Value>, at: Option<i64>) -> Result<Value, Error> {
+        let items: Vec<Value> = items.into_iter().collect();
+        // Checked before locking: an item may be this very list.
+        for item in &items {
+            limits::keep("a list item", item, self.limit)?;
+        }
         let mut list = self.lock();
-        let mut grown = list.clone();
-        let index = at.map_or(grown.len(), |i| python_insert_index(i, grown.len()));
-        grown.splice(index..index, items);
-        limits::check("a list", &Value::from(grown.clone()), self.limit)?;
-        *list = grown;
+        // Checked before growing: copying the list to check it would make
+        // a loop of appends quadratic.
+        let size = list.len().saturating_add(items.len());
+        if size > self.limit {
+            return Err(limits::too_large("a list", size, self.limit));
+        }
+        let index = at.map_or(list.len(), |i| python_insert_index(i, list.len()));
+        list.splice(index..index, items);
         Ok(Value::from(()))
     }
 

@@ -11,6 +11,12 @@
 //!   `if`, with jinja2's whitespace rules applied to the text here: jinja2 keeps
 //!   the newline after `{% raw %}` (no trim_blocks there), minijinja drops it.
 //!
+//! - every `{% set x = value %}` keeps its value through the bound function
+//!   (`set x = __chat_autoparser_bound((value))`), and every macro body opens
+//!   by passing its arguments to it and ends by releasing them, so values
+//!   grown inside minijinja's operators are measured where they are kept
+//!   (see [`super::limits`]).
+//!
 //! Invariants: only block tags are rewritten, found by a scanner that skips
 //! string literals, `{{ ... }}`, `{# ... #}` and `{% raw %}` regions, so text
 //! that merely looks like a tag is never touched; whitespace-control markers
@@ -23,6 +29,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::limits::{BOUND_FUNCTION, RELEASE_FUNCTION};
 use super::namespace::SET_METHOD;
 
 /// Variable that receives the (empty) result of a rewritten namespace assignment.
@@ -67,6 +74,7 @@ fn rewrite_with(source: &str, namespaces: bool) -> Rewritten {
     let mut builder = Builder { source, text: String::new(), pieces: Vec::new(), copied_to: 0 };
     let mut open_blocks: Vec<Option<(String, String)>> = Vec::new();
     let mut open_raw: Option<Tag> = None;
+    let mut open_macros: Vec<Vec<String>> = Vec::new();
     for tag in tags(source) {
         let body = &source[tag.body.clone()];
         let keyword = body.split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap_or("");
@@ -82,6 +90,12 @@ fn rewrite_with(source: &str, namespaces: bool) -> Rewritten {
                 builder.replace(tag.body.clone(), replacement);
             }
             "set" if namespaces => open_blocks.extend(namespace_set(&mut builder, &tag, body)),
+            "macro" if namespaces => open_macros.push(macro_entry(&mut builder, &tag, body)),
+            "endmacro" if namespaces => {
+                if let Some(params) = open_macros.pop() {
+                    macro_exit(&mut builder, &tag, &params);
+                }
+            }
             "endset" if namespaces => {
                 if let Some(Some((target, attr))) = open_blocks.pop() {
                     close_namespace_block(&mut builder, &tag, &target, &attr);
@@ -101,7 +115,13 @@ fn namespace_set(builder: &mut Builder<'_>, tag: &Tag, body: &str) -> Option<Opt
         Regex::new(r"^set\s+([A-Za-z_][A-Za-z0-9_]*)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*").expect("static regex")
     });
     let Some(caps) = target.captures(body) else {
-        return is_block_set(body).then_some(None);
+        return match assigned_value(body) {
+            Some(value) => {
+                bound_value(builder, tag, body.len() - value);
+                None
+            }
+            None => Some(None),
+        };
     };
     let (name, attr) = (caps[1].to_owned(), caps[2].to_owned());
     let rest = &body[caps[0].len()..];
@@ -122,18 +142,85 @@ fn namespace_set(builder: &mut Builder<'_>, tag: &Tag, body: &str) -> Option<Opt
     Some(Some((name, attr)))
 }
 
-/// Whether a `set` tag (not targeting a namespace) opens a block.
-fn is_block_set(body: &str) -> bool {
+/// Where the value of a `set` tag (not targeting a namespace) starts, after
+/// its `=`; `None` for a block `set`.
+fn assigned_value(body: &str) -> Option<usize> {
     let mut depth = 0i32;
-    for c in body.chars() {
+    for (i, c) in body.char_indices() {
         match c {
             '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' => depth -= 1,
-            '=' if depth == 0 => return false,
+            '=' if depth == 0 => return Some(i + 1 + (body[i + 1..].len() - body[i + 1..].trim_start().len())),
             _ => {}
         }
     }
-    true
+    None
+}
+
+/// `set x = value` → `set x = BOUND((value))`, `value` kept verbatim;
+/// `value_len` is its length at the end of the tag's body.
+fn bound_value(builder: &mut Builder<'_>, tag: &Tag, value_len: usize) {
+    builder.insert(tag.body.end - value_len, &format!("{BOUND_FUNCTION}(("));
+    builder.insert(tag.body.end, "))");
+}
+
+/// `{% macro f(a, b=1) X%}` → `{% macro f(a, b=1) %}{% if BOUND(a, b) %}{% endif X%}`:
+/// the inserted tags take the macro tag's closing whitespace control, so the
+/// text after renders as before. Returns the parameter names.
+fn macro_entry(builder: &mut Builder<'_>, tag: &Tag, body: &str) -> Vec<String> {
+    let params = macro_params(body);
+    if !params.is_empty() {
+        let close = &builder.source[tag.close_marker.clone()];
+        let hook = format!("%}}{{% if {BOUND_FUNCTION}({}) %}}{{% endif {close}", params.join(", "));
+        builder.replace(tag.close_marker.clone(), &hook);
+    }
+    params
+}
+
+/// `{%X endmacro %}` → `{%X if RELEASE(a, b) %}{% endif %}{% endmacro %}`:
+/// the inserted tags take the opening whitespace control (and lstrip).
+fn macro_exit(builder: &mut Builder<'_>, tag: &Tag, params: &[String]) {
+    if params.is_empty() {
+        return;
+    }
+    let open = &builder.source[tag.start..tag.body.start];
+    let hook = format!("{} if {RELEASE_FUNCTION}({}) %}}{{% endif %}}{{% ", open.trim_end(), params.join(", "));
+    builder.replace(tag.start..tag.body.start, &hook);
+}
+
+/// The parameter names of `macro name(a, b=default, ...)`.
+fn macro_params(body: &str) -> Vec<String> {
+    let Some(open) = body.find('(') else { return Vec::new() };
+    let Some(close) = body.rfind(')').filter(|&c| c > open) else { return Vec::new() };
+    let (mut params, mut depth, mut quote, mut start) = (Vec::new(), 0i32, None, open + 1);
+    let inner = &body[..close];
+    let mut chars = inner.char_indices().skip_while(|&(i, _)| i <= open);
+    let take = |from: usize, to: usize, params: &mut Vec<String>| {
+        let piece = inner[from..to].trim_start();
+        let name: String = piece.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        if !name.is_empty() {
+            params.push(name);
+        }
+    };
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                take(start, i, &mut params);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    take(start, close, &mut params);
+    params
 }
 
 /// After `{% endset %}` of a namespace block, assigns the captured text.
@@ -331,7 +418,20 @@ mod tests {
             text("{%- set ns.x = a if b else c -%}"),
             "{%- set __chat_autoparser_ns_set = ns.__setattr__('x', (a if b else c)) -%}"
         );
-        assert_eq!(text("{% set x = 1 %}{% set ns.y == 1 %}"), "{% set x = 1 %}{% set ns.y == 1 %}");
+        assert_eq!(text("{% set ns.y == 1 %}"), "{% set ns.y == 1 %}");
+    }
+
+    #[test]
+    fn kept_values_pass_the_bound_function() {
+        assert_eq!(
+            text("{%- set x = a ~ '=' -%}{% set a, b = 1, 2 %}{% set c %}x{% endset %}"),
+            "{%- set x = __chat_autoparser_bound((a ~ '=')) -%}{% set a, b = __chat_autoparser_bound((1, 2)) %}{% set c %}x{% endset %}"
+        );
+        assert_eq!(
+            text("{% macro f(s, t=', (', u=[1, 2]) -%}\n  {{ s }}\n  {%- endmacro %}{% macro g() %}{% endmacro %}"),
+            "{% macro f(s, t=', (', u=[1, 2]) %}{% if __chat_autoparser_bound(s, t, u) %}{% endif -%}\n  {{ s }}\n  \
+             {%- if __chat_autoparser_release(s, t, u) %}{% endif %}{% endmacro %}{% macro g() %}{% endmacro %}"
+        );
     }
 
     #[test]
