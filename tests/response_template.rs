@@ -29,9 +29,13 @@ use std::process::{Command, Stdio};
 
 use chat_autoparser::analysis::ReasoningMode;
 use chat_autoparser::grammar::response_template;
-use chat_autoparser::parser::template_messages;
-use chat_autoparser::{Analysis, ChatTemplate, ParserConfig, Protocol, RenderRequest, TemplateConfig};
+use chat_autoparser::{Analysis, ChatTemplate, ParserConfig, Protocol, TemplateConfig};
 use serde_json::{json, Value};
+
+#[path = "common/turns.rs"]
+mod turns;
+#[path = "common/roundtrip.rs"]
+mod roundtrip;
 
 /// Equal corpus cases must not fall below this.
 const MIN_CORPUS_EQUAL: usize = 403;
@@ -50,24 +54,9 @@ fn jinja_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The round-trip tools (`common/roundtrip.rs`).
 fn tools() -> Vec<Value> {
-    vec![
-        json!({"type": "function", "function": {
-            "name": "get_weather",
-            "description": "Current weather in a city.",
-            "parameters": {"type": "object", "properties": {
-                "city": {"type": "string", "description": "City name"},
-                "days": {"type": "integer", "description": "Days ahead"}
-            }, "required": ["city"]}}}),
-        json!({"type": "function", "function": {
-            "name": "save_note",
-            "description": "Saves a note.",
-            "parameters": {"type": "object", "properties": {
-                "text": {"type": "string"},
-                "meta": {"type": "object"},
-                "tags": {"type": "array", "items": {"type": "string"}}
-            }, "required": ["text"]}}}),
-    ]
+    roundtrip::tools()
 }
 
 /// One assistant turn to render and parse back.
@@ -126,84 +115,20 @@ struct Rendered {
     exported: Value,
 }
 
-/// Renders `case` and cuts the output; `Err` says why the case is skipped.
+/// Renders `case` and cuts the output (see `common/turns.rs`); `Err` says
+/// why the case is skipped.
 fn render(tmpl: &ChatTemplate, analysis: &Analysis, case: &Case) -> Result<(String, String), String> {
-    let user = json!({"role": "user", "content": "What is the weather in Paris?"});
-    let null_content = analysis.tools.as_ref().is_some_and(|t| t.input.null_content);
-    let mut turn = json!({"role": "assistant"});
-    turn["content"] = match case.content.is_empty() && !case.calls.is_empty() && null_content {
-        true => Value::Null,
-        false => Value::String(case.content.into()),
-    };
-    if !case.reasoning.is_empty() {
-        let field = if analysis.reasoning.field.is_empty() { "reasoning_content" } else { &analysis.reasoning.field };
-        turn[field] = Value::String(case.reasoning.into());
-    }
-    if !case.calls.is_empty() {
-        let calls = case.calls.iter().enumerate().map(|(i, (name, args))| {
-            json!({"id": format!("call{i:05}"), "type": "function", "function": {"name": name, "arguments": args}})
-        });
-        turn["tool_calls"] = Value::Array(calls.collect());
-    }
-    let mut extra = serde_json::Map::new();
-    if case.thinking == Some(true) {
-        extra.insert("reasoning_effort".into(), json!("high"));
-    }
-    let request = |messages: Vec<Value>, gen: bool| RenderRequest {
-        messages: template_messages(analysis, &messages),
-        tools: Some(tools()),
-        add_generation_prompt: gen,
-        enable_thinking: case.thinking,
-        extra: extra.clone(),
-        ..Default::default()
-    };
-    let prompt = tmpl.render(&request(vec![user.clone()], true)).map_err(|e| format!("not rendered: {e}"))?;
-    let full = tmpl.render(&request(vec![user.clone(), turn], false)).map_err(|e| format!("not rendered: {e}"))?;
-    let closing = tmpl.render(&request(vec![user], false)).unwrap_or_default();
-    let rest = match full.strip_prefix(prompt.as_str()) {
-        Some(rest) => rest,
-        None => &full[common_prefix(&prompt, &full)..],
-    };
-    let output = strip_end(rest, analysis, &closing);
+    let turn = turns::Turn { content: case.content, reasoning: case.reasoning, calls: &case.calls };
+    let message = turns::assistant_message(analysis, &turn);
+    let extra = if case.thinking == Some(true) { turns::thinking_on() } else { Default::default() };
+    let r = turns::render_message(tmpl, analysis, &tools(), message, case.thinking, extra)
+        .map_err(|e| format!("not rendered: {e}"))?;
     for (field, text) in [("reasoning", case.reasoning), ("content", case.content)] {
-        if !text.is_empty() && !output.contains(text) {
+        if !text.is_empty() && !r.output.contains(text) {
             return Err(format!("the template drops the {field}"));
         }
     }
-    Ok((prompt, output.to_string()))
-}
-
-/// Where `full` leaves `prompt`, backed off to before a marker it cuts.
-fn common_prefix(prompt: &str, full: &str) -> usize {
-    let mut at = prompt.bytes().zip(full.bytes()).take_while(|(a, b)| a == b).count();
-    while !full.is_char_boundary(at) {
-        at -= 1;
-    }
-    let head = &full[..at];
-    head.rfind(['<', '[']).filter(|&i| !head[i..].contains(['>', ']'])).unwrap_or(at)
-}
-
-/// The output less the end of turn (see `tests/parser_roundtrip.rs`).
-fn strip_end<'a>(rest: &'a str, analysis: &Analysis, closing: &str) -> &'a str {
-    let eot = analysis.turn.end_of_turn.as_str();
-    let stop = analysis.turn.stop_marker.as_str();
-    if !eot.is_empty() {
-        if let Some(s) = rest.strip_suffix(eot) {
-            return s;
-        }
-        if let Some(s) = rest.trim_end().strip_suffix(eot.trim_end()) {
-            return s;
-        }
-        if let Some((at, _)) = rest.match_indices(eot).find(|(at, _)| closing.ends_with(&rest[*at..])) {
-            return &rest[..at];
-        }
-    }
-    if !stop.is_empty() {
-        if let Some(s) = rest.trim_end().strip_suffix(stop) {
-            return s;
-        }
-    }
-    rest
+    Ok((r.prompt, r.output))
 }
 
 /// A message reduced to what is compared.
