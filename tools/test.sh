@@ -61,7 +61,16 @@ else
         echo "fuzz smoke: $target for ${fuzz_seconds}s"
         # Built into a cache outside the checkout: a clean clone rebuilds
         # only the crate, not libFuzzer and the dependencies.
-        (cd fuzz && cargo +nightly fuzz run --target-dir "$fuzz_target" --sanitizer none -O "$target" "corpus/$target" "seeds/$target" -- \
-            -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=1024 -print_final_stats=1)
+        # libFuzzer prints a line per new input: the log keeps its summary,
+        # or all of it when the target fails.
+        log="$(mktemp)"
+        if (cd fuzz && cargo +nightly fuzz run --target-dir "$fuzz_target" --sanitizer none -O "$target" "corpus/$target" "seeds/$target" -- \
+            -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=1024 -print_final_stats=1) >"$log" 2>&1; then
+            grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || tail -n 3 "$log"
+            rm -f "$log"
+        else
+            cat "$log"
+            exit 1
+        fi
     done
 fi
