@@ -6,8 +6,8 @@
 //! several calls may follow each other, whether thinking is on, and which
 //! prompt the output continues (a prompt that opened a reasoning block puts
 //! the output inside it; one that closed it leaves no block to write).
-//! [`Protocol::new`] makes those decisions once; every back end reads the
-//! result instead of the Analysis:
+//! [`Protocol::new`] makes those decisions once, and every back end takes
+//! them from here:
 //!
 //! ```text
 //! Analysis ─┐
@@ -21,9 +21,14 @@
 //! Parts, one concept each: `start` (where the output starts relative to
 //! reasoning, read from the prompt or the thinking switch), `tools` (the
 //! request's tools and `tool_choice`), `layout` (one tool's call as a flat
-//! list of markers, text, id and arguments), `marker` (raw markers split into the
-//! cores every reader matches exactly and the whitespace every reader
-//! matches flexibly).
+//! list of markers, text, id and arguments), `marker` (raw markers split into
+//! the cores a reader matches exactly and the whitespace it may match
+//! flexibly).
+//!
+//! Not yet one description: the PEG builder (`parser/build.rs`) and the GBNF
+//! builder (`grammar/tools.rs`) still read the markers and call shapes of
+//! the Analysis's `ToolFormat` themselves, and GBNF keeps the spaces between
+//! words of a marker literal where the parser's [`Marker`] matches any.
 //!
 //! Invariants: a back end never re-derives a decision made here (start
 //! state, allowed formats, required or parallel calls); building a protocol
