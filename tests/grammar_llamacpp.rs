@@ -21,7 +21,7 @@
 //! message when they or the corpus are absent. Counts are printed; every miss
 //! must be listed in [`KNOWN`] with its cause (and in docs/grammar.md).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use chat_autoparser::analysis::ReasoningMode;
@@ -205,7 +205,7 @@ struct Template {
 
 fn corpus() -> Vec<Template> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/llamacpp");
-    jinja_files(&dir)
+    turns::jinja_files(&dir)
         .into_iter()
         .filter_map(|p| {
             let source = std::fs::read_to_string(&p).ok()?;
@@ -217,12 +217,6 @@ fn corpus() -> Vec<Template> {
         .collect()
 }
 
-fn jinja_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut v: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "jinja")).collect();
-    v.sort();
-    v
-}
 
 /// The thinking settings to render with: on and off for templates that reason.
 fn thinking_settings(analysis: &Analysis) -> Vec<Option<bool>> {

@@ -137,7 +137,7 @@ struct Template {
 }
 
 fn templates(dir: &Path) -> Vec<Template> {
-    jinja_files(dir)
+    turns::jinja_files(dir)
         .into_iter()
         .filter_map(|p| {
             let source = TemplateSource::load(&p).ok()?;
@@ -149,12 +149,6 @@ fn templates(dir: &Path) -> Vec<Template> {
         .collect()
 }
 
-fn jinja_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut v: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "jinja")).collect();
-    v.sort();
-    v
-}
 
 /// A rendered output: `None` when the template refuses the turn or drops a
 /// part of it (a call, the content, the reasoning), so nothing checks it.

@@ -77,17 +77,11 @@ struct Template {
     analysis: Analysis,
 }
 
-fn jinja_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut v: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "jinja")).collect();
-    v.sort();
-    v
-}
 
 fn templates() -> Vec<Template> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut paths = jinja_files(&root.join("templates"));
-    let corpus = jinja_files(&root.join("../shared/corpus/llamacpp"));
+    let mut paths = turns::jinja_files(&root.join("templates"));
+    let corpus = turns::jinja_files(&root.join("../shared/corpus/llamacpp"));
     if corpus.is_empty() {
         println!("note: no corpus in ../shared/corpus/llamacpp (../shared absent); shipped templates only");
     }

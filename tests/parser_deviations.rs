@@ -38,7 +38,8 @@ use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, OutputParser, Te
 mod turns;
 #[path = "common/roundtrip.rs"]
 mod roundtrip;
-use roundtrip::{cases, compare, crate_dir, jinja_files, render_case, Case};
+use roundtrip::{cases, compare, crate_dir, render_case, Case};
+use turns::jinja_files;
 
 /// What a deviated output must parse to.
 enum Expected {

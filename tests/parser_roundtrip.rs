@@ -51,7 +51,8 @@ use chat_autoparser::{Analysis, ChatTemplate, ParserConfig, TemplateConfig};
 mod turns;
 #[path = "common/roundtrip.rs"]
 mod roundtrip;
-use roundtrip::{cases, compare, crate_dir, jinja_files, render_case, Case};
+use roundtrip::{cases, compare, crate_dir, render_case, Case};
+use turns::jinja_files;
 
 /// Recovered prefix-renderable cases over the corpus must not fall below this.
 const MIN_CORPUS_RECOVERED: usize = 270;

@@ -24,7 +24,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use chat_autoparser::analysis::ReasoningMode;
@@ -46,13 +46,6 @@ fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn jinja_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut files: Vec<PathBuf> =
-        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "jinja")).collect();
-    files.sort();
-    files
-}
 
 /// The round-trip tools (`common/roundtrip.rs`).
 fn tools() -> Vec<Value> {
@@ -297,7 +290,7 @@ fn run_set(label: &str, python: &str, files: &[PathBuf], only_with_tools: bool) 
 #[test]
 fn response_template_corpus() {
     let dir = crate_dir().join("../shared/corpus/llamacpp");
-    let files = jinja_files(&dir);
+    let files = turns::jinja_files(&dir);
     if files.is_empty() {
         println!("skipped: no template corpus at {} (../shared is absent)", dir.display());
         return;
@@ -312,7 +305,7 @@ fn response_template_corpus() {
 
 #[test]
 fn response_template_shipped() {
-    let files = jinja_files(&crate_dir().join("templates"));
+    let files = turns::jinja_files(&crate_dir().join("templates"));
     assert!(!files.is_empty(), "templates/ holds the shipped templates");
     let Some(python) = python() else {
         println!("skipped: transformers' response parser cannot be imported (run tools/test.sh to install it)");

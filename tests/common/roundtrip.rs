@@ -8,7 +8,7 @@
 
 #![allow(dead_code)] // Each test crate uses the part it needs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use chat_autoparser::analysis::ReasoningMode;
 use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig};
@@ -20,13 +20,6 @@ pub fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-pub fn jinja_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut files: Vec<PathBuf> =
-        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "jinja")).collect();
-    files.sort();
-    files
-}
 
 pub fn tools() -> Vec<Value> {
     vec![

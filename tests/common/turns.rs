@@ -17,6 +17,15 @@ use chat_autoparser::parser::template_messages;
 use chat_autoparser::{Analysis, ChatTemplate, RenderRequest};
 use serde_json::{json, Value};
 
+/// The `.jinja` files of `dir`, sorted (none when it does not exist).
+pub fn jinja_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<std::path::PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "jinja")).collect();
+    files.sort();
+    files
+}
+
 /// The tools the grammar-engine tiers (llguidance, xgrammar) constrain
 /// calls to: an enum, an integer, a nested object with an array and a
 /// boolean, required and optional arguments.
