@@ -32,9 +32,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use chat_autoparser::grammar::{lark, response_template, structural_tag};
-use chat_autoparser::protocol::{Options, Protocol};
+use chat_autoparser::protocol::Protocol;
 use chat_autoparser::{
-    Analysis, ChatTemplate, GrammarConfig, TemplateConfig, TemplateSource, ToolChoice,
+    Analysis, ChatTemplate, Options, TemplateConfig, TemplateSource, ToolChoice,
 };
 use criterion::{criterion_group, BenchmarkId, Criterion};
 use serde_json::{json, Value};
@@ -121,13 +121,11 @@ fn analyses() -> Vec<(String, Analysis)> {
     out
 }
 
-fn config(choice: ToolChoice) -> GrammarConfig {
-    GrammarConfig {
-        tools: tools(),
-        tool_choice: choice,
-        parallel_tool_calls: true,
-        ..Default::default()
-    }
+fn config(choice: ToolChoice) -> Options {
+    Options::default()
+        .with_tools(tools())
+        .with_tool_choice(choice)
+        .with_parallel_tool_calls(true)
 }
 
 fn bench(c: &mut Criterion) {
@@ -152,10 +150,7 @@ fn bench(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(200))
         .measurement_time(Duration::from_millis(500));
     for n in [10, 128] {
-        let options = Options {
-            tools: tool_set(n),
-            ..Default::default()
-        };
+        let options = Options::default().with_tools(tool_set(n));
         for (name, a) in analyses()
             .iter()
             .filter(|(n, _)| n.starts_with("templates/"))
@@ -177,13 +172,7 @@ fn bench(c: &mut Criterion) {
         .filter(|(n, _)| n.starts_with("templates/"))
     {
         for n in [10, 128] {
-            let protocol = Protocol::new(
-                a,
-                &Options {
-                    tools: tool_set(n),
-                    ..Default::default()
-                },
-            );
+            let protocol = Protocol::new(a, &Options::default().with_tools(tool_set(n)));
             group.bench_function(BenchmarkId::new(name.as_str(), n), |b| {
                 b.iter(|| black_box(structural_tag(black_box(&protocol))).ok())
             });
@@ -200,10 +189,7 @@ fn lark_bench(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(200))
         .measurement_time(Duration::from_millis(500));
     for n in [10, 128] {
-        let options = Options {
-            tools: tool_set(n),
-            ..Default::default()
-        };
+        let options = Options::default().with_tools(tool_set(n));
         for (name, a) in analyses()
             .iter()
             .filter(|(n, _)| n.starts_with("templates/"))
@@ -224,10 +210,7 @@ criterion_group!(benches, bench, lark_bench);
 /// per-template medians, against 1 ms and 5 ms.
 fn emitter_summary(label: &str, all: &[(String, Analysis)], export: impl Fn(&Protocol)) {
     for (n, target_ms) in [(10, 1.0), (128, 5.0)] {
-        let options = Options {
-            tools: tool_set(n),
-            ..Default::default()
-        };
+        let options = Options::default().with_tools(tool_set(n));
         let mut times: Vec<(f64, &str)> = all
             .iter()
             .map(|(name, a)| {

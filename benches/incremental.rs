@@ -75,10 +75,7 @@ fn conversation() -> Vec<Json> {
 }
 
 fn request(messages: &[Json]) -> RenderRequest {
-    RenderRequest {
-        messages: messages.to_vec(),
-        ..Default::default()
-    }
+    RenderRequest::default().with_messages(messages.to_vec())
 }
 
 /// A renderer holding messages 0..19, ready for the 20th.

@@ -51,6 +51,7 @@
 
 mod support;
 
+use chat_autoparser::Options;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -182,10 +183,7 @@ fn tagged_output() -> (String, usize) {
 fn families() -> Vec<Family> {
     let hermes = analysis("hermes-think.jinja");
     let coder = analysis("qwen-coder-xml.jinja");
-    let config = ParserConfig {
-        tools: tools(),
-        ..Default::default()
-    };
+    let config = ParserConfig::from(Options::default().with_tools(tools()));
     let (hermes_out, hermes_calls) = hermes_output();
     let (tagged_out, tagged_calls) = tagged_output();
     let make = |name, analysis: &Analysis, output: String, calls, reasoning| {

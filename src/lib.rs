@@ -17,10 +17,9 @@
 //! let chat = Chat::new(ChatTemplate::new(source, &TemplateConfig::default())?)?;
 //!
 //! // Per request: the prompt to send, then the parser for what comes back.
-//! let prepared = chat.prepare(&ChatRequest {
-//!     messages: vec![json!({"role": "user", "content": "hi"})],
-//!     ..Default::default()
-//! });
+//! let prepared = chat.prepare(
+//!     &ChatRequest::default().with_messages(vec![json!({"role": "user", "content": "hi"})]),
+//! );
 //! assert_eq!(prepared.prompt.as_deref(), Some("<|user|>hi\n<|assistant|>"));
 //! let message = prepared.parser()?.parse("Hello!");
 //! assert_eq!(message.content.as_deref(), Some("Hello!"));
@@ -51,6 +50,9 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
+#[macro_use]
+mod setters;
+
 pub mod analysis;
 mod error;
 pub mod grammar;
@@ -68,9 +70,9 @@ pub mod template;
 
 pub use analysis::Analysis;
 pub use error::{Error, ErrorKind, Location, Result};
-pub use grammar::{Grammar, GrammarConfig, Trigger, TriggerKind};
+pub use grammar::{Grammar, Trigger, TriggerKind};
 pub use message::{AssistantMessage, Delta, FunctionCall, ToolCall};
 pub use parser::{OutputParser, OutputStream, ParserConfig, ReasoningFormat};
-pub use protocol::{Protocol, ToolChoice};
+pub use protocol::{Options, Protocol, ToolChoice};
 pub use request::{Chat, ChatRequest, Export, Prepared};
 pub use template::{ChatTemplate, RenderRequest, TemplateConfig, TemplateSource};

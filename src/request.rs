@@ -36,6 +36,7 @@ use crate::Result;
 
 /// One chat request, as an OpenAI-compatible server receives it.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ChatRequest {
     /// OpenAI-format messages (`role`, `content`, `tool_calls`, ...).
     pub messages: Vec<Value>,
@@ -83,6 +84,34 @@ impl Default for ChatRequest {
         }
     }
 }
+
+setters!(ChatRequest {
+    /// Sets the messages.
+    with_messages => messages: Vec<Value>,
+    /// Sets `tool_choice`.
+    with_tool_choice => tool_choice: ToolChoice,
+    /// Allows or forbids several calls in one turn.
+    with_parallel_tool_calls => parallel_tool_calls: bool,
+    /// Sets further template variables.
+    with_kwargs => kwargs: Map<String, Value>,
+    /// Continues the last (assistant) message, or not.
+    with_continue_final_message => continue_final_message: Continue,
+    /// Appends the assistant header, or not.
+    with_add_generation_prompt => add_generation_prompt: bool,
+    /// Extracts reasoning or leaves it inline.
+    with_reasoning => reasoning: ReasoningFormat;
+    optional:
+    /// Sets the tool definitions (`None`: the request gives none).
+    with_tools => tools: Vec<Value>,
+    /// Sets the `enable_thinking` switch.
+    with_enable_thinking => enable_thinking: bool,
+    /// Sets the JSON schema the answer must follow.
+    with_response_schema => response_schema: Value,
+    /// Mints call ids from this seed.
+    with_call_ids => call_ids: u64,
+    /// Uses this prompt as given instead of rendering one.
+    with_prompt => prompt: String,
+});
 
 impl ChatRequest {
     /// The render this request asks for (a continued message has no
@@ -168,20 +197,16 @@ impl Chat {
             }
         };
         let options = request.options(prompt.clone());
+        let protocol = Protocol::new(&self.analysis, &options);
         let parser = ParserConfig {
-            tools: options.tools.clone(),
-            tool_choice: options.tool_choice.clone(),
-            parallel_tool_calls: options.parallel_tool_calls,
-            enable_thinking: options.enable_thinking,
+            options,
             reasoning: request.reasoning,
-            prompt: options.prompt.clone(),
-            response_schema: options.response_schema.clone(),
             prefill: prefill.clone(),
             call_ids: request.call_ids,
         };
         Prepared {
             analysis: &self.analysis,
-            protocol: Protocol::new(&self.analysis, &options),
+            protocol,
             parser,
             prompt,
             prefill,

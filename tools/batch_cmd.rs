@@ -268,10 +268,7 @@ fn dispatch(cache: &mut Cache, request: &Value) -> Result<(Value, Option<String>
 
 /// The chat request a batch request gives.
 pub fn options(request: &Value) -> Result<ChatRequest, Failure> {
-    let mut o = ChatRequest {
-        messages: default_messages(),
-        ..ChatRequest::default()
-    };
+    let mut o = ChatRequest::default().with_messages(default_messages());
     if let Some(m) = request.get("messages").and_then(Value::as_array) {
         o.messages = m.clone();
     }
@@ -383,13 +380,11 @@ fn grammar(chat: &Chat, request: &Value) -> Result<Value, Failure> {
 
 /// `op: render`: the prompt text (`{"text": ...}`), polyfills applied where needed.
 fn render(chat: &Chat, request: &Value) -> Result<Value, Failure> {
-    let o = ChatRequest {
-        // A render asks for the generation prompt explicitly (DESIGN §5).
-        add_generation_prompt: request
+    let o = options(request)?.with_add_generation_prompt(
+        request
             .get("add_generation_prompt")
             .and_then(Value::as_bool)
             .unwrap_or(false),
-        ..options(request)?
-    };
+    );
     Ok(json!({"text": chat.template().render_chat(&o.render_request())?}))
 }

@@ -74,14 +74,12 @@ pub struct Args {
 
 pub fn run(args: &Args) -> Result<(), Failure> {
     let tools = args.tools.as_deref().map(read_array).transpose()?;
-    let mut request = ChatRequest {
-        messages: default_messages(),
-        tools,
-        tool_choice: ToolChoice::parse(&args.tool_choice),
-        parallel_tool_calls: args.parallel,
-        enable_thinking: OnOff::get(args.thinking),
-        ..ChatRequest::default()
-    };
+    let mut request = ChatRequest::default()
+        .with_messages(default_messages())
+        .with_tools(tools)
+        .with_tool_choice(ToolChoice::parse(&args.tool_choice))
+        .with_parallel_tool_calls(args.parallel)
+        .with_enable_thinking(OnOff::get(args.thinking));
     if let Some(path) = &args.messages {
         request.messages = read_array(path)?;
     }

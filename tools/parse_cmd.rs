@@ -62,18 +62,16 @@ pub enum Reasoning {
 
 pub fn run(args: &Args) -> Result<(), Failure> {
     let tools = args.tools.as_deref().map(read_array).transpose()?;
-    let mut request = ChatRequest {
-        messages: default_messages(),
-        tools,
-        enable_thinking: OnOff::get(args.thinking),
-        reasoning: match args.reasoning {
+    let mut request = ChatRequest::default()
+        .with_messages(default_messages())
+        .with_tools(tools)
+        .with_enable_thinking(OnOff::get(args.thinking))
+        .with_reasoning(match args.reasoning {
             Reasoning::Extract => ReasoningFormat::Extract,
             Reasoning::Inline => ReasoningFormat::Inline,
-        },
-        kwargs: args.kwargs.clone().unwrap_or_default(),
-        call_ids: args.call_ids,
-        ..ChatRequest::default()
-    };
+        })
+        .with_kwargs(args.kwargs.clone().unwrap_or_default())
+        .with_call_ids(args.call_ids);
     if let Some(path) = &args.messages {
         request.messages = read_array(path)?;
     }

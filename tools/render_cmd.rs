@@ -124,18 +124,17 @@ impl Renderer {
 }
 
 fn request(o: &Args, messages: Vec<Json>, tools: Option<Vec<Json>>) -> RenderRequest {
-    RenderRequest {
-        messages,
-        tools,
-        add_generation_prompt: o.add_generation_prompt,
-        enable_thinking: OnOff::get(o.thinking),
-        tool_formatting: match o.tool_formatting {
+    RenderRequest::default()
+        .with_messages(messages)
+        .with_tools(tools)
+        .with_add_generation_prompt(o.add_generation_prompt)
+        .with_enable_thinking(OnOff::get(o.thinking))
+        .with_tool_formatting(match o.tool_formatting {
             Formatting::Auto => ToolFormatting::Auto,
             Formatting::Native => ToolFormatting::Native,
             Formatting::Manual => ToolFormatting::Manual,
-        },
-        extra: o.kwargs.clone().unwrap_or_default(),
-    }
+        })
+        .with_extra(o.kwargs.clone().unwrap_or_default())
 }
 
 fn read(path: &std::path::Path) -> Result<String, Failure> {

@@ -17,17 +17,12 @@ fuzz_target!(|data: &[u8]| {
     };
     let call = json!({"id": "call0", "type": "function",
         "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}});
-    let request = RenderRequest {
-        messages: vec![
+    let request = RenderRequest::default().with_messages(vec![
             json!({"role": "system", "content": "Be brief."}),
             json!({"role": "user", "content": "Weather in Paris?"}),
             json!({"role": "assistant", "content": null, "tool_calls": [call]}),
             json!({"role": "tool", "tool_call_id": "call0", "content": "Sunny"}),
-        ],
-        tools: Some(tools()),
-        add_generation_prompt: true,
-        ..Default::default()
-    };
+        ]).with_tools(Some(tools())).with_add_generation_prompt(true);
     let _ = template.render(&request);
     let _ = template.variables();
     let _ = template.analyze();

@@ -5,6 +5,7 @@
 //! template and says what broke, so libFuzzer saves the input as a crash and
 //! the message says which property it broke.
 
+use chat_autoparser::Options;
 use std::sync::OnceLock;
 
 use chat_autoparser::{
@@ -56,19 +57,10 @@ fn load(path: &std::path::Path) -> Option<Shipped> {
     let template = ChatTemplate::new(&source, &TemplateConfig::default()).ok()?;
     let analysis = template.analyze().ok()?;
     let user = json!({"role": "user", "content": "Weather in Paris?"});
-    let request = RenderRequest {
-        messages: chat_autoparser::parser::template_messages(&analysis, &[user]),
-        tools: Some(tools()),
-        add_generation_prompt: true,
-        ..Default::default()
-    };
+    let request = RenderRequest::default().with_messages(chat_autoparser::parser::template_messages(&analysis, &[user])).with_tools(Some(tools())).with_add_generation_prompt(true);
     let prompt = template.render(&request).ok();
     let parser = analysis
-        .parser(&ParserConfig {
-            tools: tools(),
-            prompt,
-            ..Default::default()
-        })
+        .parser(&ParserConfig::from(Options::default().with_tools(tools()).with_prompt(prompt)))
         .ok()?;
     let name = path.file_stem()?.to_string_lossy().into_owned();
     Some(Shipped {

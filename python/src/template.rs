@@ -124,13 +124,11 @@ impl PyChatTemplate {
         let continued = extra
             .remove("continue_final_message")
             .is_some_and(|v| v != Value::Bool(false) && !v.is_null());
-        let mut request = RenderRequest {
-            messages: to_json_list(messages, "messages")?,
-            tools: optional_list(tools, "tools")?,
-            add_generation_prompt: add_generation_prompt && !continued,
-            extra,
-            ..Default::default()
-        };
+        let mut request = RenderRequest::default()
+            .with_messages(to_json_list(messages, "messages")?)
+            .with_tools(optional_list(tools, "tools")?)
+            .with_add_generation_prompt(add_generation_prompt && !continued)
+            .with_extra(extra);
         let template = &self.template;
         if !continued {
             return py.detach(|| template.render(&request)).py_err();
@@ -182,21 +180,19 @@ impl PyChatTemplate {
         response_schema: Option<&Bound<'_, PyAny>>,
         continue_final_message: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Parser> {
-        let request = ChatRequest {
-            messages: match messages {
+        let request = ChatRequest::default()
+            .with_messages(match messages {
                 Some(m) => to_json_list(m, "messages")?,
                 None => vec![json!({"role": "user", "content": "Hi"})],
-            },
-            tools: optional_list(tools, "tools")?,
-            tool_choice: choice(tool_choice)?,
-            parallel_tool_calls,
-            enable_thinking,
-            reasoning: reasoning_format(reasoning)?,
-            response_schema: schema(response_schema)?,
-            continue_final_message: continue_mode(continue_final_message)?,
-            prompt,
-            ..ChatRequest::default()
-        };
+            })
+            .with_tools(optional_list(tools, "tools")?)
+            .with_tool_choice(choice(tool_choice)?)
+            .with_parallel_tool_calls(parallel_tool_calls)
+            .with_enable_thinking(enable_thinking)
+            .with_reasoning(reasoning_format(reasoning)?)
+            .with_response_schema(schema(response_schema)?)
+            .with_continue_final_message(continue_mode(continue_final_message)?)
+            .with_prompt(prompt);
         let chat = self.chat(py)?;
         let (parser, diagnostics) = py.detach(|| {
             let prepared = chat.prepare(&request);
@@ -237,15 +233,13 @@ impl PyChatTemplate {
             input(format!("grammar format {format:?} is not one of {names}"))
         })?;
         // No messages: the grammar starts where `prompt` (or the switch) says.
-        let request = ChatRequest {
-            tools: optional_list(tools, "tools")?,
-            tool_choice: choice(tool_choice)?,
-            parallel_tool_calls,
-            response_schema: schema(response_schema)?,
-            enable_thinking,
-            prompt,
-            ..ChatRequest::default()
-        };
+        let request = ChatRequest::default()
+            .with_tools(optional_list(tools, "tools")?)
+            .with_tool_choice(choice(tool_choice)?)
+            .with_parallel_tool_calls(parallel_tool_calls)
+            .with_response_schema(schema(response_schema)?)
+            .with_enable_thinking(enable_thinking)
+            .with_prompt(prompt);
         let chat = self.chat(py)?;
         let value = py
             .detach(|| chat.prepare(&request).export(export))

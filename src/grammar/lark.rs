@@ -67,12 +67,18 @@ pub struct Lark {
 
 /// How markers are written.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LarkOptions {
     /// Marker cores that are special tokens of the serving tokenizer:
     /// written in llguidance's token syntax (`<|tool_call|>`), which only
     /// names of the form `<...>` have; others stay text, with a warning.
     pub special_tokens: Vec<String>,
 }
+
+setters!(LarkOptions {
+    /// Sets the marker cores that are special tokens of the serving tokenizer.
+    with_special_tokens => special_tokens: Vec<String>,
+});
 
 /// The Lark grammar of `protocol`, every marker as text. Errors (kind
 /// `input`) when calls are required but cannot be written.

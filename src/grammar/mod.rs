@@ -1,7 +1,7 @@
 //! Grammar export: from an [`Analysis`] to a GBNF grammar that makes a model
 //! write output the parser accepts (constrained decoding).
 //!
-//! [`Analysis::grammar`] takes a [`GrammarConfig`] (tools, [`ToolChoice`],
+//! [`Analysis::grammar`] takes the request's [`Options`] (tools, [`ToolChoice`],
 //! parallel calls, an optional response schema) and returns a [`Grammar`]:
 //!
 //! - `auto` with tools: a *lazy* grammar over the tool section, with
@@ -69,10 +69,6 @@ use markers::Pieces;
 use schema::{primitive, Compiler, ValueSyntax};
 use tools::Builder;
 
-/// What to constrain: the request's options, as the protocol takes them
-/// (one type, so the grammar and the parser read one set of options).
-pub type GrammarConfig = Options;
-
 /// A grammar for a llama.cpp-style sampler (DESIGN §5 JSON shape).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Grammar {
@@ -103,7 +99,7 @@ impl Grammar {
 
 impl Analysis {
     /// The grammar for `config` in this template's format (see [`gbnf`]).
-    pub fn grammar(&self, config: &GrammarConfig) -> Result<Grammar> {
+    pub fn grammar(&self, config: &Options) -> Result<Grammar> {
         gbnf(&Protocol::new(self, config))
     }
 }

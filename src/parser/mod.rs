@@ -3,14 +3,14 @@
 //! complete or streamed.
 //!
 //! ```
-//! use chat_autoparser::{ChatTemplate, ParserConfig, TemplateConfig};
+//! use chat_autoparser::{ChatTemplate, Options, TemplateConfig};
 //! use serde_json::json;
 //!
 //! let source = std::fs::read_to_string("templates/hermes-think.jinja").unwrap();
 //! let analysis = ChatTemplate::new(&source, &TemplateConfig::default())?.analyze()?;
 //! let tools = vec![json!({"type": "function", "function": {"name": "get_weather",
 //!     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}})];
-//! let parser = analysis.parser(&ParserConfig { tools, ..Default::default() })?;
+//! let parser = analysis.parser(&Options::default().with_tools(tools).into())?;
 //!
 //! let output = "<think>Rain?</think>\n\nLet me check.\n<tool_call>\n\
 //!               {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
@@ -59,7 +59,6 @@ mod tags;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::analysis::Analysis;
 use crate::error::{Error, ErrorKind, Result};
@@ -87,27 +86,19 @@ pub enum ReasoningFormat {
     Inline,
 }
 
-/// The request's options that shape parsing.
-#[derive(Debug, Clone)]
+/// The request's options that shape parsing: what the model may write
+/// (the [`Options`] the grammar exports take too) and how to report it.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct ParserConfig {
-    /// OpenAI tool definitions; their schemas type tagged argument values.
-    pub tools: Vec<Value>,
-    /// `none` leaves tool-call text in the content.
-    pub tool_choice: ToolChoice,
-    /// When false, calls after the first are reported (and kept).
-    pub parallel_tool_calls: bool,
-    /// The thinking switch the prompt was rendered with (used when
-    /// `prompt` is not given).
-    pub enable_thinking: Option<bool>,
+    /// Tools, `tool_choice`, parallel calls, thinking, the prompt the
+    /// output continues, the response schema. Tool schemas type tagged
+    /// argument values; `tool_choice: none` leaves tool-call text in the
+    /// content; with parallel calls off, calls after the first are
+    /// reported (and kept).
+    pub options: Options,
     /// Extract reasoning or leave it inline.
     pub reasoning: ReasoningFormat,
-    /// The rendered prompt the output continues (generation prompt or
-    /// assistant prefill included): says whether the output starts inside
-    /// a reasoning block.
-    pub prompt: Option<String>,
-    /// A response JSON schema: the answer is JSON in the content (parsed as
-    /// content; the grammar export constrains it).
-    pub response_schema: Option<Value>,
     /// The assistant prefill the output continues (`continue_final_message`):
     /// the message starts with its text, and the continued field keeps the
     /// output's leading whitespace.
@@ -119,35 +110,26 @@ pub struct ParserConfig {
     pub call_ids: Option<u64>,
 }
 
-impl ParserConfig {
-    /// The request options this config stands for.
-    pub fn options(&self) -> Options {
-        Options {
-            tools: self.tools.clone(),
-            tool_choice: self.tool_choice.clone(),
-            parallel_tool_calls: self.parallel_tool_calls,
-            enable_thinking: self.enable_thinking,
-            prompt: self.prompt.clone(),
-            response_schema: self.response_schema.clone(),
+impl From<Options> for ParserConfig {
+    fn from(options: Options) -> Self {
+        ParserConfig {
+            options,
+            ..Default::default()
         }
     }
 }
 
-impl Default for ParserConfig {
-    fn default() -> Self {
-        ParserConfig {
-            tools: Vec::new(),
-            tool_choice: ToolChoice::Auto,
-            parallel_tool_calls: true,
-            enable_thinking: None,
-            reasoning: ReasoningFormat::Extract,
-            prompt: None,
-            response_schema: None,
-            prefill: None,
-            call_ids: None,
-        }
-    }
-}
+setters!(ParserConfig {
+    /// Sets what the model may write.
+    with_options => options: Options,
+    /// Extracts reasoning or leaves it inline.
+    with_reasoning => reasoning: ReasoningFormat;
+    optional:
+    /// Sets the assistant prefill the output continues.
+    with_prefill => prefill: Prefill,
+    /// Mints call ids from this seed.
+    with_call_ids => call_ids: u64,
+});
 
 /// A parser for one template and request shape; cheap to share.
 #[derive(Debug, Clone)]
@@ -186,7 +168,7 @@ impl Analysis {
 impl OutputParser {
     /// Builds the parser (see [`Analysis::parser`]).
     pub fn new(analysis: &Analysis, config: &ParserConfig) -> Result<OutputParser> {
-        let protocol = Protocol::new(analysis, &config.options());
+        let protocol = Protocol::new(analysis, &config.options);
         let names: Vec<String> = protocol
             .tools
             .iter()
@@ -205,10 +187,10 @@ impl OutputParser {
         let extract = config.reasoning == ReasoningFormat::Extract;
         let plan = build::Plan {
             start,
-            echo: start::trailing_marker(analysis, config.prompt.as_deref()),
+            echo: start::trailing_marker(analysis, config.options.prompt.as_deref()),
             extract_reasoning: extract,
             parse_tools: protocol.tools.is_some(),
-            json_response: config.response_schema.is_some(),
+            json_response: config.options.response_schema.is_some(),
             names: &names,
         };
         let program = build::grammar(analysis, plan).compile().map_err(|e| {
@@ -217,7 +199,7 @@ impl OutputParser {
                 format!("cannot build the output parser: {e}"),
             )
         })?;
-        let prefix = match (extract, start, config.prompt.as_deref()) {
+        let prefix = match (extract, start, config.options.prompt.as_deref()) {
             (false, Start::InReasoning, Some(prompt)) => {
                 start::open_block_text(analysis, prompt).unwrap_or_default()
             }
@@ -226,12 +208,12 @@ impl OutputParser {
         };
         Ok(OutputParser {
             program,
-            schemas: Arc::new(ToolSchemas::new(&config.tools)),
-            parallel: config.parallel_tool_calls,
+            schemas: Arc::new(ToolSchemas::new(&config.options.tools)),
+            parallel: config.options.parallel_tool_calls,
             prefix: prefix.to_string(),
             reasoning_prefix: match (extract, start, &config.prefill) {
                 (true, Start::Free, None) => {
-                    start::prompt_reasoning(analysis, config.prompt.as_deref()).to_string()
+                    start::prompt_reasoning(analysis, config.options.prompt.as_deref()).to_string()
                 }
                 _ => String::new(),
             },

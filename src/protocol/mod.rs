@@ -66,6 +66,7 @@ pub enum Start {
 
 /// The request's options that shape what the model may write.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Options {
     /// OpenAI tool definitions, in the order given.
     #[serde(default)]
@@ -89,6 +90,22 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_schema: Option<Value>,
 }
+
+setters!(Options {
+    /// Sets the OpenAI tool definitions.
+    with_tools => tools: Vec<Value>,
+    /// Sets `tool_choice`.
+    with_tool_choice => tool_choice: ToolChoice,
+    /// Allows or forbids several calls in one turn.
+    with_parallel_tool_calls => parallel_tool_calls: bool;
+    optional:
+    /// Sets the thinking switch the prompt was rendered with.
+    with_enable_thinking => enable_thinking: bool,
+    /// Sets the rendered prompt the output continues.
+    with_prompt => prompt: String,
+    /// Sets the JSON schema the answer must follow.
+    with_response_schema => response_schema: Value,
+});
 
 fn yes() -> bool {
     true

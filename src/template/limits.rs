@@ -29,6 +29,7 @@ use minijinja::{Error, ErrorKind, Value};
 
 /// Bounds applied to every render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Maximum VM instructions per render (minijinja fuel), and per
     /// analysis, lint or capability-probe run over all its renders.
@@ -43,6 +44,17 @@ pub struct Limits {
     /// their items).
     pub max_total_bytes: usize,
 }
+
+setters!(Limits {
+    /// Sets the fuel (VM instructions) per render and per analysis run.
+    with_fuel => fuel: u64,
+    /// Sets the maximum nesting of macro calls and includes.
+    with_recursion => recursion: usize,
+    /// Sets the maximum rendered output and value size in bytes.
+    with_max_output_bytes => max_output_bytes: usize,
+    /// Sets the maximum bytes kept by one render.
+    with_max_total_bytes => max_total_bytes: usize,
+});
 
 impl Default for Limits {
     /// The heaviest whole analysis of the corpus uses 53k instructions, 1%

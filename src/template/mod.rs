@@ -65,6 +65,7 @@ const TEMPLATE_NAME: &str = "chat_template";
 
 /// Settings that do not change between renders of one template.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct TemplateConfig {
     /// The tokenizer's BOS token, exposed to the template as `bos_token`.
     pub bos_token: Option<String>,
@@ -87,6 +88,18 @@ impl Default for TemplateConfig {
     }
 }
 
+setters!(TemplateConfig {
+    /// Sets the resource bounds for every render.
+    with_limits => limits: Limits,
+    /// Sets the source of `strftime_now`'s time.
+    with_clock => clock: Arc<dyn Clock>;
+    optional:
+    /// Sets the BOS token.
+    with_bos_token => bos_token: String,
+    /// Sets the EOS token.
+    with_eos_token => eos_token: String,
+});
+
 impl std::fmt::Debug for TemplateConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TemplateConfig")
@@ -99,6 +112,7 @@ impl std::fmt::Debug for TemplateConfig {
 
 /// One render: the conversation and the switches a chat API passes to the template.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct RenderRequest {
     /// OpenAI-format messages (`role`, `content`, `tool_calls`, `reasoning_content`, ...).
     pub messages: Vec<Json>,
@@ -113,6 +127,22 @@ pub struct RenderRequest {
     /// How [`ChatTemplate::render_chat`] renders the tool path (polyfills).
     pub tool_formatting: ToolFormatting,
 }
+
+setters!(RenderRequest {
+    /// Sets the messages.
+    with_messages => messages: Vec<Json>,
+    /// Appends the assistant header, or not.
+    with_add_generation_prompt => add_generation_prompt: bool,
+    /// Sets further template variables.
+    with_extra => extra: Map<String, Json>,
+    /// Sets how `render_chat` renders the tool path.
+    with_tool_formatting => tool_formatting: ToolFormatting;
+    optional:
+    /// Sets the tool definitions (`None` renders `tools = None`).
+    with_tools => tools: Vec<Json>,
+    /// Sets the `enable_thinking` template variable.
+    with_enable_thinking => enable_thinking: bool,
+});
 
 /// A compiled chat template, ready to render.
 pub struct ChatTemplate {

@@ -19,11 +19,11 @@ fn template(source: &str) -> ChatTemplate {
 fn parse(t: &ChatTemplate, tools: Vec<Value>, output: &str) -> AssistantMessage {
     let user = vec![json!({"role": "user", "content": "What is 2+2?"})];
     let prompt = prompted::generation_prompt(t, user, &tools);
-    let config = chat_autoparser::ParserConfig {
-        tools,
-        prompt: Some(prompt),
-        ..Default::default()
-    };
+    let config = chat_autoparser::ParserConfig::from(
+        chat_autoparser::Options::default()
+            .with_tools(tools)
+            .with_prompt(Some(prompt)),
+    );
     let parser = t.analyze().unwrap().parser(&config).unwrap();
     streaming::parse_and_stream(&parser, output)
 }
@@ -57,10 +57,9 @@ fn an_empty_named_channel_in_the_prompt_gives_the_reasoning_markers() {
         ("<|channel>thought", "<channel|>")
     );
     assert_eq!(a.reasoning.mode, ReasoningMode::ForcedClosed);
-    let config = chat_autoparser::ParserConfig {
-        enable_thinking: Some(true),
-        ..Default::default()
-    };
+    let config = chat_autoparser::ParserConfig::from(
+        chat_autoparser::Options::default().with_enable_thinking(Some(true)),
+    );
     let parser = a.parser(&config).unwrap();
     assert_eq!(
         streaming::parse_and_stream(&parser, "<|channel>thought\nTwo and two.<channel|>4"),
@@ -252,10 +251,9 @@ fn the_tail_a_template_writes_after_the_turn_closes_nothing() {
         (a.turn.stop_marker.as_str(), a.turn.tail.as_str()),
         ("<|eos|>", "<think>\n\n</think>")
     );
-    let config = chat_autoparser::ParserConfig {
-        enable_thinking: Some(false),
-        ..Default::default()
-    };
+    let config = chat_autoparser::ParserConfig::from(
+        chat_autoparser::Options::default().with_enable_thinking(Some(false)),
+    );
     let parser = a.parser(&config).unwrap();
     let four = message("It is 4.", "");
     assert_eq!(

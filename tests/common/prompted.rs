@@ -7,6 +7,7 @@
 
 #![allow(dead_code)] // Each test uses the part it needs.
 
+use chat_autoparser::Options;
 use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig, RenderRequest};
 use serde_json::Value;
 
@@ -14,12 +15,10 @@ use serde_json::Value;
 /// any), ending with its generation prompt.
 pub fn generation_prompt(template: &ChatTemplate, messages: Vec<Value>, tools: &[Value]) -> String {
     let tools = (!tools.is_empty()).then(|| tools.to_vec());
-    let request = RenderRequest {
-        messages,
-        tools,
-        add_generation_prompt: true,
-        ..Default::default()
-    };
+    let request = RenderRequest::default()
+        .with_messages(messages)
+        .with_tools(tools)
+        .with_add_generation_prompt(true);
     template.render(&request).expect("the prompt renders")
 }
 
@@ -33,10 +32,10 @@ pub fn parse_after_prompt(
     output: &str,
 ) -> AssistantMessage {
     let prompt = generation_prompt(template, messages, &tools);
-    let config = ParserConfig {
-        tools,
-        prompt: Some(prompt),
-        ..Default::default()
-    };
+    let config = ParserConfig::from(
+        Options::default()
+            .with_tools(tools)
+            .with_prompt(Some(prompt)),
+    );
     analysis.parser(&config).expect("parser").parse(output)
 }

@@ -8,6 +8,7 @@
 
 #![allow(dead_code)] // Each test crate uses the part it needs.
 
+use chat_autoparser::Options;
 use std::path::PathBuf;
 
 use chat_autoparser::analysis::ReasoningMode;
@@ -142,12 +143,12 @@ pub fn render_case(
         calls: &case.calls,
     };
     let r = render_turn(tmpl, analysis, &tools(), &turn, thinking)?;
-    let config = ParserConfig {
-        tools: tools(),
-        prompt: Some(r.prompt.clone()),
-        enable_thinking: thinking,
-        ..Default::default()
-    };
+    let config = ParserConfig::from(
+        Options::default()
+            .with_tools(tools())
+            .with_prompt(Some(r.prompt.clone()))
+            .with_enable_thinking(thinking),
+    );
     Ok(Rendered {
         prompt: r.prompt,
         output: r.output,

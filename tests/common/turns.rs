@@ -143,13 +143,13 @@ pub fn render_message(
     extra: serde_json::Map<String, Value>,
 ) -> Result<Rendered, String> {
     let user = json!({"role": "user", "content": "What is the weather in Paris?"});
-    let request = |messages: Vec<Value>, gen: bool| RenderRequest {
-        messages: template_messages(analysis, &messages),
-        tools: Some(tools.to_vec()),
-        add_generation_prompt: gen,
-        enable_thinking: thinking,
-        extra: extra.clone(),
-        ..Default::default()
+    let request = |messages: Vec<Value>, gen: bool| {
+        RenderRequest::default()
+            .with_messages(template_messages(analysis, &messages))
+            .with_tools(Some(tools.to_vec()))
+            .with_add_generation_prompt(gen)
+            .with_enable_thinking(thinking)
+            .with_extra(extra.clone())
     };
     let prompt = tmpl
         .render(&request(vec![user.clone()], true))

@@ -26,7 +26,7 @@ use std::process::Command;
 
 use chat_autoparser::analysis::ReasoningMode;
 use chat_autoparser::{
-    Analysis, ChatTemplate, Grammar, GrammarConfig, TemplateConfig, ToolChoice, TriggerKind,
+    Analysis, ChatTemplate, Grammar, Options, TemplateConfig, ToolChoice, TriggerKind,
 };
 use serde_json::{json, Value};
 
@@ -302,15 +302,13 @@ fn config(
     thinking: Option<bool>,
     choice: ToolChoice,
     parallel: bool,
-) -> GrammarConfig {
-    GrammarConfig {
-        tools: tools(),
-        tool_choice: choice,
-        parallel_tool_calls: parallel,
-        enable_thinking: thinking,
-        prompt: Some(rendered.prompt.clone()),
-        ..GrammarConfig::default()
-    }
+) -> Options {
+    Options::default()
+        .with_tools(tools())
+        .with_tool_choice(choice)
+        .with_parallel_tool_calls(parallel)
+        .with_enable_thinking(thinking)
+        .with_prompt(Some(rendered.prompt.clone()))
 }
 
 #[derive(Default)]
@@ -414,7 +412,7 @@ fn check_eager(
     }
 }
 
-fn grammar(t: &Template, config: &GrammarConfig) -> Option<Grammar> {
+fn grammar(t: &Template, config: &Options) -> Option<Grammar> {
     t.analysis.grammar(config).ok()
 }
 

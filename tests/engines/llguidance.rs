@@ -202,14 +202,13 @@ fn model_output(
 }
 
 fn options(prompt: &str, thinking: bool, choice: ToolChoice, parallel: bool) -> Options {
-    Options {
-        tools: tools(),
-        tool_choice: choice,
-        parallel_tool_calls: parallel,
-        enable_thinking: Some(thinking),
-        prompt: Some(prompt.to_string()),
-        response_schema: None,
-    }
+    Options::default()
+        .with_tools(tools())
+        .with_tool_choice(choice)
+        .with_parallel_tool_calls(parallel)
+        .with_enable_thinking(Some(thinking))
+        .with_prompt(Some(prompt.to_string()))
+        .with_response_schema(None)
 }
 
 fn grammar(
@@ -550,12 +549,10 @@ fn response_schema_is_the_json_answer() {
         .analyze()
         .unwrap();
     let schema = json!({"type": "object", "properties": {"city": {"type": "string"}, "temp": {"type": "number"}}, "required": ["city", "temp"]});
-    let options = Options {
-        tool_choice: ToolChoice::None,
-        response_schema: Some(schema),
-        enable_thinking: Some(true),
-        ..Default::default()
-    };
+    let options = Options::default()
+        .with_tool_choice(ToolChoice::None)
+        .with_response_schema(Some(schema))
+        .with_enable_thinking(Some(true));
     let grammar = lark(&Protocol::new(&analysis, &options)).unwrap().lark;
     let mut engine = Engine::new();
     for (text, want) in [
@@ -598,9 +595,8 @@ fn special_token_markers_match_as_tokens() {
     let r = output(&t, "", "", &[weather()], false).expect("renders a call");
     let options = options(&r.prompt, false, ToolChoice::Auto, true);
     let protocol = Protocol::new(&t.analysis, &options);
-    let special = LarkOptions {
-        special_tokens: vec!["<|tool|>".into(), "<|/tool|>".into()],
-    };
+    let special =
+        LarkOptions::default().with_special_tokens(vec!["<|tool|>".into(), "<|/tool|>".into()]);
     let as_tokens = lark_with(&protocol, &special).unwrap().lark;
     let as_text = lark(&protocol).unwrap().lark;
     assert!(
@@ -652,11 +648,9 @@ fn odd_tools_compile_with_warnings() {
     let mut engine = Engine::new();
     for t in templates(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("templates")) {
         for choice in [ToolChoice::Auto, ToolChoice::Required] {
-            let options = Options {
-                tools: odd.clone(),
-                tool_choice: choice,
-                ..Default::default()
-            };
+            let options = Options::default()
+                .with_tools(odd.clone())
+                .with_tool_choice(choice);
             let out = lark(&Protocol::new(&t.analysis, &options))
                 .unwrap_or_else(|e| panic!("{}: {e}", t.name));
             if let Err(e) = engine.accepts(&out.lark, "") {

@@ -22,6 +22,7 @@
 //! installs it into `.venv`). `RESPONSE_TEMPLATE_SHOW=STEM` prints the
 //! template's export for each of its cases.
 
+use chat_autoparser::Options;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -311,13 +312,13 @@ fn rendered_cases(
                     continue;
                 }
             };
-            let config = ParserConfig {
-                tools: tools(),
-                prompt: Some(prompt.clone()),
-                enable_thinking: case.thinking,
-                ..Default::default()
-            };
-            let exported = match response_template(&Protocol::new(&analysis, &config.options())) {
+            let config = ParserConfig::from(
+                Options::default()
+                    .with_tools(tools())
+                    .with_prompt(Some(prompt.clone()))
+                    .with_enable_thinking(case.thinking),
+            );
+            let exported = match response_template(&Protocol::new(&analysis, &config.options)) {
                 Ok(t) if t.warnings.is_empty() => t.response_template,
                 Ok(t) => {
                     warned.insert(stem.clone(), t.warnings);
@@ -467,11 +468,8 @@ fn hermes_think_export() {
         .unwrap()
         .analyze()
         .unwrap();
-    let config = ParserConfig {
-        tools: tools(),
-        ..Default::default()
-    };
-    let exported = response_template(&Protocol::new(&analysis, &config.options())).unwrap();
+    let config = ParserConfig::from(Options::default().with_tools(tools()));
+    let exported = response_template(&Protocol::new(&analysis, &config.options)).unwrap();
     let expected = json!({"response_template": {
         "version": 1,
         "defaults": {"role": "assistant"},

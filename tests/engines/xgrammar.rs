@@ -295,13 +295,13 @@ fn render(t: &Template, case: &Case, thinking: bool) -> Option<(String, String, 
     if thinking {
         extra.insert("reasoning_effort".into(), json!("high"));
     }
-    let request = |messages: Vec<Value>, gen: bool| RenderRequest {
-        messages: template_messages(&t.analysis, &messages),
-        tools: Some(tools()),
-        add_generation_prompt: gen,
-        enable_thinking: Some(thinking),
-        extra: extra.clone(),
-        ..Default::default()
+    let request = |messages: Vec<Value>, gen: bool| {
+        RenderRequest::default()
+            .with_messages(template_messages(&t.analysis, &messages))
+            .with_tools(Some(tools()))
+            .with_add_generation_prompt(gen)
+            .with_enable_thinking(Some(thinking))
+            .with_extra(extra.clone())
     };
     let prompt = t.tmpl.render(&request(vec![user.clone()], true)).ok()?;
     let full = t.tmpl.render(&request(vec![user, turn], false)).ok()?;
@@ -335,14 +335,13 @@ fn protocol(
     choice: ToolChoice,
     parallel: bool,
 ) -> Protocol {
-    let options = Options {
-        tools: tools(),
-        tool_choice: choice,
-        parallel_tool_calls: parallel,
-        enable_thinking: Some(thinking),
-        prompt: Some(prompt.to_owned()),
-        response_schema: None,
-    };
+    let options = Options::default()
+        .with_tools(tools())
+        .with_tool_choice(choice)
+        .with_parallel_tool_calls(parallel)
+        .with_enable_thinking(Some(thinking))
+        .with_prompt(Some(prompt.to_owned()))
+        .with_response_schema(None);
     Protocol::new(&t.analysis, &options)
 }
 
@@ -524,13 +523,7 @@ fn structural_tags_compile_in_xgrammar_and_accept_rendered_outputs() {
     let mut loosened = Vec::new();
     for t in &templates {
         add_template(&mut jobs, t, &mut skipped);
-        let p = Protocol::new(
-            &t.analysis,
-            &Options {
-                tools: tools(),
-                ..Options::default()
-            },
-        );
+        let p = Protocol::new(&t.analysis, &Options::default().with_tools(tools()));
         if loose(&p, "wrong argument type") {
             loosened.push(t.name.as_str());
         }

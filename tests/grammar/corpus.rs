@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use chat_autoparser::analysis::ReasoningMode;
 use chat_autoparser::grammar::{syntax, Recognizer};
 use chat_autoparser::{
-    Analysis, ChatTemplate, Grammar, GrammarConfig, RenderRequest, TemplateConfig, TemplateSource,
+    Analysis, ChatTemplate, Grammar, Options, RenderRequest, TemplateConfig, TemplateSource,
     ToolChoice, TriggerKind,
 };
 use serde_json::{json, Value};
@@ -184,12 +184,12 @@ fn output(t: &Template, content: Option<&str>, calls: &[(&str, Value)]) -> Optio
     let assistant = json!({"role": "assistant", "content": content, "tool_calls": tool_calls});
     let render = |messages: Vec<Value>, add_generation_prompt: bool| {
         t.tmpl
-            .render(&RenderRequest {
-                messages,
-                tools: Some(tools()),
-                add_generation_prompt,
-                ..Default::default()
-            })
+            .render(
+                &RenderRequest::default()
+                    .with_messages(messages)
+                    .with_tools(Some(tools()))
+                    .with_add_generation_prompt(add_generation_prompt),
+            )
             .ok()
     };
     let prompt = render(vec![user.clone()], true)?;
@@ -230,12 +230,10 @@ fn start(g: &Grammar, text: &str) -> Option<usize> {
 }
 
 fn grammar(t: &Template, choice: ToolChoice, parallel: bool) -> Grammar {
-    let config = GrammarConfig {
-        tools: tools(),
-        tool_choice: choice,
-        parallel_tool_calls: parallel,
-        ..Default::default()
-    };
+    let config = Options::default()
+        .with_tools(tools())
+        .with_tool_choice(choice)
+        .with_parallel_tool_calls(parallel);
     t.analysis
         .grammar(&config)
         .unwrap_or_else(|e| panic!("{}: grammar: {e}", t.name))

@@ -14,7 +14,7 @@
 //! JSON written.
 
 use chat_autoparser::grammar::Recognizer;
-use chat_autoparser::{ChatTemplate, GrammarConfig, ParserConfig, TemplateConfig, ToolChoice};
+use chat_autoparser::{ChatTemplate, Options, ParserConfig, TemplateConfig, ToolChoice};
 use serde_json::{json, Value};
 
 use crate::common::elements_template;
@@ -42,11 +42,9 @@ fn tools() -> Vec<Value> {
 
 /// The eager (`required`) grammar's recognizer.
 fn recognizer() -> Recognizer {
-    let config = GrammarConfig {
-        tools: tools(),
-        tool_choice: ToolChoice::Required,
-        ..Default::default()
-    };
+    let config = Options::default()
+        .with_tools(tools())
+        .with_tool_choice(ToolChoice::Required);
     let g = analysis().grammar(&config).unwrap();
     assert!(g.warnings.is_empty(), "{:?}", g.warnings);
     Recognizer::new(&g.gbnf).unwrap()
@@ -68,11 +66,11 @@ fn the_template_s_own_render_is_accepted() {
     ];
     let tmpl = ChatTemplate::new(TEMPLATE, &TemplateConfig::default()).unwrap();
     let render = tmpl
-        .render(&chat_autoparser::RenderRequest {
-            messages,
-            tools: Some(tools()),
-            ..Default::default()
-        })
+        .render(
+            &chat_autoparser::RenderRequest::default()
+                .with_messages(messages)
+                .with_tools(Some(tools())),
+        )
         .unwrap();
     let out = render
         .strip_prefix("<|user|>go<|end|><|bot|>")
@@ -85,10 +83,7 @@ fn the_template_s_own_render_is_accepted() {
     );
     assert!(recognizer().accepts(out), "{out}");
     let m = analysis()
-        .parser(&ParserConfig {
-            tools: tools(),
-            ..Default::default()
-        })
+        .parser(&ParserConfig::from(Options::default().with_tools(tools())))
         .unwrap()
         .parse(out);
     let read: Value = serde_json::from_str(&m.tool_calls[0].function.arguments).unwrap();
@@ -113,10 +108,7 @@ fn values_follow_the_schema_in_element_notation() {
         assert!(r.accepts(&call(args)), "{args}");
     }
     let parser = analysis()
-        .parser(&ParserConfig {
-            tools: tools(),
-            ..Default::default()
-        })
+        .parser(&ParserConfig::from(Options::default().with_tools(tools())))
         .unwrap();
     let m = parser.parse(&call(
         "<route><stops><li>a</li></stops></route><exact>True</exact>",

@@ -6,7 +6,7 @@
 
 use chat_autoparser::grammar::{syntax, Recognizer};
 use chat_autoparser::{
-    ChatTemplate, Grammar, GrammarConfig, TemplateConfig, TemplateSource, ToolChoice, TriggerKind,
+    ChatTemplate, Grammar, Options, TemplateConfig, TemplateSource, ToolChoice, TriggerKind,
 };
 use serde_json::json;
 
@@ -26,12 +26,12 @@ fn grammar(template: &str, choice: ToolChoice, parallel: bool) -> Grammar {
         "required": ["city"]}}}),
     ];
     let g = analysis
-        .grammar(&GrammarConfig {
-            tools,
-            tool_choice: choice,
-            parallel_tool_calls: parallel,
-            ..Default::default()
-        })
+        .grammar(
+            &Options::default()
+                .with_tools(tools)
+                .with_tool_choice(choice)
+                .with_parallel_tool_calls(parallel),
+        )
         .unwrap();
     if !g.gbnf.is_empty() {
         syntax::parse(&g.gbnf).expect("pest parses the grammar");
@@ -178,10 +178,7 @@ fn unknown_function_is_an_input_error() {
         .unwrap()
         .analyze()
         .unwrap();
-    let config = GrammarConfig {
-        tool_choice: ToolChoice::Function("nope".into()),
-        ..GrammarConfig::default()
-    };
+    let config = Options::default().with_tool_choice(ToolChoice::Function("nope".into()));
     let err = analysis.grammar(&config).unwrap_err();
     assert_eq!(err.kind(), chat_autoparser::ErrorKind::Input);
 }
@@ -212,12 +209,10 @@ fn the_prompt_and_thinking_switch_move_the_trigger() {
         json!({"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}),
     ];
     let triggers = |prompt: Option<&str>, thinking: Option<bool>| {
-        let config = GrammarConfig {
-            tools: tools.clone(),
-            prompt: prompt.map(str::to_owned),
-            enable_thinking: thinking,
-            ..GrammarConfig::default()
-        };
+        let config = Options::default()
+            .with_tools(tools.clone())
+            .with_prompt(prompt.map(str::to_owned))
+            .with_enable_thinking(thinking);
         let g = analysis.grammar(&config).unwrap();
         g.triggers
             .into_iter()

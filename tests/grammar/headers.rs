@@ -13,7 +13,7 @@
 use chat_autoparser::analysis::{ArgumentsSlot, Header, NameSlot};
 use chat_autoparser::grammar::Recognizer;
 use chat_autoparser::{
-    Analysis, ChatTemplate, Grammar, GrammarConfig, ParserConfig, TemplateConfig, ToolChoice,
+    Analysis, ChatTemplate, Grammar, Options, ParserConfig, TemplateConfig, ToolChoice,
 };
 use serde_json::{json, Value};
 
@@ -49,11 +49,11 @@ fn tools() -> Vec<Value> {
 
 fn grammar(choice: ToolChoice) -> (Grammar, Recognizer) {
     let g = analysis()
-        .grammar(&GrammarConfig {
-            tools: tools(),
-            tool_choice: choice,
-            ..Default::default()
-        })
+        .grammar(
+            &Options::default()
+                .with_tools(tools())
+                .with_tool_choice(choice),
+        )
         .unwrap();
     let r = Recognizer::new(&g.gbnf).unwrap();
     (g, r)
@@ -122,10 +122,7 @@ fn every_call_index_and_any_type_word_is_accepted() {
     ] {
         assert!(r.accepts(&text), "{text}\n{}", g.gbnf);
         let m = analysis()
-            .parser(&ParserConfig {
-                tools: tools(),
-                ..Default::default()
-            })
+            .parser(&ParserConfig::from(Options::default().with_tools(tools())))
             .unwrap()
             .parse(&text);
         assert!(

@@ -7,7 +7,7 @@
 use chat_autoparser::analysis::IdSlot;
 use chat_autoparser::grammar::Recognizer;
 use chat_autoparser::{
-    Analysis, ChatTemplate, GrammarConfig, ParserConfig, TemplateConfig, ToolChoice, TriggerKind,
+    Analysis, ChatTemplate, Options, ParserConfig, TemplateConfig, ToolChoice, TriggerKind,
 };
 use serde_json::{json, Value};
 
@@ -46,11 +46,11 @@ fn tools() -> Vec<Value> {
 
 fn recognizer(a: &Analysis, choice: ToolChoice) -> (Recognizer, chat_autoparser::Grammar) {
     let g = a
-        .grammar(&GrammarConfig {
-            tools: tools(),
-            tool_choice: choice,
-            ..Default::default()
-        })
+        .grammar(
+            &Options::default()
+                .with_tools(tools())
+                .with_tool_choice(choice),
+        )
         .unwrap();
     (Recognizer::new(&g.gbnf).unwrap(), g)
 }
@@ -89,10 +89,7 @@ fn the_grammar_writes_the_id_where_the_template_does() {
     assert!(!r.accepts(r#"<|action|>[{"tool_call_id": "0", "tool_name": "pong", "parameters": {"n": 1}}]<|/action|>"#));
     // The parser reads what the grammar lets through.
     let parser = a
-        .parser(&ParserConfig {
-            tools: tools(),
-            ..Default::default()
-        })
+        .parser(&ParserConfig::from(Options::default().with_tools(tools())))
         .unwrap();
     let m = parser.parse(id_first);
     assert_eq!(m.tool_calls.len(), 1);

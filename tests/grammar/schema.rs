@@ -5,7 +5,7 @@
 
 use chat_autoparser::grammar::{syntax, Recognizer};
 use chat_autoparser::{
-    Analysis, ChatTemplate, Grammar, GrammarConfig, TemplateConfig, TemplateSource, ToolChoice,
+    Analysis, ChatTemplate, Grammar, Options, TemplateConfig, TemplateSource, ToolChoice,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -20,11 +20,9 @@ fn analysis() -> Analysis {
 }
 
 fn answer(a: &Analysis, schema: Value) -> Grammar {
-    let config = GrammarConfig {
-        response_schema: Some(schema),
-        tool_choice: ToolChoice::None,
-        ..GrammarConfig::default()
-    };
+    let config = Options::default()
+        .with_response_schema(Some(schema))
+        .with_tool_choice(ToolChoice::None);
     a.grammar(&config).unwrap()
 }
 
@@ -247,7 +245,7 @@ proptest! {
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates").join(template);
             let source = TemplateSource::load(&path).unwrap();
             let analysis = ChatTemplate::from_source(&source, &TemplateConfig::default()).unwrap().analyze().unwrap();
-            let config = GrammarConfig { tools: tools.clone(), tool_choice: ToolChoice::Required, ..GrammarConfig::default() };
+            let config = Options::default().with_tools(tools.clone()).with_tool_choice(ToolChoice::Required);
             let g = analysis.grammar(&config).unwrap();
             prop_assert!(syntax::parse(&g.gbnf).is_ok(), "{}", g.gbnf);
         }

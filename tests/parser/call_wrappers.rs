@@ -10,6 +10,7 @@
 //!   with an `unknown_tool` diagnostic at its start (strict: the error).
 
 use chat_autoparser::parser::{Diagnostic, DiagnosticKind, OutputParser};
+use chat_autoparser::Options;
 use chat_autoparser::{Analysis, ParserConfig};
 
 use crate::common::streaming;
@@ -39,10 +40,7 @@ const PYTHON_BLOCK: &str = r#"
 "#;
 
 fn parser(analysis: &Analysis) -> OutputParser {
-    let config = ParserConfig {
-        tools: weather_tools(),
-        ..Default::default()
-    };
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
     analysis.parser(&config).unwrap()
 }
 

@@ -14,6 +14,7 @@
 //! Each test asserts exact markers or exact messages.
 
 use chat_autoparser::analysis::{Header, ReasoningMode};
+use chat_autoparser::Options;
 use chat_autoparser::{
     Analysis, AssistantMessage, ChatTemplate, ParserConfig, ReasoningFormat, RenderRequest,
     TemplateConfig,
@@ -61,12 +62,10 @@ fn tools() -> Vec<Value> {
 }
 
 fn prompt(source: &str) -> String {
-    let request = RenderRequest {
-        messages: vec![json!({"role": "user", "content": "Hi"})],
-        tools: Some(tools()),
-        add_generation_prompt: true,
-        ..Default::default()
-    };
+    let request = RenderRequest::default()
+        .with_messages(vec![json!({"role": "user", "content": "Hi"})])
+        .with_tools(Some(tools()))
+        .with_add_generation_prompt(true);
     ChatTemplate::new(source, &TemplateConfig::default())
         .unwrap()
         .render(&request)
@@ -74,12 +73,12 @@ fn prompt(source: &str) -> String {
 }
 
 fn parse(source: &str, reasoning: ReasoningFormat, output: &str) -> AssistantMessage {
-    let config = ParserConfig {
-        tools: tools(),
-        prompt: Some(prompt(source)),
-        reasoning,
-        ..Default::default()
-    };
+    let config = ParserConfig::from(
+        Options::default()
+            .with_tools(tools())
+            .with_prompt(Some(prompt(source))),
+    )
+    .with_reasoning(reasoning);
     analyze(source)
         .parser(&config)
         .expect("parser builds")

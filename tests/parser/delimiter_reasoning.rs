@@ -117,10 +117,7 @@ fn text_the_generation_prompt_writes_starts_the_reasoning() {
     turn.push(json!({"role": "assistant", "content": "4", "reasoning_content": "Let me think:\nTwo and two."}));
     let prompt = prompted::generation_prompt(&t, user.clone(), &[]);
     let rendered = t
-        .render(&RenderRequest {
-            messages: turn,
-            ..Default::default()
-        })
+        .render(&RenderRequest::default().with_messages(turn))
         .unwrap();
     assert_eq!(rendered, format!("{prompt}Two and two.\n[ANSWER]\n4"));
     // No reasoning block in the output: no reasoning, the prompt's text aside.

@@ -4,6 +4,7 @@
 
 use chat_autoparser::analysis::{IdSlot, NameSlot, ReasoningMode};
 use chat_autoparser::parser::{continuation_prompt, Continue, PrefillPart};
+use chat_autoparser::Options;
 use chat_autoparser::{ChatTemplate, ParserConfig, RenderRequest, TemplateConfig};
 use serde_json::{json, Value};
 
@@ -106,10 +107,7 @@ fn a_prefill_keeps_its_reasoning_when_the_template_has_reasoning() {
         json!({"role": "user", "content": "Hi"}),
         json!({"role": "assistant", "content": "Hello, ", "reasoning_content": "I'm thinking"}),
     ];
-    let request = RenderRequest {
-        messages,
-        ..Default::default()
-    };
+    let request = RenderRequest::default().with_messages(messages);
     let (prompt, prefill) = continuation_prompt(&tmpl, &analysis, &request, true.into()).unwrap();
     assert!(prompt.ends_with("<|assistant|>Hello, "), "{prompt:?}");
     let prefill = prefill.unwrap();
@@ -134,16 +132,10 @@ fn continue_reasoning_only(continues: Continue, output: &str) -> (String, Value)
         json!({"role": "user", "content": "Hi"}),
         json!({"role": "assistant", "content": "", "reasoning_content": "I'm thinking"}),
     ];
-    let request = RenderRequest {
-        messages,
-        ..Default::default()
-    };
+    let request = RenderRequest::default().with_messages(messages);
     let (prompt, prefill) = continuation_prompt(&tmpl, &analysis, &request, continues).unwrap();
-    let config = ParserConfig {
-        prompt: Some(prompt.clone()),
-        prefill,
-        ..ParserConfig::default()
-    };
+    let config = ParserConfig::from(Options::default().with_prompt(Some(prompt.clone())))
+        .with_prefill(prefill);
     (
         prompt,
         serde_json::to_value(analysis.parser(&config).unwrap().parse(output)).unwrap(),
@@ -193,10 +185,7 @@ fn an_empty_continued_part_cuts_where_it_would_start() {
         json!({"role": "user", "content": "Hi"}),
         json!({"role": "assistant", "content": ""}),
     ];
-    let request = RenderRequest {
-        messages,
-        ..Default::default()
-    };
+    let request = RenderRequest::default().with_messages(messages);
     let (prompt, prefill) =
         continuation_prompt(&tmpl, &analysis, &request, Continue::Reasoning).unwrap();
     assert_eq!(prompt, "<|user|>Hi<|end|><|assistant|><think>");
@@ -249,17 +238,11 @@ fn a_tag_pair_the_thinking_instruction_names_is_the_reasoning_block() {
         json!({"role": "user", "content": "Hi"}),
         json!({"role": "assistant", "content": "", "reasoning_content": "I'm"}),
     ];
-    let request = RenderRequest {
-        messages,
-        ..Default::default()
-    };
+    let request = RenderRequest::default().with_messages(messages);
     let (prompt, prefill) =
         continuation_prompt(&tmpl, &analysis, &request, Continue::Reasoning).unwrap();
-    let config = ParserConfig {
-        prompt: Some(prompt),
-        prefill,
-        ..ParserConfig::default()
-    };
+    let config =
+        ParserConfig::from(Options::default().with_prompt(Some(prompt))).with_prefill(prefill);
     let message = serde_json::to_value(
         analysis
             .parser(&config)
@@ -296,10 +279,7 @@ fn nested_values_in_the_templates_notation_become_json() {
     ];
     let analysis = template(OWN_NOTATION).analyze().unwrap();
     let parser = analysis
-        .parser(&ParserConfig {
-            tools,
-            ..ParserConfig::default()
-        })
+        .parser(&ParserConfig::from(Options::default().with_tools(tools)))
         .unwrap();
     let output = "<|call|>set{config:{theme:<|q|>dark, blue<|q|>,sizes:[1,2]},tags:[<|q|>a]b<|q|>,<|q|>c<|q|>],note:<|q|>{x}<|q|>,n:3}<|/call|>";
     let call = &parser.parse(output).tool_calls[0];
@@ -373,10 +353,7 @@ fn reasoning_in_a_thinking_content_part_is_found_and_parsed() {
         json!({"role": "user", "content": "Hi"}),
         json!({"role": "assistant", "content": "", "reasoning_content": "I'm"}),
     ];
-    let request = RenderRequest {
-        messages,
-        ..Default::default()
-    };
+    let request = RenderRequest::default().with_messages(messages);
     let (prompt, _) = continuation_prompt(&tmpl, &analysis, &request, true.into()).unwrap();
     assert_eq!(prompt, "[USER]Hi[ASSISTANT][THINK]I'm");
 }
@@ -384,10 +361,9 @@ fn reasoning_in_a_thinking_content_part_is_found_and_parsed() {
 #[test]
 fn with_a_response_schema_code_fences_are_not_content() {
     let analysis = template(THINKING_PARTS).analyze().unwrap();
-    let config = ParserConfig {
-        response_schema: Some(json!({"type": "object"})),
-        ..ParserConfig::default()
-    };
+    let config = ParserConfig::from(
+        Options::default().with_response_schema(Some(json!({"type": "object"}))),
+    );
     let parser = analysis.parser(&config).unwrap();
     let fenced = "[THINK]JSON it is[/THINK]```json\n{\"amount\": 1}\n```";
     let message = serde_json::to_value(parser.parse(fenced)).unwrap();

@@ -9,8 +9,8 @@
 use chat_autoparser::analysis::{ArgumentsSlot, ToolClass};
 use chat_autoparser::grammar::Recognizer;
 use chat_autoparser::{
-    Analysis, AssistantMessage, ChatTemplate, GrammarConfig, ParserConfig, TemplateConfig,
-    ToolChoice, TriggerKind,
+    Analysis, AssistantMessage, ChatTemplate, Options, ParserConfig, TemplateConfig, ToolChoice,
+    TriggerKind,
 };
 use serde_json::{json, Value};
 
@@ -62,10 +62,7 @@ fn tools() -> Vec<Value> {
 fn parse(output: &str) -> AssistantMessage {
     streaming::parse_and_stream(
         &analyze(SILENT)
-            .parser(&ParserConfig {
-                tools: tools(),
-                ..Default::default()
-            })
+            .parser(&ParserConfig::from(Options::default().with_tools(tools())))
             .unwrap(),
         output,
     )
@@ -135,10 +132,7 @@ fn malformed_calls_stay_in_the_content_verbatim() {
 
 #[test]
 fn a_cut_call_is_a_partial_call() {
-    let config = ParserConfig {
-        tools: tools(),
-        ..Default::default()
-    };
+    let config = ParserConfig::from(Options::default().with_tools(tools()));
     let parser = analyze(SILENT).parser(&config).unwrap();
     let m = parser.parse_partial("<|tool_call_start|>[get_time(city=");
     assert_eq!(m.tool_calls.len(), 1, "{m:?}");
@@ -148,10 +142,7 @@ fn a_cut_call_is_a_partial_call() {
 
 #[test]
 fn tool_choice_none_keeps_calls_as_content() {
-    let config = ParserConfig {
-        tool_choice: ToolChoice::None,
-        ..Default::default()
-    };
+    let config = ParserConfig::from(Options::default().with_tool_choice(ToolChoice::None));
     let text = "<|tool_call_start|>[get_time(city=\"Paris\")]<|tool_call_end|>";
     let m = analyze(SILENT).parser(&config).unwrap().parse(text);
     assert!(m.tool_calls.is_empty());
@@ -189,10 +180,7 @@ fn templates_that_take_no_tools_read_the_polyfill_dialect() {
         "no tools in the request, no calls"
     );
     assert_eq!(plain.content.as_deref(), Some(hermes));
-    let config = ParserConfig {
-        tools: tools(),
-        ..Default::default()
-    };
+    let config = ParserConfig::from(Options::default().with_tools(tools()));
     let parser = a.parser(&config).unwrap();
     let m = parser.parse(hermes);
     assert_eq!(m.content, None);
@@ -207,10 +195,7 @@ fn templates_that_take_no_tools_read_the_polyfill_dialect() {
 
 #[test]
 fn the_grammar_allows_either_dialect() {
-    let config = GrammarConfig {
-        tools: tools(),
-        ..Default::default()
-    };
+    let config = Options::default().with_tools(tools());
     let g = analyze(SILENT).grammar(&config).unwrap();
     assert!(g.lazy);
     let words: Vec<(TriggerKind, &str)> = g
@@ -251,9 +236,6 @@ fn the_grammar_allows_either_dialect() {
     );
     assert!(r.accepts("<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"), "{}", g.gbnf);
     assert!(!r.accepts("<tool_call>\n{\"name\": \"other\", \"arguments\": {}}\n</tool_call>"));
-    let required = GrammarConfig {
-        tool_choice: ToolChoice::Required,
-        ..config
-    };
+    let required = config.with_tool_choice(ToolChoice::Required);
     assert!(!analyze(SILENT).grammar(&required).unwrap().lazy);
 }

@@ -23,8 +23,7 @@
 use chat_autoparser::grammar::syntax;
 use chat_autoparser::parser::{template_messages, DiagnosticKind};
 use chat_autoparser::{
-    ChatTemplate, GrammarConfig, OutputParser, ParserConfig, RenderRequest, TemplateConfig,
-    ToolChoice,
+    ChatTemplate, Options, OutputParser, ParserConfig, RenderRequest, TemplateConfig, ToolChoice,
 };
 use serde_json::{json, Value};
 
@@ -64,11 +63,9 @@ fn reference_cycles_give_grammars_llama_cpp_loads() {
         for schema in &schemas {
             let tools =
                 vec![json!({"type": "function", "function": {"name": "f", "parameters": schema}})];
-            let config = GrammarConfig {
-                tools,
-                tool_choice: ToolChoice::Required,
-                ..Default::default()
-            };
+            let config = Options::default()
+                .with_tools(tools)
+                .with_tool_choice(ToolChoice::Required);
             let Ok(grammar) = analysis.grammar(&config) else {
                 continue;
             };
@@ -139,17 +136,15 @@ fn fuzz_parsers() -> Vec<(String, OutputParser)> {
             let template = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap();
             let analysis = template.analyze().unwrap();
             let user = json!({"role": "user", "content": "Weather in Paris?"});
-            let request = RenderRequest {
-                messages: template_messages(&analysis, &[user]),
-                tools: Some(fuzz_tools()),
-                add_generation_prompt: true,
-                ..Default::default()
-            };
-            let config = ParserConfig {
-                tools: fuzz_tools(),
-                prompt: template.render(&request).ok(),
-                ..Default::default()
-            };
+            let request = RenderRequest::default()
+                .with_messages(template_messages(&analysis, &[user]))
+                .with_tools(Some(fuzz_tools()))
+                .with_add_generation_prompt(true);
+            let config = ParserConfig::from(
+                Options::default()
+                    .with_tools(fuzz_tools())
+                    .with_prompt(template.render(&request).ok()),
+            );
             let name = p.file_stem().unwrap().to_string_lossy().into_owned();
             (name, analysis.parser(&config).unwrap())
         })

@@ -12,6 +12,7 @@
 //!   diagnostic (an error when strict).
 
 use chat_autoparser::parser::{DiagnosticKind, OutputParser};
+use chat_autoparser::Options;
 use chat_autoparser::{ChatTemplate, ParserConfig, TemplateConfig};
 
 use crate::common::streaming;
@@ -26,10 +27,7 @@ fn parser(template: &str) -> OutputParser {
         .analyze()
         .unwrap();
     analysis
-        .parser(&ParserConfig {
-            tools: tools(),
-            ..Default::default()
-        })
+        .parser(&ParserConfig::from(Options::default().with_tools(tools())))
         .unwrap()
 }
 

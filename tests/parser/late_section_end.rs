@@ -10,7 +10,7 @@
 //! content); the grammar must accept the section with and without it.
 
 use chat_autoparser::grammar::Recognizer;
-use chat_autoparser::{Analysis, AssistantMessage, GrammarConfig, ParserConfig};
+use chat_autoparser::{Analysis, AssistantMessage, Options, ParserConfig};
 
 use crate::common::streaming;
 
@@ -41,10 +41,7 @@ fn analysis() -> Analysis {
 fn parse(output: &str) -> AssistantMessage {
     streaming::parse_and_stream(
         &analysis()
-            .parser(&ParserConfig {
-                tools: tools(),
-                ..Default::default()
-            })
+            .parser(&ParserConfig::from(Options::default().with_tools(tools())))
             .unwrap(),
         output,
     )
@@ -91,11 +88,9 @@ fn the_end_is_scaffolding_after_one_call_or_two() {
 
 #[test]
 fn the_grammar_accepts_the_section_with_and_without_its_end() {
-    let config = GrammarConfig {
-        tools: tools(),
-        parallel_tool_calls: true,
-        ..Default::default()
-    };
+    let config = Options::default()
+        .with_tools(tools())
+        .with_parallel_tool_calls(true);
     let g = analysis().grammar(&config).unwrap();
     let r = Recognizer::new(&g.gbnf).unwrap();
     for text in [

@@ -16,6 +16,7 @@
 //! - a corrupted closing marker (`]<]minimaXx[>[</invoke>`) is content.
 
 use chat_autoparser::parser::{Diagnostic, DiagnosticKind};
+use chat_autoparser::Options;
 use chat_autoparser::{AssistantMessage, ChatTemplate, ParserConfig, RenderRequest};
 use chat_autoparser::{OutputParser, TemplateConfig};
 use serde_json::{json, Value};
@@ -42,18 +43,18 @@ fn corpus_parser(name: &str) -> Option<OutputParser> {
     };
     let template = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap();
     let analysis = template.analyze().unwrap();
-    let request = RenderRequest {
-        messages: vec![json!({"role": "user", "content": "Weather in Paris?"})],
-        tools: Some(tools()),
-        add_generation_prompt: true,
-        ..Default::default()
-    };
-    let config = ParserConfig {
-        tools: tools(),
-        prompt: Some(template.render(&request).unwrap()),
-        enable_thinking: Some(false),
-        ..Default::default()
-    };
+    let request = RenderRequest::default()
+        .with_messages(vec![
+            json!({"role": "user", "content": "Weather in Paris?"}),
+        ])
+        .with_tools(Some(tools()))
+        .with_add_generation_prompt(true);
+    let config = ParserConfig::from(
+        Options::default()
+            .with_tools(tools())
+            .with_prompt(Some(template.render(&request).unwrap()))
+            .with_enable_thinking(Some(false)),
+    );
     Some(analysis.parser(&config).unwrap())
 }
 
@@ -232,11 +233,11 @@ fn a_prompt_that_does_not_render_is_left_out() {
         "description": "Weather.", "parameters": {"type": "object",
         "properties": {"city": {"type": "string"}}}}}),
     ];
-    let request = chat_autoparser::ChatRequest {
-        messages: vec![json!({"role": "user", "content": "Weather in Paris?"})],
-        tools: Some(tools),
-        ..Default::default()
-    };
+    let request = chat_autoparser::ChatRequest::default()
+        .with_messages(vec![
+            json!({"role": "user", "content": "Weather in Paris?"}),
+        ])
+        .with_tools(Some(tools));
     let chat = chat_autoparser::Chat::with_analysis(template, analysis);
     let prepared = chat.prepare(&request);
     assert_eq!(prepared.prompt, None);
@@ -270,10 +271,7 @@ fn a_call_cut_before_its_arguments_or_inside_a_value_is_content() {
     for (name, output) in cases {
         let source = std::fs::read_to_string(format!("{dir}/templates/{name}.jinja")).unwrap();
         let template = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap();
-        let config = ParserConfig {
-            tools: tools(),
-            ..Default::default()
-        };
+        let config = ParserConfig::from(Options::default().with_tools(tools()));
         let parser = template.analyze().unwrap().parser(&config).unwrap();
         let (m, kinds) = parse(&parser, output);
         assert!(m.tool_calls.is_empty(), "{name} {output:?}: {m:?}");

@@ -9,9 +9,7 @@
 
 use chat_autoparser::analysis::{ArgumentsSlot, ComparisonStatus, NameSlot, TaggedArguments};
 use chat_autoparser::grammar::Recognizer;
-use chat_autoparser::{
-    Analysis, ChatTemplate, GrammarConfig, ParserConfig, TemplateConfig, ToolChoice,
-};
+use chat_autoparser::{Analysis, ChatTemplate, Options, ParserConfig, TemplateConfig, ToolChoice};
 use serde_json::{json, Value};
 
 /// XML-element arguments, and `</think>` alone on turns without reasoning.
@@ -99,10 +97,7 @@ fn lone_end_marker_is_learned() {
 
 fn parse(output: &str) -> chat_autoparser::AssistantMessage {
     analysis()
-        .parser(&ParserConfig {
-            tools: tools(),
-            ..Default::default()
-        })
+        .parser(&ParserConfig::from(Options::default().with_tools(tools())))
         .unwrap()
         .parse(output)
 }
@@ -144,11 +139,9 @@ fn text_that_is_no_call_stays_content() {
 
 #[test]
 fn grammar_fixes_the_closing_name() {
-    let config = GrammarConfig {
-        tools: tools(),
-        tool_choice: ToolChoice::Required,
-        ..Default::default()
-    };
+    let config = Options::default()
+        .with_tools(tools())
+        .with_tool_choice(ToolChoice::Required);
     let g = analysis().grammar(&config).unwrap();
     let r = Recognizer::new(&g.gbnf).unwrap();
     assert!(

@@ -11,6 +11,7 @@
 //! that is not whole elements stays a string; streaming equals batch.
 
 use chat_autoparser::analysis::{ArgumentsSlot, ComparisonStatus, Elements};
+use chat_autoparser::Options;
 use chat_autoparser::ParserConfig;
 use serde_json::{json, Value};
 
@@ -37,10 +38,7 @@ fn tools() -> Vec<Value> {
 
 fn arguments(output: &str) -> String {
     let parser = analysis()
-        .parser(&ParserConfig {
-            tools: tools(),
-            ..Default::default()
-        })
+        .parser(&ParserConfig::from(Options::default().with_tools(tools())))
         .unwrap();
     let m = streaming::parse_and_stream(&parser, output);
     assert_eq!(m.tool_calls.len(), 1, "{output}: {m:?}");
@@ -135,10 +133,7 @@ fn unknown_tools_read_elements_by_their_shape() {
 #[test]
 fn plain_string_values_still_stream() {
     let parser = analysis()
-        .parser(&ParserConfig {
-            tools: tools(),
-            ..Default::default()
-        })
+        .parser(&ParserConfig::from(Options::default().with_tools(tools())))
         .unwrap();
     let m = parser.parse_partial("<call name=\"plan\"><note>hello wor");
     assert_eq!(m.tool_calls[0].function.arguments, r#"{"note": "hello wor"#);

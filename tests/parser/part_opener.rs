@@ -9,6 +9,7 @@
 //! only where a part opens: `all` inside the content (`call`, `really`) is
 //! text.
 
+use chat_autoparser::Options;
 use chat_autoparser::{Analysis, AssistantMessage, ParserConfig};
 use serde_json::json;
 
@@ -35,10 +36,7 @@ fn analysis() -> Analysis {
 fn parse(output: &str) -> AssistantMessage {
     streaming::parse_and_stream(
         &analysis()
-            .parser(&ParserConfig {
-                tools: tools(),
-                ..Default::default()
-            })
+            .parser(&ParserConfig::from(Options::default().with_tools(tools())))
             .unwrap(),
         output,
     )

@@ -12,6 +12,7 @@
 //!   the same in the deltas and the message, repeatable with the same seed.
 
 use crate::common::streaming;
+use chat_autoparser::Options;
 
 use chat_autoparser::message::MessageBuilder;
 use chat_autoparser::{OutputParser, ParserConfig};
@@ -25,11 +26,10 @@ fn parser(call_ids: Option<u64>) -> OutputParser {
     ))
     .unwrap();
     analyze(&source)
-        .parser(&ParserConfig {
-            tools: weather_tools(),
-            call_ids,
-            ..Default::default()
-        })
+        .parser(
+            &ParserConfig::from(Options::default().with_tools(weather_tools()))
+                .with_call_ids(call_ids),
+        )
         .unwrap()
 }
 

@@ -8,6 +8,7 @@
 //! 7-byte chunks must give the batch message, delta by delta.
 
 use chat_autoparser::parser::char_chunks;
+use chat_autoparser::Options;
 use chat_autoparser::{AssistantMessage, ChatTemplate, OutputParser, ParserConfig, TemplateConfig};
 use serde_json::{json, Value};
 
@@ -42,10 +43,7 @@ fn parser() -> OutputParser {
         .analyze()
         .unwrap();
     analysis
-        .parser(&ParserConfig {
-            tools: tools(),
-            ..Default::default()
-        })
+        .parser(&ParserConfig::from(Options::default().with_tools(tools())))
         .unwrap()
 }
 
@@ -112,14 +110,11 @@ fn json_values_are_kept_and_misfits_stay_strings() {
 fn the_template_renders_what_the_parser_reads() {
     let tmpl = ChatTemplate::new(TEMPLATE, &TemplateConfig::default()).unwrap();
     let args = json!({"text": "t", "meta": {"a": [1, null], "ok": true}, "tags": ["x"]});
-    let request = chat_autoparser::RenderRequest {
-        messages: vec![
-            json!({"role": "user", "content": "hi"}),
-            json!({"role": "assistant", "content": "", "tool_calls": [
+    let request = chat_autoparser::RenderRequest::default().with_messages(vec![
+        json!({"role": "user", "content": "hi"}),
+        json!({"role": "assistant", "content": "", "tool_calls": [
                 {"type": "function", "function": {"name": "save_note", "arguments": args}}]}),
-        ],
-        ..Default::default()
-    };
+    ]);
     let rendered = tmpl.render(&request).unwrap();
     let output = rendered
         .split_once("<|bot|>")

@@ -30,7 +30,7 @@
 //! turn, `<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>...`, unconditionally):
 //! the end of turn followed by the text the user turn alone also ends with
 //! is the template's, not the model's, which stops at its end of turn. It is parsed
-//! with `ParserConfig { tools, prompt, .. }` and compared with the turn:
+//! with `ParserConfig` with the tools and the prompt and compared with the turn:
 //! content and reasoning trimmed, names exactly, arguments as parsed JSON.
 //!
 //! Skipped cases, reported apart from the recovered/total counts:

@@ -15,6 +15,7 @@
 //! The per-template pass counts are written into `docs/coverage.md` between
 //! the `vectors` markers; set `VECTORS_FAILURES=path` to dump every miss.
 
+use chat_autoparser::Options;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -126,15 +127,14 @@ fn run_case(
     let enable_thinking = case["enable_thinking"].as_bool();
     let continues = Continue::from_json(&case["continue_final_message"])
         .expect("a continue_final_message value");
-    let request = RenderRequest {
-        messages: case["messages"].as_array().cloned().unwrap_or_default(),
-        tools: tools.clone(),
-        add_generation_prompt: !continues.is_continued()
-            && case["add_generation_prompt"].as_bool().unwrap_or(true),
-        enable_thinking,
-        extra: Default::default(),
-        ..Default::default()
-    };
+    let request = RenderRequest::default()
+        .with_messages(case["messages"].as_array().cloned().unwrap_or_default())
+        .with_tools(tools.clone())
+        .with_add_generation_prompt(
+            !continues.is_continued() && case["add_generation_prompt"].as_bool().unwrap_or(true),
+        )
+        .with_enable_thinking(enable_thinking)
+        .with_extra(Default::default());
     // We render `tools: null` as transformers does (`tools = None`);
     // llama.cpp always passes a list. When a template refuses None, render it
     // as llama.cpp did when it recorded the vector.
@@ -143,10 +143,7 @@ fn run_case(
             None => continuation_prompt(
                 tmpl,
                 analysis,
-                &RenderRequest {
-                    tools: Some(Vec::new()),
-                    ..request.clone()
-                },
+                &request.clone().with_tools(Some(Vec::new())),
                 continues,
             ),
             Some(_) => Err(e),
@@ -155,24 +152,27 @@ fn run_case(
         Ok(p) => p,
         Err(e) => return fail(format!("prompt does not render: {e}")),
     };
-    let config = ParserConfig {
-        tools: tools.unwrap_or_default(),
-        tool_choice: ToolChoice::from_json(&case["tool_choice"]),
-        parallel_tool_calls: case["parallel_tool_calls"].as_bool().unwrap_or(false),
-        enable_thinking,
-        reasoning: if case["reasoning_format"] == "none" {
-            ReasoningFormat::Inline
-        } else {
-            ReasoningFormat::Extract
-        },
-        prompt: Some(prompt),
-        response_schema: case["json_schema"]
-            .as_str()
-            .filter(|s| !s.is_empty())
-            .and_then(|s| serde_json::from_str(s).ok()),
-        prefill,
-        call_ids: None,
-    };
+    let config = ParserConfig::from(
+        Options::default()
+            .with_tools(tools.unwrap_or_default())
+            .with_tool_choice(ToolChoice::from_json(&case["tool_choice"]))
+            .with_parallel_tool_calls(case["parallel_tool_calls"].as_bool().unwrap_or(false))
+            .with_enable_thinking(enable_thinking)
+            .with_prompt(Some(prompt))
+            .with_response_schema(
+                case["json_schema"]
+                    .as_str()
+                    .filter(|s| !s.is_empty())
+                    .and_then(|s| serde_json::from_str(s).ok()),
+            ),
+    )
+    .with_reasoning(if case["reasoning_format"] == "none" {
+        ReasoningFormat::Inline
+    } else {
+        ReasoningFormat::Extract
+    })
+    .with_prefill(prefill)
+    .with_call_ids(None);
     let parser = match analysis.parser(&config) {
         Ok(p) => p,
         Err(e) => return fail(format!("parser does not build: {e}")),

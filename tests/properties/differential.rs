@@ -178,26 +178,25 @@ fn floor_char_boundary(s: &str, mut at: usize) -> usize {
 }
 
 fn options(prompt: &str, choice: ToolChoice, parallel: bool) -> Options {
-    Options {
-        tools: turns::engine_tools(),
-        tool_choice: choice,
-        parallel_tool_calls: parallel,
-        enable_thinking: Some(false),
-        prompt: Some(prompt.to_string()),
-        response_schema: None,
-    }
+    Options::default()
+        .with_tools(turns::engine_tools())
+        .with_tool_choice(choice)
+        .with_parallel_tool_calls(parallel)
+        .with_enable_thinking(Some(false))
+        .with_prompt(Some(prompt.to_string()))
+        .with_response_schema(None)
 }
 
 /// The parser reads exactly the case's calls, strictly.
 fn parser_reads(f: &Fixture, case: &Case) -> Result<bool, String> {
-    let config = ParserConfig {
-        tools: turns::engine_tools(),
-        tool_choice: case.choice.clone(),
-        parallel_tool_calls: case.parallel,
-        enable_thinking: Some(false),
-        prompt: Some(case.prompt.clone()),
-        ..Default::default()
-    };
+    let config = ParserConfig::from(
+        Options::default()
+            .with_tools(turns::engine_tools())
+            .with_tool_choice(case.choice.clone())
+            .with_parallel_tool_calls(case.parallel)
+            .with_enable_thinking(Some(false))
+            .with_prompt(Some(case.prompt.clone())),
+    );
     let parser = OutputParser::new(&f.analysis, &config).map_err(|e| e.to_string())?;
     let Ok(message) = parser.parse_strict(&case.output) else {
         return Ok(false);
@@ -207,12 +206,12 @@ fn parser_reads(f: &Fixture, case: &Case) -> Result<bool, String> {
 
 /// The calls the lenient parse of the case's output holds.
 fn lenient_calls(f: &Fixture, case: &Case) -> Vec<(String, Value)> {
-    let config = ParserConfig {
-        tools: turns::engine_tools(),
-        prompt: Some(case.prompt.clone()),
-        enable_thinking: Some(false),
-        ..Default::default()
-    };
+    let config = ParserConfig::from(
+        Options::default()
+            .with_tools(turns::engine_tools())
+            .with_prompt(Some(case.prompt.clone()))
+            .with_enable_thinking(Some(false)),
+    );
     let Ok(parser) = OutputParser::new(&f.analysis, &config) else {
         return Vec::new();
     };

@@ -52,6 +52,7 @@
 //! to contain at least as many of each random-text character (a multiset
 //! inclusion, because content, reasoning and arguments are separate fields).
 
+use chat_autoparser::Options;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
 
@@ -115,23 +116,23 @@ fn fixture(name: &'static str) -> Fixture {
     let tmpl = ChatTemplate::new(&source, &TemplateConfig::default()).expect("compiles");
     let analysis = tmpl.analyze().expect("analyses");
     let user = json!({"role": "user", "content": "Weather in Paris?"});
-    let request = |messages: Vec<Value>, gen: bool| RenderRequest {
-        messages: template_messages(&analysis, &messages),
-        tools: Some(tools()),
-        add_generation_prompt: gen,
-        enable_thinking: None,
-        extra: Default::default(),
-        ..Default::default()
+    let request = |messages: Vec<Value>, gen: bool| {
+        RenderRequest::default()
+            .with_messages(template_messages(&analysis, &messages))
+            .with_tools(Some(tools()))
+            .with_add_generation_prompt(gen)
+            .with_enable_thinking(None)
+            .with_extra(Default::default())
     };
     let prompt = tmpl
         .render(&request(vec![user.clone()], true))
         .expect("prompt renders");
     let parser = analysis
-        .parser(&ParserConfig {
-            tools: tools(),
-            prompt: Some(prompt.clone()),
-            ..Default::default()
-        })
+        .parser(&ParserConfig::from(
+            Options::default()
+                .with_tools(tools())
+                .with_prompt(Some(prompt.clone())),
+        ))
         .expect("parser builds");
 
     let call = |i: usize, name: &str, args: Value| {

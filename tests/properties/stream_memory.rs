@@ -15,6 +15,7 @@
 //! STREAM_MEMORY_MB=50 cargo test --release --test properties stream_memory:: -- --nocapture
 //! ```
 
+use chat_autoparser::Options;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -37,10 +38,7 @@ fn parser() -> OutputParser {
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}),
     ];
     analysis
-        .parser(&ParserConfig {
-            tools,
-            ..Default::default()
-        })
+        .parser(&ParserConfig::from(Options::default().with_tools(tools)))
         .unwrap()
 }
 

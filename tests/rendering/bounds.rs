@@ -35,22 +35,17 @@ const SANITY: Duration = Duration::from_secs(1);
 
 /// Limits small enough for a debug build to hit them well within [`SANITY`].
 fn test_limits() -> TemplateConfig {
-    TemplateConfig {
-        limits: Limits {
-            fuel: 2_000_000,
-            recursion: 200,
-            max_output_bytes: 1 << 20,
-            max_total_bytes: 64 << 20,
-        },
-        ..Default::default()
-    }
+    TemplateConfig::default().with_limits(
+        Limits::default()
+            .with_fuel(2_000_000)
+            .with_recursion(200)
+            .with_max_output_bytes(1 << 20)
+            .with_max_total_bytes(64 << 20),
+    )
 }
 
 fn request() -> RenderRequest {
-    RenderRequest {
-        messages: vec![json!({"role": "user", "content": "hi"})],
-        ..Default::default()
-    }
+    RenderRequest::default().with_messages(vec![json!({"role": "user", "content": "hi"})])
 }
 
 /// Renders `source` under `config`, expecting an error; checks the sanity time.
@@ -468,7 +463,7 @@ proptest! {
         add_generation_prompt in any::<bool>(),
     ) {
         let compiled = ChatTemplate::new(template, &TemplateConfig::default()).expect("corpus-like templates compile");
-        let request = RenderRequest { messages, tools, add_generation_prompt, ..Default::default() };
+        let request = RenderRequest::default().with_messages(messages).with_tools(tools).with_add_generation_prompt(add_generation_prompt);
         let _ = compiled.render(&request);
     }
 }

@@ -25,14 +25,12 @@ fn crlf_source() -> String {
 }
 
 fn request() -> RenderRequest {
-    RenderRequest {
-        messages: vec![
+    RenderRequest::default()
+        .with_messages(vec![
             json!({"role": "system", "content": "S"}),
             json!({"role": "user", "content": "line1\r\nline2"}),
-        ],
-        add_generation_prompt: true,
-        ..Default::default()
-    }
+        ])
+        .with_add_generation_prompt(true)
 }
 
 #[test]

@@ -200,11 +200,9 @@ fn snippet_request() -> RenderRequest {
         "args".into(),
         json!({"items": [1, 2.5], "q": "café", "ok": true, "none": null}),
     );
-    RenderRequest {
-        messages: vec![user("hi")],
-        extra,
-        ..RenderRequest::default()
-    }
+    RenderRequest::default()
+        .with_messages(vec![user("hi")])
+        .with_extra(extra)
 }
 
 #[test]
@@ -511,14 +509,12 @@ fn cases() -> Vec<Case> {
         for add_generation_prompt in [true, false] {
             cases.push(Case {
                 name: format!("{}/agp={add_generation_prompt}", c.name),
-                request: RenderRequest {
-                    messages: c.messages.clone(),
-                    tools: c.tools.clone(),
-                    add_generation_prompt,
-                    enable_thinking: c.enable_thinking,
-                    extra: Map::new(),
-                    ..Default::default()
-                },
+                request: RenderRequest::default()
+                    .with_messages(c.messages.clone())
+                    .with_tools(c.tools.clone())
+                    .with_add_generation_prompt(add_generation_prompt)
+                    .with_enable_thinking(c.enable_thinking)
+                    .with_extra(Map::new()),
             });
         }
     }
@@ -529,12 +525,10 @@ fn cases() -> Vec<Case> {
 // The two renderers.
 
 fn render_ours(jobs: &[Job<'_>]) -> Vec<Outcome> {
-    let config = TemplateConfig {
-        bos_token: Some(BOS.into()),
-        eos_token: Some(EOS.into()),
-        clock: Arc::new(FixedClock(NOW)),
-        ..TemplateConfig::default()
-    };
+    let config = TemplateConfig::default()
+        .with_bos_token(Some(BOS.into()))
+        .with_eos_token(Some(EOS.into()))
+        .with_clock(Arc::new(FixedClock(NOW)));
     // Jobs of one template are adjacent: compile once per run of them.
     let mut compiled: Option<(&str, Result<ChatTemplate, chat_autoparser::Error>)> = None;
     jobs.iter()

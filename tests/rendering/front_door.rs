@@ -56,11 +56,11 @@ const SILENT_CALLS: &str = "{%- if tools %}\
 #[test]
 fn prepare_gives_prompt_parser_and_exports() {
     let chat = shipped("hermes-think.jinja");
-    let request = ChatRequest {
-        messages: vec![json!({"role": "user", "content": "Weather in Paris?"})],
-        tools: Some(vec![weather()]),
-        ..ChatRequest::default()
-    };
+    let request = ChatRequest::default()
+        .with_messages(vec![
+            json!({"role": "user", "content": "Weather in Paris?"}),
+        ])
+        .with_tools(Some(vec![weather()]));
     let prepared = chat.prepare(&request);
     assert!(
         prepared.diagnostics.is_empty(),
@@ -101,13 +101,10 @@ fn a_prompt_that_does_not_render_leaves_the_parse_standing() {
          <|{{ m.role }}|>{{ m.content }}{% endfor %}\
          {% if add_generation_prompt %}<|assistant|>{% endif %}",
     );
-    let request = ChatRequest {
-        messages: vec![
-            json!({"role": "user", "content": "U"}),
-            json!({"role": "user", "content": "U"}),
-        ],
-        ..ChatRequest::default()
-    };
+    let request = ChatRequest::default().with_messages(vec![
+        json!({"role": "user", "content": "U"}),
+        json!({"role": "user", "content": "U"}),
+    ]);
     let prepared = chat.prepare(&request);
     assert_eq!(prepared.prompt, None);
     assert_eq!(
@@ -129,14 +126,12 @@ fn a_prompt_that_does_not_render_leaves_the_parse_standing() {
 #[test]
 fn a_continued_message_is_the_start_of_the_answer() {
     let chat = shipped("hermes-think.jinja");
-    let request = ChatRequest {
-        messages: vec![
+    let request = ChatRequest::default()
+        .with_messages(vec![
             json!({"role": "user", "content": "Count."}),
             json!({"role": "assistant", "content": "One,"}),
-        ],
-        continue_final_message: Continue::Auto,
-        ..ChatRequest::default()
-    };
+        ])
+        .with_continue_final_message(Continue::Auto);
     let prepared = chat.prepare(&request);
     assert!(prepared.prompt.as_deref().unwrap().ends_with("One,"));
     assert_eq!(
@@ -148,11 +143,9 @@ fn a_continued_message_is_the_start_of_the_answer() {
 #[test]
 fn replayed_calls_are_written_in_the_analysed_format() {
     let chat = chat(SILENT_CALLS);
-    let request = ChatRequest {
-        messages: replay(),
-        tools: Some(vec![weather()]),
-        ..ChatRequest::default()
-    };
+    let request = ChatRequest::default()
+        .with_messages(replay())
+        .with_tools(Some(vec![weather()]));
     let prompt = chat.prepare(&request).prompt.unwrap();
     assert_eq!(
         prompt,
@@ -173,11 +166,9 @@ fn replayed_calls_are_written_in_the_analysed_format() {
 #[test]
 fn without_the_analysis_render_chat_stays_all_hermes() {
     let template = ChatTemplate::new(SILENT_CALLS, &TemplateConfig::default()).unwrap();
-    let request = ChatRequest {
-        messages: replay(),
-        tools: Some(vec![weather()]),
-        ..ChatRequest::default()
-    };
+    let request = ChatRequest::default()
+        .with_messages(replay())
+        .with_tools(Some(vec![weather()]));
     let text = template.render_chat(&request.render_request()).unwrap();
     assert!(!text.contains("Tools: ["), "{text}");
     assert!(text.contains(
@@ -190,11 +181,9 @@ fn without_the_analysis_render_chat_stays_all_hermes() {
 #[test]
 fn a_first_turn_keeps_the_template_as_written() {
     let chat = chat(SILENT_CALLS);
-    let request = ChatRequest {
-        messages: replay()[..1].to_vec(),
-        tools: Some(vec![weather()]),
-        ..ChatRequest::default()
-    };
+    let request = ChatRequest::default()
+        .with_messages(replay()[..1].to_vec())
+        .with_tools(Some(vec![weather()]));
     let prompt = chat.prepare(&request).prompt.unwrap();
     assert_eq!(
         prompt,
@@ -213,11 +202,9 @@ fn lfm2_replays_calls_as_python_lists_between_its_tokens() {
     };
     let template = ChatTemplate::from_source(&source, &TemplateConfig::default()).unwrap();
     let chat = Chat::new(template).unwrap();
-    let request = ChatRequest {
-        messages: replay(),
-        tools: Some(vec![weather()]),
-        ..ChatRequest::default()
-    };
+    let request = ChatRequest::default()
+        .with_messages(replay())
+        .with_tools(Some(vec![weather()]));
     let prompt = chat.prepare(&request).prompt.unwrap();
     assert_eq!(
         prompt,
@@ -238,17 +225,13 @@ fn lfm2_replays_calls_as_python_lists_between_its_tokens() {
 #[test]
 fn a_given_prompt_is_used_as_is_and_no_messages_leave_the_switch() {
     let chat = shipped("qwen3_5-fixed.jinja");
-    let given = ChatRequest {
-        prompt: Some("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n".into()),
-        ..ChatRequest::default()
-    };
+    let given = ChatRequest::default().with_prompt(Some(
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n".into(),
+    ));
     let prepared = chat.prepare(&given);
     assert_eq!(prepared.prompt, given.prompt);
     assert_eq!(prepared.start(), Start::InReasoning);
-    let off = ChatRequest {
-        enable_thinking: Some(false),
-        ..ChatRequest::default()
-    };
+    let off = ChatRequest::default().with_enable_thinking(Some(false));
     let prepared = chat.prepare(&off);
     assert_eq!(
         (prepared.prompt.as_deref(), prepared.diagnostics.len()),
@@ -265,11 +248,9 @@ const NO_TOOLS: &str =
 #[test]
 fn a_template_without_tools_parses_the_hermes_calls_its_prompt_asks_for() {
     let chat = chat(NO_TOOLS);
-    let request = ChatRequest {
-        messages: replay()[..1].to_vec(),
-        tools: Some(vec![weather()]),
-        ..ChatRequest::default()
-    };
+    let request = ChatRequest::default()
+        .with_messages(replay()[..1].to_vec())
+        .with_tools(Some(vec![weather()]));
     let prepared = chat.prepare(&request);
     let prompt = prepared.prompt.as_deref().unwrap();
     assert!(prompt.contains(

@@ -138,10 +138,8 @@ fn run(source: &str, run: Run) -> String {
     };
     match run {
         Run::Render => {
-            let request = RenderRequest {
-                messages: vec![json!({"role": "user", "content": "hi"})],
-                ..Default::default()
-            };
+            let request = RenderRequest::default()
+                .with_messages(vec![json!({"role": "user", "content": "hi"})]);
             match template.render(&request) {
                 Ok(text) => format!("ok: {}", text.chars().take(120).collect::<String>()),
                 Err(e) => format!("error {}: {}", e.kind().as_str(), e.message()),

@@ -64,10 +64,7 @@ fn incremental_equals_full_on_every_prefix() {
         let Ok(template) = ChatTemplate::from_source(&source, &TemplateConfig::default()) else {
             continue;
         };
-        let request = RenderRequest {
-            messages: messages.clone(),
-            ..Default::default()
-        };
+        let request = RenderRequest::default().with_messages(messages.clone());
         let Ok(is_stable) = template.is_prefix_stable(&request) else {
             continue;
         };
@@ -77,24 +74,16 @@ fn incremental_equals_full_on_every_prefix() {
         // text (a default system prompt) that the first message replaces.
         let mut renderer = IncrementalRenderer::new(
             &template,
-            RenderRequest {
-                messages: messages[..1].to_vec(),
-                ..Default::default()
-            },
+            RenderRequest::default().with_messages(messages[..1].to_vec()),
         );
         let mut previous_ok = template
-            .render_chat(&RenderRequest {
-                messages: messages[..1].to_vec(),
-                ..Default::default()
-            })
+            .render_chat(&RenderRequest::default().with_messages(messages[..1].to_vec()))
             .is_ok();
         for n in 2..=messages.len() {
             let previous = renderer.text().to_owned();
             let pushed = renderer.push(messages[n - 1].clone());
-            let full = template.render_chat(&RenderRequest {
-                messages: messages[..n].to_vec(),
-                ..Default::default()
-            });
+            let full = template
+                .render_chat(&RenderRequest::default().with_messages(messages[..n].to_vec()));
             match (pushed, full) {
                 (Ok(delta), Ok(full)) => {
                     assert_eq!(
@@ -135,11 +124,9 @@ fn stable_template_is_reported_stable() {
     let template = ChatTemplate::new(source, &TemplateConfig::default()).unwrap();
     // Native: the probes would find no system role in the second template
     // and merge the system text into the user turn.
-    let request = RenderRequest {
-        messages: conversation(),
-        tool_formatting: ToolFormatting::Native,
-        ..Default::default()
-    };
+    let request = RenderRequest::default()
+        .with_messages(conversation())
+        .with_tool_formatting(ToolFormatting::Native);
     assert!(template.is_prefix_stable(&request).unwrap());
     let last = source.replace("{{ m.content }}", "{{ m.content if loop.last else '' }}");
     let template = ChatTemplate::new(&last, &TemplateConfig::default()).unwrap();

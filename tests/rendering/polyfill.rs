@@ -48,12 +48,10 @@ fn capabilities_show_what_is_missing() {
 
 #[test]
 fn tools_calls_results_and_system_are_polyfilled() {
-    let request = RenderRequest {
-        messages: conversation(),
-        tools: Some(tools()),
-        add_generation_prompt: true,
-        ..Default::default()
-    };
+    let request = RenderRequest::default()
+        .with_messages(conversation())
+        .with_tools(Some(tools()))
+        .with_add_generation_prompt(true);
     let text = template().render_chat(&request).unwrap();
     let expected = concat!(
         "<|im_start|>user\nBe brief.\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n",
@@ -71,12 +69,10 @@ fn tools_calls_results_and_system_are_polyfilled() {
 
 #[test]
 fn native_renders_as_written() {
-    let request = RenderRequest {
-        messages: conversation()[1..].to_vec(),
-        tools: Some(tools()),
-        tool_formatting: ToolFormatting::Native,
-        ..Default::default()
-    };
+    let request = RenderRequest::default()
+        .with_messages(conversation()[1..].to_vec())
+        .with_tools(Some(tools()))
+        .with_tool_formatting(ToolFormatting::Native);
     let text = template().render_chat(&request).unwrap();
     assert_eq!(text, template().render(&request).unwrap());
     assert!(!text.contains("<tool_call>"));
@@ -103,24 +99,16 @@ fn auto_keeps_a_native_tool_path() {
     ))
     .unwrap();
     let t = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap();
-    let request = RenderRequest {
-        messages: conversation(),
-        tools: Some(tools()),
-        ..Default::default()
-    };
-    let native = RenderRequest {
-        tool_formatting: ToolFormatting::Native,
-        ..request.clone()
-    };
+    let request = RenderRequest::default()
+        .with_messages(conversation())
+        .with_tools(Some(tools()));
+    let native = request.clone().with_tool_formatting(ToolFormatting::Native);
     // Auto only normalises the call (string arguments stay strings: the template renders both).
     assert_eq!(
         t.render_chat(&request).unwrap(),
         t.render_chat(&native).unwrap()
     );
-    let manual = RenderRequest {
-        tool_formatting: ToolFormatting::Manual,
-        ..request
-    };
+    let manual = request.with_tool_formatting(ToolFormatting::Manual);
     assert!(t
         .render_chat(&manual)
         .unwrap()
@@ -146,16 +134,14 @@ impl chat_autoparser::template::CallWriter for Brackets {
 }
 
 fn replay(name: &str) -> RenderRequest {
-    RenderRequest {
-        messages: vec![
+    RenderRequest::default()
+        .with_messages(vec![
             json!({"role": "user", "content": "Go."}),
             json!({"role": "assistant", "content": "On it.", "tool_calls": [
                 {"type": "function", "function": {"name": name, "arguments": "{}"}}]}),
             json!({"role": "tool", "content": "done"}),
-        ],
-        tools: Some(tools()),
-        ..Default::default()
-    }
+        ])
+        .with_tools(Some(tools()))
 }
 
 #[test]

@@ -39,14 +39,12 @@ fn request(
     prompt: bool,
     thinking: Option<bool>,
 ) -> RenderRequest {
-    RenderRequest {
-        messages,
-        tools,
-        add_generation_prompt: prompt,
-        enable_thinking: thinking,
-        extra: Map::new(),
-        ..Default::default()
-    }
+    RenderRequest::default()
+        .with_messages(messages)
+        .with_tools(tools)
+        .with_add_generation_prompt(prompt)
+        .with_enable_thinking(thinking)
+        .with_extra(Map::new())
 }
 
 fn render(request: &RenderRequest) -> String {
@@ -153,17 +151,11 @@ fn fixtures() -> Vec<(&'static str, RenderRequest)> {
         ("extra: unknown role", unknown_role()),
         (
             "extra: T16 with thinking off",
-            RenderRequest {
-                enable_thinking: Some(false),
-                ..t16()
-            },
+            t16().with_enable_thinking(Some(false)),
         ),
         (
             "extra: T17 with thinking on",
-            RenderRequest {
-                enable_thinking: Some(true),
-                ..t17()
-            },
+            t17().with_enable_thinking(Some(true)),
         ),
     ]
 }
@@ -773,10 +765,7 @@ fn t16_last_turn_with_think() {
         prompt + "<think>\nThe user greets me.\n\nI should greet back.\n</think>\n\nHello! How can I help?<|im_end|>\n"
     );
     // Kept verbatim with thinking off too: a block present is never replaced.
-    let off = RenderRequest {
-        enable_thinking: Some(false),
-        ..t16()
-    };
+    let off = t16().with_enable_thinking(Some(false));
     assert_eq!(render(&off), got);
 }
 
@@ -810,10 +799,7 @@ fn t17_last_turn_without_think_thinking_off() {
     // Prompt (thinking off) + reply == the rendered conversation.
     assert_eq!(got, render(&t08()) + "Hello!<|im_end|>\n");
     // Thinking on: no block present, none injected; the content as it is.
-    let on = RenderRequest {
-        enable_thinking: Some(true),
-        ..t17()
-    };
+    let on = t17().with_enable_thinking(Some(true));
     assert_eq!(
         render(&on),
         concat!(

@@ -33,12 +33,12 @@ fn load(path: &Path) -> Option<ChatTemplate> {
 }
 
 fn request(tools: Json) -> RenderRequest {
-    RenderRequest {
-        messages: vec![json!({"role": "user", "content": "Weather in Paris?"})],
-        tools: Some(vec![tools]),
-        add_generation_prompt: true,
-        ..Default::default()
-    }
+    RenderRequest::default()
+        .with_messages(vec![
+            json!({"role": "user", "content": "Weather in Paris?"}),
+        ])
+        .with_tools(Some(vec![tools]))
+        .with_add_generation_prompt(true)
 }
 
 #[test]
@@ -87,14 +87,9 @@ fn a_message_without_content_renders() {
     ))
     .unwrap();
     let t = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap();
-    let missing = RenderRequest {
-        messages: vec![json!({"role": "user"})],
-        ..Default::default()
-    };
-    let empty = RenderRequest {
-        messages: vec![json!({"role": "user", "content": ""})],
-        ..Default::default()
-    };
+    let missing = RenderRequest::default().with_messages(vec![json!({"role": "user"})]);
+    let empty =
+        RenderRequest::default().with_messages(vec![json!({"role": "user", "content": ""})]);
     assert_eq!(t.render_chat(&missing).unwrap(), t.render(&empty).unwrap());
 }
 

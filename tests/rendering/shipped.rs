@@ -110,11 +110,9 @@ fn source(family: &Family) -> String {
 }
 
 fn config(family: &Family) -> TemplateConfig {
-    TemplateConfig {
-        bos_token: family.bos.map(str::to_owned),
-        eos_token: family.eos.map(str::to_owned),
-        ..Default::default()
-    }
+    TemplateConfig::default()
+        .with_bos_token(family.bos.map(str::to_owned))
+        .with_eos_token(family.eos.map(str::to_owned))
 }
 
 fn compile(family: &Family) -> ChatTemplate {
@@ -155,8 +153,7 @@ fn tool_result(id: &str, content: &str) -> Json {
 /// The golden conversation: every role, a reasoning + tool-call turn with
 /// `content: null`, its result, a final answer and a new user turn.
 fn golden_request() -> RenderRequest {
-    RenderRequest {
-        messages: vec![
+    RenderRequest::default().with_messages(vec![
             json!({"role": "system", "content": "You are a helpful assistant."}),
             json!({"role": "user", "content": "What is the weather in Paris?"}),
             json!({"role": "assistant", "content": null,
@@ -165,13 +162,7 @@ fn golden_request() -> RenderRequest {
             tool_result("abc123def", "{\"temp\": 18}"),
             json!({"role": "assistant", "content": "It is 18 degrees in Paris."}),
             json!({"role": "user", "content": "Thanks!"}),
-        ],
-        tools: Some(vec![weather_tool()]),
-        add_generation_prompt: true,
-        enable_thinking: None,
-        extra: Map::new(),
-        ..Default::default()
-    }
+        ]).with_tools(Some(vec![weather_tool()])).with_add_generation_prompt(true).with_enable_thinking(None).with_extra(Map::new())
 }
 
 fn assert_golden(name: &str, expected: &str) {
@@ -227,16 +218,11 @@ fn channel_harmony_golden() {
 // ---------------------------------------------------------------- family rules
 
 fn one_call_request(arguments: Json) -> RenderRequest {
-    RenderRequest {
-        messages: vec![
+    RenderRequest::default().with_messages(vec![
             json!({"role": "user", "content": "Weather in Paris?"}),
             json!({"role": "assistant", "tool_calls": [call("call00001", "get_weather", arguments)]}),
             tool_result("call00001", "sunny"),
-        ],
-        tools: Some(vec![weather_tool()]),
-        add_generation_prompt: true,
-        ..Default::default()
-    }
+        ]).with_tools(Some(vec![weather_tool()])).with_add_generation_prompt(true)
 }
 
 #[test]
@@ -297,12 +283,10 @@ fn bare_json_allows_one_call_per_turn() {
 #[test]
 fn thinking_switch_prefills_an_empty_reasoning_block() {
     let prompt = |name: &str, enable_thinking: Option<bool>| {
-        let request = RenderRequest {
-            messages: vec![json!({"role": "user", "content": "Hi"})],
-            add_generation_prompt: true,
-            enable_thinking,
-            ..Default::default()
-        };
+        let request = RenderRequest::default()
+            .with_messages(vec![json!({"role": "user", "content": "Hi"})])
+            .with_add_generation_prompt(true)
+            .with_enable_thinking(enable_thinking);
         render(name, &request).unwrap()
     };
     for on in [None, Some(true)] {
@@ -327,14 +311,13 @@ fn thinking_switch_prefills_an_empty_reasoning_block() {
 
 #[test]
 fn python_calls_write_python_literals() {
-    let request = RenderRequest {
-        messages: vec![json!({"role": "assistant", "content": null, "tool_calls": [
+    let request = RenderRequest::default().with_messages(vec![
+        json!({"role": "assistant", "content": null, "tool_calls": [
             call("c1", "f", json!({"s": "say \"hi\"\\\n", "n": 1.5, "b": true, "z": null,
                                    "l": [1, "x"], "d": {"k": false}})),
             call("c2", "g", json!({})),
-        ]})],
-        ..Default::default()
-    };
+        ]}),
+    ]);
     assert_eq!(
         render("python-calls", &request).unwrap(),
         concat!(
@@ -366,17 +349,15 @@ fn matrix() -> Vec<(&'static str, RenderRequest)> {
     let system = |text: &str| json!({"role": "system", "content": text});
     let assistant = |text: &str| json!({"role": "assistant", "content": text});
     let tools = Some(vec![weather_tool(), time_tool()]);
-    let req = |messages: Vec<Json>,
-               tools: Option<Vec<Json>>,
-               prompt: bool,
-               thinking: Option<bool>| RenderRequest {
-        messages,
-        tools,
-        add_generation_prompt: prompt,
-        enable_thinking: thinking,
-        extra: Map::new(),
-        ..Default::default()
-    };
+    let req =
+        |messages: Vec<Json>, tools: Option<Vec<Json>>, prompt: bool, thinking: Option<bool>| {
+            RenderRequest::default()
+                .with_messages(messages)
+                .with_tools(tools)
+                .with_add_generation_prompt(prompt)
+                .with_enable_thinking(thinking)
+                .with_extra(Map::new())
+        };
     let paris = json!({"city": "Paris", "days": 3});
     let one_call = |arguments: Json, content: Option<Json>| {
         let mut turn = json!({"role": "assistant", "tool_calls": [call("call00001", "get_weather", arguments)]});

@@ -119,19 +119,11 @@ fn conversations() -> Vec<RenderRequest> {
         json!({"role": "assistant", "content": "Second answer."}),
     ];
     vec![
-        RenderRequest {
-            messages: plain,
-            ..Default::default()
-        },
-        RenderRequest {
-            messages: with_call,
-            tools: Some(vec![tool]),
-            ..Default::default()
-        },
-        RenderRequest {
-            messages: two_rounds,
-            ..Default::default()
-        },
+        RenderRequest::default().with_messages(plain),
+        RenderRequest::default()
+            .with_messages(with_call)
+            .with_tools(Some(vec![tool])),
+        RenderRequest::default().with_messages(two_rounds),
     ]
 }
 
