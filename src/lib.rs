@@ -60,9 +60,6 @@ mod json_schema;
 pub mod lint;
 pub mod message;
 pub mod parser;
-// The engine is its own crate (peg/); `crate::peg::...` keeps naming it as
-// when it lived here.
-use chat_autoparser_peg as peg;
 pub mod protocol;
 pub mod request;
 pub mod spans;

@@ -27,12 +27,12 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::analysis::{Analysis, ToolFormat};
+use crate::error::Result;
 use crate::grammar::{self, Grammar, Lark, ResponseTemplate, StructuralTag};
 use crate::parser::{continuation_prompt, Continue, OutputParser, ParserConfig, Prefill};
 use crate::parser::{ReasoningFormat, Start};
 use crate::protocol::{write, Options, Protocol, ToolChoice};
 use crate::template::{CallWriter, ChatTemplate, RenderRequest};
-use crate::Result;
 
 /// One chat request, as an OpenAI-compatible server receives it.
 #[derive(Debug, Clone, PartialEq)]

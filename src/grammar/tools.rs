@@ -20,7 +20,7 @@ use super::schema::{members, primitive, Compiler, Member, ValueSyntax};
 use super::walk::ValueRules;
 use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolFormat};
 use crate::json_schema::{required_names, resolved, MAX_DEPTH};
-use crate::parser::Notation;
+use crate::protocol::Notation;
 use crate::protocol::Tool;
 
 /// Builds the rules of one tool section.
@@ -432,7 +432,7 @@ impl Builder<'_> {
             options.push(py);
         }
         // Bare nested values in the arguments' own notation (`{key:<|"|>v<|"|>}`),
-        // which the parser reads (`parser::Notation`); not typed by the schema.
+        // which the parser reads (`protocol::Notation`); not typed by the schema.
         if let Some(n) = Notation::of(g).filter(|_| is_structured(prop, &tool.parameters)) {
             self.warnings.push(format!("{hint}: a nested value in the template's own notation is not checked against its schema"));
             options.push(notation_value(self.rules, &n));
@@ -526,7 +526,7 @@ fn is_structured(prop: &Value, root: &Value) -> bool {
     }
 }
 
-/// Any value in a bare notation (`parser::Notation`): objects, lists,
+/// Any value in a bare notation (`protocol::Notation`): objects, lists,
 /// quoted strings and JSON scalars, keys bare words or quoted. The rules
 /// have fixed names: a template has one notation.
 fn notation_value(rules: &mut Rules, n: &Notation) -> String {

@@ -78,7 +78,7 @@ impl Ctx<'_> {
 pub(super) fn run(template: &ChatTemplate, caps: &Capabilities) -> Vec<Finding> {
     let Some(probe) = Probe::new(template) else {
         // Say why: the template's own error, or the run's fuel used up.
-        let request = crate::RenderRequest {
+        let request = crate::template::RenderRequest {
             messages: vec![n::user(n::USER)],
             add_generation_prompt: true,
             ..Default::default()

@@ -67,15 +67,15 @@ use crate::analysis::{
     tool_tokens, Analysis, ArgumentsSlot, Elements, Header, IdSlot, NameSlot, ReasoningMode,
     TaggedArguments, ToolClass, ToolFormat,
 };
-use crate::peg::{
+use chat_autoparser_peg::{
     and, any_char, cap, choice, class, commit, cut, empty, eoi, json, json_string, lit, literals,
     not, opt, plus, python, recover, rule, seq, star, until, ws, ByteSet, Expr, Grammar,
 };
 
 use super::marker::Marker;
-use super::notation::Notation;
 use super::sections::{Sections, Words};
 use super::tags::*;
+use crate::protocol::Notation;
 use crate::protocol::Start;
 
 /// What the grammar should extract.
@@ -370,7 +370,7 @@ fn has_start_marker(analysis: &Analysis) -> bool {
 /// it announced is text too), then up to the next trigger.
 fn content(triggers: &[String]) -> Expr {
     let rest = if triggers.is_empty() {
-        crate::peg::rest()
+        chat_autoparser_peg::rest()
     } else {
         until(triggers)
     };
@@ -438,7 +438,7 @@ fn prelude(analysis: &Analysis, plan: Plan<'_>) -> Expr {
 fn left_open_block(analysis: &Analysis) -> Expr {
     match Marker::new(&analysis.content.start).first_core() {
         Some(core) => and(seq([ws(), lit(core)])),
-        None => crate::peg::fail(),
+        None => chat_autoparser_peg::fail(),
     }
 }
 
@@ -572,7 +572,7 @@ impl<'a> ToolGrammar<'a> {
     ) -> ToolGrammar<'a> {
         let (known_name, known_json_name) = (known_name(names, false), known_name(names, true));
         let unknown = |quoted| match names.is_empty() {
-            true => crate::peg::fail(),
+            true => chat_autoparser_peg::fail(),
             false => not(known_name_alternatives(names, quoted)),
         };
         let (unknown_name, unknown_json_name) = (unknown(false), unknown(true));
@@ -737,14 +737,14 @@ impl<'a> ToolGrammar<'a> {
     fn bare_json_section(&self) -> Expr {
         let item = self.call();
         let own = match self.format.call_separator.is_empty() {
-            true => crate::peg::fail(),
+            true => chat_autoparser_peg::fail(),
             false => Marker::new(&self.format.call_separator).expr(),
         };
         let sep = choice([own, seq([ws(), opt(class(ByteSet::of(b",;"))), ws()])]);
         let run = seq([item.clone(), star(seq([sep, item]))]);
         let listed = seq([lit("["), ws(), run.clone(), opt(seq([ws(), lit("]")]))]);
         let wrapper = || match self.wrappers.is_empty() {
-            true => crate::peg::fail(),
+            true => chat_autoparser_peg::fail(),
             false => choice(self.wrappers.iter().map(lit)),
         };
         seq([
@@ -821,7 +821,7 @@ impl<'a> ToolGrammar<'a> {
         stops.extend(self.triggers.iter().cloned());
         stops.retain(|s| !s.is_empty());
         let text = if stops.is_empty() {
-            crate::peg::rest()
+            chat_autoparser_peg::rest()
         } else {
             until(stops)
         };
@@ -1480,7 +1480,7 @@ mod tests {
 
     #[test]
     fn identifiers_stop_at_parentheses() {
-        let p = crate::peg::Grammar::new(seq([cap(NAME, identifier()), lit("(")]))
+        let p = chat_autoparser_peg::Grammar::new(seq([cap(NAME, identifier()), lit("(")]))
             .compile()
             .unwrap();
         let m = p.parse(b"get_weather(").unwrap();

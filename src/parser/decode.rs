@@ -29,13 +29,13 @@ use serde_json::Value;
 
 use crate::analysis::Elements;
 use crate::message::{FunctionDelta, ToolCallDelta};
-use crate::peg::{json::decode_string, python, Event, Tag};
+use chat_autoparser_peg::{json::decode_string, python, Event, Tag};
 
 use super::diagnostic::{Diagnostic, DiagnosticKind};
-use super::notation::Notation;
 use super::schema::{ArgType, ToolSchemas};
 use super::sink::{Field, Sink};
 use super::tags::*;
+use crate::protocol::Notation;
 
 /// Turns events into deltas; one per parse.
 #[derive(Debug)]

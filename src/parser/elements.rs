@@ -23,7 +23,7 @@ use crate::analysis::Elements;
 // Deepest nesting read, as deep as the engine reads a JSON value, and of
 // the schema followed; deeper values stay text.
 use crate::json_schema::{lookup, MAX_DEPTH};
-use crate::peg::json::DEFAULT_MAX_DEPTH;
+use chat_autoparser_peg::json::DEFAULT_MAX_DEPTH;
 
 /// One element's content, with the text it spans.
 #[derive(Debug)]

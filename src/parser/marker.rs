@@ -3,8 +3,8 @@
 //! marker is a raw value whose whitespace matters, only the template's exact
 //! trailing whitespace may be skipped ([`Marker::expr_exact_tail`]).
 
-use crate::peg::{lit, opt, seq, ws, Expr};
 use crate::protocol::marker::Piece;
+use chat_autoparser_peg::{lit, opt, seq, ws, Expr};
 
 pub use crate::protocol::Marker;
 
@@ -61,9 +61,10 @@ mod tests {
     fn a_code_fence_is_its_own_core() {
         let m = Marker::new("\n]```\n");
         assert_eq!(m.first_core(), Some("]"));
-        let program = crate::peg::Grammar::new(seq([m.expr(), crate::peg::eoi()]))
-            .compile()
-            .unwrap();
+        let program =
+            chat_autoparser_peg::Grammar::new(seq([m.expr(), chat_autoparser_peg::eoi()]))
+                .compile()
+                .unwrap();
         for text in ["]```", "\n]\n```\n", "] ```"] {
             assert!(program.parse(text.as_bytes()).is_ok(), "{text:?}");
         }

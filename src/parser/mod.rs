@@ -63,8 +63,8 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::Analysis;
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::AssistantMessage;
-use crate::peg::Program;
 use crate::protocol::{start, Options, Protocol};
+use chat_autoparser_peg::Program;
 
 pub use crate::protocol::{Start, ToolChoice};
 pub use diagnostic::{Diagnostic, DiagnosticKind};
@@ -72,7 +72,6 @@ pub use prompt::{continuation_prompt, template_messages, Continue, Prefill, Pref
 pub use schema::ToolSchemas;
 pub use stream::{char_chunks, OutputStream};
 // How bare nested values are written in tagged arguments: the grammar writes the same.
-pub(crate) use notation::Notation;
 
 /// What to do with reasoning.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

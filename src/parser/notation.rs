@@ -1,64 +1,20 @@
-//! A template's own value notation, nested inside a non-string argument:
-//! gemma-4 writes `{theme:<|"|>dark<|"|>,count:3}` and
-//! `[<|"|>buy milk<|"|>,<|"|>walk dog<|"|>]` for an object and a list.
-//!
-//! The notation is the one the analysis learned for the call's own
-//! arguments (`KEY:VALUE` pairs split by `,`, strings between the template's
-//! quote markers, bare scalars), applied inside `{...}` and `[...]`. The
-//! grammar (`build`) reads such a value to its matching bracket, skipping
-//! quoted strings; this module turns its text into JSON.
+//! Reading a value written in a template's own notation (see
+//! [`Notation`]) into JSON: the grammar (`build`) reads such a value to its
+//! matching bracket, skipping quoted strings; this module turns its text
+//! into JSON.
 //!
 //! Invariant: [`Notation::to_json`] returns valid JSON text or `None`
 //! (never panics; nesting is bounded by [`MAX_DEPTH`]).
 
 use serde_json::{Map, Value};
 
-use crate::analysis::TaggedArguments;
+use crate::protocol::Notation;
 
 // Deepest nesting converted, as deep as the engine reads a JSON value;
 // deeper values stay text.
-use crate::peg::json::DEFAULT_MAX_DEPTH as MAX_DEPTH;
-
-/// The markers of one notation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Notation {
-    /// Opens a string (`<|"|>`).
-    pub quote_open: String,
-    /// Closes a string.
-    pub quote_close: String,
-    /// Ends a key (`:`).
-    pub key_end: String,
-    /// Between two entries (`,`).
-    pub separator: String,
-}
+use chat_autoparser_peg::json::DEFAULT_MAX_DEPTH as MAX_DEPTH;
 
 impl Notation {
-    /// The notation of tagged arguments whose non-string values are bare
-    /// (no marker before them) and whose strings are quoted: only there can
-    /// a value be a nested structure written in the same notation.
-    pub fn of(t: &TaggedArguments) -> Option<Notation> {
-        let bare = t
-            .typed_value_prefix
-            .as_deref()
-            .is_some_and(|p| p.trim().is_empty());
-        let (open, close) = (t.value_prefix.trim(), t.value_suffix.trim());
-        let (key_end, separator) = (t.name_suffix.trim(), t.separator.trim());
-        if !bare
-            || open.is_empty()
-            || close.is_empty()
-            || key_end.is_empty()
-            || separator.is_empty()
-        {
-            return None;
-        }
-        Some(Notation {
-            quote_open: open.to_string(),
-            quote_close: close.to_string(),
-            key_end: key_end.to_string(),
-            separator: separator.to_string(),
-        })
-    }
-
     /// `text` (one object or list in this notation) as JSON text.
     pub fn to_json(&self, text: &str) -> Option<String> {
         let mut reader = Reader {

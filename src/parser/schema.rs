@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::analysis::Elements;
 use crate::json_schema::{lookup, MAX_DEPTH};
-use crate::peg::python;
+use chat_autoparser_peg::python;
 
 /// The JSON types a schema allows for one argument.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -26,7 +26,9 @@
 //! that does not start with a marker.
 
 use crate::analysis::{Analysis, Header};
-use crate::peg::{and, any_char, cap, lit, literals, not, opt, repeat, seq, star, until, ws, Expr};
+use chat_autoparser_peg::{
+    and, any_char, cap, lit, literals, not, opt, repeat, seq, star, until, ws, Expr,
+};
 
 use super::marker::Marker;
 use super::tags::CONTENT;

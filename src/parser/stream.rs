@@ -20,7 +20,7 @@
 use std::borrow::Cow;
 
 use crate::message::{AssistantMessage, Delta, MessageBuilder};
-use crate::peg::{self, Event};
+use chat_autoparser_peg::{self as peg, Event};
 
 use super::call_id::StreamIds;
 use super::decode::{Decoder, Run};

@@ -3,7 +3,7 @@
 //! Invariant: every tag's text has exactly one meaning for the decoder
 //! (`decode`), whatever the format: the grammar decides where text goes.
 
-use crate::peg::Tag;
+use chat_autoparser_peg::Tag;
 
 /// Reasoning text.
 pub const REASONING: Tag = Tag(1);

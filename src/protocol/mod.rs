@@ -38,6 +38,7 @@
 
 mod layout;
 pub(crate) mod marker;
+mod notation;
 pub(crate) mod start;
 mod tools;
 pub(crate) mod write;
@@ -50,6 +51,7 @@ use crate::error::{Error, ErrorKind, Result};
 
 pub use layout::{Arguments, CallLayout, IdShape, Segment};
 pub use marker::Marker;
+pub(crate) use notation::Notation;
 pub use tools::{read_tools, Tool, ToolChoice};
 
 /// Where the output starts, relative to reasoning.

@@ -225,7 +225,7 @@ pub(crate) fn too_deep(value: &Value, max: usize) -> bool {
     let mut stack: Vec<(Value, usize)> = vec![(value.clone(), 0)];
     while let Some((v, depth)) = stack.pop() {
         let namespace = v
-            .downcast_object_ref::<super::namespace::Namespace>()
+            .downcast_object_ref::<super::storage::Namespace>()
             .map(|n| n.values());
         if namespace.is_none() && (!is_container(&v) || v.as_str().is_some()) {
             continue;

@@ -39,6 +39,7 @@ mod pyrepr;
 mod pyvalue;
 mod rewrite;
 mod source;
+mod storage;
 
 use std::sync::Arc;
 

@@ -14,7 +14,7 @@
 //! so `ns.ids.append(x)` works as it does in llama.cpp.
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, Rest, Value, ValueKind};
 use minijinja::{Error, ErrorKind, State};
@@ -22,23 +22,12 @@ use minijinja::{Error, ErrorKind, State};
 use super::limits;
 use super::pylist;
 use super::pyrepr;
-use super::pyvalue::{self, OrderedMap};
+use super::pyvalue;
+use super::storage::{Namespace, OrderedMap};
 
 /// The method the rewritten `{% set ns.attr = value %}` calls:
 /// `ns.__setattr__('attr', value)`.
 pub(crate) const SET_METHOD: &str = "__setattr__";
-
-/// A namespace whose attribute values are bounded by `limit`.
-pub(crate) struct Namespace {
-    attrs: Mutex<OrderedMap>,
-    limit: usize,
-}
-
-impl fmt::Debug for Namespace {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Namespace")
-    }
-}
 
 /// The `namespace(...)` global: positional mappings or pair lists, then keywords.
 pub(crate) fn namespace(args: Rest<Value>, kwargs: Kwargs, limit: usize) -> Result<Value, Error> {
@@ -49,10 +38,7 @@ pub(crate) fn namespace(args: Rest<Value>, kwargs: Kwargs, limit: usize) -> Resu
             attrs.insert(key, pylist::mutable(value, limit));
         }
     }
-    Ok(Value::from_object(Namespace {
-        attrs: Mutex::new(attrs),
-        limit,
-    }))
+    Ok(Value::from_object(Namespace::new(attrs, limit)))
 }
 
 /// The `(key, value)` pairs of a `dict(...)` argument.
@@ -96,27 +82,20 @@ thread_local! {
 }
 
 impl Namespace {
-    /// The attribute values, for walks over nested values (see `limits::too_deep`).
-    pub(crate) fn values(&self) -> Vec<Value> {
-        self.lock().pairs().into_iter().map(|(_, v)| v).collect()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, OrderedMap> {
-        // A panic never happens while the lock is held, so poisoning is impossible;
-        // recover the data anyway rather than propagate a poison panic.
-        self.attrs.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn set(&self, args: &[Value]) -> Result<Value, Error> {
         let (name, value) = match args {
             [name, value] => (name, value),
             _ => return Err(Error::from(ErrorKind::InvalidOperation)),
         };
         let name = key_text(name)?;
-        limits::keep(&format!("namespace attribute '{name}'"), value, self.limit)?;
+        limits::keep(
+            &format!("namespace attribute '{name}'"),
+            value,
+            self.limit(),
+        )?;
         let mut attrs = self.lock();
         let old = attrs.get(&name);
-        attrs.insert(name, pylist::mutable(value.clone(), self.limit));
+        attrs.insert(name, pylist::mutable(value.clone(), self.limit()));
         drop(attrs);
         // The value replaced is no longer kept by the namespace (weighed
         // unlocked: it may hold this namespace).

@@ -19,7 +19,6 @@
 //! Python's `str()` would, except generators and bound methods, whose Python
 //! text contains a memory address.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
@@ -29,6 +28,7 @@ use serde_json::Value as Json;
 
 pub(crate) use super::pynone::{is_none, none};
 use super::pyrepr;
+pub(crate) use super::storage::OrderedMap;
 
 /// A Python tuple.
 pub(crate) fn tuple(items: Vec<Value>) -> Value {
@@ -87,54 +87,6 @@ const DICT_METHODS: &[&str] = &[
     "update",
     "values",
 ];
-
-/// String-keyed values in insertion order with O(1) lookup: the storage of
-/// Python dicts and of namespaces.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct OrderedMap {
-    entries: Vec<(String, Value)>,
-    index: HashMap<String, usize>,
-}
-
-impl OrderedMap {
-    /// Inserts or replaces; a replaced key keeps its position, as in Python.
-    pub(crate) fn insert(&mut self, key: String, value: Value) {
-        match self.index.get(&key) {
-            Some(&i) => self.entries[i].1 = value,
-            None => {
-                self.index.insert(key.clone(), self.entries.len());
-                self.entries.push((key, value));
-            }
-        }
-    }
-
-    pub(crate) fn get(&self, key: &str) -> Option<Value> {
-        self.index.get(key).map(|&i| self.entries[i].1.clone())
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// `(key, value)` pairs in order.
-    pub(crate) fn pairs(&self) -> Vec<(Value, Value)> {
-        self.entries
-            .iter()
-            .map(|(k, v)| (Value::from(k.as_str()), v.clone()))
-            .collect()
-    }
-}
-
-impl FromIterator<(String, Value)> for OrderedMap {
-    /// Repeated keys keep the last value, as `json.loads` and `dict()` do.
-    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
-        let mut map = OrderedMap::default();
-        for (key, value) in iter {
-            map.insert(key, value);
-        }
-        map
-    }
-}
 
 /// A Python `dict` with string keys, in insertion order.
 #[derive(Debug)]
