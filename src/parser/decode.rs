@@ -32,6 +32,7 @@ use crate::message::{FunctionDelta, ToolCallDelta};
 use chat_autoparser_peg::{json::decode_string, python, Event, Tag};
 
 use super::diagnostic::{Diagnostic, DiagnosticKind};
+use super::json_check;
 use super::schema::{ArgType, ToolSchemas};
 use super::sink::{Field, Sink};
 use super::tags::*;
@@ -531,9 +532,7 @@ impl Decoder {
             Some(c) => std::borrow::Cow::Owned(format!("{so_far}{c}")),
             None => std::borrow::Cow::Borrowed(so_far),
         };
-        // A `Value`, not `IgnoredAny`: that one takes numbers out of `f64`'s
-        // range (`1E400`), which a server's JSON reader refuses.
-        serde_json::from_str::<Value>(&text).is_ok()
+        json_check::is_readable(&text)
     }
 
     /// Leaves `call` out of the message: its framing and `text` (the whole

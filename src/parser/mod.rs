@@ -47,6 +47,7 @@ mod call_id;
 mod decode;
 mod diagnostic;
 mod elements;
+mod json_check;
 mod marker;
 mod notation;
 mod prompt;
