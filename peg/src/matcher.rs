@@ -119,11 +119,17 @@ impl MultiLiteral {
         }
         let stride = next_class;
 
-        // Trie.
-        let mut trans = vec![NONE; stride];
-        let mut depth = vec![0u32];
-        let mut terminal = vec![false];
-        let mut has_child = vec![false];
+        // Trie. A literal adds at most one state per byte: sized once, as
+        // this runs for every delimiter set of every parser built.
+        let most = 1 + literals.iter().map(|l| l.len()).sum::<usize>();
+        let mut trans = Vec::with_capacity(most * stride);
+        trans.resize(stride, NONE);
+        let mut depth = Vec::with_capacity(most);
+        depth.push(0u32);
+        let mut terminal = Vec::with_capacity(most);
+        terminal.push(false);
+        let mut has_child = Vec::with_capacity(most);
+        has_child.push(false);
         for lit in &literals {
             let mut s = 0usize;
             for &b in lit.iter() {
@@ -150,7 +156,7 @@ impl MultiLiteral {
         let mut fail = vec![0u32; n];
         // `out[0]` stays 0: the empty literal is handled by `has_empty`.
         let mut out = vec![0u32; n];
-        let mut queue = std::collections::VecDeque::new();
+        let mut queue = std::collections::VecDeque::with_capacity(n);
         for t in trans.iter_mut().take(stride) {
             if *t == NONE {
                 *t = 0;
