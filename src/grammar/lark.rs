@@ -404,10 +404,10 @@ impl SectionWriter<'_, '_> {
 
     /// One tool's call, from its layout.
     fn call(&mut self, tool: &Tool) -> Seq {
-        let layout = CallLayout::new(self.format, &tool.name);
+        let segments = CallLayout::new(self.format, &tool.name).flat();
         let mut p = Seq::default();
         let mut after_name = false;
-        for segment in &layout.segments {
+        for segment in &segments {
             match segment {
                 Segment::Marker(raw) if after_name => self.name_suffix(&mut p, raw),
                 Segment::Marker(raw) => {
@@ -416,6 +416,8 @@ impl SectionWriter<'_, '_> {
                 Segment::Text(text) => p.text(text),
                 Segment::Id(shape) => self.id(&mut p, shape),
                 Segment::Arguments(args) => self.arguments(&mut p, tool, args),
+                // None in a flat layout: every part is required here.
+                Segment::Optional(_) => {}
             }
             after_name = matches!(segment, Segment::Text(t) if t.ends_with(tool.name.as_str()));
         }

@@ -247,8 +247,8 @@ fn call_tag(
     in_section: bool,
     warnings: &mut Vec<String>,
 ) -> (Value, String) {
-    let layout = CallLayout::new(format, &tool.name);
-    let mut pieces = pieces(&layout.segments, tool, headers, warnings);
+    let segments = CallLayout::new(format, &tool.name).flat();
+    let mut pieces = pieces(&segments, tool, headers, warnings);
     let first = pieces
         .iter()
         .position(|p| matches!(p, Piece::Format(_)))
@@ -268,8 +268,7 @@ fn call_tag(
         1 => elements.remove(0),
         _ => sequence(elements),
     };
-    let head = layout
-        .segments
+    let head = segments
         .iter()
         .take_while(|s| is_fixed(s))
         .cloned()
@@ -333,6 +332,8 @@ fn pieces(
                     push_fixed(&mut out, &t.end);
                 }
             }
+            // None in a flat layout: every part is required here.
+            Segment::Optional(_) => {}
         }
     }
     out

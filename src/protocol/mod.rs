@@ -48,7 +48,9 @@ use serde_json::Value;
 use crate::analysis::{Analysis, ContentFormat, Header, ReasoningMode, ToolFormat, TurnFormat};
 use crate::error::{Error, ErrorKind, Result};
 
-pub use layout::{Arguments, CallLayout, IdShape, Segment};
+pub use layout::{
+    text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Segment, TextPiece,
+};
 pub use marker::Marker;
 pub use tools::{read_tools, Tool, ToolChoice};
 
