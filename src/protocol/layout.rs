@@ -316,7 +316,7 @@ fn tagged_call(
             let args = Segment::Arguments(Arguments::Json {
                 as_string: *as_string,
             });
-            json_object(out, vec![(path.clone(), Field::Value(args))]);
+            json_object(out, vec![(path.as_slice(), Field::Value(args))]);
         }
         ArgumentsSlot::Python => {
             out.push(Segment::Arguments(Arguments::Python));
@@ -345,7 +345,7 @@ fn tagged_id(out: &mut Builder, format: &ToolFormat, before: bool) {
 }
 
 /// A field at its key path below the current object.
-type KeyedField = (Vec<String>, Field);
+type KeyedField<'p> = (&'p [String], Field);
 
 /// What sits at a key path of a JSON call object.
 enum Field {
@@ -366,17 +366,20 @@ fn json_call(out: &mut Builder, format: &ToolFormat, name: &str) {
     }
     let mut fields = Vec::new();
     if let NameSlot::JsonField { path } = &format.name {
-        fields.push((path.clone(), Field::Name(name.to_string())));
+        fields.push((path.as_slice(), Field::Name(name.to_string())));
     }
     if let ArgumentsSlot::Json { path, .. } = &format.arguments {
-        fields.push((path.clone(), Field::Value(args)));
+        fields.push((path.as_slice(), Field::Value(args)));
     }
     if let Some(IdSlot::JsonField { path, before_name }) = &format.id {
         // The id keeps its rendered place: first, or after the name and arguments.
         let at = if *before_name { 0 } else { fields.len() };
         fields.insert(
             at,
-            (path.clone(), Field::Value(Segment::Id(IdShape::JsonString))),
+            (
+                path.as_slice(),
+                Field::Value(Segment::Id(IdShape::JsonString)),
+            ),
         );
     }
     json_object(out, fields);
@@ -384,15 +387,15 @@ fn json_call(out: &mut Builder, format: &ToolFormat, name: &str) {
 
 /// A JSON object with `fields` at their key paths, in the order given;
 /// fields sharing a first key nest into one object.
-fn json_object(out: &mut Builder, fields: Vec<(Vec<String>, Field)>) {
-    let mut groups: Vec<(String, Vec<KeyedField>)> = Vec::new();
+fn json_object(out: &mut Builder, fields: Vec<KeyedField>) {
+    let mut groups: Vec<(&String, Vec<KeyedField>)> = Vec::new();
     for (path, field) in fields {
         let Some((key, rest)) = path.split_first() else {
             continue;
         };
-        match groups.iter_mut().find(|(k, _)| k == key) {
-            Some((_, members)) => members.push((rest.to_vec(), field)),
-            None => groups.push((key.clone(), vec![(rest.to_vec(), field)])),
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push((rest, field)),
+            None => groups.push((key, vec![(rest, field)])),
         }
     }
     out.text("{");
@@ -409,7 +412,7 @@ fn json_object(out: &mut Builder, fields: Vec<(Vec<String>, Field)>) {
             member.text(", ");
         }
         comma_written = false;
-        member.text(&format!("{}: ", quoted(&key)));
+        member.text(&format!("{}: ", quoted(key)));
         if members.len() == 1 && members[0].0.is_empty() {
             match members.remove(0).1 {
                 Field::Name(name) => member.text(&quoted(&name)),
