@@ -1,9 +1,9 @@
 //! A tool call laid out as the model writes it: a flat list of segments
 //! (markers, fixed text, the id, the arguments) for one tool of one format.
 //!
-//! Grammar exports that think in sequences (xgrammar's structural tags,
-//! llguidance's Lark) read a call from here instead of interpreting
-//! [`ToolFormat`] themselves: `<tool_call>\n{"name": "get_weather",
+//! Every grammar export (GBNF, xgrammar's structural tags, llguidance's
+//! Lark, transformers' response_template) and the call writer read a call
+//! from here instead of interpreting [`ToolFormat`] themselves: `<tool_call>\n{"name": "get_weather",
 //! "arguments": ` ARGS `}\n</tool_call>` is `Marker("<tool_call>\n")`,
 //! `Text("{\"name\": \"get_weather\", \"arguments\": ")`, `Arguments`,
 //! `Text("}")`, `Marker("\n</tool_call>")`.
@@ -12,10 +12,15 @@
 //! (`tojson`: `", "` and `": "`) and its keys in the template's order (an
 //! id the template writes first stays first).
 //!
+//! A JSON id member is a [`Segment::Optional`] group: the parser reads a
+//! call without it. Readers that cannot say "optional" take
+//! [`CallLayout::flat`], the call exactly as the template renders it.
+//!
 //! Invariants: the segments of a call, with the function's name and
-//! arguments filled in, spell the call the way the template renders it;
-//! fixed text never holds the arguments; every [`Segment::Arguments`] is
-//! the call's only one.
+//! arguments filled in and optional groups written, spell the call the way
+//! the template renders it; fixed text never holds the arguments; every
+//! [`Segment::Arguments`] is the call's only one, never inside an optional
+//! group; [`CallLayout::name_end`] indexes a top-level marker.
 
 use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolFormat};
 
