@@ -176,6 +176,12 @@ pub fn rule_name(hint: &str) -> String {
 /// A GBNF string literal for `text` (`""` for empty text).
 pub fn literal(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
+    push_literal(&mut out, text);
+    out
+}
+
+/// Appends the GBNF string literal for `text` to `out`.
+pub fn push_literal(out: &mut String, text: &str) {
     out.push('"');
     for c in text.chars() {
         match c {
@@ -191,7 +197,6 @@ pub fn literal(text: &str) -> String {
         }
     }
     out.push('"');
-    out
 }
 
 /// One character escaped for use inside a `[...]` class.

@@ -51,7 +51,10 @@ use super::tools::{closed, object_schema, properties, string_kind, StringKind};
 use crate::analysis::{Header, NameSlot, TaggedArguments, ToolFormat};
 use crate::error::Result;
 use crate::json_schema::{lookup, required_names, MAX_DEPTH};
-use crate::protocol::{Arguments, CallLayout, IdShape, Protocol, Segment, Tool, ToolSection};
+use crate::protocol::{
+    text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Protocol, Segment, TextPiece,
+    Tool, ToolSection,
+};
 
 /// A Lark grammar for llguidance (DESIGN §5 shape: `{"lark": ..., "preserved_tokens": [...]}`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -412,47 +415,47 @@ impl SectionWriter<'_, '_> {
     fn call(&mut self, tool: &Tool) -> Seq {
         let layout = CallLayout::new(self.format, &tool.name);
         let mut p = Seq::default();
-        let mut after_name = false;
-        for segment in &layout.segments {
+        self.segments(&mut p, tool, &layout.segments, layout.name_end);
+        p
+    }
+
+    /// Segments of a call; `name_end` indexes the marker that ends a
+    /// tagged name. An optional group is written as required: the
+    /// template's own calls always hold it.
+    fn segments(
+        &mut self,
+        p: &mut Seq,
+        tool: &Tool,
+        segments: &[Segment],
+        name_end: Option<usize>,
+    ) {
+        for (i, segment) in segments.iter().enumerate() {
             match segment {
-                Segment::Marker(raw) if after_name => self.name_suffix(&mut p, raw),
+                Segment::Marker(raw) if name_end == Some(i) => self.name_suffix(p, raw),
                 Segment::Marker(raw) => {
                     p.marker(raw);
                 }
                 Segment::Text(text) => p.text(text),
-                Segment::Id(shape) => self.id(&mut p, shape),
-                Segment::Arguments(args) => self.arguments(&mut p, tool, args),
+                Segment::Id(shape) => self.id(p, shape),
+                Segment::Arguments(args) => self.arguments(p, tool, args),
+                Segment::Optional(inner) => self.segments(p, tool, inner, None),
             }
-            after_name = matches!(segment, Segment::Text(t) if t.ends_with(tool.name.as_str()));
         }
-        p
     }
 
-    /// The marker after a name. One that ends a section header
-    /// (`" index="1"<|sep|>`) keeps its first word, which ends the name, and
-    /// takes any text on the line up to the header's close: the rest holds
-    /// attributes the template varies per call (`index="2"`).
+    /// The marker after a tagged name; one that ends a section header
+    /// keeps its first word and takes any text on the line up to the
+    /// header's close (see [`HeaderAttributes`]).
     fn name_suffix(&mut self, p: &mut Seq, raw: &str) {
-        let body = raw.trim_end();
-        let header = self
-            .headers
-            .iter()
-            .find(|h| !h.close.is_empty() && body.ends_with(h.close.as_str()));
-        let word = header.and_then(|h| {
-            let inner = &body[..body.len() - h.close.len()];
-            let lead = inner.len() - inner.trim_start().len();
-            let end = lead + inner[lead..].find(char::is_whitespace)?;
-            Some((h, &inner[..end]))
-        });
-        let Some((h, word)) = word else {
+        let Some(h) = HeaderAttributes::of(raw, self.headers) else {
             p.marker(raw);
             return;
         };
         let rest = self.w.lazy(
             "header_rest",
-            &format!("/[^\\n]*{}/", regex_literal(&h.close)),
+            &format!("/[^\\n]*{}/", regex_literal(h.close)),
         );
-        p.marker(word).expr(rest).ws();
+        p.marker(h.word).expr(rest).ws();
     }
 
     fn id(&mut self, p: &mut Seq, shape: &IdShape) {
@@ -757,38 +760,14 @@ impl Seq {
         self
     }
 
-    /// Fixed text of a call: JSON scaffolding (`{"name": "f", "arguments": `)
-    /// token by token with flexible whitespace between; other text (a
-    /// name, a counter separator) exact; a closing parenthesis after
-    /// optional whitespace.
+    /// Fixed text of a call, as [`text_pieces`] reads it.
     fn text(&mut self, text: &str) {
-        match text.chars().next() {
-            Some('{' | '}' | '[' | ']' | ',' | '"' | ':') => self.json_text(text),
-            Some(')') => {
-                self.ws().lit(text);
-            }
-            _ => {
-                self.lit(text);
-            }
-        }
-    }
-
-    fn json_text(&mut self, text: &str) {
-        let mut rest = text;
-        while let Some(c) = rest.chars().next() {
-            if c.is_whitespace() {
-                rest = rest.trim_start();
-                continue;
-            }
-            let len = if c == '"' {
-                json_string_len(rest)
-            } else {
-                c.len_utf8()
+        for piece in text_pieces(text) {
+            match piece {
+                TextPiece::Exact(t) => self.lit(t),
+                TextPiece::Space => self.ws(),
             };
-            self.ws().lit(&rest[..len]);
-            rest = &rest[len..];
         }
-        self.ws();
     }
 
     /// The first marker core or text.
@@ -840,20 +819,6 @@ impl Seq {
             .collect();
         parts.join(" ")
     }
-}
-
-/// The length of the JSON string `text` opens with (to its closing quote).
-fn json_string_len(text: &str) -> usize {
-    let mut escaped = false;
-    for (i, c) in text.char_indices().skip(1) {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' => escaped = true,
-            '"' => return i + 1,
-            _ => {}
-        }
-    }
-    text.len()
 }
 
 /// A Lark string literal (JSON string syntax).

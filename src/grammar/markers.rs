@@ -9,7 +9,7 @@
 //! merged and adjacent `ws` collapse into one, so sequences built from many
 //! markers stay small and are not needlessly ambiguous.
 
-use super::gbnf::literal;
+use super::gbnf::push_literal;
 
 /// One element of a sequence.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +20,17 @@ pub enum Piece {
     Lit(String),
     /// A GBNF expression (rule reference, group).
     Expr(String),
+}
+
+impl Piece {
+    /// About the length of its GBNF text (escapes aside).
+    fn len(&self) -> usize {
+        match self {
+            Piece::Ws => 2,
+            Piece::Lit(t) => t.len() + 2,
+            Piece::Expr(e) => e.len(),
+        }
+    }
 }
 
 /// A sequence under construction.
@@ -92,20 +103,22 @@ impl Pieces {
 
     /// The GBNF sequence (`""` when empty).
     pub fn render(&self) -> String {
-        let parts: Vec<String> = self
-            .0
-            .iter()
-            .map(|p| match p {
-                Piece::Ws => "ws".to_owned(),
-                Piece::Lit(t) => literal(t),
-                Piece::Expr(e) => e.clone(),
-            })
-            .collect();
-        if parts.is_empty() {
-            "\"\"".into()
-        } else {
-            parts.join(" ")
+        if self.0.is_empty() {
+            return "\"\"".into();
         }
+        let len: usize = self.0.iter().map(Piece::len).sum();
+        let mut out = String::with_capacity(len + self.0.len());
+        for (i, p) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            match p {
+                Piece::Ws => out.push_str("ws"),
+                Piece::Lit(t) => push_literal(&mut out, t),
+                Piece::Expr(e) => out.push_str(e),
+            }
+        }
+        out
     }
 }
 

@@ -263,15 +263,12 @@ fn python_calls(format: &ToolFormat, warnings: &mut Vec<String>) -> Option<Calls
 /// region (name and id captured), the text after closes it.
 fn laid_out_calls(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String>) -> Calls {
     let layout = CallLayout::new(format, NAME);
-    let at = layout
-        .segments
+    let flat = layout.flat();
+    let at = flat
         .iter()
         .position(|s| matches!(s, Segment::Arguments(_)))
-        .unwrap_or(layout.segments.len());
-    let (head, tail) = (
-        &layout.segments[..at],
-        layout.segments.get(at + 1..).unwrap_or(&[]),
-    );
+        .unwrap_or(flat.len());
+    let (head, tail) = (&flat[..at], flat.get(at + 1..).unwrap_or(&[]));
     let notation = layout
         .arguments()
         .map(|a| notation(a, head, tail, warnings));
@@ -503,7 +500,8 @@ fn segments(run: &[Segment], names: &[&str], capture: bool, braces: bool, side: 
                 }
             }
             Segment::Id(shape) => out.push_str(&id(shape, capture)),
-            Segment::Arguments(_) => {}
+            // None in a flat layout: every part is required here.
+            Segment::Arguments(_) | Segment::Optional(_) => {}
         }
         if braces
             && inner

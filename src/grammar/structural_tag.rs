@@ -47,7 +47,8 @@ use serde_json::{json, Map, Value};
 use crate::analysis::{Header, TaggedArguments, ToolFormat};
 use crate::error::Result;
 use crate::protocol::{
-    Arguments, CallLayout, IdShape, Marker, Protocol, ReasoningBlock, Segment, Tool, ToolSection,
+    Arguments, CallLayout, HeaderAttributes, IdShape, Marker, Protocol, ReasoningBlock, Segment,
+    Tool, ToolSection,
 };
 
 /// A structural tag for one request (DESIGN §5 JSON shape).
@@ -248,7 +249,7 @@ fn call_tag(
     warnings: &mut Vec<String>,
 ) -> (Value, String) {
     let layout = CallLayout::new(format, &tool.name);
-    let mut pieces = pieces(&layout.segments, tool, headers, warnings);
+    let mut pieces = pieces(&layout.segments, layout.name_end, tool, headers, warnings);
     let first = pieces
         .iter()
         .position(|p| matches!(p, Piece::Format(_)))
@@ -305,33 +306,34 @@ fn fixed(pieces: impl Iterator<Item = Piece>) -> String {
 
 /// The call's segments as pieces: adjacent fixed text merged, tagged
 /// arguments followed by their own closing text, a header's varying rest
-/// after the name as free text on its line.
+/// after the name (`name_end`) as free text on its line.
 fn pieces(
     segments: &[Segment],
+    name_end: Option<usize>,
     tool: &Tool,
     headers: &[Header],
     warnings: &mut Vec<String>,
 ) -> Vec<Piece> {
     let mut out: Vec<Piece> = Vec::new();
     for (i, segment) in segments.iter().enumerate() {
-        match segment {
-            Segment::Marker(text)
-                if i > 0 && segments[i - 1] == Segment::Text(tool.name.clone()) =>
-            {
-                for piece in name_suffix(text, headers) {
-                    match piece {
-                        Piece::Fixed(t) => push_fixed(&mut out, &t),
-                        format => out.push(format),
-                    }
-                }
-            }
-            Segment::Marker(text) | Segment::Text(text) => push_fixed(&mut out, text),
-            Segment::Id(shape) => out.push(Piece::Format(id_format(shape))),
+        let more = match segment {
+            Segment::Marker(text) if name_end == Some(i) => name_suffix(text, headers),
+            Segment::Marker(text) | Segment::Text(text) => vec![Piece::Fixed(text.clone())],
+            Segment::Id(shape) => vec![Piece::Format(id_format(shape))],
             Segment::Arguments(args) => {
-                out.push(Piece::Format(arguments_format(args, tool, warnings)));
+                let mut more = vec![Piece::Format(arguments_format(args, tool, warnings))];
                 if let Arguments::Tagged(t) = args {
-                    push_fixed(&mut out, &t.end);
+                    more.push(Piece::Fixed(t.end.clone()));
                 }
+                more
+            }
+            // Written as required: the template's own calls hold it.
+            Segment::Optional(inner) => pieces(inner, None, tool, headers, warnings),
+        };
+        for piece in more {
+            match piece {
+                Piece::Fixed(t) => push_fixed(&mut out, &t),
+                format => out.push(format),
             }
         }
     }
@@ -351,17 +353,7 @@ fn push_fixed(out: &mut Vec<Piece>, text: &str) {
 /// first word ends the name and the rest of the line up to the header's
 /// close is free, as the parser reads it.
 fn name_suffix(suffix: &str, headers: &[Header]) -> Vec<Piece> {
-    let body = suffix.trim_end();
-    let header = headers
-        .iter()
-        .find(|h| !h.close.is_empty() && body.ends_with(h.close.as_str()));
-    let word = header.and_then(|h| {
-        let inner = &body[..body.len() - h.close.len()];
-        let lead = inner.len() - inner.trim_start().len();
-        let word_end = lead + inner[lead..].find(char::is_whitespace)?;
-        Some((h, &inner[..word_end]))
-    });
-    let Some((h, word)) = word else {
+    let Some(h) = HeaderAttributes::of(suffix, headers) else {
         return vec![Piece::Fixed(suffix.to_string())];
     };
     let rest = node(
@@ -369,9 +361,9 @@ fn name_suffix(suffix: &str, headers: &[Header]) -> Vec<Piece> {
         vec![("excludes", Value::Array(vec![Value::from("\n")]))],
     );
     vec![
-        Piece::Fixed(word.to_string()),
-        Piece::Format(tag("", rest, &h.close)),
-        Piece::Fixed(suffix[body.len()..].to_string()),
+        Piece::Fixed(h.word.to_string()),
+        Piece::Format(tag("", rest, h.close)),
+        Piece::Fixed(h.after.to_string()),
     ]
 }
 

@@ -1,15 +1,20 @@
-//! Tool-call rules in the template's own format, one builder per part.
+//! Tool-call rules: one rule per tool, read from the protocol's
+//! [`CallLayout`] of the call, and the tool section around them.
 //!
-//! A call is `call_start`, the name (in JSON or between markers), the
-//! arguments (a JSON object, marker-wrapped pairs, or Python keywords), an
-//! optional id, and `call_end`; the section is `section_start`, one call or
-//! several joined by `call_separator`, and `section_end`. Each tool gets its
-//! own call rule, so the name fixes which arguments may follow.
+//! The layout says what a call is made of (markers, fixed text, the id,
+//! the arguments, optional groups such as a JSON id member); this module
+//! says how each piece reads in GBNF: markers with flexible whitespace,
+//! fixed text as [`text_pieces`], the arguments by kind (a JSON object
+//! under the tool's schema, marker-wrapped pairs, or Python keywords). The
+//! section is `section_start`, one call or several joined by
+//! `call_separator`, and `section_end`. Each tool gets its own call rule,
+//! so the name fixes which arguments may follow.
 //!
-//! Invariants: only the analysis's markers and the caller's tools shape the
-//! rules (nothing is keyed on a model); every reference handed back exists in
-//! the rule set; a tool without a usable schema gets the looser "any
-//! arguments" rule and a warning, never an error.
+//! Invariants: the call's shape comes only from the layout (nothing here
+//! reads the name, id or arguments slots of the `ToolFormat`); nothing is
+//! keyed on a model; every reference handed back exists in the rule set; a
+//! tool without a usable schema gets the looser "any arguments" rule and a
+//! warning, never an error.
 
 use serde_json::{json, Map, Value};
 
@@ -18,10 +23,12 @@ use super::gbnf::{alt, literal, until, until_in_line, Rules};
 use super::markers::{split, Piece, Pieces};
 use super::schema::{members, primitive, Compiler, Member, ValueSyntax};
 use super::walk::ValueRules;
-use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolFormat};
+use crate::analysis::{Header, TaggedArguments, ToolFormat};
 use crate::json_schema::{required_names, resolved, MAX_DEPTH};
-use crate::protocol::Notation;
-use crate::protocol::Tool;
+use crate::protocol::{
+    text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Notation, Segment, TextPiece,
+    Tool,
+};
 
 /// Builds the rules of one tool section.
 pub struct Builder<'a> {
@@ -57,69 +64,74 @@ impl Builder<'_> {
         p
     }
 
-    /// One tool's call.
+    /// One tool's call, from its layout.
     fn call(&mut self, tool: &Tool) -> String {
-        let f = self.format;
+        let layout = CallLayout::new(self.format, &tool.name);
         let mut p = Pieces::new();
-        p.marker(&f.call_start);
-        match &f.name {
-            NameSlot::JsonField { .. } | NameSlot::JsonKey => {
-                let object = self.json_call(tool);
-                p.expr(object);
-            }
-            NameSlot::Tagged { prefix, suffix } => {
-                self.tagged_id(&mut p, true);
-                p.marker(prefix).lit(&tool.name);
-                if let Some(IdSlot::Counted { separator }) = &self.format.id {
-                    p.lit(separator).expr("[0-9]+".to_string());
-                }
-                self.name_suffix(&mut p, suffix);
-                if let Some(after) = &f.name_echo {
-                    p.lit(&tool.name).marker(after);
-                }
-                self.tagged_id(&mut p, false);
-                let args = self.arguments_after_name(tool);
-                p.extend(&args);
-            }
-        }
-        p.marker(&f.call_end);
+        self.segments(&mut p, tool, &layout.segments, layout.name_end);
         self.rules.add(&format!("call-{}", tool.name), p.render())
     }
 
-    /// The text after a tagged name. A suffix that ends a section header
-    /// (`" index="1"<|sep|>`) keeps its first word, which ends the name, and
-    /// takes any text on the line up to the header's close: the rest holds
-    /// attributes the template varies per call (`index="2"`), which the
-    /// parser reads as scaffolding.
-    fn name_suffix(&mut self, p: &mut Pieces, suffix: &str) {
-        let body = suffix.trim_end();
-        let header = self
-            .headers
-            .iter()
-            .find(|h| !h.close.is_empty() && body.ends_with(h.close.as_str()));
-        let attributes = header.and_then(|h| {
-            let inner = &body[..body.len() - h.close.len()];
-            let lead = inner.len() - inner.trim_start().len();
-            let word_end = lead + inner[lead..].find(char::is_whitespace)?;
-            Some((h, &inner[..word_end]))
-        });
-        let Some((h, word)) = attributes else {
-            p.marker(suffix);
-            return;
-        };
-        let rest = until_in_line(self.rules, "header-rest", &h.close);
-        p.marker(word).expr(rest).lit(&h.close).ws();
+    /// Segments of a call: markers with flexible whitespace, fixed text as
+    /// [`text_pieces`], the id, the arguments by kind, optional groups as
+    /// `( ... )?`; `name_end` indexes the marker that ends a tagged name.
+    fn segments(
+        &mut self,
+        p: &mut Pieces,
+        tool: &Tool,
+        segments: &[Segment],
+        name_end: Option<usize>,
+    ) {
+        for (i, segment) in segments.iter().enumerate() {
+            match segment {
+                Segment::Marker(raw) if name_end == Some(i) => self.name_suffix(p, raw),
+                Segment::Marker(raw) => {
+                    p.marker(raw);
+                }
+                Segment::Text(text) => text_to(p, text),
+                Segment::Id(shape) => self.id(p, shape),
+                Segment::Arguments(args) => {
+                    // What ends the arguments when nothing of their own does.
+                    let next = segments[i + 1..].iter().find_map(|s| match s {
+                        Segment::Marker(raw) => first_lit(raw),
+                        _ => None,
+                    });
+                    self.arguments(p, tool, args, next.unwrap_or_default());
+                }
+                Segment::Optional(inner) => {
+                    let mut group = Pieces::new();
+                    self.segments(&mut group, tool, inner, None);
+                    p.optional(&group);
+                }
+            }
+        }
     }
 
-    /// A tagged id slot, when it sits on this side of the name.
-    fn tagged_id(&mut self, p: &mut Pieces, before: bool) {
-        if let Some(IdSlot::Tagged {
-            prefix,
-            suffix,
-            before_name,
-        }) = &self.format.id
-        {
-            if *before_name == before {
+    /// The marker after a tagged name; one that ends a section header
+    /// keeps its first word and takes any text on the line up to the
+    /// header's close (see [`HeaderAttributes`]).
+    fn name_suffix(&mut self, p: &mut Pieces, suffix: &str) {
+        match HeaderAttributes::of(suffix, self.headers) {
+            Some(h) => {
+                let rest = until_in_line(self.rules, "header-rest", h.close);
+                p.marker(h.word).expr(rest).lit(h.close).ws();
+            }
+            None => {
+                p.marker(suffix);
+            }
+        }
+    }
+
+    /// A call id: a JSON string, a counter, or optional text between markers.
+    fn id(&mut self, p: &mut Pieces, shape: &IdShape) {
+        match shape {
+            IdShape::JsonString => {
+                p.expr(primitive(self.rules, "string", false));
+            }
+            IdShape::Counter => {
+                p.expr("[0-9]+");
+            }
+            IdShape::Tagged { prefix, suffix } => {
                 let stop = first_lit(suffix).unwrap_or_default();
                 let text = until(self.rules, "id-text", &stop);
                 let mut id = Pieces::new();
@@ -129,115 +141,20 @@ impl Builder<'_> {
         }
     }
 
-    /// Arguments written after a tagged name.
-    fn arguments_after_name(&mut self, tool: &Tool) -> Pieces {
-        let mut p = Pieces::new();
-        match &self.format.arguments {
-            ArgumentsSlot::Json { path, as_string } => {
-                let value = self.json_arguments(tool, *as_string);
-                if path.is_empty() {
-                    p.expr(value);
-                } else {
-                    let fields = vec![(path.clone(), value, true)];
-                    p.expr(self.json_object(&fields, &tool.name));
-                }
+    /// The arguments; `next` is the first word of the marker after them.
+    fn arguments(&mut self, p: &mut Pieces, tool: &Tool, args: &Arguments, next: String) {
+        match args {
+            Arguments::Json { as_string } => {
+                p.expr(self.json_arguments(tool, *as_string));
             }
-            ArgumentsSlot::Tagged(tagged) => {
-                let args = self.tagged_arguments(tool, tagged);
+            Arguments::Tagged(tagged) => {
+                let args = self.tagged_arguments(tool, tagged, next);
                 p.extend(&args);
             }
-            ArgumentsSlot::Python => {
-                let args = self.python_arguments(tool);
-                p.expr(args).ws().lit(")");
+            Arguments::Python => {
+                p.expr(self.python_arguments(tool));
             }
         }
-        p
-    }
-
-    /// A call that is one JSON object holding the name and the arguments.
-    fn json_call(&mut self, tool: &Tool) -> String {
-        let f = self.format;
-        let args = match &f.arguments {
-            ArgumentsSlot::Json { as_string, .. } => self.json_arguments(tool, *as_string),
-            _ => {
-                self.warnings.push(format!(
-                    "{}: JSON-named call with non-JSON arguments; any object accepted",
-                    tool.name
-                ));
-                primitive(self.rules, "object", false)
-            }
-        };
-        let ws = primitive(self.rules, "ws", false);
-        if f.name == NameSlot::JsonKey {
-            let key = literal(&serde_json::to_string(&tool.name).unwrap_or_default());
-            return self.rules.add(
-                &format!("{}-object", tool.name),
-                format!("\"{{\" {ws} {key} {ws} \":\" {ws} {args} {ws} \"}}\""),
-            );
-        }
-        let mut fields = Vec::new();
-        if let NameSlot::JsonField { path } = &f.name {
-            fields.push((
-                path.clone(),
-                literal(&serde_json::to_string(&tool.name).unwrap_or_default()),
-                true,
-            ));
-        }
-        if let ArgumentsSlot::Json { path, .. } = &f.arguments {
-            if !path.is_empty() {
-                fields.push((path.clone(), args, true));
-            }
-        }
-        if let Some(IdSlot::JsonField { path, before_name }) = &f.id {
-            // The id keeps its rendered place: first, or after the name and arguments.
-            let s = primitive(self.rules, "string", false);
-            let at = if *before_name { 0 } else { fields.len() };
-            fields.insert(at, (path.clone(), s, false));
-        }
-        self.json_object(&fields, &tool.name)
-    }
-
-    /// A JSON object with `fields` at their key paths, in the order given;
-    /// fields sharing a first key nest into one object.
-    fn json_object(&mut self, fields: &[(Vec<String>, String, bool)], hint: &str) -> String {
-        let ws = primitive(self.rules, "ws", false);
-        let mut keys: Vec<&str> = Vec::new();
-        for (path, _, _) in fields {
-            if let Some(k) = path.first() {
-                if !keys.contains(&k.as_str()) {
-                    keys.push(k);
-                }
-            }
-        }
-        let mut list = Vec::new();
-        for key in keys {
-            let inner: Vec<(Vec<String>, String, bool)> = fields
-                .iter()
-                .filter(|(p, _, _)| p.first().map(String::as_str) == Some(key))
-                .map(|(p, v, r)| (p[1..].to_vec(), v.clone(), *r))
-                .collect();
-            let required = inner.iter().any(|(_, _, r)| *r);
-            let value = match inner.as_slice() {
-                [(rest, v, _)] if rest.is_empty() => v.clone(),
-                _ => self.json_object(
-                    &inner
-                        .into_iter()
-                        .filter(|(p, _, _)| !p.is_empty())
-                        .collect::<Vec<_>>(),
-                    &format!("{hint}-{key}"),
-                ),
-            };
-            let k = literal(&serde_json::to_string(key).unwrap_or_default());
-            list.push(Member {
-                expr: format!("{k} {ws} \":\" {ws} {value}"),
-                required,
-            });
-        }
-        let body = members(&list, &format!("{ws} \",\" {ws}"));
-        self.rules.add(
-            &format!("{hint}-call"),
-            format!("\"{{\" {ws} {body} {ws} \"}}\""),
-        )
     }
 
     /// The arguments object (or, when written as JSON text, any JSON string).
@@ -292,7 +209,12 @@ impl Builder<'_> {
 
     /// Marker-wrapped arguments: string values raw up to the closing marker,
     /// other values as JSON, or as nested elements when the format writes them.
-    fn tagged_arguments(&mut self, tool: &Tool, g: &TaggedArguments) -> Pieces {
+    /// `next`: the first word after the arguments.
+    fn tagged_arguments(&mut self, tool: &Tool, g: &TaggedArguments, next: String) -> Pieces {
+        // Where a raw value ends when its own closing marker is blank.
+        let stop = first_lit(&g.separator)
+            .or_else(|| first_lit(&g.end))
+            .unwrap_or(next);
         let schema = object_schema(&tool.parameters);
         let props = properties(&schema);
         let required = schema.as_object().map(required_names).unwrap_or_default();
@@ -300,7 +222,7 @@ impl Builder<'_> {
         for (key, prop) in &props {
             let mut m = Pieces::new();
             m.marker(&g.name_prefix).lit(key).marker(&g.name_suffix);
-            let value = self.tagged_value(tool, key, prop, g);
+            let value = self.tagged_value(tool, key, prop, g, &stop);
             m.expr(value);
             list.push(Member {
                 expr: self
@@ -314,7 +236,7 @@ impl Builder<'_> {
         let mut p = Pieces::new();
         if props.is_empty() && !closed(&schema) {
             // No declared properties: any key, any raw value.
-            let any = self.any_tagged_argument(g);
+            let any = self.any_tagged_argument(g, &stop);
             p.expr(format!("( {any} ( {} {any} )* )?", sep.render()));
         } else {
             p.expr(either_order(&list, props.keys(), &sep.render()));
@@ -324,10 +246,10 @@ impl Builder<'_> {
     }
 
     /// One argument with an unknown key (tools without declared properties).
-    fn any_tagged_argument(&mut self, g: &TaggedArguments) -> String {
+    fn any_tagged_argument(&mut self, g: &TaggedArguments, stop: &str) -> String {
         let key_stop = first_lit(&g.name_suffix).unwrap_or_default();
         let key = until(self.rules, "arg-key", &key_stop);
-        let value = self.raw_value(g, "arg-value");
+        let value = self.raw_value(g, "arg-value", stop);
         let mut m = Pieces::new();
         m.marker(&g.name_prefix)
             .expr(key)
@@ -343,6 +265,7 @@ impl Builder<'_> {
         key: &str,
         prop: &Value,
         g: &TaggedArguments,
+        stop: &str,
     ) -> String {
         let hint = format!("{}-{}", tool.name, key);
         // The closing marker may name the argument (`</city>`): with the key
@@ -358,7 +281,7 @@ impl Builder<'_> {
                 p.expr(alt(&values.iter().map(|v| literal(v)).collect::<Vec<_>>()))
                     .marker(&close);
             } else {
-                let raw = self.raw_value_text(g, &close, &hint);
+                let raw = self.raw_value_text(g, &close, &hint, stop);
                 p.expr(raw);
                 push_suffix(&mut p, &close);
             }
@@ -442,8 +365,8 @@ impl Builder<'_> {
 
     /// A raw value with its suffix, for arguments of unknown key and type;
     /// a closing marker that names the argument takes any name.
-    fn raw_value(&mut self, g: &TaggedArguments, hint: &str) -> String {
-        let mut text = self.raw_value_text(g, &g.value_suffix, hint);
+    fn raw_value(&mut self, g: &TaggedArguments, hint: &str, stop: &str) -> String {
+        let mut text = self.raw_value_text(g, &g.value_suffix, hint, stop);
         if let Some(e) = &g.elements {
             // Of unknown type, it may be an object or a list, written as elements.
             let any =
@@ -461,13 +384,16 @@ impl Builder<'_> {
         p.render()
     }
 
-    /// Raw text up to the value's closing marker `close` (or a CDATA-style wrapper).
-    fn raw_value_text(&mut self, g: &TaggedArguments, close: &str, hint: &str) -> String {
-        let stop = first_lit(close)
-            .or_else(|| first_lit(&g.separator))
-            .or_else(|| first_lit(&g.end))
-            .or_else(|| first_lit(&self.format.call_end))
-            .unwrap_or_default();
+    /// Raw text up to the value's closing marker `close`, or to `stop` when
+    /// it is blank (or a CDATA-style wrapper).
+    fn raw_value_text(
+        &mut self,
+        g: &TaggedArguments,
+        close: &str,
+        hint: &str,
+        stop: &str,
+    ) -> String {
+        let stop = first_lit(close).unwrap_or_else(|| stop.to_string());
         let raw = until(
             self.rules,
             &format!("{}-text", rule_stem(&stop, hint)),
@@ -480,6 +406,16 @@ impl Builder<'_> {
             }
             None => raw,
         }
+    }
+}
+
+/// A call's fixed text (see [`text_pieces`]).
+fn text_to(p: &mut Pieces, text: &str) {
+    for piece in text_pieces(text) {
+        match piece {
+            TextPiece::Exact(t) => p.lit(t),
+            TextPiece::Space => p.ws(),
+        };
     }
 }
 

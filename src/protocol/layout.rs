@@ -1,9 +1,9 @@
 //! A tool call laid out as the model writes it: a flat list of segments
 //! (markers, fixed text, the id, the arguments) for one tool of one format.
 //!
-//! Grammar exports that think in sequences (xgrammar's structural tags,
-//! llguidance's Lark) read a call from here instead of interpreting
-//! [`ToolFormat`] themselves: `<tool_call>\n{"name": "get_weather",
+//! Every grammar export (GBNF, xgrammar's structural tags, llguidance's
+//! Lark, transformers' response_template) and the call writer read a call
+//! from here instead of interpreting [`ToolFormat`] themselves: `<tool_call>\n{"name": "get_weather",
 //! "arguments": ` ARGS `}\n</tool_call>` is `Marker("<tool_call>\n")`,
 //! `Text("{\"name\": \"get_weather\", \"arguments\": ")`, `Arguments`,
 //! `Text("}")`, `Marker("\n</tool_call>")`.
@@ -12,12 +12,17 @@
 //! (`tojson`: `", "` and `": "`) and its keys in the template's order (an
 //! id the template writes first stays first).
 //!
+//! A JSON id member is a [`Segment::Optional`] group: the parser reads a
+//! call without it. Readers that cannot say "optional" take
+//! [`CallLayout::flat`], the call exactly as the template renders it.
+//!
 //! Invariants: the segments of a call, with the function's name and
-//! arguments filled in, spell the call the way the template renders it;
-//! fixed text never holds the arguments; every [`Segment::Arguments`] is
-//! the call's only one.
+//! arguments filled in and optional groups written, spell the call the way
+//! the template renders it; fixed text never holds the arguments; every
+//! [`Segment::Arguments`] is the call's only one, never inside an optional
+//! group; [`CallLayout::name_end`] indexes a top-level marker.
 
-use crate::analysis::{ArgumentsSlot, IdSlot, NameSlot, TaggedArguments, ToolFormat};
+use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolFormat};
 
 /// One piece of a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +37,9 @@ pub enum Segment {
     Id(IdShape),
     /// The arguments.
     Arguments(Arguments),
+    /// Segments the model may leave out, as the parser reads the call
+    /// without them: a JSON id member (`"id": "..."` with its comma).
+    Optional(Vec<Segment>),
 }
 
 /// How a call id is spelled.
@@ -72,6 +80,9 @@ pub enum Arguments {
 pub struct CallLayout {
     /// The segments in output order.
     pub segments: Vec<Segment>,
+    /// The index of the marker that ends a tagged name (it may end a
+    /// section header too: see [`HeaderAttributes`]).
+    pub name_end: Option<usize>,
 }
 
 impl CallLayout {
@@ -79,14 +90,18 @@ impl CallLayout {
     pub fn new(format: &ToolFormat, name: &str) -> CallLayout {
         let mut out = Builder::default();
         out.marker(&format.call_start);
+        let mut name_end = None;
         match &format.name {
             NameSlot::JsonField { .. } | NameSlot::JsonKey => json_call(&mut out, format, name),
             NameSlot::Tagged { prefix, suffix } => {
-                tagged_call(&mut out, format, name, prefix, suffix)
+                name_end = tagged_call(&mut out, format, name, prefix, suffix);
             }
         }
         out.marker(&format.call_end);
-        CallLayout { segments: out.0 }
+        CallLayout {
+            segments: out.0,
+            name_end,
+        }
     }
 
     /// The fixed text before the arguments, when nothing but markers and
@@ -100,6 +115,15 @@ impl CallLayout {
     pub fn tail_text(&self) -> Option<String> {
         let at = self.arguments_at()?;
         self.segments[at + 1..].iter().map(plain).collect()
+    }
+
+    /// The segments with every optional group written out, adjacent text
+    /// merged: the call as the template renders it, for a reader that
+    /// takes every part as required.
+    pub fn flat(&self) -> Vec<Segment> {
+        let mut out = Builder::default();
+        out.append(&self.segments, true);
+        out.0
     }
 
     /// The arguments segment.
@@ -123,6 +147,102 @@ fn plain(segment: &Segment) -> Option<String> {
         Segment::Marker(t) | Segment::Text(t) => Some(t.clone()),
         _ => None,
     }
+}
+
+/// The marker that ends a tagged name, when it also ends a section header
+/// and holds attributes the template varies per call
+/// (`" index="1"<|sep|>`): its first word ends the name, and any text on
+/// the line up to the header's close follows, which the parser reads as
+/// scaffolding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeaderAttributes<'a> {
+    /// The marker up to its first word's end (`"`): what ends the name.
+    pub word: &'a str,
+    /// The header's close (`<|sep|>`).
+    pub close: &'a str,
+    /// The marker after the close (whitespace).
+    pub after: &'a str,
+}
+
+impl<'a> HeaderAttributes<'a> {
+    /// The attributes `suffix` holds when it ends one of `headers`.
+    pub fn of(suffix: &'a str, headers: &'a [Header]) -> Option<HeaderAttributes<'a>> {
+        let body = suffix.trim_end();
+        let h = headers
+            .iter()
+            .find(|h| !h.close.is_empty() && body.ends_with(h.close.as_str()))?;
+        let inner = &body[..body.len() - h.close.len()];
+        let lead = inner.len() - inner.trim_start().len();
+        let word_end = lead + inner[lead..].find(char::is_whitespace)?;
+        Some(HeaderAttributes {
+            word: &inner[..word_end],
+            close: &h.close,
+            after: &suffix[body.len()..],
+        })
+    }
+}
+
+/// A piece of a call's fixed text as a reader matches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextPiece<'a> {
+    /// Exact text.
+    Exact(&'a str),
+    /// Optional whitespace.
+    Space,
+}
+
+/// A [`Segment::Text`] as a reader matches it. JSON scaffolding
+/// (`{"name": "f", "arguments": `) is its tokens, with the whitespace JSON
+/// allows between them, and on the side of a value or an optional member
+/// (the arguments, an id): where the text begins after one (`,` `}` `]`)
+/// or ends before one (`:` `,` `{`); a marker beside it keeps its own
+/// whitespace, and a key after an optional member takes the whitespace the
+/// member ends with. A closing parenthesis (after Python arguments) may
+/// follow whitespace. Other text (a name, a counter's separator) is exact.
+pub fn text_pieces(text: &str) -> Vec<TextPiece<'_>> {
+    match text.chars().next() {
+        Some('{' | '}' | '[' | ']' | ',' | '"' | ':') => {}
+        Some(')') => return vec![TextPiece::Space, TextPiece::Exact(text)],
+        _ => return vec![TextPiece::Exact(text)],
+    }
+    let mut out = Vec::new();
+    if text.starts_with([',', '}', ']']) {
+        out.push(TextPiece::Space);
+    }
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if c.is_whitespace() {
+            rest = rest.trim_start();
+            continue;
+        }
+        if matches!(out.last(), Some(TextPiece::Exact(_))) {
+            out.push(TextPiece::Space);
+        }
+        let len = match c {
+            '"' => json_string_len(rest),
+            _ => c.len_utf8(),
+        };
+        out.push(TextPiece::Exact(&rest[..len]));
+        rest = &rest[len..];
+    }
+    if text.trim_end().ends_with([':', ',', '{']) {
+        out.push(TextPiece::Space);
+    }
+    out
+}
+
+/// The length of the JSON string `text` opens with (to its closing quote).
+fn json_string_len(text: &str) -> usize {
+    let mut escaped = false;
+    for (i, c) in text.char_indices().skip(1) {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => return i + 1,
+            _ => {}
+        }
+    }
+    text.len()
 }
 
 /// Segments under construction; adjacent text merges.
@@ -149,6 +269,17 @@ impl Builder {
     fn push(&mut self, segment: Segment) {
         self.0.push(segment);
     }
+
+    /// Appends `segments`, text merging; `flat`: optional groups written out.
+    fn append(&mut self, segments: &[Segment], flat: bool) {
+        for segment in segments {
+            match segment {
+                Segment::Text(t) => self.text(t),
+                Segment::Optional(inner) if flat => self.append(inner, true),
+                other => self.push(other.clone()),
+            }
+        }
+    }
 }
 
 /// The arguments of `format` as a segment.
@@ -162,8 +293,15 @@ fn arguments(format: &ToolFormat) -> Arguments {
     }
 }
 
-/// A name between markers, then the arguments.
-fn tagged_call(out: &mut Builder, format: &ToolFormat, name: &str, prefix: &str, suffix: &str) {
+/// A name between markers, then the arguments; the index of the marker
+/// that ends the name, if it has one.
+fn tagged_call(
+    out: &mut Builder,
+    format: &ToolFormat,
+    name: &str,
+    prefix: &str,
+    suffix: &str,
+) -> Option<usize> {
     tagged_id(out, format, true);
     out.marker(prefix);
     out.text(name);
@@ -171,6 +309,7 @@ fn tagged_call(out: &mut Builder, format: &ToolFormat, name: &str, prefix: &str,
         out.text(separator);
         out.push(Segment::Id(IdShape::Counter));
     }
+    let name_end = (!suffix.is_empty()).then_some(out.0.len());
     out.marker(suffix);
     if let Some(after) = &format.name_echo {
         out.text(name);
@@ -182,7 +321,7 @@ fn tagged_call(out: &mut Builder, format: &ToolFormat, name: &str, prefix: &str,
             let args = Segment::Arguments(Arguments::Json {
                 as_string: *as_string,
             });
-            json_object(out, vec![(path.clone(), Field::Value(args))]);
+            json_object(out, vec![(path.as_slice(), Field::Value(args))]);
         }
         ArgumentsSlot::Python => {
             out.push(Segment::Arguments(Arguments::Python));
@@ -190,6 +329,7 @@ fn tagged_call(out: &mut Builder, format: &ToolFormat, name: &str, prefix: &str,
         }
         _ => out.push(Segment::Arguments(arguments(format))),
     }
+    name_end
 }
 
 /// A tagged id, when it sits on this side of the name.
@@ -210,7 +350,7 @@ fn tagged_id(out: &mut Builder, format: &ToolFormat, before: bool) {
 }
 
 /// A field at its key path below the current object.
-type KeyedField = (Vec<String>, Field);
+type KeyedField<'p> = (&'p [String], Field);
 
 /// What sits at a key path of a JSON call object.
 enum Field {
@@ -231,17 +371,20 @@ fn json_call(out: &mut Builder, format: &ToolFormat, name: &str) {
     }
     let mut fields = Vec::new();
     if let NameSlot::JsonField { path } = &format.name {
-        fields.push((path.clone(), Field::Name(name.to_string())));
+        fields.push((path.as_slice(), Field::Name(name.to_string())));
     }
     if let ArgumentsSlot::Json { path, .. } = &format.arguments {
-        fields.push((path.clone(), Field::Value(args)));
+        fields.push((path.as_slice(), Field::Value(args)));
     }
     if let Some(IdSlot::JsonField { path, before_name }) = &format.id {
         // The id keeps its rendered place: first, or after the name and arguments.
         let at = if *before_name { 0 } else { fields.len() };
         fields.insert(
             at,
-            (path.clone(), Field::Value(Segment::Id(IdShape::JsonString))),
+            (
+                path.as_slice(),
+                Field::Value(Segment::Id(IdShape::JsonString)),
+            ),
         );
     }
     json_object(out, fields);
@@ -249,30 +392,48 @@ fn json_call(out: &mut Builder, format: &ToolFormat, name: &str) {
 
 /// A JSON object with `fields` at their key paths, in the order given;
 /// fields sharing a first key nest into one object.
-fn json_object(out: &mut Builder, fields: Vec<(Vec<String>, Field)>) {
-    let mut groups: Vec<(String, Vec<KeyedField>)> = Vec::new();
+fn json_object(out: &mut Builder, fields: Vec<KeyedField>) {
+    let mut groups: Vec<(&String, Vec<KeyedField>)> = Vec::new();
     for (path, field) in fields {
         let Some((key, rest)) = path.split_first() else {
             continue;
         };
-        match groups.iter_mut().find(|(k, _)| k == key) {
-            Some((_, members)) => members.push((rest.to_vec(), field)),
-            None => groups.push((key.clone(), vec![(rest.to_vec(), field)])),
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push((rest, field)),
+            None => groups.push((key, vec![(rest, field)])),
         }
     }
     out.text("{");
+    let count = groups.len();
+    // Whether the comma after the previous member is written with it.
+    let mut comma_written = true;
     for (i, (key, mut members)) in groups.into_iter().enumerate() {
-        if i > 0 {
-            out.text(", ");
+        // A member holding only the id may be left out, with its comma.
+        let optional = members
+            .iter()
+            .all(|(_, f)| matches!(f, Field::Value(Segment::Id(_))));
+        let mut member = Builder::default();
+        if !comma_written {
+            member.text(", ");
         }
-        out.text(&format!("{}: ", quoted(&key)));
+        comma_written = false;
+        member.text(&format!("{}: ", quoted(key)));
         if members.len() == 1 && members[0].0.is_empty() {
             match members.remove(0).1 {
-                Field::Name(name) => out.text(&quoted(&name)),
-                Field::Value(segment) => out.push(segment),
+                Field::Name(name) => member.text(&quoted(&name)),
+                Field::Value(segment) => member.push(segment),
             }
         } else {
-            json_object(out, members);
+            json_object(&mut member, members);
+        }
+        match optional {
+            true if i == 0 && count > 1 => {
+                member.text(", ");
+                comma_written = true;
+                out.push(Segment::Optional(member.0));
+            }
+            true => out.push(Segment::Optional(member.0)),
+            false => out.append(&member.0, false),
         }
     }
     out.text("}");
@@ -333,6 +494,22 @@ mod tests {
             layout.segments,
             [
                 Segment::Marker("<tool_call>\n".into()),
+                Segment::Text("{".into()),
+                Segment::Optional(vec![
+                    Segment::Text("\"tool_call_id\": ".into()),
+                    Segment::Id(IdShape::JsonString),
+                    Segment::Text(", ".into()),
+                ]),
+                Segment::Text("\"tool_name\": \"get_weather\", \"parameters\": ".into()),
+                Segment::Arguments(Arguments::Json { as_string: false }),
+                Segment::Text("}".into()),
+                Segment::Marker("\n</tool_call>".into()),
+            ]
+        );
+        assert_eq!(
+            layout.flat(),
+            [
+                Segment::Marker("<tool_call>\n".into()),
                 Segment::Text("{\"tool_call_id\": ".into()),
                 Segment::Id(IdShape::JsonString),
                 Segment::Text(", \"tool_name\": \"get_weather\", \"parameters\": ".into()),
@@ -342,6 +519,85 @@ mod tests {
             ]
         );
         assert_eq!(layout.head_text(), None, "an id is no fixed text");
+    }
+
+    #[test]
+    fn an_id_written_last_is_optional_with_the_comma_before_it() {
+        let f = format(
+            NameSlot::JsonField {
+                path: path(&["name"]),
+            },
+            ArgumentsSlot::Json {
+                path: path(&["arguments"]),
+                as_string: false,
+            },
+            Some(IdSlot::JsonField {
+                path: path(&["id"]),
+                before_name: false,
+            }),
+        );
+        let layout = CallLayout::new(&f, "f");
+        assert_eq!(
+            layout.segments[3..6],
+            [
+                Segment::Optional(vec![
+                    Segment::Text(", \"id\": ".into()),
+                    Segment::Id(IdShape::JsonString),
+                ]),
+                Segment::Text("}".into()),
+                Segment::Marker("\n</tool_call>".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn json_text_is_tokens_with_space_beside_values() {
+        use TextPiece::{Exact, Space};
+        assert_eq!(
+            text_pieces("{\"name\": \"a\\\"b\", \"arguments\": "),
+            [
+                Exact("{"),
+                Space,
+                Exact("\"name\""),
+                Space,
+                Exact(":"),
+                Space,
+                Exact("\"a\\\"b\""),
+                Space,
+                Exact(","),
+                Space,
+                Exact("\"arguments\""),
+                Space,
+                Exact(":"),
+                Space,
+            ]
+        );
+        assert_eq!(text_pieces("}}"), [Space, Exact("}"), Space, Exact("}")]);
+        assert_eq!(text_pieces(")"), [Space, Exact(")")]);
+        assert_eq!(text_pieces("get_weather:"), [Exact("get_weather:")]);
+    }
+
+    #[test]
+    fn a_suffix_ending_a_header_holds_attributes() {
+        let headers = [Header {
+            open: "<|open|>".into(),
+            close: "<|sep|>".into(),
+        }];
+        let suffix = "\" index=\"1\"<|sep|>\n";
+        assert_eq!(
+            HeaderAttributes::of(suffix, &headers),
+            Some(HeaderAttributes {
+                word: "\"",
+                close: "<|sep|>",
+                after: "\n",
+            })
+        );
+        assert_eq!(
+            HeaderAttributes::of("<|sep|>", &headers),
+            None,
+            "no attributes"
+        );
+        assert_eq!(HeaderAttributes::of("\" index=\"1\">", &headers), None);
     }
 
     #[test]
@@ -394,6 +650,7 @@ mod tests {
                 Segment::Marker("<|tool_call_end|>".into()),
             ]
         );
+        assert_eq!(layout.name_end, Some(4), "the marker after the counter");
     }
 
     #[test]

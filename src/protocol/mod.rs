@@ -20,15 +20,23 @@
 //!
 //! Parts, one concept each: `start` (where the output starts relative to
 //! reasoning, read from the prompt or the thinking switch), `tools` (the
-//! request's tools and `tool_choice`), `layout` (one tool's call as a flat
-//! list of markers, text, id and arguments), `marker` (raw markers split into
-//! the cores a reader matches exactly and the whitespace it may match
-//! flexibly).
+//! request's tools and `tool_choice`), `layout` (one tool's call as a list
+//! of markers, text, id, arguments and optional groups, with the marker
+//! that ends a tagged name, a header's attributes and how fixed text is
+//! matched), `marker` (raw markers split into the cores a reader matches
+//! exactly and the whitespace it may match flexibly).
 //!
-//! Not yet one description: the PEG builder (`parser/build.rs`) and the GBNF
-//! builder (`grammar/tools.rs`) still read the markers and call shapes of
-//! the Analysis's `ToolFormat` themselves, and GBNF keeps the spaces between
-//! words of a marker literal where the parser's [`Marker`] matches any.
+//! Shared, and not yet: every grammar export (GBNF, Lark, structural tag,
+//! response_template) and the call writer (`write`) take a call's shape
+//! from `layout` alone, and a section's markers and separator from the
+//! `ToolFormat`s of [`ToolSection::formats`]; GBNF writes the layout's
+//! optional groups as optional, the others as required (the flat layout).
+//! Each export keeps its own argument value rules (JSON schema, tagged
+//! values, Python keywords), chosen by the layout's [`Arguments`]. Still
+//! reading the `ToolFormat` itself: the PEG builder (`parser/build.rs`,
+//! every part of a call) and the GBNF lazy triggers (`grammar/triggers.rs`,
+//! where a section opens). GBNF keeps the spaces between words of a marker
+//! literal where the parser's [`Marker`] matches any.
 //!
 //! Invariants: a back end never re-derives a decision made here (start
 //! state, allowed formats, required or parallel calls); building a protocol
@@ -49,7 +57,9 @@ use serde_json::Value;
 use crate::analysis::{Analysis, ContentFormat, Header, ReasoningMode, ToolFormat, TurnFormat};
 use crate::error::{Error, ErrorKind, Result};
 
-pub use layout::{Arguments, CallLayout, IdShape, Segment};
+pub use layout::{
+    text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Segment, TextPiece,
+};
 pub use marker::Marker;
 pub(crate) use notation::Notation;
 pub use tools::{read_tools, Tool, ToolChoice};

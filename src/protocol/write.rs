@@ -38,11 +38,13 @@ fn call_text(format: &ToolFormat, call: &Value, index: usize) -> Option<String> 
     let arguments = arguments_object(function.get("arguments"))?;
     let id = call.get("id").and_then(Value::as_str);
     let mut out = String::new();
-    for segment in CallLayout::new(format, name).segments {
+    for segment in CallLayout::new(format, name).flat() {
         match segment {
             Segment::Marker(text) | Segment::Text(text) => out.push_str(&text),
             Segment::Id(shape) => out.push_str(&id_text(&shape, id, index)),
             Segment::Arguments(how) => out.push_str(&arguments_text(&how, &arguments)),
+            // None in a flat layout: the call is written whole.
+            Segment::Optional(_) => {}
         }
     }
     Some(out)

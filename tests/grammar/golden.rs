@@ -68,8 +68,7 @@ fn json_native_parallel_with_reasoning_triggers() {
     let g = grammar("hermes-think.jinja", ToolChoice::Auto, true);
     let expected = format!(
         "root ::= tool-call ( ws tool-call )* ws\n{JSON_PRIMITIVES}\
-         get-weather-call ::= \"{{\" ws \"\\\"name\\\"\" ws \":\" ws \"\\\"get_weather\\\"\" ws \",\" ws \"\\\"arguments\\\"\" ws \":\" ws get-weather-args ws \"}}\"\n\
-         call-get-weather ::= \"<tool_call>\" ws get-weather-call ws \"</tool_call>\"\n\
+         call-get-weather ::= \"<tool_call>\" ws \"{{\" ws \"\\\"name\\\"\" ws \":\" ws \"\\\"get_weather\\\"\" ws \",\" ws \"\\\"arguments\\\"\" ws \":\" ws get-weather-args ws \"}}\" ws \"</tool_call>\"\n\
          tool-call ::= call-get-weather\n"
     );
     assert_eq!(g.gbnf, expected);
