@@ -323,3 +323,76 @@ fn a_prompt_ending_with_the_content_opener_opens_no_reasoning() {
         message("Hello there.", "")
     );
 }
+
+/// DeepSeek-V3.1 style (vLLM's indented example): history writes the
+/// assistant header with other whitespace on each kind of turn than the
+/// generation prompt does. The header is not part of any output marker.
+const INDENTED_HEADER: &str = r#"
+{%- for m in messages -%}
+{%- if m.role == 'user' -%}{{ '<|User|>' + m.content }}
+{%- elif m.tool_calls -%}
+{{- '    <|Assistant|></think>      <|calls_begin|>' -}}
+{%- for tc in m.tool_calls -%}
+{{- '<|call_begin|>' + tc.function.name + '<|sep|>' + tc.function.arguments | tojson + '<|call_end|>' -}}
+{%- endfor -%}
+{{- '<|calls_end|><|eos|>' -}}
+{%- else -%}{{ '    <|Assistant|>   </think>  ' + m.content + '<|eos|>' }}
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{ '  <|Assistant|> </think>' }}{%- endif -%}"#;
+
+#[test]
+fn a_header_history_indents_otherwise_is_not_a_marker() {
+    let t = template(INDENTED_HEADER);
+    let a = t.analyze().unwrap();
+    assert_eq!((a.content.start.as_str(), a.content.end.as_str()), ("", ""));
+    let tools = a.tools.as_ref().expect("calls are rendered");
+    assert_eq!(
+        (tools.section_start.as_str(), tools.call_start.as_str()),
+        ("<|calls_begin|>", "<|call_begin|>")
+    );
+    let call = "<|calls_begin|><|call_begin|>get_weather<|sep|>{\"city\": \"Paris\"}<|call_end|><|calls_end|>";
+    for output in [call.to_owned(), format!("      {call}")] {
+        let m = parse(&t, vec![weather_tool()], &output);
+        assert_eq!(m.content, None, "{output:?}");
+        assert_eq!(only_call(&m), ("get_weather", r#"{"city": "Paris"}"#));
+    }
+    assert_eq!(parse(&t, vec![], "It is 4."), message("It is 4.", ""));
+}
+
+/// Llama-4 style (vLLM's JSON example): a call turn starts its header on a
+/// new line, a plain turn does not; the prompt writes the new line. Bare
+/// JSON calls follow the header.
+const HEADER_NEW_LINE_ON_CALLS: &str = r#"
+{%- for m in messages -%}
+{%- if m.role == 'user' -%}{{ '<|header_start|>user<|header_end|>\n\n' + m.content + '<|eot|>' }}
+{%- elif m.tool_calls -%}
+{{- '\n<|header_start|>assistant<|header_end|>\n\n' -}}
+{%- for tc in m.tool_calls -%}
+{{- '{"name": "' + tc.function.name + '", "parameters": ' + tc.function.arguments | tojson + '}' -}}
+{%- endfor -%}
+{{- '<|eot|>' -}}
+{%- else -%}{{ '<|header_start|>assistant<|header_end|>\n\n' + m.content + '<|eot|>' }}
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{ '\n<|header_start|>assistant<|header_end|>\n\n' }}{%- endif -%}"#;
+
+#[test]
+fn a_header_only_call_turns_start_on_a_new_line_is_not_a_marker() {
+    let t = template(HEADER_NEW_LINE_ON_CALLS);
+    let a = t.analyze().unwrap();
+    assert_eq!((a.content.start.as_str(), a.content.end.as_str()), ("", ""));
+    let tools = a.tools.as_ref().expect("calls are rendered");
+    assert_eq!(
+        (tools.section_start.as_str(), tools.call_start.as_str()),
+        ("", "")
+    );
+    let m = parse(
+        &t,
+        vec![weather_tool()],
+        r#"{"name": "get_weather", "parameters": {"city": "Paris"}}"#,
+    );
+    assert_eq!(m.content, None);
+    assert_eq!(only_call(&m), ("get_weather", r#"{"city": "Paris"}"#));
+    assert_eq!(parse(&t, vec![], "It is 4."), message("It is 4.", ""));
+}
