@@ -528,22 +528,29 @@ fn strip_wrapper_closer(before: &str, source: &str) -> Option<String> {
     rest.strip_prefix(closer.as_str()).map(str::to_owned)
 }
 
-/// `text` holds markers and nothing else but whitespace (and some marker):
-/// what a template writes after every conversation without a word of text
-/// (Command-A's `<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>`
-/// after the answer), unlike a follow-up turn or appended instructions.
+/// `text` holds markers and nothing else but whitespace and role labels
+/// between two markers: what a template writes after every conversation
+/// without a word of text (Command-A's `<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>`
+/// after the answer, a Llama-3 header `<|start_header_id|>assistant<|end_header_id|>`
+/// written whether or not a prompt is asked for), unlike a follow-up turn
+/// (its user text) or appended instructions.
 fn only_markers(text: &str) -> bool {
     let spans = markers::spans(text);
-    let mut covered = 0;
     let mut last = 0;
     for r in &spans {
-        if !text[last..r.start].trim().is_empty() {
+        let gap = &text[last..r.start];
+        if !(gap.trim().is_empty() || last > 0 && is_role_label(gap)) {
             return false;
         }
-        covered += r.len();
         last = r.end;
     }
-    covered > 0 && text[last..].trim().is_empty()
+    !spans.is_empty() && text[last..].trim().is_empty()
+}
+
+/// One word glued to the markers around it (`assistant` in a header), and
+/// not the probe's user text.
+fn is_role_label(gap: &str) -> bool {
+    gap.chars().all(|c| c.is_alphanumeric() || c == '_') && !gap.contains(probe::USER)
 }
 
 /// The first marker of `text`, a compound one when the marker starts one.

@@ -396,3 +396,58 @@ fn a_header_only_call_turns_start_on_a_new_line_is_not_a_marker() {
     assert_eq!(only_call(&m), ("get_weather", r#"{"city": "Paris"}"#));
     assert_eq!(parse(&t, vec![], "It is 4."), message("It is 4.", ""));
 }
+
+/// ToolACE style (vLLM's example): the template opens the next assistant
+/// turn with a Llama-3 header after every conversation, asked or not, so a
+/// turn cut from a render ends `<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n`.
+const HEADER_AFTER_EVERY_TURN: &str = r#"
+{%- for m in messages -%}
+{{- '<|start_header_id|>' + m.role + '<|end_header_id|>\n\n' -}}
+{%- if m.tool_calls -%}[
+{%- for tc in m.tool_calls -%}{{ tc.function.name }}(
+{%- for k, v in tc.function.arguments.items() %}{{ k }}={{ v | tojson }}{% if not loop.last %}, {% endif %}{% endfor %})
+{%- if not loop.last %}, {% endif %}{%- endfor -%}]
+{%- else -%}{{ m.content }}{%- endif -%}<|eot_id|>
+{%- endfor -%}
+{{- '<|start_header_id|>assistant<|end_header_id|>\n\n' -}}"#;
+
+#[test]
+fn a_header_the_template_writes_after_every_turn_closes_nothing() {
+    let t = template(HEADER_AFTER_EVERY_TURN);
+    let a = t.analyze().unwrap();
+    assert_eq!(
+        (a.turn.stop_marker.as_str(), a.turn.tail.as_str()),
+        (
+            "<|eot_id|>",
+            "<|start_header_id|>assistant<|end_header_id|>"
+        )
+    );
+    let tail = "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";
+    assert_eq!(
+        parse(&t, vec![], &format!("It is 4.{tail}")),
+        message("It is 4.", "")
+    );
+    let m = parse(
+        &t,
+        vec![weather_tool()],
+        &format!("[get_weather(city=\"Paris\", days=3)]{tail}"),
+    );
+    assert_eq!(m.content, None);
+    assert_eq!(
+        only_call(&m),
+        ("get_weather", r#"{"city": "Paris", "days": 3}"#)
+    );
+    // Inside the text, the same markers are text.
+    let inside = format!("A{tail}B");
+    assert_eq!(parse(&t, vec![], &inside), message(&inside, ""));
+    // A follow-up user turn after the answer (a template that refuses to end
+    // on an assistant turn) is no tail: its word between markers is the user's.
+    let refuses = format!(
+        "{{%- if messages[-1].role == 'assistant' -%}}{{{{ raise_exception('end on a user turn') }}}}{{%- endif -%}}{HEADER_AFTER_EVERY_TURN}"
+    );
+    let a = template(&refuses).analyze().unwrap();
+    assert_eq!(
+        (a.turn.stop_marker.as_str(), a.turn.tail.as_str()),
+        ("<|eot_id|>", "")
+    );
+}
