@@ -451,3 +451,56 @@ fn a_header_the_template_writes_after_every_turn_closes_nothing() {
         ("<|eot_id|>", "")
     );
 }
+
+/// Llama-4 pythonic style (vLLM's example): every value is written quoted,
+/// numbers too (`days="3"`).
+const PYTHON_ALL_QUOTED: &str = r#"
+{%- for m in messages -%}
+{%- if m.tool_calls -%}<|assistant|>[
+{%- for tc in m.tool_calls -%}{{ tc.function.name }}(
+{%- for k, v in tc.function.arguments.items() %}{{ k }}="{{ v }}"{% if not loop.last %}, {% endif %}{% endfor %})
+{%- if not loop.last %}, {% endif %}{%- endfor -%}]<|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+#[test]
+fn a_quoted_value_of_a_type_without_strings_is_the_scalar_it_spells() {
+    let t = template(PYTHON_ALL_QUOTED);
+    let flag = json!({"type": "function", "function": {"name": "set", "parameters": {
+        "type": "object",
+        "properties": {"on": {"type": "boolean"}, "level": {"type": ["number", "null"]},
+                       "code": {"type": ["string", "integer"]}, "tag": {}}}}});
+    let m = parse(
+        &t,
+        vec![weather_tool()],
+        r#"[get_weather(city="Paris", days="3")]"#,
+    );
+    assert_eq!(
+        only_call(&m),
+        ("get_weather", r#"{"city": "Paris", "days": 3}"#)
+    );
+    let m = parse(
+        &t,
+        vec![flag.clone()],
+        r#"[set(on="true", level="2.5", code="7", tag="1")]"#,
+    );
+    assert_eq!(
+        only_call(&m),
+        (
+            "set",
+            r#"{"on": true, "level": 2.5, "code": "7", "tag": "1"}"#
+        )
+    );
+    // Text that spells no value of the type stays the string it is.
+    let m = parse(
+        &t,
+        vec![weather_tool(), flag],
+        r#"[get_weather(city="3", days="three")]"#,
+    );
+    assert_eq!(
+        only_call(&m),
+        ("get_weather", r#"{"city": "3", "days": "three"}"#)
+    );
+}
