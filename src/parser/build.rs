@@ -1267,6 +1267,9 @@ fn tagged_id(prefix: &str, suffix: &str) -> Expr {
 }
 
 /// `name=value, ...)` of a Python call (the name's suffix `(` is in the head).
+/// The comma between two arguments may be missing (`city="Paris"days=3`):
+/// a template whose `first` flag is loop-scoped renders none, and the next
+/// `name=` cannot be part of the value before it.
 fn python_arguments() -> Expr {
     let arg = cap(
         ARG,
@@ -1283,7 +1286,7 @@ fn python_arguments() -> Expr {
         ws(),
         opt(seq([
             arg.clone(),
-            star(seq([ws(), lit(","), ws(), arg])),
+            star(seq([ws(), opt(lit(",")), ws(), arg])),
             ws(),
             opt(lit(",")),
         ])),

@@ -504,3 +504,48 @@ fn a_quoted_value_of_a_type_without_strings_is_the_scalar_it_spells() {
         ("get_weather", r#"{"city": "3", "days": "three"}"#)
     );
 }
+
+/// Gemma-3 pythonic style (vLLM's example): a `first` flag set inside the
+/// loop is loop-scoped in Jinja, so no comma is ever written between two
+/// arguments (`city="Paris"days=3`).
+const PYTHON_NO_COMMA: &str = r#"
+{%- for m in messages -%}
+{%- if m.tool_calls -%}<|assistant|>[
+{%- for tc in m.tool_calls -%}{{ tc.function.name }}(
+{%- set first = true -%}
+{%- for k, v in tc.function.arguments.items() -%}
+{%- if not first %}, {% endif -%}{{ k }}={{ v | tojson }}{%- set first = false -%}
+{%- endfor %})
+{%- if not loop.last %}, {% endif %}{%- endfor -%}]<|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+#[test]
+fn python_arguments_without_a_comma_between_them_parse() {
+    let t = template(PYTHON_NO_COMMA);
+    let request = chat_autoparser::RenderRequest {
+        messages: vec![
+            json!({"role": "assistant", "tool_calls": [{"type": "function",
+            "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}}]}),
+        ],
+        ..Default::default()
+    };
+    assert_eq!(
+        t.render(&request).unwrap(),
+        "<|assistant|>[get_weather(city=\"Paris\"days=3)]<|end|>"
+    );
+    for output in [
+        r#"[get_weather(city="Paris"days=3)]"#,
+        r#"[get_weather(city="Paris" days=3)]"#,
+        r#"[get_weather(city="Paris", days=3)]"#,
+    ] {
+        let m = parse(&t, vec![weather_tool()], output);
+        assert_eq!(m.content, None, "{output:?}");
+        assert_eq!(
+            only_call(&m),
+            ("get_weather", r#"{"city": "Paris", "days": 3}"#)
+        );
+    }
+}
