@@ -354,9 +354,10 @@ fn find_encoding(prober: &Prober<'_>, follow_up: bool, report: &mut Report) -> C
         };
         match prober.turn(&turn, encoding, follow_up) {
             Ok(text) if text.contains(probe::NAME) && text.contains(probe::VALUE) => {
+                let encoding = prefer_json_arguments(prober, &turn, encoding, &text, follow_up);
                 return CallTurns::Written(prefer_printable_content(
                     prober, &turn, encoding, &text, follow_up,
-                ))
+                ));
             }
             // The name alone may come from the tool list in the system turn.
             Ok(_) => {
@@ -370,6 +371,32 @@ fn find_encoding(prober: &Prober<'_>, follow_up: bool, report: &mut Report) -> C
     }
     report.unsupported("T1", last_error);
     found
+}
+
+/// Arguments as an object are the common encoding, but a template that
+/// prints them with `{{ }}` writes an object as Python's `repr`
+/// (`{'first': 'XXXX'}`) and JSON text (the OpenAI API's form) as the JSON
+/// its system text asks for: then the text is the better encoding.
+fn prefer_json_arguments(
+    prober: &Prober<'_>,
+    turn: &Turn,
+    encoding: Encoding,
+    text: &str,
+    follow_up: bool,
+) -> Encoding {
+    let repr = format!("{{'{}': '{}'}}", probe::ARG, probe::VALUE);
+    if !encoding.object_args || !text.contains(&repr) {
+        return encoding;
+    }
+    let as_text = Encoding {
+        object_args: false,
+        ..encoding
+    };
+    let json = json!({probe::ARG: probe::VALUE}).to_string();
+    match prober.turn(turn, as_text, follow_up) {
+        Ok(other) if other.contains(&json) => as_text,
+        _ => encoding,
+    }
 }
 
 /// `content: null` is the OpenAI convention, but a template that prints it

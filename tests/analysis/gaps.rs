@@ -3,7 +3,7 @@
 //! in the style of the real one named beside it. Every rule is read from the
 //! renders, never from a model's name or a template's text.
 
-use chat_autoparser::analysis::ReasoningMode;
+use chat_autoparser::analysis::{ReasoningMode, ToolClass};
 use chat_autoparser::{AssistantMessage, ChatTemplate, TemplateConfig};
 use serde_json::{json, Value};
 
@@ -548,4 +548,49 @@ fn python_arguments_without_a_comma_between_them_parse() {
             ("get_weather", r#"{"city": "Paris", "days": 3}"#)
         );
     }
+}
+
+/// Phi-4-mini style (vLLM's example): the arguments are printed with
+/// `{{ }}`, so an object comes out as Python's `repr` (`{'city': 'Paris'}`)
+/// while JSON text, the OpenAI API's form, comes out as the JSON the system
+/// text asks for.
+const ARGUMENTS_PRINTED: &str = r#"
+{{- '<|system|>Call tools as {"name": ..., "arguments": JSON}.<|end|>' -}}
+{%- for m in messages -%}
+{%- if m.tool_calls -%}<|assistant|>
+{%- for tc in m.tool_calls -%}{"name": "{{ tc.function.name }}", "arguments": {{ tc.function.arguments }}}{{ "," if not loop.last }}{%- endfor -%}<|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+#[test]
+fn arguments_printed_as_they_come_are_passed_as_json_text() {
+    let t = template(ARGUMENTS_PRINTED);
+    let a = t.analyze().unwrap();
+    let tools = a.tools.as_ref().expect("calls are rendered");
+    assert_eq!(tools.class, ToolClass::JsonNative);
+    assert!(!tools.input.object_arguments);
+    let m = parse(
+        &t,
+        vec![weather_tool()],
+        r#"{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}"#,
+    );
+    assert_eq!(m.content, None);
+    assert_eq!(
+        only_call(&m),
+        ("get_weather", r#"{"city": "Paris", "days": 3}"#)
+    );
+    // History hands the template the JSON text, so it prints JSON.
+    let history = vec![
+        json!({"role": "assistant", "content": null, "tool_calls": [{"type": "function",
+        "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]}),
+    ];
+    let request = chat_autoparser::RenderRequest {
+        messages: chat_autoparser::parser::template_messages(&a, &history),
+        ..Default::default()
+    };
+    assert!(t.render(&request).unwrap().ends_with(
+        r#"<|assistant|>{"name": "get_weather", "arguments": {"city": "Paris"}}<|end|>"#
+    ));
 }
