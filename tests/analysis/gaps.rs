@@ -594,3 +594,42 @@ fn arguments_printed_as_they_come_are_passed_as_json_text() {
         r#"<|assistant|>{"name": "get_weather", "arguments": {"city": "Paris"}}<|end|>"#
     ));
 }
+
+/// The thinking switch given a default in its own assignment, as Gemma-4,
+/// Nemotron-3 and Laguna templates do: the template reads it, and the
+/// analysis sees both prompts.
+const SWITCH_DEFAULTED: &str = r#"
+{%- set enable_thinking = enable_thinking | default(false) -%}
+{%- for m in messages -%}
+{%- set text = m.content -%}{%- set text = text | trim -%}
+{%- for word in [m.role] -%}{%- set word = word | upper -%}{%- endfor -%}
+<|im_start|>{{ m.role }}
+{{ text }}<|im_end|>
+{% endfor -%}
+{%- if add_generation_prompt -%}<|im_start|>assistant
+{% if not enable_thinking %}<think>
+
+</think>
+
+{% endif -%}
+{%- endif -%}"#;
+
+#[test]
+fn a_switch_defaulted_in_its_own_assignment_is_read() {
+    let t = template(SWITCH_DEFAULTED);
+    assert_eq!(
+        t.variables(),
+        ["add_generation_prompt", "enable_thinking", "messages"]
+    );
+    let prompts = t.analyze().unwrap().turn.generation_prompt;
+    assert_eq!(
+        (
+            prompts.thinking_on.as_deref(),
+            prompts.thinking_off.as_deref()
+        ),
+        (
+            Some("<|im_start|>assistant\n"),
+            Some("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+        )
+    );
+}
