@@ -84,6 +84,15 @@ fn the_end_of_a_section_without_an_opener_at_the_end_closes_nothing() {
     // Inside the text the marker is text.
     let inside = "Use <|tool_response> here.";
     assert_eq!(parser.parse(inside).content.as_deref(), Some(inside));
+    // The transformers export reads it so too: the implicit content field
+    // closes on the marker at the end of the text.
+    let protocol =
+        chat_autoparser::protocol::Protocol::new(&analysis, &ParserConfig::default().options());
+    let exported = chat_autoparser::grammar::response_template(&protocol).unwrap();
+    assert_eq!(
+        exported.response_template["fields"]["content"]["close_pattern"],
+        r"<\|tool_response>\s*\Z"
+    );
     // A call to a function the request does not have is content, verbatim,
     // the section's end included.
     let config = ParserConfig {
