@@ -5,8 +5,12 @@
 //! share the end-of-turn text. Cutting both away (at marker boundaries) leaves
 //! each variant's *output*: the text a model would generate after the prompt.
 //!
-//! Invariant: `outputs[v] == render(v)[prefix_len .. len - trailer_len]` for
-//! every variant that rendered; failed variants keep their error.
+//! When history writes the assistant header with other whitespace than the
+//! generation prompt (template indentation), each variant's header, matched
+//! to the prompt's rest up to whitespace, is cut too.
+//!
+//! Invariant: `outputs[v] == render(v)[prefix_len + header_len(v) .. len - trailer_len]`
+//! for every variant that rendered; failed variants keep their error.
 
 use serde_json::json;
 
@@ -118,6 +122,8 @@ impl Variant {
 pub struct Outputs {
     renders: Vec<(Variant, Result<String>)>,
     prefix_len: usize,
+    /// Per render, the length of its loosely matched header (see [`loose_headers`]).
+    header_lens: Vec<usize>,
     trailer_len: usize,
     /// Where the user turn ends in every render (the generation prompt or the
     /// assistant turn follows).
@@ -190,10 +196,11 @@ pub fn collect(
         })
         .flatten();
     let user_len = full_prompt.len() - prompts[0].as_ref().map_or(0, String::len);
-    let (prefix_len, trailer_len) = shared_ends(&renders, &full_prompt, user_len);
+    let (prefix_len, header_lens, trailer_len) = shared_ends(&renders, &full_prompt, user_len);
     Ok(Outputs {
         renders,
         prefix_len,
+        header_lens,
         trailer_len,
         user_len,
         prompts,
@@ -223,13 +230,14 @@ fn first_prompt(prober: &mut Prober<'_>, variables: &[String]) -> Result<String>
     })
 }
 
-/// Lengths of the prefix every render shares with the generation prompt, and
-/// of the trailer every render shares.
+/// Lengths of the prefix every render shares with the generation prompt, of
+/// each render's loosely matched header after it, and of the trailer every
+/// render shares.
 fn shared_ends(
     renders: &[(Variant, Result<String>)],
     full_prompt: &str,
     user_len: usize,
-) -> (usize, usize) {
+) -> (usize, Vec<usize>, usize) {
     let ok: Vec<&str> = renders
         .iter()
         .filter_map(|(_, r)| r.as_deref().ok())
@@ -240,16 +248,56 @@ fn shared_ends(
     // with the history renders; if it diverges inside the user turn, the
     // history renders alone decide.
     let with_prompt_len = common_prefix_len(&with_prompt);
-    let prefix_len = if with_prompt_len >= user_len {
-        with_prompt_len
+    let (prefix_len, prompt_rest) = if with_prompt_len >= user_len {
+        (with_prompt_len, &full_prompt[with_prompt_len..])
     } else {
-        common_prefix_len(&ok)
+        (common_prefix_len(&ok), "")
     };
-    let tails: Vec<&str> = ok.iter().map(|s| &s[prefix_len.min(s.len())..]).collect();
-    (
-        prefix_len,
-        keep_compounds_whole(&tails, common_suffix_len(&tails)),
-    )
+    let header_lens = loose_headers(renders, prefix_len, prompt_rest);
+    let tails: Vec<&str> = renders
+        .iter()
+        .zip(&header_lens)
+        .filter_map(|((_, r), h)| r.as_deref().ok()?.get(prefix_len + h..))
+        .collect();
+    let trailer_len = keep_compounds_whole(&tails, common_suffix_len(&tails));
+    (prefix_len, header_lens, trailer_len)
+}
+
+/// Per render, the length of the header it writes where the generation prompt
+/// has `prompt_rest` (what is left of the prompt past the shared prefix), when
+/// every render writes those markers with only other whitespace around them
+/// (DeepSeek-V3.1-style indented templates: `    <｜Assistant｜></think>    `
+/// in history, `  <｜Assistant｜>  </think>` as the prompt). The whitespace
+/// after the header is template indentation and goes with it. All zeros when
+/// the rest holds no marker or some render writes something else there:
+/// then the difference is what the model writes (a forced-open `<think>`).
+fn loose_headers(
+    renders: &[(Variant, Result<String>)],
+    prefix_len: usize,
+    prompt_rest: &str,
+) -> Vec<usize> {
+    let zeros = vec![0; renders.len()];
+    if markers::spans(prompt_rest).is_empty() {
+        return zeros;
+    }
+    let lens: Option<Vec<usize>> = renders
+        .iter()
+        .map(|(_, r)| match r {
+            Ok(text) => loose_prefix_len(text.get(prefix_len..)?, prompt_rest),
+            Err(_) => Some(0),
+        })
+        .collect();
+    lens.unwrap_or(zeros)
+}
+
+/// The length of the start of `text` that is `pattern` up to whitespace, the
+/// whitespace after it included.
+fn loose_prefix_len(text: &str, pattern: &str) -> Option<usize> {
+    let mut rest = text;
+    for word in pattern.split_whitespace() {
+        rest = rest.trim_start().strip_prefix(word)?;
+    }
+    Some(text.len() - rest.trim_start().len())
 }
 
 /// A trailer that starts with the closing marker of a compound every output
@@ -306,9 +354,10 @@ fn find_encoding(prober: &Prober<'_>, follow_up: bool, report: &mut Report) -> C
         };
         match prober.turn(&turn, encoding, follow_up) {
             Ok(text) if text.contains(probe::NAME) && text.contains(probe::VALUE) => {
+                let encoding = prefer_json_arguments(prober, &turn, encoding, &text, follow_up);
                 return CallTurns::Written(prefer_printable_content(
                     prober, &turn, encoding, &text, follow_up,
-                ))
+                ));
             }
             // The name alone may come from the tool list in the system turn.
             Ok(_) => {
@@ -322,6 +371,32 @@ fn find_encoding(prober: &Prober<'_>, follow_up: bool, report: &mut Report) -> C
     }
     report.unsupported("T1", last_error);
     found
+}
+
+/// Arguments as an object are the common encoding, but a template that
+/// prints them with `{{ }}` writes an object as Python's `repr`
+/// (`{'first': 'XXXX'}`) and JSON text (the OpenAI API's form) as the JSON
+/// its system text asks for: then the text is the better encoding.
+fn prefer_json_arguments(
+    prober: &Prober<'_>,
+    turn: &Turn,
+    encoding: Encoding,
+    text: &str,
+    follow_up: bool,
+) -> Encoding {
+    let repr = format!("{{'{}': '{}'}}", probe::ARG, probe::VALUE);
+    if !encoding.object_args || !text.contains(&repr) {
+        return encoding;
+    }
+    let as_text = Encoding {
+        object_args: false,
+        ..encoding
+    };
+    let json = json!({probe::ARG: probe::VALUE}).to_string();
+    match prober.turn(turn, as_text, follow_up) {
+        Ok(other) if other.contains(&json) => as_text,
+        _ => encoding,
+    }
 }
 
 /// `content: null` is the OpenAI convention, but a template that prints it
@@ -349,15 +424,18 @@ fn prefer_printable_content(
 impl Outputs {
     /// The output of `variant`, or why there is none.
     pub fn get(&self, variant: Variant) -> std::result::Result<&str, String> {
-        match self.renders.iter().find(|(v, _)| *v == variant) {
-            Some((_, Ok(text))) => {
-                let end = text
-                    .len()
-                    .saturating_sub(self.trailer_len)
-                    .max(self.prefix_len.min(text.len()));
-                Ok(&text[self.prefix_len.min(text.len())..end])
+        match self
+            .renders
+            .iter()
+            .enumerate()
+            .find(|(_, (v, _))| *v == variant)
+        {
+            Some((i, (_, Ok(text)))) => {
+                let start = (self.prefix_len + self.header_lens[i]).min(text.len());
+                let end = text.len().saturating_sub(self.trailer_len).max(start);
+                Ok(&text[start..end])
             }
-            Some((_, Err(e))) => Err(e.to_string()),
+            Some((_, (_, Err(e)))) => Err(e.to_string()),
             None => Err("tool calls are not rendered".into()),
         }
     }
@@ -477,22 +555,29 @@ fn strip_wrapper_closer(before: &str, source: &str) -> Option<String> {
     rest.strip_prefix(closer.as_str()).map(str::to_owned)
 }
 
-/// `text` holds markers and nothing else but whitespace (and some marker):
-/// what a template writes after every conversation without a word of text
-/// (Command-A's `<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>`
-/// after the answer), unlike a follow-up turn or appended instructions.
+/// `text` holds markers and nothing else but whitespace and role labels
+/// between two markers: what a template writes after every conversation
+/// without a word of text (Command-A's `<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>`
+/// after the answer, a Llama-3 header `<|start_header_id|>assistant<|end_header_id|>`
+/// written whether or not a prompt is asked for), unlike a follow-up turn
+/// (its user text) or appended instructions.
 fn only_markers(text: &str) -> bool {
     let spans = markers::spans(text);
-    let mut covered = 0;
     let mut last = 0;
     for r in &spans {
-        if !text[last..r.start].trim().is_empty() {
+        let gap = &text[last..r.start];
+        if !(gap.trim().is_empty() || last > 0 && is_role_label(gap)) {
             return false;
         }
-        covered += r.len();
         last = r.end;
     }
-    covered > 0 && text[last..].trim().is_empty()
+    !spans.is_empty() && text[last..].trim().is_empty()
+}
+
+/// One word glued to the markers around it (`assistant` in a header), and
+/// not the probe's user text.
+fn is_role_label(gap: &str) -> bool {
+    gap.chars().all(|c| c.is_alphanumeric() || c == '_') && !gap.contains(probe::USER)
 }
 
 /// The first marker of `text`, a compound one when the marker starts one.

@@ -15,7 +15,8 @@
 //!   turns without reasoning opens it there too, so the marker is not content;
 //! - `content`: the implicit field (every byte no other field claims), or the
 //!   content wrapper's markers when the template has one; pieces split by
-//!   tool calls are joined;
+//!   tool calls are joined; the implicit field closes on the end of a tool
+//!   section with no opening marker at the very end of the text;
 //! - `tool_calls`: one region per call (`repeats`), its open pattern the
 //!   call's fixed text up to the arguments (optional section start or call
 //!   separator first, the name captured), its close the text after them
@@ -131,6 +132,12 @@ fn content(protocol: &Protocol, call_open: Option<&str>) -> Value {
     let (start, end) = (&protocol.content.start, &protocol.content.end);
     let mut field = json!({"content": "text", "repeats": true, "join": ""});
     if is_blank(start) {
+        // The end of a section with no opening marker, at the very end of
+        // the text, closes nothing (`<tool_call|>Text.<|tool_response>`), as
+        // the parser reads it.
+        if let Some(end) = bare_section_end(protocol) {
+            field["close_pattern"] = json!(format!(r"{}\s*\Z", flex(end)));
+        }
         return field;
     }
     field["open_pattern"] = json!(flex(start));
@@ -141,6 +148,15 @@ fn content(protocol: &Protocol, call_open: Option<&str>) -> Value {
         field["close_pattern"] = json!(format!("{message_end}(?={open})"));
     }
     field
+}
+
+/// The end of the template's own tool section when the section has no
+/// opening marker.
+fn bare_section_end(protocol: &Protocol) -> Option<&str> {
+    let section = protocol.tools.as_ref().filter(|s| !s.fallback)?;
+    let format = section.formats.first()?;
+    (is_blank(&format.section_start) && !is_blank(&format.section_end))
+        .then_some(format.section_end.as_str())
 }
 
 /// The tool-call field and a capture-free pattern of a call's start (what

@@ -181,12 +181,18 @@ fn root(analysis: &Analysis, plan: Plan<'_>) -> Expr {
         alternatives.push(seq([lit(stop), tokens, ws(), eoi()]));
     }
     // A call of a function the request does not have is content, reported.
+    // Its text is all content, verbatim: the section end that closes the
+    // output after it too (which after a known call closes nothing).
+    let section_end = bare_section_end(analysis, plan).map_or_else(empty, |end| {
+        opt(seq([cap(CONTENT, lit(&end)), ws(), eoi()]))
+    });
     alternatives.extend(calls.iter().filter_map(|t| {
         let head = t.unknown_head()?;
         Some(seq([
             and(head),
             cap(UNKNOWN_TOOL, empty()),
             content(&triggers),
+            section_end.clone(),
         ]))
     }));
     alternatives.push(content(&triggers));
@@ -341,12 +347,16 @@ fn notation_rule(n: &Notation) -> Expr {
 }
 
 /// Markers dropped when nothing but whitespace follows them: the turn's stop
-/// marker (the model stopping) and, when reasoning is extracted, a stray
-/// reasoning end marker (one with no block open closes nothing).
+/// marker (the model stopping), the end of a tool section that has no
+/// opening marker (a template that ends call turns with it writes text after
+/// the calls before it: `<tool_call|>Let me check.<|tool_response>`) and,
+/// when reasoning is extracted, a stray reasoning end marker (one with no
+/// block open closes nothing).
 fn final_closers(analysis: &Analysis, plan: Plan<'_>) -> Vec<String> {
     let stop_marker = Marker::new(&analysis.turn.stop_marker);
     let stop = stop_marker.first_core();
     let mut out: Vec<String> = stop.map(str::to_string).into_iter().collect();
+    out.extend(bare_section_end(analysis, plan));
     // The turn's tail after the stop marker (`<|eos|><think>\n\n</think>`).
     if let Some(stop) = stop.filter(|_| !analysis.turn.tail.is_empty()) {
         out.push(format!("{stop}{}", analysis.turn.tail));
@@ -359,6 +369,17 @@ fn final_closers(analysis: &Analysis, plan: Plan<'_>) -> Vec<String> {
         );
     }
     out
+}
+
+/// The first core of the end of a tool section that has no opening marker.
+fn bare_section_end(analysis: &Analysis, plan: Plan<'_>) -> Option<String> {
+    let tools = analysis.tools.as_ref().filter(|_| plan.parse_tools)?;
+    if !Marker::new(&tools.section_start).is_blank() {
+        return None;
+    }
+    Marker::new(&tools.section_end)
+        .first_core()
+        .map(str::to_string)
 }
 
 fn has_start_marker(analysis: &Analysis) -> bool {
@@ -1267,6 +1288,9 @@ fn tagged_id(prefix: &str, suffix: &str) -> Expr {
 }
 
 /// `name=value, ...)` of a Python call (the name's suffix `(` is in the head).
+/// The comma between two arguments may be missing (`city="Paris"days=3`):
+/// a template whose `first` flag is loop-scoped renders none, and the next
+/// `name=` cannot be part of the value before it.
 fn python_arguments() -> Expr {
     let arg = cap(
         ARG,
@@ -1283,7 +1307,7 @@ fn python_arguments() -> Expr {
         ws(),
         opt(seq([
             arg.clone(),
-            star(seq([ws(), lit(","), ws(), arg])),
+            star(seq([ws(), opt(lit(",")), ws(), arg])),
             ws(),
             opt(lit(",")),
         ])),

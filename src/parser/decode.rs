@@ -396,7 +396,17 @@ impl Decoder {
                 self.arguments(&piece, out);
             }
             ARG_PYTHON => {
-                let piece = python::to_json(text.as_bytes()).unwrap_or_else(|_| {
+                let piece = python::to_json(text.as_bytes());
+                let kind = self.arg.as_ref().map(|a| &a.kind);
+                // A quoted number or boolean of a type without strings is
+                // that scalar (a template that quotes every value).
+                let piece = piece.map(|json| match serde_json::from_str::<Value>(&json) {
+                    Ok(Value::String(s)) => kind
+                        .and_then(|k| k.unquoted(&s))
+                        .map_or(json, |v| v.to_string()),
+                    _ => json,
+                });
+                let piece = piece.unwrap_or_else(|_| {
                     // No literal: a bare word (`city=Paris`) is a string; any
                     // other text is a value the output cut short (`city="Par`).
                     if !text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {

@@ -10,7 +10,9 @@
 //! `True`) spell a declared non-string type as a Python literal: when the
 //! text is not JSON of the declared type, it is read as a Python literal and
 //! normalised to JSON. Only a declared type opts in, so text of unknown type
-//! that merely looks like Python (`None`) stays a string.
+//! that merely looks like Python (`None`) stays a string. Likewise a quoted
+//! Python value of a declared type without strings (`days="3"`) is the
+//! scalar it spells (`3`), when it is one.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -61,6 +63,19 @@ impl ArgType {
         }
         let json = python::to_json(text.as_bytes()).ok()?;
         serde_json::from_str(&json).ok().and_then(fitting)
+    }
+
+    /// A quoted scalar's text (`"3"` for `days="3"`) as the value it spells
+    /// when the declared type has no string and that value fits it: a
+    /// template that quotes every value writes numbers and booleans so.
+    /// `None` when a string is allowed or the type is unknown.
+    pub fn unquoted(&self, text: &str) -> Option<Value> {
+        if self.types.is_empty() || self.types.iter().any(|t| t == "string") {
+            return None;
+        }
+        serde_json::from_str::<Value>(text.trim())
+            .ok()
+            .filter(|v| !(v.is_object() || v.is_array()) && self.fits(v))
     }
 
     /// The JSON text for a value written in another notation: `json`, its

@@ -350,6 +350,11 @@ impl ChatTemplate {
             .into_iter()
             .filter(|n| n != limits::BOUND_FUNCTION && n != limits::RELEASE_FUNCTION)
             .collect();
+        for name in defaulted_variables(&self.source) {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
         names.sort();
         names
     }
@@ -521,4 +526,33 @@ fn offset_location(offset: usize, source: &str) -> Option<Location> {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     Some(Location { line, column })
+}
+
+/// Variables a template reads first in their own assignment
+/// (`{% set enable_thinking = enable_thinking | default(false) %}`):
+/// minijinja's tracker records the assignment before reading its value, so
+/// `undeclared_variables` misses them. Only a name whose first mention in the
+/// source is that statement counts: a loop variable or an earlier assignment
+/// is mentioned before.
+fn defaulted_variables(source: &str) -> Vec<String> {
+    use regex::Regex;
+    use std::sync::OnceLock;
+    static SET: OnceLock<Regex> = OnceLock::new();
+    let set = SET.get_or_init(|| {
+        Regex::new(r"(?s)\{%[-+]?\s*set\s+([A-Za-z_][A-Za-z0-9_]*)\s*=(.*?)[-+]?%\}")
+            .expect("static regex")
+    });
+    let mentions = |text: &str, name: &str| {
+        text.match_indices(name).any(|(i, _)| {
+            let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+            !text[..i].ends_with(word) && !text[i + name.len()..].starts_with(word)
+        })
+    };
+    set.captures_iter(source)
+        .filter_map(|c| {
+            let (whole, name, value) = (c.get(0)?, c.get(1)?.as_str(), c.get(2)?.as_str());
+            (mentions(value, name) && !mentions(&source[..whole.start()], name))
+                .then(|| name.to_string())
+        })
+        .collect()
 }

@@ -3,7 +3,7 @@
 //! in the style of the real one named beside it. Every rule is read from the
 //! renders, never from a model's name or a template's text.
 
-use chat_autoparser::analysis::ReasoningMode;
+use chat_autoparser::analysis::{ReasoningMode, ToolClass};
 use chat_autoparser::{AssistantMessage, ChatTemplate, TemplateConfig};
 use serde_json::{json, Value};
 
@@ -319,5 +319,310 @@ fn a_prompt_ending_with_the_content_opener_opens_no_reasoning() {
             "Hello there.<|END_RESPONSE|><|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"
         ),
         message("Hello there.", "")
+    );
+}
+
+/// DeepSeek-V3.1 style (vLLM's indented example): history writes the
+/// assistant header with other whitespace on each kind of turn than the
+/// generation prompt does. The header is not part of any output marker.
+const INDENTED_HEADER: &str = r#"
+{%- for m in messages -%}
+{%- if m.role == 'user' -%}{{ '<|User|>' + m.content }}
+{%- elif m.tool_calls -%}
+{{- '    <|Assistant|></think>      <|calls_begin|>' -}}
+{%- for tc in m.tool_calls -%}
+{{- '<|call_begin|>' + tc.function.name + '<|sep|>' + tc.function.arguments | tojson + '<|call_end|>' -}}
+{%- endfor -%}
+{{- '<|calls_end|><|eos|>' -}}
+{%- else -%}{{ '    <|Assistant|>   </think>  ' + m.content + '<|eos|>' }}
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{ '  <|Assistant|> </think>' }}{%- endif -%}"#;
+
+#[test]
+fn a_header_history_indents_otherwise_is_not_a_marker() {
+    let t = template(INDENTED_HEADER);
+    let a = t.analyze().unwrap();
+    assert_eq!((a.content.start.as_str(), a.content.end.as_str()), ("", ""));
+    let tools = a.tools.as_ref().expect("calls are rendered");
+    assert_eq!(
+        (tools.section_start.as_str(), tools.call_start.as_str()),
+        ("<|calls_begin|>", "<|call_begin|>")
+    );
+    let call = "<|calls_begin|><|call_begin|>get_weather<|sep|>{\"city\": \"Paris\"}<|call_end|><|calls_end|>";
+    for output in [call.to_owned(), format!("      {call}")] {
+        let m = parse(&t, vec![weather_tool()], &output);
+        assert_eq!(m.content, None, "{output:?}");
+        assert_eq!(only_call(&m), ("get_weather", r#"{"city": "Paris"}"#));
+    }
+    assert_eq!(parse(&t, vec![], "It is 4."), message("It is 4.", ""));
+}
+
+/// Llama-4 style (vLLM's JSON example): a call turn starts its header on a
+/// new line, a plain turn does not; the prompt writes the new line. Bare
+/// JSON calls follow the header.
+const HEADER_NEW_LINE_ON_CALLS: &str = r#"
+{%- for m in messages -%}
+{%- if m.role == 'user' -%}{{ '<|header_start|>user<|header_end|>\n\n' + m.content + '<|eot|>' }}
+{%- elif m.tool_calls -%}
+{{- '\n<|header_start|>assistant<|header_end|>\n\n' -}}
+{%- for tc in m.tool_calls -%}
+{{- '{"name": "' + tc.function.name + '", "parameters": ' + tc.function.arguments | tojson + '}' -}}
+{%- endfor -%}
+{{- '<|eot|>' -}}
+{%- else -%}{{ '<|header_start|>assistant<|header_end|>\n\n' + m.content + '<|eot|>' }}
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{ '\n<|header_start|>assistant<|header_end|>\n\n' }}{%- endif -%}"#;
+
+#[test]
+fn a_header_only_call_turns_start_on_a_new_line_is_not_a_marker() {
+    let t = template(HEADER_NEW_LINE_ON_CALLS);
+    let a = t.analyze().unwrap();
+    assert_eq!((a.content.start.as_str(), a.content.end.as_str()), ("", ""));
+    let tools = a.tools.as_ref().expect("calls are rendered");
+    assert_eq!(
+        (tools.section_start.as_str(), tools.call_start.as_str()),
+        ("", "")
+    );
+    let m = parse(
+        &t,
+        vec![weather_tool()],
+        r#"{"name": "get_weather", "parameters": {"city": "Paris"}}"#,
+    );
+    assert_eq!(m.content, None);
+    assert_eq!(only_call(&m), ("get_weather", r#"{"city": "Paris"}"#));
+    assert_eq!(parse(&t, vec![], "It is 4."), message("It is 4.", ""));
+}
+
+/// ToolACE style (vLLM's example): the template opens the next assistant
+/// turn with a Llama-3 header after every conversation, asked or not, so a
+/// turn cut from a render ends `<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n`.
+const HEADER_AFTER_EVERY_TURN: &str = r#"
+{%- for m in messages -%}
+{{- '<|start_header_id|>' + m.role + '<|end_header_id|>\n\n' -}}
+{%- if m.tool_calls -%}[
+{%- for tc in m.tool_calls -%}{{ tc.function.name }}(
+{%- for k, v in tc.function.arguments.items() %}{{ k }}={{ v | tojson }}{% if not loop.last %}, {% endif %}{% endfor %})
+{%- if not loop.last %}, {% endif %}{%- endfor -%}]
+{%- else -%}{{ m.content }}{%- endif -%}<|eot_id|>
+{%- endfor -%}
+{{- '<|start_header_id|>assistant<|end_header_id|>\n\n' -}}"#;
+
+#[test]
+fn a_header_the_template_writes_after_every_turn_closes_nothing() {
+    let t = template(HEADER_AFTER_EVERY_TURN);
+    let a = t.analyze().unwrap();
+    assert_eq!(
+        (a.turn.stop_marker.as_str(), a.turn.tail.as_str()),
+        (
+            "<|eot_id|>",
+            "<|start_header_id|>assistant<|end_header_id|>"
+        )
+    );
+    let tail = "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";
+    assert_eq!(
+        parse(&t, vec![], &format!("It is 4.{tail}")),
+        message("It is 4.", "")
+    );
+    let m = parse(
+        &t,
+        vec![weather_tool()],
+        &format!("[get_weather(city=\"Paris\", days=3)]{tail}"),
+    );
+    assert_eq!(m.content, None);
+    assert_eq!(
+        only_call(&m),
+        ("get_weather", r#"{"city": "Paris", "days": 3}"#)
+    );
+    // Inside the text, the same markers are text.
+    let inside = format!("A{tail}B");
+    assert_eq!(parse(&t, vec![], &inside), message(&inside, ""));
+    // A follow-up user turn after the answer (a template that refuses to end
+    // on an assistant turn) is no tail: its word between markers is the user's.
+    let refuses = format!(
+        "{{%- if messages[-1].role == 'assistant' -%}}{{{{ raise_exception('end on a user turn') }}}}{{%- endif -%}}{HEADER_AFTER_EVERY_TURN}"
+    );
+    let a = template(&refuses).analyze().unwrap();
+    assert_eq!(
+        (a.turn.stop_marker.as_str(), a.turn.tail.as_str()),
+        ("<|eot_id|>", "")
+    );
+}
+
+/// Llama-4 pythonic style (vLLM's example): every value is written quoted,
+/// numbers too (`days="3"`).
+const PYTHON_ALL_QUOTED: &str = r#"
+{%- for m in messages -%}
+{%- if m.tool_calls -%}<|assistant|>[
+{%- for tc in m.tool_calls -%}{{ tc.function.name }}(
+{%- for k, v in tc.function.arguments.items() %}{{ k }}="{{ v }}"{% if not loop.last %}, {% endif %}{% endfor %})
+{%- if not loop.last %}, {% endif %}{%- endfor -%}]<|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+#[test]
+fn a_quoted_value_of_a_type_without_strings_is_the_scalar_it_spells() {
+    let t = template(PYTHON_ALL_QUOTED);
+    let flag = json!({"type": "function", "function": {"name": "set", "parameters": {
+        "type": "object",
+        "properties": {"on": {"type": "boolean"}, "level": {"type": ["number", "null"]},
+                       "code": {"type": ["string", "integer"]}, "tag": {}}}}});
+    let m = parse(
+        &t,
+        vec![weather_tool()],
+        r#"[get_weather(city="Paris", days="3")]"#,
+    );
+    assert_eq!(
+        only_call(&m),
+        ("get_weather", r#"{"city": "Paris", "days": 3}"#)
+    );
+    let m = parse(
+        &t,
+        vec![flag.clone()],
+        r#"[set(on="true", level="2.5", code="7", tag="1")]"#,
+    );
+    assert_eq!(
+        only_call(&m),
+        (
+            "set",
+            r#"{"on": true, "level": 2.5, "code": "7", "tag": "1"}"#
+        )
+    );
+    // Text that spells no value of the type stays the string it is.
+    let m = parse(
+        &t,
+        vec![weather_tool(), flag],
+        r#"[get_weather(city="3", days="three")]"#,
+    );
+    assert_eq!(
+        only_call(&m),
+        ("get_weather", r#"{"city": "3", "days": "three"}"#)
+    );
+}
+
+/// Gemma-3 pythonic style (vLLM's example): a `first` flag set inside the
+/// loop is loop-scoped in Jinja, so no comma is ever written between two
+/// arguments (`city="Paris"days=3`).
+const PYTHON_NO_COMMA: &str = r#"
+{%- for m in messages -%}
+{%- if m.tool_calls -%}<|assistant|>[
+{%- for tc in m.tool_calls -%}{{ tc.function.name }}(
+{%- set first = true -%}
+{%- for k, v in tc.function.arguments.items() -%}
+{%- if not first %}, {% endif -%}{{ k }}={{ v | tojson }}{%- set first = false -%}
+{%- endfor %})
+{%- if not loop.last %}, {% endif %}{%- endfor -%}]<|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+#[test]
+fn python_arguments_without_a_comma_between_them_parse() {
+    let t = template(PYTHON_NO_COMMA);
+    let request = chat_autoparser::RenderRequest::default().with_messages(vec![
+        json!({"role": "assistant", "tool_calls": [{"type": "function",
+            "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}}]}),
+    ]);
+    assert_eq!(
+        t.render(&request).unwrap(),
+        "<|assistant|>[get_weather(city=\"Paris\"days=3)]<|end|>"
+    );
+    for output in [
+        r#"[get_weather(city="Paris"days=3)]"#,
+        r#"[get_weather(city="Paris" days=3)]"#,
+        r#"[get_weather(city="Paris", days=3)]"#,
+    ] {
+        let m = parse(&t, vec![weather_tool()], output);
+        assert_eq!(m.content, None, "{output:?}");
+        assert_eq!(
+            only_call(&m),
+            ("get_weather", r#"{"city": "Paris", "days": 3}"#)
+        );
+    }
+}
+
+/// Phi-4-mini style (vLLM's example): the arguments are printed with
+/// `{{ }}`, so an object comes out as Python's `repr` (`{'city': 'Paris'}`)
+/// while JSON text, the OpenAI API's form, comes out as the JSON the system
+/// text asks for.
+const ARGUMENTS_PRINTED: &str = r#"
+{{- '<|system|>Call tools as {"name": ..., "arguments": JSON}.<|end|>' -}}
+{%- for m in messages -%}
+{%- if m.tool_calls -%}<|assistant|>
+{%- for tc in m.tool_calls -%}{"name": "{{ tc.function.name }}", "arguments": {{ tc.function.arguments }}}{{ "," if not loop.last }}{%- endfor -%}<|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+#[test]
+fn arguments_printed_as_they_come_are_passed_as_json_text() {
+    let t = template(ARGUMENTS_PRINTED);
+    let a = t.analyze().unwrap();
+    let tools = a.tools.as_ref().expect("calls are rendered");
+    assert_eq!(tools.class, ToolClass::JsonNative);
+    assert!(!tools.input.object_arguments);
+    let m = parse(
+        &t,
+        vec![weather_tool()],
+        r#"{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}"#,
+    );
+    assert_eq!(m.content, None);
+    assert_eq!(
+        only_call(&m),
+        ("get_weather", r#"{"city": "Paris", "days": 3}"#)
+    );
+    // History hands the template the JSON text, so it prints JSON.
+    let history = vec![
+        json!({"role": "assistant", "content": null, "tool_calls": [{"type": "function",
+        "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]}),
+    ];
+    let request = chat_autoparser::RenderRequest::default()
+        .with_messages(chat_autoparser::parser::template_messages(&a, &history));
+    assert!(t.render(&request).unwrap().ends_with(
+        r#"<|assistant|>{"name": "get_weather", "arguments": {"city": "Paris"}}<|end|>"#
+    ));
+}
+
+/// The thinking switch given a default in its own assignment, as Gemma-4,
+/// Nemotron-3 and Laguna templates do: the template reads it, and the
+/// analysis sees both prompts.
+const SWITCH_DEFAULTED: &str = r#"
+{%- set enable_thinking = enable_thinking | default(false) -%}
+{%- for m in messages -%}
+{%- set text = m.content -%}{%- set text = text | trim -%}
+{%- for word in [m.role] -%}{%- set word = word | upper -%}{%- endfor -%}
+<|im_start|>{{ m.role }}
+{{ text }}<|im_end|>
+{% endfor -%}
+{%- if add_generation_prompt -%}<|im_start|>assistant
+{% if not enable_thinking %}<think>
+
+</think>
+
+{% endif -%}
+{%- endif -%}"#;
+
+#[test]
+fn a_switch_defaulted_in_its_own_assignment_is_read() {
+    let t = template(SWITCH_DEFAULTED);
+    assert_eq!(
+        t.variables(),
+        ["add_generation_prompt", "enable_thinking", "messages"]
+    );
+    let prompts = t.analyze().unwrap().turn.generation_prompt;
+    assert_eq!(
+        (
+            prompts.thinking_on.as_deref(),
+            prompts.thinking_off.as_deref()
+        ),
+        (
+            Some("<|im_start|>assistant\n"),
+            Some("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+        )
     );
 }

@@ -1,7 +1,9 @@
 //! A turn that ends with more special tokens than its analysed end: a model
 //! (or a template's call turn) writes `<|im_end|><|stop|>` where the analysis
 //! learned `<|im_end|>`. At the very end of the output they close nothing;
-//! anywhere else they are text. On a small ChatML template written here.
+//! anywhere else they are text. Likewise the end of a tool section with no
+//! opening marker, which a template writes after the text that follows the
+//! calls (Gemma-4's `<|tool_response>`). On small templates written here.
 
 use chat_autoparser::{ChatTemplate, ParserConfig, TemplateConfig};
 
@@ -39,4 +41,71 @@ fn the_same_tokens_inside_the_text_are_text() {
     ] {
         assert_eq!(parse(output).as_deref(), Some(output), "{output:?}");
     }
+}
+
+/// Gemma-4 style: a call turn ends with the marker that opens the tool's
+/// response, after the text written after the calls; the tool section has
+/// no opening marker of its own.
+const CALLS_THEN_TEXT: &str = r#"
+{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}<|turn>model
+{%- for tc in m.tool_calls or [] -%}<|tool_call>{{ tc.function.name }}{{ tc.function.arguments | tojson }}<tool_call|>{%- endfor -%}
+{{- m.content or '' -}}
+{%- if m.tool_calls -%}<|tool_response>{%- else -%}<turn|>{%- endif -%}
+{%- else -%}<|turn>{{ m.role }}
+{{ m.content }}<turn|>
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|turn>model{%- endif -%}"#;
+
+#[test]
+fn the_end_of_a_section_without_an_opener_at_the_end_closes_nothing() {
+    let template = ChatTemplate::new(CALLS_THEN_TEXT, &TemplateConfig::default()).unwrap();
+    let analysis = template.analyze().unwrap();
+    let tools = analysis.tools.as_ref().expect("calls are rendered");
+    assert_eq!(
+        (tools.section_start.as_str(), tools.section_end.as_str()),
+        ("", "<|tool_response>")
+    );
+    let parser = analysis.parser(&ParserConfig::default()).unwrap();
+    let output =
+        "<|tool_call>get_weather{\"city\": \"Paris\"}<tool_call|>Let me check.<|tool_response>";
+    let batch = parser.parse(output);
+    assert_eq!(
+        batch,
+        crate::common::streaming::parse_and_stream(&parser, output)
+    );
+    assert_eq!(batch.content.as_deref(), Some("Let me check."));
+    assert_eq!(batch.tool_calls.len(), 1);
+    assert_eq!(
+        batch.tool_calls[0].function.arguments,
+        r#"{"city": "Paris"}"#
+    );
+    // Inside the text the marker is text.
+    let inside = "Use <|tool_response> here.";
+    assert_eq!(parser.parse(inside).content.as_deref(), Some(inside));
+    // The transformers export reads it so too: the implicit content field
+    // closes on the marker at the end of the text.
+    let protocol =
+        chat_autoparser::protocol::Protocol::new(&analysis, &ParserConfig::default().options);
+    let exported = chat_autoparser::grammar::response_template(&protocol).unwrap();
+    assert_eq!(
+        exported.response_template["fields"]["content"]["close_pattern"],
+        r"<\|tool_response>\s*\Z"
+    );
+    // A call to a function the request does not have is content, verbatim,
+    // the section's end included.
+    let config = ParserConfig::from(chat_autoparser::Options::default().with_tools(vec![
+        serde_json::json!({"type": "function", "function": {"name": "search",
+            "parameters": {"type": "object", "properties": {}}}}),
+    ]));
+    let parser = analysis.parser(&config).unwrap();
+    let unknown = "<|tool_call>get_weather{\"city\": \"Paris\"}<tool_call|><|tool_response>";
+    let batch = parser.parse(unknown);
+    assert_eq!(
+        batch,
+        crate::common::streaming::parse_and_stream(&parser, unknown)
+    );
+    assert_eq!(batch.content.as_deref(), Some(unknown));
+    assert!(batch.tool_calls.is_empty());
 }
