@@ -267,6 +267,23 @@ impl Emitter {
         }
     }
 
+    /// The lowest position a future event's bytes can start at: each open
+    /// capture's start (its `Close` spans it), or only what it has not
+    /// sent yet for tags in `text_only`. `usize::MAX` when none is open.
+    pub fn oldest_needed(&self, text_only: &[Tag]) -> usize {
+        self.open
+            .iter()
+            .map(|o| {
+                if text_only.contains(&o.tag) {
+                    o.sent
+                } else {
+                    o.start
+                }
+            })
+            .min()
+            .unwrap_or(usize::MAX)
+    }
+
     /// The open captures, outermost first: id and tag.
     #[inline]
     pub fn open(&self) -> impl Iterator<Item = (u32, Tag)> + '_ {

@@ -160,7 +160,12 @@
 //! suspended text instruction (the common case) touches nothing else; one
 //! that runs the machine also scans the backtrack stack for the oldest live
 //! entry (its depth is bounded by the grammar's nesting and the depth limit). The capture log is trimmed as
-//! it is committed; the input is kept (events refer to it).
+//! it is committed. The input is kept whole unless the caller says how far
+//! it has read it ([`Stream::release`]): then the stream drops the input
+//! before the oldest position it can still read (the oldest live backtrack
+//! entry, each open capture's start or, for [`Stream::text_only`] tags, its
+//! unsent text), in large pieces, so it keeps O(what is pending), not
+//! O(input). Offsets stay absolute.
 //!
 //! # Limits
 //!

@@ -40,7 +40,7 @@ use super::bytes::ByteSet;
 use super::capture::LogEntry;
 use super::compile::{Inner, Inst};
 use super::json::{JsonScanner, Scan, ScanErrorKind, STRING_STOPS};
-use super::matcher::{Find, Longest};
+use super::matcher::{Find, Longest, MultiLiteral};
 use super::python::PyScanner;
 use super::utf8;
 
@@ -127,6 +127,77 @@ pub(crate) struct Plain {
     pub sent: usize,
 }
 
+/// The input the machine reads: `bytes` are the input from `base` on (a
+/// stream drops what no step can read again). Positions are absolute.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Window<'a> {
+    pub bytes: &'a [u8],
+    pub base: usize,
+}
+
+impl<'a> Window<'a> {
+    /// All of `bytes`, from position 0.
+    #[inline]
+    pub fn whole(bytes: &'a [u8]) -> Window<'a> {
+        Window { bytes, base: 0 }
+    }
+
+    /// The end of the input (absolute).
+    #[inline]
+    pub fn end(&self) -> usize {
+        self.base + self.bytes.len()
+    }
+
+    /// Where `pos` is in `bytes`. Callers never ask below `base`
+    /// ([`Vm::oldest_needed`]); if one did, it would see the window's start.
+    #[inline]
+    fn index(&self, pos: usize) -> usize {
+        debug_assert!(
+            pos >= self.base,
+            "position {pos} before the window at {}",
+            self.base
+        );
+        pos.saturating_sub(self.base)
+    }
+
+    /// The bytes from `pos` to the end.
+    #[inline]
+    pub fn from(&self, pos: usize) -> &'a [u8] {
+        self.bytes.get(self.index(pos)..).unwrap_or(&[])
+    }
+
+    /// The bytes `from..to`, if the window has them.
+    #[inline]
+    pub fn get(&self, from: usize, to: usize) -> Option<&'a [u8]> {
+        self.bytes
+            .get(from.checked_sub(self.base)?..to.checked_sub(self.base)?)
+    }
+
+    /// [`utf8::safe_end`] at an absolute position.
+    #[inline]
+    pub fn safe_end(&self, end: usize) -> usize {
+        self.base + utf8::safe_end(self.bytes, self.index(end))
+    }
+
+    /// [`MultiLiteral::find`] from an absolute position.
+    #[inline]
+    fn find(&self, m: &MultiLiteral, from: usize, at_end: bool) -> Find {
+        match m.find(self.bytes, self.index(from), at_end) {
+            Find::Found(at) => Find::Found(self.base + at),
+            Find::NeedMore { safe } => Find::NeedMore {
+                safe: self.base + safe,
+            },
+            Find::None => Find::None,
+        }
+    }
+
+    /// [`MultiLiteral::longest_at`] at an absolute position.
+    #[inline]
+    fn longest_at(&self, m: &MultiLiteral, at: usize, at_end: bool) -> Longest {
+        m.longest_at(self.bytes, self.index(at), at_end)
+    }
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Run {
@@ -203,6 +274,21 @@ impl Vm {
             } => Some((log, pos)),
             _ => None,
         })
+    }
+
+    /// The lowest position the machine may read again: the current one, or
+    /// one a backtrack entry restores (a live entry on failure, a
+    /// lookahead's entry when the lookahead ends, live or cut).
+    pub fn oldest_needed(&self) -> usize {
+        self.stack
+            .iter()
+            .filter_map(|f| match *f {
+                Frame::Alt {
+                    pos, live, look, ..
+                } if live || look => Some(pos),
+                _ => None,
+            })
+            .fold(self.pos, usize::min)
     }
 
     /// Forgets log entries before `upto` (which must be final).
@@ -290,16 +376,16 @@ impl Vm {
     /// is what most pushes of a stream do; `false` when the full machine must
     /// run. Does exactly what [`Vm::run`] would do for that instruction.
     #[inline]
-    pub fn resume_suspended(&mut self, p: &Inner, input: &[u8]) -> bool {
+    pub fn resume_suspended(&mut self, p: &Inner, input: Window) -> bool {
         if self.pending.is_some() {
             return false;
         }
-        let len = input.len();
+        let len = input.end();
         match p.insts.get(self.pc as usize) {
             Some(Inst::Until(m)) => match p
                 .matchers
                 .get(*m as usize)
-                .map(|m| m.find(input, self.pos, false))
+                .map(|m| input.find(m, self.pos, false))
             {
                 Some(Find::NeedMore { safe }) => {
                     self.pos = self.pos.max(safe);
@@ -311,10 +397,8 @@ impl Vm {
                 let Some(set) = p.sets.get(*s as usize) else {
                     return false;
                 };
-                let mut pos = self.pos;
-                while pos < len && set.contains(input[pos]) {
-                    pos += 1;
-                }
+                let rest = input.from(self.pos);
+                let pos = self.pos + rest.iter().take_while(|&&b| set.contains(b)).count();
                 if pos < len {
                     return false;
                 }
@@ -326,7 +410,7 @@ impl Vm {
                 true
             }
             Some(inst @ (Inst::Json(_) | Inst::Python)) if self.scanning => {
-                let piece = input.get(self.pos..).unwrap_or(&[]);
+                let piece = input.from(self.pos);
                 let (start, scan) = if matches!(inst, Inst::Json(_)) {
                     (
                         self.pos.saturating_sub(self.json.consumed()),
@@ -359,7 +443,7 @@ impl Vm {
     /// the value goes on past only moves the scanner (inside a string, text
     /// without [`STRING_STOPS`] without looking at it).
     #[inline]
-    pub fn plain_text(&self, p: &Inner, input: &[u8], at: usize) -> Option<Plain> {
+    pub fn plain_text(&self, p: &Inner, input: Window, at: usize) -> Option<Plain> {
         if self.pending.is_some() || self.pos > at {
             return None;
         }
@@ -369,7 +453,7 @@ impl Vm {
                 let stops = matcher.first_bytes()?;
                 // The held-back bytes are a delimiter prefix: rescanned from
                 // the root they give the state the scan stopped in.
-                let held = matcher.scan_plain(0, input.get(self.pos..at)?)?;
+                let held = matcher.scan_plain(0, input.get(self.pos, at)?)?;
                 let plain = Plain {
                     stops,
                     until: Some(*m),
@@ -432,7 +516,7 @@ impl Vm {
 
     /// Runs until the program matches, fails, or needs input beyond `input`
     /// (only when `fin` is false: `fin` says `input` is the whole input).
-    pub fn run(&mut self, p: &Inner, input: &[u8], fin: bool) -> Run {
+    pub fn run(&mut self, p: &Inner, input: Window, fin: bool) -> Run {
         macro_rules! fail {
             ($at:expr) => {{
                 let at = $at;
@@ -442,14 +526,14 @@ impl Vm {
                 continue;
             }};
         }
-        let len = input.len();
+        let len = input.end();
         loop {
             let Some(inst) = p.insts.get(self.pc as usize) else {
                 return self.internal();
             };
             match inst {
                 Inst::Lit(lit) => {
-                    let rest = input.get(self.pos..).unwrap_or(&[]);
+                    let rest = input.from(self.pos);
                     if rest.len() >= lit.len() {
                         if rest[..lit.len()] == lit[..] {
                             self.pos += lit.len();
@@ -467,7 +551,7 @@ impl Vm {
                     let Some(set) = p.sets.get(*s as usize) else {
                         return self.internal();
                     };
-                    match input.get(self.pos) {
+                    match input.from(self.pos).first() {
                         Some(&b) if set.contains(b) => {
                             self.pos += 1;
                             self.pc += 1;
@@ -481,16 +565,16 @@ impl Vm {
                     let Some(set) = p.sets.get(*s as usize) else {
                         return self.internal();
                     };
-                    while self.pos < len && set.contains(input[self.pos]) {
-                        self.pos += 1;
-                    }
+                    let rest = input.from(self.pos);
+                    self.pos += rest.iter().take_while(|&&b| set.contains(b)).count();
                     if self.pos >= len && !fin {
                         return Run::NeedMore;
                     }
                     self.pc += 1;
                 }
                 Inst::AnyChar => {
-                    let Some(&b) = input.get(self.pos) else {
+                    let rest = input.from(self.pos);
+                    let Some(&b) = rest.first() else {
                         if fin {
                             fail!(self.pos)
                         }
@@ -500,9 +584,9 @@ impl Vm {
                     if need <= 1 {
                         self.pos += 1;
                     } else {
-                        let avail = len - self.pos;
+                        let avail = rest.len();
                         let seen = need.min(avail);
-                        let valid = (1..seen).all(|j| utf8::is_continuation(input[self.pos + j]));
+                        let valid = (1..seen).all(|j| utf8::is_continuation(rest[j]));
                         if valid && avail < need && !fin {
                             return Run::NeedMore;
                         }
@@ -514,7 +598,7 @@ impl Vm {
                     let Some(m) = p.matchers.get(*m as usize) else {
                         return self.internal();
                     };
-                    match m.longest_at(input, self.pos, fin) {
+                    match input.longest_at(m, self.pos, fin) {
                         Longest::Match(n) => {
                             self.pos += n;
                             self.pc += 1;
@@ -527,7 +611,7 @@ impl Vm {
                     let Some(m) = p.matchers.get(*m as usize) else {
                         return self.internal();
                     };
-                    match m.find(input, self.pos, fin) {
+                    match input.find(m, self.pos, fin) {
                         Find::Found(at) => {
                             self.pos = at;
                             self.pc += 1;
@@ -567,7 +651,7 @@ impl Vm {
                                 self.scanning = true;
                             }
                             let start = self.pos.saturating_sub(self.json.consumed());
-                            (self.json.feed(input.get(self.pos..).unwrap_or(&[])), start)
+                            (self.json.feed(input.from(self.pos)), start)
                         }
                     };
                     if scan == Scan::NeedMore {
@@ -587,7 +671,7 @@ impl Vm {
                                 self.scanning = true;
                             }
                             let start = self.pos.saturating_sub(self.py.consumed());
-                            (self.py.feed(input.get(self.pos..).unwrap_or(&[])), start)
+                            (self.py.feed(input.from(self.pos)), start)
                         }
                     };
                     if scan == Scan::NeedMore {
@@ -764,14 +848,14 @@ mod tests {
     fn run_all(g: Expr, input: &str) -> (Run, usize) {
         let p = Grammar::new(g).compile().unwrap();
         let mut vm = Vm::new();
-        let r = vm.run(&p.inner, input.as_bytes(), true);
+        let r = vm.run(&p.inner, Window::whole(input.as_bytes()), true);
         (r, vm.pos)
     }
 
     fn run_partial(g: Expr, input: &str) -> (Run, usize) {
         let p = Grammar::new(g).compile().unwrap();
         let mut vm = Vm::new();
-        let r = vm.run(&p.inner, input.as_bytes(), false);
+        let r = vm.run(&p.inner, Window::whole(input.as_bytes()), false);
         (r, vm.pos)
     }
 
@@ -810,10 +894,13 @@ mod tests {
         let mut fed = String::new();
         for (k, ch) in full.chars().enumerate() {
             fed.push(ch);
-            let r = vm.run(&p.inner, fed.as_bytes(), false);
+            let r = vm.run(&p.inner, Window::whole(fed.as_bytes()), false);
             assert_eq!(r, Run::NeedMore, "after {k} chars");
         }
-        assert_eq!(vm.run(&p.inner, fed.as_bytes(), true), Run::Matched);
+        assert_eq!(
+            vm.run(&p.inner, Window::whole(fed.as_bytes()), true),
+            Run::Matched
+        );
         assert_eq!(vm.pos, full.len());
     }
 
@@ -883,7 +970,10 @@ mod tests {
         .compile()
         .unwrap();
         let mut vm = Vm::new();
-        assert_eq!(vm.run(&p.inner, b"hello <x>wor", false), Run::NeedMore);
+        assert_eq!(
+            vm.run(&p.inner, Window::whole(b"hello <x>wor"), false),
+            Run::NeedMore
+        );
         // The option's entry is live: its capture is not final.
         assert_eq!(vm.commit_point(), (2, 6));
         let p = Grammar::new(seq([
@@ -894,7 +984,10 @@ mod tests {
         .compile()
         .unwrap();
         let mut vm = Vm::new();
-        assert_eq!(vm.run(&p.inner, b"hello <x>wor", false), Run::NeedMore);
+        assert_eq!(
+            vm.run(&p.inner, Window::whole(b"hello <x>wor"), false),
+            Run::NeedMore
+        );
         assert_eq!(vm.commit_point(), (3, 12));
     }
 
@@ -906,10 +999,13 @@ mod tests {
             .compile()
             .unwrap();
         let mut vm = Vm::new();
-        assert_eq!(vm.run(&p.inner, b"((()))", true), Run::Matched);
+        assert_eq!(
+            vm.run(&p.inner, Window::whole(b"((()))"), true),
+            Run::Matched
+        );
         let mut vm = Vm::new();
         assert_eq!(
-            vm.run(&p.inner, b"(((((", true),
+            vm.run(&p.inner, Window::whole(b"((((("), true),
             Run::Failed(ParseError {
                 offset: 4,
                 kind: ParseErrorKind::TooDeep
@@ -918,7 +1014,7 @@ mod tests {
         let p = Grammar::new(json()).max_depth(2).compile().unwrap();
         let mut vm = Vm::new();
         assert_eq!(
-            vm.run(&p.inner, b"[[[]]]", true),
+            vm.run(&p.inner, Window::whole(b"[[[]]]"), true),
             Run::Failed(ParseError {
                 offset: 2,
                 kind: ParseErrorKind::TooDeep
@@ -950,20 +1046,23 @@ mod tests {
         let e = "é".as_bytes();
         let p = Grammar::new(seq([any_char(), eoi()])).compile().unwrap();
         let mut vm = Vm::new();
-        assert_eq!(vm.run(&p.inner, &e[..1], false), Run::NeedMore);
+        assert_eq!(
+            vm.run(&p.inner, Window::whole(&e[..1]), false),
+            Run::NeedMore
+        );
         assert_eq!(vm.pos, 0);
-        assert_eq!(vm.run(&p.inner, e, true), Run::Matched);
+        assert_eq!(vm.run(&p.inner, Window::whole(e), true), Run::Matched);
         // An invalid sequence is one byte, at once.
         let mut vm = Vm::new();
         assert_eq!(
-            vm.run(&p.inner, b"\xC3(", false),
+            vm.run(&p.inner, Window::whole(b"\xC3("), false),
             Run::Failed(ParseError {
                 offset: 1,
                 kind: ParseErrorKind::NoMatch
             })
         );
         let mut vm = Vm::new();
-        assert_eq!(vm.run(&p.inner, b"\xC3", true), Run::Matched);
+        assert_eq!(vm.run(&p.inner, Window::whole(b"\xC3"), true), Run::Matched);
     }
 
     #[test]

@@ -26,10 +26,22 @@
 //! Invariant: for any split of an input into chunks, the events of a stream
 //! that ends in a match add up to exactly the captures of
 //! [`Program::parse`] on the whole input (same ids, spans, parents).
+//!
+//! Memory: a stream keeps its input from `base` on; offsets (events,
+//! errors, [`Stream::frontier`]) are absolute. Once the caller says how far
+//! it reads ([`Stream::release`]), a push that finds the kept input twice as
+//! long as at the last look drops the prefix no step can read again: before
+//! the caller's mark, `Vm::oldest_needed` (the machine's position and the
+//! positions its backtrack entries restore), every open capture's start
+//! (its `Close` spans it; for [`Stream::text_only`] tags, what it has not
+//! sent) and the plain text's held-back prefix, less 3 bytes (`safe_end`
+//! looks back over a cut character). Only a prefix of at least
+//! `MIN_DROP` bytes and half of what is kept goes, so the moves cost O(1) a
+//! byte.
 
 use super::capture::{build, Emitter, Event, Match, Tag};
 use super::compile::Program;
-use super::machine::{ParseError, ParseErrorKind, Plain, Run, Vm};
+use super::machine::{ParseError, ParseErrorKind, Plain, Run, Vm, Window};
 use super::utf8;
 
 impl Program {
@@ -40,7 +52,7 @@ impl Program {
     /// it).
     pub fn parse(&self, input: &[u8]) -> Result<Match, ParseError> {
         let mut vm = Vm::new();
-        match vm.run(&self.inner, input, true) {
+        match vm.run(&self.inner, Window::whole(input), true) {
             Run::Matched => Ok(Match {
                 end: vm.pos,
                 captures: build(&vm.log, vm.pos),
@@ -63,7 +75,7 @@ impl Program {
     /// continuation can make match is an error.
     pub fn parse_partial(&self, input: &[u8]) -> Result<Match, ParseError> {
         let mut vm = Vm::new();
-        match vm.run(&self.inner, input, false) {
+        match vm.run(&self.inner, Window::whole(input), false) {
             Run::Matched => Ok(Match {
                 end: vm.pos,
                 captures: build(&vm.log, vm.pos),
@@ -112,22 +124,51 @@ pub enum Status {
 pub struct Feed<'a> {
     /// The events that became final, in order.
     pub events: &'a [Event],
-    /// All input so far (event offsets index into it).
+    /// The input the stream keeps: all of it, or from `base` on after
+    /// [`Stream::release`]. Event offsets are absolute: offset `o` is
+    /// `input[o - base]`.
     pub input: &'a [u8],
+    /// The offset of `input[0]` in the whole input.
+    pub base: usize,
     /// Where the stream stands.
     pub status: Status,
 }
 
 impl Feed<'_> {
-    /// The bytes an event's range covers (empty for [`Event::Open`]).
+    /// The bytes an event's range covers (empty for [`Event::Open`]). Every
+    /// `Text` event's bytes are kept; a `Close` event's are too, but for a
+    /// capture the caller declared [`text_only`](Stream::text_only), whose
+    /// start may be gone (then empty).
     #[inline]
     pub fn bytes(&self, event: &Event) -> &[u8] {
         match *event {
             Event::Open { .. } => &[],
             Event::Text { start, end, .. } | Event::Close { start, end, .. } => {
-                self.input.get(start..end).unwrap_or(&[])
+                self.get(start, end).unwrap_or(&[])
             }
         }
+    }
+
+    /// The input `from..to` (absolute offsets), if the stream still has it.
+    #[inline]
+    pub fn get(&self, from: usize, to: usize) -> Option<&[u8]> {
+        Window {
+            bytes: self.input,
+            base: self.base,
+        }
+        .get(from, to)
+    }
+
+    /// The length of the whole input so far.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.base + self.input.len()
+    }
+
+    /// Whether no input came yet.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -174,7 +215,21 @@ pub struct Stream<I: Input = Vec<u8>> {
     /// While the input may grow by plain text ([`extend`](Stream::extend)):
     /// how, and how far its text is final.
     plain: Option<Plain>,
+    /// The offset of `input`'s first byte: what came before was dropped.
+    base: usize,
+    /// The caller reads no input before this again ([`release`](Stream::release)).
+    released: usize,
+    /// Tags whose captures the caller reads through `Text` events only
+    /// ([`text_only`](Stream::text_only)).
+    text_only: Vec<Tag>,
+    /// The length of `input` at which to look for a prefix to drop next.
+    compact_at: usize,
 }
+
+/// Input is dropped only in pieces of at least this size, and only when
+/// they are at least half of what is kept, so the copy that drops them
+/// (moving the rest to the front) costs amortised O(1) a byte.
+const MIN_DROP: usize = 32 << 10;
 
 /// What a [`Stream`] keeps its input in: bytes (`Vec<u8>`, fed `&[u8]`) or
 /// text (`String`, fed `&str`).
@@ -185,6 +240,9 @@ pub trait Input: AsRef<[u8]> + Default {
     const WHOLE_CHARS: bool;
     /// Appends `chunk`.
     fn append(&mut self, chunk: &Self::Chunk);
+    /// Drops at most the first `n` bytes (text: down to a character
+    /// boundary); returns how many it dropped.
+    fn drop_front(&mut self, n: usize) -> usize;
 }
 
 impl Input for Vec<u8> {
@@ -193,6 +251,11 @@ impl Input for Vec<u8> {
     #[inline]
     fn append(&mut self, chunk: &[u8]) {
         self.extend_from_slice(chunk);
+    }
+    fn drop_front(&mut self, n: usize) -> usize {
+        let n = n.min(self.len());
+        self.drain(..n);
+        n
     }
 }
 
@@ -203,12 +266,29 @@ impl Input for String {
     fn append(&mut self, chunk: &str) {
         crate::short::push_short(self, chunk);
     }
+    fn drop_front(&mut self, n: usize) -> usize {
+        let mut n = n.min(self.len());
+        while !self.is_char_boundary(n) {
+            n -= 1;
+        }
+        self.drain(..n);
+        n
+    }
 }
 
 impl Stream<String> {
-    /// All text pushed so far.
+    /// The text the stream keeps: all pushed so far, or from
+    /// [`base`](Stream::base) on after [`release`](Stream::release).
     pub fn text(&self) -> &str {
         &self.input
+    }
+
+    /// The text `from..to` (absolute offsets), if the stream still has it
+    /// and neither end cuts a character.
+    #[inline]
+    pub fn text_get(&self, from: usize, to: usize) -> Option<&str> {
+        self.input
+            .get(from.checked_sub(self.base)?..to.checked_sub(self.base)?)
     }
 }
 
@@ -226,12 +306,102 @@ impl<I: Input> Stream<I> {
             events: Vec::new(),
             synced: 0,
             plain: None,
+            base: 0,
+            released: 0,
+            text_only: Vec::new(),
+            compact_at: 2 * MIN_DROP,
         }
     }
 
-    /// All input pushed so far.
+    /// The input the stream keeps: all pushed so far, or from
+    /// [`base`](Self::base) on after [`release`](Self::release).
     pub fn input(&self) -> &[u8] {
         self.input.as_ref()
+    }
+
+    /// The offset of [`input`](Self::input)'s first byte in the whole input.
+    #[inline]
+    pub fn base(&self) -> usize {
+        self.base
+    }
+
+    /// The length of the whole input pushed so far.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.base + self.input.as_ref().len()
+    }
+
+    /// Whether nothing was pushed yet.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The input `from..to` (absolute offsets), if the stream still has it.
+    #[inline]
+    pub fn get(&self, from: usize, to: usize) -> Option<&[u8]> {
+        self.window().get(from, to)
+    }
+
+    #[inline]
+    fn window(&self) -> Window<'_> {
+        Window {
+            bytes: self.input.as_ref(),
+            base: self.base,
+        }
+    }
+
+    /// Declares that the caller will read no input before `before` again
+    /// (through [`input`](Self::input), [`get`](Self::get) or an earlier
+    /// [`Feed`]; a new feed's events are always readable). From then on a
+    /// push may drop the input before the oldest position the stream still
+    /// needs: `before`, the lowest position its machine can return to, the
+    /// start of every open capture (for [`text_only`](Self::text_only)
+    /// tags, the start of its unsent text), less a few bytes. It drops only
+    /// large prefixes, so a stream keeps O(what is pending), not O(input),
+    /// at an amortised cost of O(1) a byte. Offsets stay absolute. Without
+    /// a call the stream keeps all its input.
+    #[inline]
+    pub fn release(&mut self, before: usize) {
+        self.released = self.released.max(before);
+    }
+
+    /// Declares that the caller reads captures tagged `tags` through their
+    /// `Text` events only, not through their `Close` event's span: the
+    /// input from such a capture's start need not be kept while it is open
+    /// (see [`release`](Self::release)).
+    pub fn text_only(&mut self, tags: impl IntoIterator<Item = Tag>) {
+        self.text_only.extend(tags);
+    }
+
+    /// Drops the input nothing can read again when the input has grown
+    /// enough since the last look (see [`release`](Self::release)).
+    #[inline]
+    fn compact(&mut self) {
+        if self.input.as_ref().len() >= self.compact_at {
+            self.drop_dead();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn drop_dead(&mut self) {
+        // The machine and the open captures move over plain text lazily.
+        self.sync();
+        let mut keep = self
+            .released
+            .min(self.vm.oldest_needed())
+            .min(self.emitter.oldest_needed(&self.text_only));
+        if let Some(plain) = self.plain {
+            keep = keep.min(plain.sent);
+        }
+        // `utf8::safe_end` looks up to 3 bytes back from a position.
+        let dead = keep.saturating_sub(3).saturating_sub(self.base);
+        let kept = self.input.as_ref().len();
+        if dead >= MIN_DROP && dead >= kept / 2 {
+            self.base += self.input.drop_front(dead);
+        }
+        self.compact_at = (2 * self.input.as_ref().len()).max(2 * MIN_DROP);
     }
 
     /// The events of the last push (or the finish).
@@ -250,10 +420,10 @@ impl<I: Input> Stream<I> {
     pub fn frontier(&self) -> usize {
         // Text appended by `extend` is final but for a held delimiter prefix.
         let pos = match self.plain {
-            Some(plain) if self.synced < self.input().len() => plain.sent,
+            Some(plain) if self.synced < self.len() => plain.sent,
             _ => self.vm.commit_point().1,
         };
-        utf8::safe_end(self.input.as_ref(), pos)
+        self.window().safe_end(pos)
     }
 
     /// Appends `chunk` and parses as far as the input allows.
@@ -273,6 +443,7 @@ impl<I: Input> Stream<I> {
     /// costs a 4-byte push in a JSON value several percent).
     #[inline]
     pub fn push_stepped(&mut self, chunk: &I::Chunk) -> Result<Feed<'_>, ParseError> {
+        self.compact();
         self.sync();
         self.input.append(chunk);
         self.step(false)
@@ -325,6 +496,12 @@ impl<I: Input> Stream<I> {
     /// once).
     #[inline]
     pub fn extend(&mut self, chunk: &I::Chunk) -> Option<(usize, usize)> {
+        // Time to drop input (`release`): the step does it (a call here
+        // costs every plain push 2-3%), so the caller need only release
+        // before a step.
+        if self.input.as_ref().len() >= self.compact_at {
+            return None;
+        }
         let plain = self.plain.as_mut()?;
         let bytes = chunk.as_ref();
         if !I::WHOLE_CHARS && !ends_whole(bytes) {
@@ -353,7 +530,7 @@ impl<I: Input> Stream<I> {
         let from = plain.sent;
         self.input.append(chunk);
         plain.held = held as u32;
-        plain.sent = self.input.as_ref().len() - matcher.depth(held);
+        plain.sent = self.base + self.input.as_ref().len() - matcher.depth(held);
         Some((from, plain.sent))
     }
 
@@ -370,9 +547,9 @@ impl<I: Input> Stream<I> {
         if !self.vm.feed_json(chunk.as_ref()) {
             return None;
         }
-        let from = self.input().len();
+        let from = self.len();
         self.input.append(chunk);
-        let to = self.input().len();
+        let to = self.len();
         self.synced = to;
         self.emitter.advance(to);
         let plain = self.plain.as_mut()?;
@@ -384,7 +561,7 @@ impl<I: Input> Stream<I> {
     /// Moves the machine and the open captures over the text
     /// [`extend`](Self::extend) appended since the last step.
     fn sync(&mut self) {
-        let len = self.input().len();
+        let len = self.len();
         if let Some(plain) = self.plain.filter(|_| self.synced < len) {
             self.vm.skip_text(&plain, self.synced, len);
             self.emitter.advance(plain.sent);
@@ -407,21 +584,22 @@ impl<I: Input> Stream<I> {
     #[inline]
     fn step(&mut self, fin: bool) -> Result<Feed<'_>, ParseError> {
         self.events.clear();
-        self.synced = self.input().len();
+        self.synced = self.len();
         self.plain = None;
         match self.state {
             State::Failed(e) => return Err(e),
             State::Matched(end) => return Ok(self.feed(Status::Matched { end })),
             State::Running => {}
         }
-        let resumed = !fin
-            && self
-                .vm
-                .resume_suspended(&self.program.inner, self.input.as_ref());
+        let input = Window {
+            bytes: self.input.as_ref(),
+            base: self.base,
+        };
+        let resumed = !fin && self.vm.resume_suspended(&self.program.inner, input);
         let run = if resumed {
             Run::NeedMore
         } else {
-            self.vm.run(&self.program.inner, self.input.as_ref(), fin)
+            self.vm.run(&self.program.inner, input, fin)
         };
         let status = match run {
             Run::NeedMore if !fin => Status::NeedMore,
@@ -446,22 +624,15 @@ impl<I: Input> Stream<I> {
             // Only the suspended instruction moved on: the stack and the log
             // are as the last step left them, so only text can be new.
             let pos = self.live_pos.map_or(self.vm.pos, |p| p.min(self.vm.pos));
-            self.emitter.emit(
-                &[],
-                utf8::safe_end(self.input.as_ref(), pos),
-                &mut self.events,
-            );
+            self.emitter
+                .emit(&[], input.safe_end(pos), &mut self.events);
         } else {
             let live = self.vm.first_live();
             self.live_pos = live.map(|(_, pos)| pos);
             let (log, pos) = live.map_or((self.vm.log_len(), self.vm.pos), |(log, pos)| {
                 (log, pos.min(self.vm.pos))
             });
-            let frontier = if fin {
-                pos
-            } else {
-                utf8::safe_end(self.input.as_ref(), pos)
-            };
+            let frontier = if fin { pos } else { input.safe_end(pos) };
             let from = self
                 .emitted
                 .saturating_sub(self.vm.log_base)
@@ -477,9 +648,7 @@ impl<I: Input> Stream<I> {
             }
         }
         if status == Status::NeedMore && self.live_pos.is_none() {
-            let plain = self
-                .vm
-                .plain_text(&self.program.inner, self.input.as_ref(), self.synced);
+            let plain = self.vm.plain_text(&self.program.inner, input, self.synced);
             self.plain = plain.filter(|p| self.emitter.sent_up_to(p.sent));
         }
         Ok(self.feed(status))
@@ -490,6 +659,7 @@ impl<I: Input> Stream<I> {
         Feed {
             events: &self.events,
             input: self.input.as_ref(),
+            base: self.base,
             status,
         }
     }
@@ -837,6 +1007,93 @@ mod tests {
         assert_eq!(s.push(b"e").unwrap().status, Status::Matched { end: 2 });
         assert_eq!(s.finish().unwrap().status, Status::Matched { end: 2 });
         assert_eq!(s.input(), b"abcde");
+    }
+
+    /// Streams `input` in `size`-byte chunks, releasing all input after
+    /// each push (the events' bytes are read at once); returns the events
+    /// with their bytes and the most input the stream kept at once.
+    fn stream_released(
+        p: &Program,
+        input: &[u8],
+        size: usize,
+        text_only: &[Tag],
+    ) -> (Vec<(Event, Vec<u8>)>, usize) {
+        let mut s = p.stream();
+        s.text_only(text_only.iter().copied());
+        let (mut out, mut kept) = (Vec::new(), 0);
+        for chunk in input.chunks(size).map(Some).chain([None]) {
+            let feed = match chunk {
+                Some(chunk) => s.push(chunk).unwrap(),
+                None => s.finish().unwrap(),
+            };
+            out.extend(feed.events.iter().map(|e| (*e, feed.bytes(e).to_vec())));
+            kept = kept.max(feed.input.len());
+            s.release(usize::MAX);
+        }
+        (out, kept)
+    }
+
+    #[test]
+    fn released_input_is_dropped_and_events_stay_the_same() {
+        let big = |unit: &str, n: usize| unit.repeat(n);
+        let call = |n| {
+            format!(
+                "<tool_call>{{\"a\": \"{}\"}}</tool_call>",
+                big("x\u{e9}y", n)
+            )
+        };
+        let hermes_input = format!(
+            "<think>{}</think>{}<tool_ca{}{}{}",
+            big("why \u{e9}", 20_000),
+            big("so <tool_c", 15_000),
+            call(3),
+            call(30_000),
+            call(5)
+        );
+        // A choice that stays open over all the text: its alternative
+        // starts again from the beginning (or not, with "END").
+        let open_choice = Grammar::new(seq([
+            choice([seq([cap(A, until(["END"])), lit("END")]), cap(C, rest())]),
+            eoi(),
+        ]))
+        .compile()
+        .unwrap();
+        let long = big("a\u{e9}", 100_000);
+        let cases = [
+            (hermes(), hermes_input, 160_000),
+            (open_choice.clone(), long.clone(), usize::MAX),
+            (open_choice, format!("{long}END"), usize::MAX),
+        ];
+        for (p, input, bound) in cases {
+            let full = p.parse(input.as_bytes()).unwrap();
+            for size in [1, 7, 4096, 70_000] {
+                let (events, kept) = stream_released(&p, input.as_bytes(), size, &[R, C]);
+                assert!(kept < bound, "kept {kept} of {} bytes", input.len());
+                let mut col = Collector::default();
+                events.iter().for_each(|(e, _)| col.apply(e));
+                assert_eq!(col.captures, full.captures, "chunk size {size}");
+                for (id, c) in full.captures.iter().enumerate() {
+                    let text: Vec<u8> = events
+                        .iter()
+                        .filter(|(e, _)| e.id() == id as u32 && matches!(e, Event::Text { .. }))
+                        .flat_map(|(_, t)| t.iter().copied())
+                        .collect();
+                    assert_eq!(
+                        text,
+                        &input.as_bytes()[c.span()],
+                        "chunk size {size}, capture {id}"
+                    );
+                }
+                for (e, bytes) in &events {
+                    if let Event::Close {
+                        tag: A, start, end, ..
+                    } = *e
+                    {
+                        assert_eq!(bytes, &input.as_bytes()[start..end], "chunk size {size}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -38,6 +38,12 @@ use super::sink::{Field, Sink};
 use super::tags::*;
 use crate::protocol::Notation;
 
+/// The tags whose `Close` text the decoder never reads (`Decoder::close`
+/// has no arm for them): their text comes through `Text` events only, so
+/// the stream lets the engine drop the output behind them while they are
+/// open (`peg::Stream::text_only`). A tag added to `close` leaves this list.
+pub const TEXT_ONLY: [Tag; 4] = [REASONING, CONTENT, ARGS, BROKEN];
+
 /// Turns events into deltas; one per parse.
 #[derive(Debug)]
 pub struct Decoder {

@@ -72,7 +72,12 @@ pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use prompt::{continuation_prompt, template_messages, Continue, Prefill, PrefillPart};
 pub use schema::ToolSchemas;
 pub use stream::{char_chunks, OutputStream};
+
 // How bare nested values are written in tagged arguments: the grammar writes the same.
+
+/// The piece size a batch parse pushes its output in (see
+/// `OutputParser::report`); outputs up to this size are one push.
+const BATCH_PIECE: usize = 64 << 10;
 
 /// What to do with reasoning.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -257,7 +262,9 @@ impl OutputParser {
     /// Parses and reports the problems found.
     pub fn parse_report(&self, output: &str, partial: bool) -> Parsed {
         self.report(partial, |stream| {
-            stream.push(output);
+            for piece in stream::char_chunks(output, BATCH_PIECE) {
+                stream.push(piece);
+            }
         })
     }
 
@@ -266,11 +273,16 @@ impl OutputParser {
     /// found, as [`parse_report`](Self::parse_report).
     pub fn parse_bytes_report(&self, output: &[u8], partial: bool) -> Parsed {
         self.report(partial, |stream| {
-            stream.push_bytes(output);
+            for piece in output.chunks(BATCH_PIECE) {
+                stream.push_bytes(piece);
+            }
         })
     }
 
     /// One stream fed by `feed`, finished unless `partial`, and its report.
+    /// A batch parse is a stream fed in pieces of [`BATCH_PIECE`] bytes:
+    /// the same result as one push (streaming equals batch), and the engine
+    /// keeps a window of the output, not a second copy of it.
     fn report(&self, partial: bool, feed: impl FnOnce(&mut OutputStream)) -> Parsed {
         // Only the message is returned: no deltas, which would copy its text.
         let mut stream = self.stream().quiet();

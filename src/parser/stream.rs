@@ -13,6 +13,13 @@
 //! one becomes U+FFFD, and `finish` turns a sequence still incomplete into
 //! U+FFFD.
 //!
+//! Memory: before each step the stream tells the engine how far it has
+//! read the output (`peg::Stream::release`: up to the decoder's `consumed`,
+//! once the owed arguments are paid), and it reads the captures of
+//! `TEXT_ONLY` tags through their text only; the engine drops the output
+//! before what it can still read, so a long stream keeps the message and
+//! what is pending, not the whole output.
+//!
 //! Invariants: deltas are never retracted; after an engine error (which the
 //! generated grammars rule out, but the engine reports rather than panics)
 //! the rest of the output is content, verbatim, with a diagnostic.
@@ -23,7 +30,7 @@ use crate::message::{AssistantMessage, Delta, MessageBuilder};
 use chat_autoparser_peg::{self as peg, Event};
 
 use super::call_id::StreamIds;
-use super::decode::{Decoder, Run};
+use super::decode::{Decoder, Run, TEXT_ONLY};
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::prompt::Prefill;
 use super::sink::{self, Field, Sink};
@@ -64,8 +71,10 @@ impl OutputStream {
             reasoning_content: Some(prefill.reasoning.clone()),
             ..Delta::default()
         });
+        let mut peg = program.text_stream();
+        peg.text_only(TEXT_ONLY);
         OutputStream {
-            peg: program.text_stream(),
+            peg,
             decoder,
             verbatim_from: None,
             run: None,
@@ -144,11 +153,11 @@ impl OutputStream {
                 self.decoder.consumed = self.decoder.consumed.max(to);
                 // Mostly the chunk itself; else a held-back delimiter prefix
                 // turned out plain, or the chunk ends in one.
-                let whole = to - from == chunk.len() && to == self.peg.input().len();
+                let whole = to - from == chunk.len() && to == self.peg.len();
                 let text = if whole {
                     chunk
                 } else {
-                    self.peg.text().get(from..to).unwrap_or("")
+                    self.peg.text_get(from, to).unwrap_or("")
                 };
                 if let Run::Arguments(index) = run {
                     // Owed to the builder: the delta is all there is to write.
@@ -224,6 +233,11 @@ impl OutputStream {
 
     fn step(&mut self, chunk: &str, fin: bool, out: &mut Vec<Delta>) {
         pay_owed(&self.peg, self.owed.take(), &mut self.builder);
+        // Owing nothing now, the stream reads no output before what no
+        // event covered (an engine error makes that content): the engine
+        // may drop the rest. Only a step drops input (`peg::Stream::extend`
+        // declines when it is time), so telling it here is enough.
+        self.peg.release(self.decoder.consumed);
         let mut sink = Sink::new(out, &mut self.builder, self.quiet);
         if self.verbatim_from.is_some() {
             self.decoder.raw_content(chunk, &mut sink);
@@ -253,7 +267,7 @@ impl OutputStream {
                 Err(error) => {
                     self.run = None;
                     self.verbatim_from = Some(self.decoder.consumed);
-                    give_up(&mut self.decoder, self.peg.input(), error.offset, &mut sink);
+                    give_up(&mut self.decoder, &self.peg, error.offset, &mut sink);
                 }
             }
         }
@@ -304,7 +318,7 @@ fn decode_lossy<'a>(tail: &mut Vec<u8>, bytes: &'a [u8]) -> Cow<'a, str> {
 /// Appends to `builder` the argument text it is owed (`OutputStream::owed`).
 fn pay_owed(peg: &peg::Stream<String>, owed: Option<(usize, usize)>, builder: &mut MessageBuilder) {
     let Some((index, from)) = owed else { return };
-    if let Some(text) = peg.plain_sent().and_then(|to| peg.text().get(from..to)) {
+    if let Some(text) = peg.plain_sent().and_then(|to| peg.text_get(from, to)) {
         builder.push_arguments(index, text);
     }
 }
@@ -316,19 +330,19 @@ fn event_text<'a>(peg: &'a peg::Stream<String>, event: &Event) -> Cow<'a, str> {
         Event::Open { .. } => return Cow::Borrowed(""),
         Event::Text { start, end, .. } | Event::Close { start, end, .. } => (start, end),
     };
-    match peg.text().get(start..end) {
+    match peg.text_get(start, end) {
         Some(t) => Cow::Borrowed(t),
-        None => String::from_utf8_lossy(peg.input().get(start..end).unwrap_or(&[])),
+        None => String::from_utf8_lossy(peg.get(start, end).unwrap_or(&[])),
     }
 }
 
 /// The engine stopped at `offset`: what no event covered is content, verbatim.
-fn give_up(decoder: &mut Decoder, input: &[u8], offset: usize, out: &mut Sink) {
+fn give_up(decoder: &mut Decoder, peg: &peg::Stream<String>, offset: usize, out: &mut Sink) {
     let from = decoder.consumed;
     decoder
         .diagnostics
         .push(Diagnostic::new(DiagnosticKind::Unparsed, offset.min(from)));
-    let rest = input.get(from..).unwrap_or(&[]);
+    let rest = peg.get(from, peg.len()).unwrap_or(&[]);
     decoder.raw_content(&String::from_utf8_lossy(rest), out);
 }
 

@@ -31,6 +31,9 @@
 //!       after a complete parse (`parse_partial` may hold back text that
 //!       could still become a marker or a call, so it is only checked by (a)
 //!       and (c)).
+//! (e) long outputs (random pieces repeated past 200 KB, beyond the window
+//!     the engine keeps, `peg::Stream::release`): streaming in chunks of up
+//!     to 4 KB equals batch (fed in its own pieces), and (d) holds.
 //!
 //! Why the (d) check is sound: the random text is drawn from an alphabet
 //! from which every character of every marker of the template (analysis
@@ -546,6 +549,10 @@ fn cases() -> u32 {
         .unwrap_or(512)
 }
 
+/// The length (bytes) of a long output, (e): several times the smallest
+/// prefix the engine drops.
+const LONG: usize = 200_000;
+
 fn sizes() -> impl Strategy<Value = Vec<usize>> {
     prop::collection::vec(1usize..12, 1..8)
 }
@@ -623,6 +630,33 @@ proptest! {
                 prop_assert!(got >= n, "[{}] {:?} appears {} times in the random text but {} in the message\n  output: {:?}\n  message: {:?}",
                     f.name, c, n, got, output, msg);
             }
+        }
+    }
+}
+
+proptest! {
+    // A long output costs a few hundred short ones.
+    #![proptest_config(ProptestConfig { cases: cases() / 16, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// (e) Long outputs: streaming equals batch and random text is kept.
+    #[test]
+    fn long_outputs_stream_in_a_window(t in 0..TEMPLATES.len(), pieces in prop::collection::vec(piece(), 1..10), sizes in prop::collection::vec(1usize..4096, 1..8)) {
+        let f = &fixtures()[t];
+        let once = assemble(f, &pieces).0.len().max(1);
+        let repeated: Vec<Piece> = pieces.iter().cycle().take(pieces.len() * (LONG / once + 1)).cloned().collect();
+        let (output, free) = assemble(f, &repeated);
+        let batch = f.parser.parse(&output);
+        let streamed = stream_reusing(&f.parser, &split(&output, &sizes));
+        prop_assert!(streamed == batch, "[{}] streaming differs from batch for {:?}", f.name, pieces);
+        let mut all = format!("{}{}", batch.content_text(), batch.reasoning_content);
+        for c in &batch.tool_calls {
+            all.push_str(&c.function.name);
+            all.push_str(&c.function.arguments);
+        }
+        let have = counts(&all);
+        for (c, n) in counts(&free) {
+            let got = have.get(&c).copied().unwrap_or(0);
+            prop_assert!(got >= n, "[{}] {:?} appears {} times in the random text but {} in the message, for {:?}", f.name, c, n, got, pieces);
         }
     }
 }
