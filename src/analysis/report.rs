@@ -132,7 +132,7 @@ pub fn tool_tokens(t: &ToolFormat) -> Vec<String> {
 }
 
 /// Every raw marker text of a tool format.
-fn tool_sources(t: &ToolFormat) -> Vec<&str> {
+pub fn tool_sources(t: &ToolFormat) -> Vec<&str> {
     let mut sources: Vec<&str> = [
         &t.section_start,
         &t.call_start,

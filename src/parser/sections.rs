@@ -15,7 +15,10 @@
 //!   `<|open|>call tool="f"<|sep|>`) or a corrupted closing
 //!   (`<|channel|>analysis<|message|X>...<|end|>`) is no header, and stays
 //!   in the content, verbatim. So does a header cut short
-//!   by the next header (`<|channel|>commentary to=assistant<|channel|>final...`);
+//!   by the next header (`<|channel|>commentary to=assistant<|channel|>final...`),
+//!   and a tool marker of the header's shape (`<|close|>argument<|sep|>`
+//!   beside the header `<|close|>response<|sep|>`): it is the text of a call
+//!   given back to the content;
 //! - a message break is dropped, with or without the message end before it;
 //! - inline reasoning (not extracted) keeps its own block verbatim, up to and
 //!   including the message end: only the break's reopening is scaffolding.
@@ -25,7 +28,7 @@
 //! content never swallows scaffolding and scaffolding never swallows text
 //! that does not start with a marker.
 
-use crate::analysis::{Analysis, Header};
+use crate::analysis::{tool_sources, Analysis, Header};
 use chat_autoparser_peg::{
     and, any_char, cap, lit, literals, not, opt, repeat, seq, star, until, ws, Expr,
 };
@@ -101,7 +104,26 @@ impl<'a> Sections<'a> {
         // a channel's name, and stay content.
         let label = label(h, &self.analysis.preserved_tokens, &[], Words::Markup);
         let body = seq([lit(&h.open), label, lit(&h.close), ws()]);
-        seq(reserved.chain([body]))
+        let own = self.tool_markers(h).map(not);
+        seq(reserved.chain(own).chain([body]))
+    }
+
+    /// The tool format's own markers that have `h`'s shape (Kimi-K3's
+    /// `<|close|>argument<|sep|>` beside its `<|close|>response<|sep|>`
+    /// header): text of a call the parser gave back to the content (an
+    /// unknown tool, a withdrawn call), which must stay there, not
+    /// scaffolding to drop.
+    fn tool_markers(&self, h: &Header) -> Option<Expr> {
+        let own: Vec<&str> = self
+            .analysis
+            .tool_formats()
+            .iter()
+            .flat_map(tool_sources)
+            .map(str::trim)
+            .filter(|m| m.starts_with(h.open.as_str()) && m.ends_with(h.close.as_str()))
+            .filter(|m| m.len() > h.open.len() + h.close.len())
+            .collect();
+        (!own.is_empty()).then(|| literals(own))
     }
 
     /// `message-end? message-start`: one message of the turn ends, the next opens.

@@ -373,7 +373,17 @@ fn unknown_tool(analysis: &Analysis, case: &Case, output: &str) -> Option<(Strin
         return None;
     }
     let renamed = output.replace(name, "unknown_function");
-    let call_at = tool_marker(analysis, &renamed).map(|(end, token)| end - token.len());
+    // Where the section's whole first marker is, when the output holds it
+    // (`<|open|>tools<|sep|>`, not the `<|open|>` of an empty content
+    // wrapper before it); else its leading token.
+    let whole = analysis.tools.as_ref().and_then(|f| {
+        let core = [&f.section_start, &f.call_start]
+            .into_iter()
+            .find_map(|m| m.split_whitespace().next())?;
+        renamed.find(core)
+    });
+    let call_at =
+        whole.or_else(|| tool_marker(analysis, &renamed).map(|(end, token)| end - token.len()));
     let call_at = call_at.or_else(|| renamed.find("unknown_function"))?;
     Some((renamed, call_at))
 }

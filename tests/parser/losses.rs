@@ -13,7 +13,10 @@
 //!   content, with a diagnostic; OpenAI's `"type"` is skipped;
 //! - a DSML flag attribute with another value (`string="maybe"`) is content,
 //!   with a diagnostic; with its `">` missing, the call is content, whole;
-//! - a corrupted closing marker (`]<]minimaXx[>[</invoke>`) is content.
+//! - a corrupted closing marker (`]<]minimaXx[>[</invoke>`) is content;
+//! - a tool marker with a header's shape (Kimi-K3's `<|close|>argument<|sep|>`
+//!   beside its `<|close|>response<|sep|>` header) in the text of a call
+//!   given back to the content (an unknown tool) stays there.
 
 use chat_autoparser::parser::{Diagnostic, DiagnosticKind};
 use chat_autoparser::Options;
@@ -283,4 +286,37 @@ fn a_call_cut_before_its_arguments_or_inside_a_value_is_content() {
             "{name}: {kinds:?}"
         );
     }
+}
+
+#[test]
+fn a_tool_marker_shaped_like_a_header_stays_in_a_call_given_back() {
+    let Some(p) = corpus_parser("Kimi-K3") else {
+        return;
+    };
+    let call = "<|open|>tools<|sep|><|open|>call tool=\"get_time\" index=\"1\"<|sep|>\
+                <|open|>argument key=\"city\" type=\"string\"<|sep|>Paris<|close|>argument<|sep|>\
+                <|close|>call<|sep|><|close|>tools<|sep|>";
+    let output =
+        format!("<|close|>think<|sep|><|open|>response<|sep|><|close|>response<|sep|>{call}");
+    let (m, problems) = parse(&p, &output);
+    assert_eq!(m.content.as_deref(), Some(call));
+    assert_eq!(calls(&m), []);
+    // Reported where the section fails and again where its call does (the
+    // call's own opener is tried as a call too).
+    let at = output.find(call).unwrap();
+    let call_at = output.find("<|open|>call").unwrap();
+    assert_eq!(
+        problems,
+        [
+            (DiagnosticKind::UnknownTool, at),
+            (DiagnosticKind::UnknownTool, call_at)
+        ]
+    );
+    // Free text holding such a marker keeps it too; a header of the
+    // template's own shape with another label is still scaffolding.
+    let text = "Hello <|close|>argument<|sep|> world";
+    let (m, _) = parse(&p, &format!("<|close|>think<|sep|>{text}"));
+    assert_eq!(m.content.as_deref(), Some(text));
+    let (m, _) = parse(&p, "<|close|>think<|sep|>Hello <|close|>note<|sep|>world");
+    assert_eq!(m.content.as_deref(), Some("Hello world"));
 }
