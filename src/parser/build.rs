@@ -134,10 +134,15 @@ fn root(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     let tool_sections = tool_grammars(analysis, plan.names);
     // Tool sections keep their text when tools are not parsed: a header
     // never takes their opening marker.
-    let tool_starts = tool_sections
+    let tool_starts: Vec<String> = tool_sections
         .iter()
         .flat_map(|t| t.triggers.iter().cloned())
         .collect();
+    // Where a reasoning block the model forgot to close ends.
+    let reasoning_stops = match plan.parse_tools {
+        true => tool_starts.clone(),
+        false => Vec::new(),
+    };
     let calls = if plan.parse_tools {
         tool_sections
     } else {
@@ -175,7 +180,7 @@ fn root(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     let mut alternatives = Vec::new();
     alternatives.extend(calls.iter().map(ToolGrammar::section));
     if plan.extract_reasoning && has_start_marker(analysis) {
-        alternatives.push(tagged_reasoning(analysis, plan));
+        alternatives.push(tagged_reasoning(analysis, &reasoning_stops));
     }
     // A wrapper is recognised by its first core: the model stops before
     // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
@@ -216,7 +221,7 @@ fn root(analysis: &Analysis, plan: Plan<'_>) -> Expr {
         .map_or_else(empty, |m| opt(seq([ws(), lit(m), ws()])));
     seq([
         echo,
-        prelude(analysis, plan),
+        prelude(analysis, plan, &reasoning_stops),
         first_part,
         star(choice(alternatives)),
         eoi(),
@@ -410,8 +415,9 @@ fn content_wrappers(analysis: &Analysis) -> Vec<Marker> {
         .collect()
 }
 
-/// Reasoning at the start of the output.
-fn prelude(analysis: &Analysis, plan: Plan<'_>) -> Expr {
+/// Reasoning at the start of the output; `stops`: the literals a tool
+/// section starts with, when tools are parsed (see [`reasoning_body`]).
+fn prelude(analysis: &Analysis, plan: Plan<'_>, stops: &[String]) -> Expr {
     let r = &analysis.reasoning;
     if r.mode == ReasoningMode::None {
         return empty();
@@ -428,14 +434,13 @@ fn prelude(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     if end.is_blank() {
         return empty();
     }
-    let stops = tool_triggers(analysis, plan);
     match plan.start {
         // The prompt closed the block: its end marker written again is scaffolding.
         Start::AfterReasoning => seq([ws(), opt(seq([end.expr_exact_head(), ws()]))]),
         // A model may write the opener the prompt already wrote: scaffolding.
         Start::InReasoning => choice([
             seq([left_open, ws()]),
-            seq([reopened(analysis), reasoning_body(&end, &stops)]),
+            seq([reopened(analysis), reasoning_body(&end, stops)]),
         ]),
         // A lone end marker first closes an empty block (some templates
         // write one; models write it where their prompt opened none).
@@ -469,8 +474,9 @@ fn reopened(analysis: &Analysis) -> Expr {
     }
 }
 
-/// A reasoning block opened by its start marker (at the start or later).
-fn tagged_reasoning(analysis: &Analysis, plan: Plan<'_>) -> Expr {
+/// A reasoning block opened by its start marker (at the start or later);
+/// `stops` as for [`prelude`].
+fn tagged_reasoning(analysis: &Analysis, stops: &[String]) -> Expr {
     let start = Marker::new(&analysis.reasoning.start);
     let end = Marker::new(&analysis.reasoning.end);
     seq([
@@ -478,7 +484,7 @@ fn tagged_reasoning(analysis: &Analysis, plan: Plan<'_>) -> Expr {
         stuttered_token(&start),
         start.expr(),
         commit(),
-        reasoning_body(&end, &tool_triggers(analysis, plan)),
+        reasoning_body(&end, stops),
     ])
 }
 
@@ -525,17 +531,6 @@ fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
         ])
     };
     seq([cap(REASONING, text), opt(seq([close, ws()]))])
-}
-
-/// The literals a tool section starts with, when tools are parsed.
-fn tool_triggers(analysis: &Analysis, plan: Plan<'_>) -> Vec<String> {
-    if !plan.parse_tools {
-        return Vec::new();
-    }
-    tool_grammars(analysis, &[])
-        .into_iter()
-        .flat_map(|t| t.triggers)
-        .collect()
 }
 
 /// One tool grammar per format the output may hold: the template's own, or
