@@ -761,9 +761,9 @@ impl<'a> ToolGrammar<'a> {
 
     /// Calls are JSON objects with no marker before them.
     fn is_bare_json(&self) -> bool {
-        let f = self.format;
-        let json = matches!(f.name, NameSlot::JsonField { .. } | NameSlot::JsonKey);
-        json && Marker::new(&f.section_start).is_blank() && Marker::new(&f.call_start).is_blank()
+        self.tagged().is_none()
+            && Marker::new(&self.format.section_start).is_blank()
+            && Marker::new(self.layout.start()).is_blank()
     }
 
     fn call(&self) -> Expr {
