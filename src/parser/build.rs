@@ -59,6 +59,20 @@
 //!   `elements`).
 //! - Whitespace around markers is matched flexibly (see `marker`).
 //!
+//! A call's framing comes from the protocol's `CallLayout` of the format,
+//! made with a placeholder name: the call's start and end markers, the
+//! argument reader (the layout's `Arguments`), and for a tagged name its
+//! prefix, its end marker, a counter's separator, a repeated name and a
+//! tagged id before or after it (`TaggedName`). What this module adds on
+//! purpose, as it reads more than the template renders: JSON call objects
+//! with members in any order, `parameters` for `arguments` and back,
+//! OpenAI's wrapper, scalar members it skips or keeps as content (so these
+//! still read the `ToolFormat`'s JSON paths), the lookahead that sends a
+//! call of an unknown tool to content, broken-call recovery, a dropped
+//! section or call opener, a name addressed inside any header, and
+//! flexible whitespace around markers. A tool section's markers and
+//! separator are the `ToolFormat`'s, as for every grammar export.
+//!
 //! Invariant: the grammar matches every input (content takes anything the
 //! other alternatives refuse), so a parse never fails; a `Match` may only be
 //! incomplete.
@@ -75,8 +89,12 @@ use chat_autoparser_peg::{
 use super::marker::Marker;
 use super::sections::{Sections, Words};
 use super::tags::*;
-use crate::protocol::Notation;
-use crate::protocol::Start;
+use crate::protocol::{Arguments, CallLayout, Notation, Start, TaggedName};
+use std::rc::Rc;
+
+/// The name a call's layout is made with: the parser reads any name in
+/// its place (see [`CallLayout::tagged_name`]).
+const NAME_SLOT: &str = "NAME";
 
 /// What the grammar should extract.
 #[derive(Debug, Clone, Copy)]
@@ -116,10 +134,15 @@ fn root(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     let tool_sections = tool_grammars(analysis, plan.names);
     // Tool sections keep their text when tools are not parsed: a header
     // never takes their opening marker.
-    let tool_starts = tool_sections
+    let tool_starts: Vec<String> = tool_sections
         .iter()
         .flat_map(|t| t.triggers.iter().cloned())
         .collect();
+    // Where a reasoning block the model forgot to close ends.
+    let reasoning_stops = match plan.parse_tools {
+        true => tool_starts.clone(),
+        false => Vec::new(),
+    };
     let calls = if plan.parse_tools {
         tool_sections
     } else {
@@ -157,7 +180,7 @@ fn root(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     let mut alternatives = Vec::new();
     alternatives.extend(calls.iter().map(ToolGrammar::section));
     if plan.extract_reasoning && has_start_marker(analysis) {
-        alternatives.push(tagged_reasoning(analysis, plan));
+        alternatives.push(tagged_reasoning(analysis, &reasoning_stops));
     }
     // A wrapper is recognised by its first core: the model stops before
     // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
@@ -204,7 +227,7 @@ fn root(analysis: &Analysis, plan: Plan<'_>) -> Expr {
         .map_or_else(empty, |m| opt(seq([ws(), lit(m), ws()])));
     seq([
         echo,
-        prelude(analysis, plan),
+        prelude(analysis, plan, &reasoning_stops),
         first_part,
         star(choice(alternatives)),
         eoi(),
@@ -413,8 +436,9 @@ fn content_wrappers(analysis: &Analysis) -> Vec<Marker> {
         .collect()
 }
 
-/// Reasoning at the start of the output.
-fn prelude(analysis: &Analysis, plan: Plan<'_>) -> Expr {
+/// Reasoning at the start of the output; `stops`: the literals a tool
+/// section starts with, when tools are parsed (see [`reasoning_body`]).
+fn prelude(analysis: &Analysis, plan: Plan<'_>, stops: &[String]) -> Expr {
     let r = &analysis.reasoning;
     if r.mode == ReasoningMode::None {
         return empty();
@@ -431,14 +455,13 @@ fn prelude(analysis: &Analysis, plan: Plan<'_>) -> Expr {
     if end.is_blank() {
         return empty();
     }
-    let stops = tool_triggers(analysis, plan);
     match plan.start {
         // The prompt closed the block: its end marker written again is scaffolding.
         Start::AfterReasoning => seq([ws(), opt(seq([end.expr_exact_head(), ws()]))]),
         // A model may write the opener the prompt already wrote: scaffolding.
         Start::InReasoning => choice([
             seq([left_open, ws()]),
-            seq([reopened(analysis), reasoning_body(&end, &stops)]),
+            seq([reopened(analysis), reasoning_body(&end, stops)]),
         ]),
         // A lone end marker first closes an empty block (some templates
         // write one; models write it where their prompt opened none).
@@ -472,8 +495,9 @@ fn reopened(analysis: &Analysis) -> Expr {
     }
 }
 
-/// A reasoning block opened by its start marker (at the start or later).
-fn tagged_reasoning(analysis: &Analysis, plan: Plan<'_>) -> Expr {
+/// A reasoning block opened by its start marker (at the start or later);
+/// `stops` as for [`prelude`].
+fn tagged_reasoning(analysis: &Analysis, stops: &[String]) -> Expr {
     let start = Marker::new(&analysis.reasoning.start);
     let end = Marker::new(&analysis.reasoning.end);
     seq([
@@ -481,7 +505,7 @@ fn tagged_reasoning(analysis: &Analysis, plan: Plan<'_>) -> Expr {
         stuttered_token(&start),
         start.expr(),
         commit(),
-        reasoning_body(&end, &tool_triggers(analysis, plan)),
+        reasoning_body(&end, stops),
     ])
 }
 
@@ -530,17 +554,6 @@ fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
     seq([cap(REASONING, text), opt(seq([close, ws()]))])
 }
 
-/// The literals a tool section starts with, when tools are parsed.
-fn tool_triggers(analysis: &Analysis, plan: Plan<'_>) -> Vec<String> {
-    if !plan.parse_tools {
-        return Vec::new();
-    }
-    tool_grammars(analysis, &[])
-        .into_iter()
-        .flat_map(|t| t.triggers)
-        .collect()
-}
-
 /// One tool grammar per format the output may hold: the template's own, or
 /// the fallback dialects when the template renders no calls.
 fn tool_grammars<'a>(analysis: &'a Analysis, names: &[String]) -> Vec<ToolGrammar<'a>> {
@@ -561,6 +574,9 @@ fn tool_grammars<'a>(analysis: &'a Analysis, names: &[String]) -> Vec<ToolGramma
 #[derive(Clone)]
 struct ToolGrammar<'a> {
     format: &'a ToolFormat,
+    /// A call of the format, laid out with [`NAME_SLOT`] for its name:
+    /// where the parser takes the call's framing from.
+    layout: Rc<CallLayout>,
     /// Section headers of the turn: a name written inside one may sit
     /// after any label and before any rest of the header.
     headers: &'a [Header],
@@ -599,6 +615,7 @@ impl<'a> ToolGrammar<'a> {
         let (unknown_name, unknown_json_name) = (unknown(false), unknown(true));
         let mut g = ToolGrammar {
             format,
+            layout: Rc::new(CallLayout::new(format, NAME_SLOT)),
             headers,
             opener,
             markers,
@@ -623,17 +640,14 @@ impl<'a> ToolGrammar<'a> {
         let mut g = self.clone();
         g.known_name = self.unknown_name.clone();
         g.known_json_name = self.unknown_json_name.clone();
-        let start = Marker::new(&self.format.call_start).expr();
+        let start = Marker::new(self.layout.start()).expr();
         let section = Marker::new(&self.format.section_start).expr();
         let wrapper = openai_wrapper(self.format).map_or_else(empty, |(open, _)| opt(open));
         let head = choice([seq([wrapper, g.head()]), g.head()]);
         // The call's own opening marker, when the format has one, must be
         // there: an optional one would let any line of text that ends like
         // a name (`Let me check.\n` before `<tool_call>`) pass for a call.
-        let opener = match (
-            self.format.section_start.trim(),
-            self.format.call_start.trim(),
-        ) {
+        let opener = match (self.format.section_start.trim(), self.layout.start().trim()) {
             ("", "") => seq([opt(section), opt(start)]),
             (_, "") => seq([section, opt(start)]),
             ("", _) => seq([opt(section), start]),
@@ -655,10 +669,7 @@ impl<'a> ToolGrammar<'a> {
     /// The name's prefix is distinctive enough to start a call by itself
     /// (`<function=`): models sometimes drop the call's opening marker.
     fn distinctive_name_prefix(&self) -> Option<String> {
-        let NameSlot::Tagged { prefix, .. } = &self.format.name else {
-            return None;
-        };
-        let core = Marker::new(prefix).first_core()?.to_string();
+        let core = Marker::new(self.tagged()?.prefix).first_core()?.to_string();
         let marked =
             core.len() >= 3 && core.starts_with(['<', '[']) && core.contains(['=', ' ', '|']);
         marked.then_some(core)
@@ -668,17 +679,15 @@ impl<'a> ToolGrammar<'a> {
     /// call's is a whole tag (`<|tool_call_begin|>` inside
     /// `<|tool_calls_section_begin|>`): models sometimes drop the section's.
     fn distinctive_call_start(&self) -> Option<String> {
-        let f = self.format;
-        Marker::new(&f.section_start).first_core()?;
-        let core = Marker::new(&f.call_start).first_core()?.to_string();
+        Marker::new(&self.format.section_start).first_core()?;
+        let core = Marker::new(self.layout.start()).first_core()?.to_string();
         let tag = core.len() >= 3 && core.starts_with(['<', '[']) && core.ends_with(['>', ']']);
         tag.then_some(core)
     }
 
     /// The literals a tool section can start with.
     fn first_literals(&self) -> Vec<String> {
-        let f = self.format;
-        for raw in [&f.section_start, &f.call_start] {
+        for raw in [self.format.section_start.as_str(), self.layout.start()] {
             if let Some(core) = Marker::new(raw).first_core() {
                 let mut out = vec![core.to_string()];
                 out.extend(self.distinctive_call_start());
@@ -686,34 +695,26 @@ impl<'a> ToolGrammar<'a> {
                 return out;
             }
         }
-        if let Some(IdSlot::Tagged {
-            prefix,
-            before_name: true,
-            ..
-        }) = &f.id
-        {
-            if let Some(core) = Marker::new(prefix).first_core() {
-                return vec![core.to_string()];
-            }
+        let tagged = self.tagged();
+        let id_before = tagged.and_then(|t| t.id_before);
+        let id_core =
+            id_before.and_then(|(prefix, _)| Marker::new(prefix).first_core().map(str::to_string));
+        if let Some(core) = id_core {
+            return vec![core];
         }
         if let Some(opener) = &self.opener {
             return vec![opener.clone()];
         }
-        match (&f.name, f.class) {
-            (NameSlot::Tagged { prefix, .. }, _) if !Marker::new(prefix).is_blank() => {
-                vec![Marker::new(prefix)
-                    .first_core()
-                    .unwrap_or_default()
-                    .to_string()]
+        match tagged.map(|t| Marker::new(t.prefix)) {
+            Some(prefix) if !prefix.is_blank() => {
+                vec![prefix.first_core().unwrap_or_default().to_string()]
             }
             // A fenced call (```json\n{...}) starts at its fence, a list
             // of calls at its bracket.
-            (NameSlot::JsonField { .. } | NameSlot::JsonKey, _) => {
-                ["{", "[", "```"].map(String::from).to_vec()
-            }
+            None => ["{", "[", "```"].map(String::from).to_vec(),
             // A bare name starts the call: any identifier may; content
             // stops at none (the section only starts where content could).
-            _ => Vec::new(),
+            Some(_) => Vec::new(),
         }
     }
 
@@ -781,20 +782,20 @@ impl<'a> ToolGrammar<'a> {
 
     /// Calls are JSON objects with no marker before them.
     fn is_bare_json(&self) -> bool {
-        let f = self.format;
-        let json = matches!(f.name, NameSlot::JsonField { .. } | NameSlot::JsonKey);
-        json && Marker::new(&f.section_start).is_blank() && Marker::new(&f.call_start).is_blank()
+        self.tagged().is_none()
+            && Marker::new(&self.format.section_start).is_blank()
+            && Marker::new(self.layout.start()).is_blank()
     }
 
     fn call(&self) -> Expr {
         let f = self.format;
-        let start = Marker::new(&f.call_start).expr();
+        let start = Marker::new(self.layout.start()).expr();
         let start = if self.distinctive_name_prefix().is_some() {
             opt(start)
         } else {
             start
         };
-        let end = Marker::new(&f.call_end).expr();
+        let end = Marker::new(self.layout.end()).expr();
         let call = |open: Expr, close: Expr| {
             seq([
                 open,
@@ -816,28 +817,24 @@ impl<'a> ToolGrammar<'a> {
     /// arguments begin: before that, `all\n` or any first line of text
     /// would be taken for a name.
     fn bare_name_guard(&self) -> Expr {
-        let f = self.format;
-        let bare = match &f.name {
-            NameSlot::Tagged { prefix, .. } => {
-                Marker::new(prefix).is_blank() && Marker::new(&f.call_start).is_blank()
-            }
-            _ => false,
-        };
-        match (&f.arguments, bare) {
-            (
-                ArgumentsSlot::Json {
-                    as_string: false, ..
-                },
-                true,
-            ) => and(seq([ws(), lit("{")])),
+        let bare = self.tagged().is_some_and(|t| {
+            Marker::new(t.prefix).is_blank() && Marker::new(self.layout.start()).is_blank()
+        });
+        match (self.layout.arguments(), bare) {
+            (Some(Arguments::Json { as_string: false }), true) => and(seq([ws(), lit("{")])),
             _ => empty(),
         }
+    }
+
+    /// The parts around a tagged name, from the layout (`None`: a JSON call).
+    fn tagged(&self) -> Option<TaggedName<'_>> {
+        self.layout.tagged_name(NAME_SLOT)
     }
 
     /// What a broken call leaves: text up to the call's end (consumed) or
     /// the next tool section.
     fn broken(&self) -> Expr {
-        let end = Marker::new(&self.format.call_end);
+        let end = Marker::new(self.layout.end());
         let mut stops: Vec<String> = end.delimiters();
         stops.extend(self.triggers.iter().cloned());
         stops.retain(|s| !s.is_empty());
@@ -870,76 +867,75 @@ impl<'a> ToolGrammar<'a> {
                 lit(":"),
                 ws(),
             ]),
-            (NameSlot::Tagged { prefix, suffix }, ToolClass::PythonCall) => {
-                let name = seq([self.known_name.clone(), cap(NAME, identifier())]);
-                seq([
-                    Marker::new(prefix).expr(),
-                    name,
-                    ws(),
-                    Marker::new(suffix).expr(),
-                ])
-            }
-            (NameSlot::Tagged { prefix, suffix }, _) => {
-                let (id_before, id_after) = self.tagged_ids();
-                let suffix_marker = Marker::new(suffix);
-                let name_end = match (&id_after, suffix_marker.is_blank()) {
-                    (Some((p, _)), true) => Marker::new(p),
-                    _ => suffix_marker.clone(),
-                };
-                let header_or_suffix = self
-                    .header_rest(suffix)
-                    .unwrap_or_else(|| suffix_marker.expr());
-                let suffix_expr = match &f.name_echo {
-                    // The repeated name is not checked against the first one.
-                    Some(after) => {
-                        let after = Marker::new(after);
-                        seq([
-                            header_or_suffix,
-                            not(class(space_set())),
-                            tagged_name(&after, &self.name_stops()),
-                            after.expr(),
-                        ])
-                    }
-                    None => header_or_suffix,
-                };
-                if let Some(IdSlot::Counted { separator }) = &f.id {
-                    let prefix = seq([self.name_prefix(prefix), self.known_name.clone()]);
-                    return seq([
-                        counted_name(prefix, separator, &self.name_stops()),
-                        suffix_expr,
-                    ]);
+            (NameSlot::Tagged { .. }, class) => match self.tagged() {
+                Some(t) if class == ToolClass::PythonCall => {
+                    let name = seq([self.known_name.clone(), cap(NAME, identifier())]);
+                    seq([
+                        Marker::new(t.prefix).expr(),
+                        name,
+                        ws(),
+                        Marker::new(t.suffix).expr(),
+                    ])
                 }
+                Some(t) => self.tagged_head(&t),
+                None => chat_autoparser_peg::fail(),
+            },
+        }
+    }
+
+    /// Up to and including a tagged name, and the id around it, as the
+    /// layout spells them.
+    fn tagged_head(&self, t: &TaggedName<'_>) -> Expr {
+        let suffix_marker = Marker::new(t.suffix);
+        let name_end = match (t.id_after, suffix_marker.is_blank()) {
+            (Some((p, _)), true) => Marker::new(p),
+            _ => suffix_marker.clone(),
+        };
+        let header_or_suffix = self
+            .header_rest(t.suffix)
+            .unwrap_or_else(|| suffix_marker.expr());
+        let suffix_expr = match t.echo {
+            // The repeated name is not checked against the first one.
+            Some(after) => {
+                let after = Marker::new(after);
                 seq([
-                    id_before
-                        .map(|(p, s)| tagged_id(&p, &s))
-                        .unwrap_or_else(empty),
-                    self.name_prefix(prefix),
-                    self.known_name.clone(),
-                    cap(NAME, tagged_name(&name_end, &self.name_stops())),
-                    suffix_expr,
-                    id_after
-                        .map(|(p, s)| tagged_id(&p, &s))
-                        .unwrap_or_else(empty),
+                    header_or_suffix,
+                    not(class(space_set())),
+                    tagged_name(&after, &self.name_stops()),
+                    after.expr(),
                 ])
             }
+            None => header_or_suffix,
+        };
+        if let Some(separator) = t.counter {
+            let prefix = seq([self.name_prefix(t.prefix), self.known_name.clone()]);
+            return seq([
+                counted_name(prefix, separator, &self.name_stops()),
+                suffix_expr,
+            ]);
         }
+        let id = |pair: Option<(&str, &str)>| pair.map_or_else(empty, |(p, s)| tagged_id(p, s));
+        seq([
+            id(t.id_before),
+            self.name_prefix(t.prefix),
+            self.known_name.clone(),
+            cap(NAME, tagged_name(&name_end, &self.name_stops())),
+            suffix_expr,
+            id(t.id_after),
+        ])
     }
 
     /// After the name: arguments, and the rest of a JSON call object.
     fn tail(&self) -> Expr {
-        let f = self.format;
-        match (&f.name, &f.arguments) {
+        match (&self.format.name, self.layout.arguments()) {
             (NameSlot::JsonField { path }, _) => json_tail(path, &self.json_paths()),
             (NameSlot::JsonKey, _) => seq([cap(ARGS, json()), ws(), lit("}")]),
-            (_, ArgumentsSlot::Python) => python_arguments(),
-            (_, ArgumentsSlot::Tagged(t)) => tagged_arguments(t, &f.call_end),
-            (
-                _,
-                ArgumentsSlot::Json {
-                    as_string: true, ..
-                },
-            ) => seq([ws(), cap(ARGS_STRING, json_string()), ws()]),
-            (_, ArgumentsSlot::Json { .. }) => seq([ws(), cap(ARGS, json()), ws()]),
+            (_, Some(Arguments::Python)) => python_arguments(),
+            (_, Some(Arguments::Tagged(t))) => tagged_arguments(t, self.layout.end()),
+            (_, Some(Arguments::Json { as_string: true })) => {
+                seq([ws(), cap(ARGS_STRING, json_string()), ws()])
+            }
+            _ => seq([ws(), cap(ARGS, json()), ws()]),
         }
     }
 
@@ -950,7 +946,7 @@ impl<'a> ToolGrammar<'a> {
     /// wrote before the address (`commentary` of `commentary to=functions.`)
     /// may be any label.
     fn name_prefix(&self, prefix: &str) -> Expr {
-        let call_start = self.format.call_start.trim();
+        let call_start = self.layout.start().trim();
         if call_start.is_empty() && !self.headers.is_empty() {
             return seq([self.any_header_lead(prefix), Marker::new(prefix).expr()]);
         }
@@ -1028,27 +1024,7 @@ impl<'a> ToolGrammar<'a> {
         };
         JsonPaths { args, id }
     }
-
-    /// Tagged id markers (prefix, suffix) before and after the name.
-    fn tagged_ids(&self) -> (Option<MarkerPair>, Option<MarkerPair>) {
-        match &self.format.id {
-            Some(IdSlot::Tagged {
-                prefix,
-                suffix,
-                before_name: true,
-            }) => (Some((prefix.clone(), suffix.clone())), None),
-            Some(IdSlot::Tagged {
-                prefix,
-                suffix,
-                before_name: false,
-            }) => (None, Some((prefix.clone(), suffix.clone()))),
-            _ => (None, None),
-        }
-    }
 }
-
-/// A raw prefix and suffix around a value.
-type MarkerPair = (String, String);
 
 /// Where arguments and id sit in a JSON call object.
 struct JsonPaths {

@@ -22,6 +22,8 @@
 //! [`Segment::Arguments`] is the call's only one, never inside an optional
 //! group; [`CallLayout::name_end`] indexes a top-level marker.
 
+use std::ops::Range;
+
 use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolFormat};
 
 /// One piece of a call.
@@ -83,6 +85,11 @@ pub struct CallLayout {
     /// The index of the marker that ends a tagged name (it may end a
     /// section header too: see [`HeaderAttributes`]).
     pub name_end: Option<usize>,
+    /// The index of the text a tagged name opens (the name, then a
+    /// counter's separator when a [`IdShape::Counter`] follows).
+    pub name_at: Option<usize>,
+    /// The segments between the call's own start and end markers.
+    pub body: Range<usize>,
 }
 
 impl CallLayout {
@@ -90,18 +97,89 @@ impl CallLayout {
     pub fn new(format: &ToolFormat, name: &str) -> CallLayout {
         let mut out = Builder::default();
         out.marker(&format.call_start);
-        let mut name_end = None;
+        let start = out.0.len();
+        let (mut name_end, mut name_at) = (None, None);
         match &format.name {
             NameSlot::JsonField { .. } | NameSlot::JsonKey => json_call(&mut out, format, name),
             NameSlot::Tagged { prefix, suffix } => {
-                name_end = tagged_call(&mut out, format, name, prefix, suffix);
+                (name_at, name_end) = tagged_call(&mut out, format, name, prefix, suffix);
             }
         }
+        let end = out.0.len();
         out.marker(&format.call_end);
         CallLayout {
             segments: out.0,
             name_end,
+            name_at,
+            body: start..end,
         }
+    }
+
+    /// The call's own opening marker ("" when it has none).
+    pub fn start(&self) -> &str {
+        match self.body.start {
+            0 => "",
+            _ => plain_ref(&self.segments[0]),
+        }
+    }
+
+    /// The call's own closing marker ("" when it has none).
+    pub fn end(&self) -> &str {
+        self.segments.get(self.body.end).map_or("", plain_ref)
+    }
+
+    /// The parts around a tagged name, for a reader that takes any name
+    /// (the parser); `name` is the name the layout was made with. `None`
+    /// for a JSON call.
+    pub fn tagged_name(&self, name: &str) -> Option<TaggedName<'_>> {
+        let at = self.name_at?;
+        let (before, after) = (
+            &self.segments[self.body.start..at],
+            &self.segments[at + 1..],
+        );
+        let mut out = TaggedName::default();
+        let mut before = before.iter().peekable();
+        if let Some(Segment::Id(IdShape::Tagged { prefix, suffix })) = before.peek() {
+            out.id_before = Some((prefix, suffix));
+            before.next();
+        }
+        out.prefix = before.next().map_or("", plain_ref);
+        // The name's text goes on with a counter's separator, or with the
+        // name again when no suffix parts them.
+        let rest = plain_ref(&self.segments[at])
+            .get(name.len()..)
+            .unwrap_or_default();
+        let mut after = after.iter().enumerate().peekable();
+        let mut echoed = !rest.is_empty() && rest == name;
+        if let Some((_, Segment::Id(IdShape::Counter))) = after.peek() {
+            (out.counter, echoed) = (Some(rest), false);
+            after.next();
+        }
+        if let Some((i, Segment::Marker(m))) = after.peek() {
+            if self.name_end == Some(at + 1 + i) {
+                out.suffix = m;
+                after.next();
+            }
+        }
+        if let Some((_, Segment::Text(t))) = after.peek() {
+            if t == name {
+                echoed = true;
+                after.next();
+            }
+        }
+        if echoed {
+            out.echo = Some(match after.peek() {
+                Some((_, Segment::Marker(m))) => m,
+                _ => "",
+            });
+        }
+        out.id_after = after.find_map(|(_, s)| match s {
+            Segment::Id(IdShape::Tagged { prefix, suffix }) => {
+                Some((prefix.as_str(), suffix.as_str()))
+            }
+            _ => None,
+        });
+        Some(out)
     }
 
     /// The fixed text before the arguments, when nothing but markers and
@@ -138,6 +216,32 @@ impl CallLayout {
         self.segments
             .iter()
             .position(|s| matches!(s, Segment::Arguments(_)))
+    }
+}
+
+/// A tagged name's surroundings as a call's layout spells them (see
+/// [`CallLayout::tagged_name`]); an absent marker is "".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaggedName<'a> {
+    /// An id's prefix and suffix markers, when the id precedes the name.
+    pub id_before: Option<(&'a str, &'a str)>,
+    /// The marker before the name.
+    pub prefix: &'a str,
+    /// A counter id's separator after the name (`:` of `NAME:0`).
+    pub counter: Option<&'a str>,
+    /// The marker that ends the name ([`CallLayout::name_end`]).
+    pub suffix: &'a str,
+    /// The name written again after the suffix: the marker after it.
+    pub echo: Option<&'a str>,
+    /// An id's prefix and suffix markers, when the id follows the name.
+    pub id_after: Option<(&'a str, &'a str)>,
+}
+
+/// A marker's or a text's text ("" for other segments).
+fn plain_ref(segment: &Segment) -> &str {
+    match segment {
+        Segment::Marker(t) | Segment::Text(t) => t,
+        _ => "",
     }
 }
 
@@ -293,17 +397,19 @@ fn arguments(format: &ToolFormat) -> Arguments {
     }
 }
 
-/// A name between markers, then the arguments; the index of the marker
-/// that ends the name, if it has one.
+/// A name between markers, then the arguments; the index of the text the
+/// name opens and of the marker that ends the name, if it has one.
 fn tagged_call(
     out: &mut Builder,
     format: &ToolFormat,
     name: &str,
     prefix: &str,
     suffix: &str,
-) -> Option<usize> {
+) -> (Option<usize>, Option<usize>) {
     tagged_id(out, format, true);
     out.marker(prefix);
+    // Never text before: the name opens a segment of its own.
+    let name_at = Some(out.0.len());
     out.text(name);
     if let Some(IdSlot::Counted { separator }) = &format.id {
         out.text(separator);
@@ -329,7 +435,7 @@ fn tagged_call(
         }
         _ => out.push(Segment::Arguments(arguments(format))),
     }
-    name_end
+    (name_at, name_end)
 }
 
 /// A tagged id, when it sits on this side of the name.
@@ -651,6 +757,60 @@ mod tests {
             ]
         );
         assert_eq!(layout.name_end, Some(4), "the marker after the counter");
+    }
+
+    #[test]
+    fn a_tagged_name_reads_back_its_parts() {
+        let mut f = format(
+            NameSlot::Tagged {
+                prefix: "[TOOL_CALLS]".into(),
+                suffix: String::new(),
+            },
+            ArgumentsSlot::Json {
+                path: vec![],
+                as_string: false,
+            },
+            Some(IdSlot::Tagged {
+                prefix: "[CALL_ID]".into(),
+                suffix: "[ARGS]".into(),
+                before_name: false,
+            }),
+        );
+        f.call_start = String::new();
+        f.call_end = "</s>".into();
+        let layout = CallLayout::new(&f, "NAME");
+        assert_eq!((layout.start(), layout.end()), ("", "</s>"));
+        assert_eq!(
+            layout.tagged_name("NAME"),
+            Some(TaggedName {
+                prefix: "[TOOL_CALLS]",
+                id_after: Some(("[CALL_ID]", "[ARGS]")),
+                ..TaggedName::default()
+            })
+        );
+        f.name = NameSlot::Tagged {
+            prefix: "functions.".into(),
+            suffix: "<|sep|>".into(),
+        };
+        f.id = Some(IdSlot::Counted {
+            separator: ":".into(),
+        });
+        f.name_echo = Some("\n".into());
+        f.call_start = "<|call|>".into();
+        let layout = CallLayout::new(&f, "NAME");
+        assert_eq!(layout.start(), "<|call|>");
+        assert_eq!(
+            layout.tagged_name("NAME"),
+            Some(TaggedName {
+                prefix: "functions.",
+                counter: Some(":"),
+                suffix: "<|sep|>",
+                echo: Some("\n"),
+                ..TaggedName::default()
+            })
+        );
+        f.name = NameSlot::JsonKey;
+        assert_eq!(CallLayout::new(&f, "NAME").tagged_name("NAME"), None);
     }
 
     #[test]

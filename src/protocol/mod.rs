@@ -32,11 +32,18 @@
 //! `ToolFormat`s of [`ToolSection::formats`]; GBNF writes the layout's
 //! optional groups as optional, the others as required (the flat layout).
 //! Each export keeps its own argument value rules (JSON schema, tagged
-//! values, Python keywords), chosen by the layout's [`Arguments`]. Still
-//! reading the `ToolFormat` itself: the PEG builder (`parser/build.rs`,
-//! every part of a call) and the GBNF lazy triggers (`grammar/triggers.rs`,
-//! where a section opens). GBNF keeps the spaces between words of a marker
-//! literal where the parser's [`Marker`] matches any.
+//! values, Python keywords), chosen by the layout's [`Arguments`]. The PEG
+//! builder (`parser/build.rs`) takes from the layout a call's own start and
+//! end markers, which argument reader follows the name ([`Arguments`]),
+//! and for a tagged name everything around it ([`TaggedName`]: an id
+//! before or after it, the marker before it, a counter's separator, the
+//! marker that ends it, a repeated name). Still reading the `ToolFormat`
+//! itself: the PEG builder for a JSON call object (where the name, the
+//! arguments and the id sit, read in any order and under more keys than
+//! the template writes), a tool section's markers, and the GBNF lazy
+//! triggers (`grammar/triggers.rs`, where a section opens). GBNF keeps the
+//! spaces between words of a marker literal where the parser's [`Marker`]
+//! matches any.
 //!
 //! Invariants: a back end never re-derives a decision made here (start
 //! state, allowed formats, required or parallel calls); building a protocol
@@ -58,7 +65,7 @@ use crate::analysis::{Analysis, ContentFormat, Header, ReasoningMode, ToolFormat
 use crate::error::{Error, ErrorKind, Result};
 
 pub use layout::{
-    text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Segment, TextPiece,
+    text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Segment, TaggedName, TextPiece,
 };
 pub use marker::Marker;
 pub(crate) use notation::Notation;
