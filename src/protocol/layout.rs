@@ -83,7 +83,7 @@ pub struct CallLayout {
     /// The segments in output order.
     pub segments: Vec<Segment>,
     /// The index of the marker that ends a tagged name (it may end a
-    /// section header too: see [`HeaderAttributes`]).
+    /// section header too: see `HeaderAttributes`).
     pub name_end: Option<usize>,
     /// The index of the text a tagged name opens (the name, then a
     /// counter's separator when a [`IdShape::Counter`] follows).
@@ -131,7 +131,7 @@ impl CallLayout {
     /// The parts around a tagged name, for a reader that takes any name
     /// (the parser); `name` is the name the layout was made with. `None`
     /// for a JSON call.
-    pub fn tagged_name(&self, name: &str) -> Option<TaggedName<'_>> {
+    pub(crate) fn tagged_name(&self, name: &str) -> Option<TaggedName<'_>> {
         let at = self.name_at?;
         let (before, after) = (
             &self.segments[self.body.start..at],
@@ -222,7 +222,7 @@ impl CallLayout {
 /// A tagged name's surroundings as a call's layout spells them (see
 /// [`CallLayout::tagged_name`]); an absent marker is "".
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TaggedName<'a> {
+pub(crate) struct TaggedName<'a> {
     /// An id's prefix and suffix markers, when the id precedes the name.
     pub id_before: Option<(&'a str, &'a str)>,
     /// The marker before the name.
@@ -259,7 +259,7 @@ fn plain(segment: &Segment) -> Option<String> {
 /// the line up to the header's close follows, which the parser reads as
 /// scaffolding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HeaderAttributes<'a> {
+pub(crate) struct HeaderAttributes<'a> {
     /// The marker up to its first word's end (`"`): what ends the name.
     pub word: &'a str,
     /// The header's close (`<|sep|>`).
@@ -270,7 +270,7 @@ pub struct HeaderAttributes<'a> {
 
 impl<'a> HeaderAttributes<'a> {
     /// The attributes `suffix` holds when it ends one of `headers`.
-    pub fn of(suffix: &'a str, headers: &'a [Header]) -> Option<HeaderAttributes<'a>> {
+    pub(crate) fn of(suffix: &'a str, headers: &'a [Header]) -> Option<HeaderAttributes<'a>> {
         let body = suffix.trim_end();
         let h = headers
             .iter()
@@ -288,7 +288,7 @@ impl<'a> HeaderAttributes<'a> {
 
 /// A piece of a call's fixed text as a reader matches it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TextPiece<'a> {
+pub(crate) enum TextPiece<'a> {
     /// Exact text.
     Exact(&'a str),
     /// Optional whitespace.
@@ -303,7 +303,7 @@ pub enum TextPiece<'a> {
 /// whitespace, and a key after an optional member takes the whitespace the
 /// member ends with. A closing parenthesis (after Python arguments) may
 /// follow whitespace. Other text (a name, a counter's separator) is exact.
-pub fn text_pieces(text: &str) -> Vec<TextPiece<'_>> {
+pub(crate) fn text_pieces(text: &str) -> Vec<TextPiece<'_>> {
     match text.chars().next() {
         Some('{' | '}' | '[' | ']' | ',' | '"' | ':') => {}
         Some(')') => return vec![TextPiece::Space, TextPiece::Exact(text)],

@@ -35,7 +35,7 @@
 //! values, Python keywords), chosen by the layout's [`Arguments`]. The PEG
 //! builder (`parser/build.rs`) takes from the layout a call's own start and
 //! end markers, which argument reader follows the name ([`Arguments`]),
-//! and for a tagged name everything around it ([`TaggedName`]: an id
+//! and for a tagged name everything around it (`TaggedName`: an id
 //! before or after it, the marker before it, a counter's separator, the
 //! marker that ends it, a repeated name). Still reading the `ToolFormat`
 //! itself: the PEG builder for a JSON call object (where the name, the
@@ -64,9 +64,8 @@ use serde_json::Value;
 use crate::analysis::{Analysis, ContentFormat, Header, ReasoningMode, ToolFormat, TurnFormat};
 use crate::error::{Error, ErrorKind, Result};
 
-pub use layout::{
-    text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Segment, TaggedName, TextPiece,
-};
+pub(crate) use layout::{text_pieces, HeaderAttributes, TaggedName, TextPiece};
+pub use layout::{Arguments, CallLayout, IdShape, Segment};
 pub use marker::Marker;
 pub(crate) use notation::Notation;
 pub use tools::{read_tools, Tool, ToolChoice};
