@@ -8,7 +8,7 @@
 #![no_main]
 
 use chat_autoparser::grammar::syntax;
-use chat_autoparser::{GrammarConfig, ToolChoice};
+use chat_autoparser::{Options, ToolChoice};
 use chat_autoparser_fuzz::shipped;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
@@ -24,21 +24,14 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     let configs = [
-        GrammarConfig {
-            tools: tools.clone(),
-            tool_choice: ToolChoice::Required,
-            ..Default::default()
-        },
-        GrammarConfig {
-            tools,
-            tool_choice: ToolChoice::Auto,
-            parallel_tool_calls: false,
-            ..Default::default()
-        },
-        GrammarConfig {
-            response_schema: Some(value.clone()),
-            ..Default::default()
-        },
+        Options::default()
+            .with_tools(tools.clone())
+            .with_tool_choice(ToolChoice::Required),
+        Options::default()
+            .with_tools(tools)
+            .with_tool_choice(ToolChoice::Auto)
+            .with_parallel_tool_calls(false),
+        Options::default().with_response_schema(Some(value.clone())),
     ];
     for s in shipped() {
         for config in &configs {
