@@ -189,6 +189,10 @@ struct Compiler<'g> {
     insts: Vec<Inst>,
     sets: Vec<ByteSet>,
     matchers: Vec<MultiLiteral>,
+    /// Each distinct literal set's matcher: generated grammars repeat the
+    /// same stop sets (a label's "not a marker" test per character), and
+    /// building a matcher is most of a small compile.
+    matcher_ids: HashMap<&'g [Box<[u8]>], u32>,
     rules: HashMap<&'g str, usize>,
     calls: Vec<(usize, usize)>,
 }
@@ -205,6 +209,7 @@ fn compile(g: &Grammar) -> Result<Program, GrammarError> {
         insts: Vec::new(),
         sets: Vec::new(),
         matchers: Vec::new(),
+        matcher_ids: HashMap::new(),
         rules: HashMap::new(),
         calls: Vec::new(),
     };
@@ -264,9 +269,14 @@ impl<'g> Compiler<'g> {
         }
     }
 
-    fn matcher(&mut self, lits: &[Box<[u8]>]) -> u32 {
+    fn matcher(&mut self, lits: &'g [Box<[u8]>]) -> u32 {
+        if let Some(&id) = self.matcher_ids.get(lits) {
+            return id;
+        }
         self.matchers.push(MultiLiteral::new(lits));
-        (self.matchers.len() - 1) as u32
+        let id = (self.matchers.len() - 1) as u32;
+        self.matcher_ids.insert(lits, id);
+        id
     }
 
     fn set(&mut self, s: ByteSet) -> u32 {
@@ -442,6 +452,23 @@ mod tests {
     fn listing(e: Expr) -> Vec<String> {
         let p = Grammar::new(e).compile().unwrap();
         p.inner.insts.iter().map(|i| format!("{i:?}")).collect()
+    }
+
+    #[test]
+    fn one_matcher_per_distinct_literal_set() {
+        let stops = || literals(["<|a|>", "<|b|>"]);
+        let e = seq([
+            not(stops()),
+            any_char(),
+            not(stops()),
+            literals(["x"]),
+            not(stops()),
+        ]);
+        let p = Grammar::new(e).compile().unwrap();
+        assert_eq!(p.inner.matchers.len(), 2);
+        let listing: Vec<String> = p.inner.insts.iter().map(|i| format!("{i:?}")).collect();
+        assert_eq!(listing.iter().filter(|i| *i == "Literals(0)").count(), 3);
+        assert_eq!(listing.iter().filter(|i| *i == "Literals(1)").count(), 1);
     }
 
     #[test]
