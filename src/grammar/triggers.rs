@@ -2,11 +2,13 @@
 //!
 //! The grammar applies from the trigger on, the trigger text included (a
 //! word or token), or from a pattern's first capture group. The trigger is
-//! the first literal of the tool section: the section marker, else the call
-//! marker, else the name's prefix; formats with no marker at all (a bare JSON
-//! object, a bare Python call) get a pattern on the call's opening (`{"name"`,
-//! `get_weather(`). A word that is one of the grammar's preserved (special)
-//! tokens is a `token` trigger: it fires when the model samples that token.
+//! the first literal of the tool section: the section marker, else the
+//! markers the call's [`CallLayout`] opens with (the call marker, a tagged
+//! name's prefix); calls with no marker at all (a bare JSON object, a bare
+//! Python call) get a pattern on the layout's fixed text up to its first word
+//! (`{"name"`, `get_weather(`). A word that is one of the grammar's preserved
+//! (special) tokens is a `token` trigger: it fires when the model samples
+//! that token.
 //!
 //! When the template has reasoning markers, the trigger becomes a pattern that
 //! only fires after the reasoning block: a model thinking aloud about
@@ -32,8 +34,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::markers::first_word;
-use crate::analysis::{ArgumentsSlot, IdSlot, NameSlot, ToolFormat};
-use crate::protocol::{ReasoningBlock, Tool};
+use crate::analysis::ToolFormat;
+use crate::protocol::{text_pieces, CallLayout, IdShape, ReasoningBlock, Segment, TextPiece, Tool};
 
 /// What a trigger matches (llama.cpp's trigger types, DESIGN §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -208,57 +210,196 @@ fn class_escape(c: char) -> String {
     }
 }
 
-/// The first thing the tool section writes.
+/// The name a call is laid out with here: a private-use character no
+/// template writes, where the tools' names go.
+const NAME: &str = "\u{E000}";
+
+/// A JSON string (a call id the model makes up).
+const JSON_STRING: &str = r#""(?:[^"\\]|\\[\s\S])*""#;
+
+/// The first thing the tool section writes: the section's start marker,
+/// else the first word of the markers the call's layout opens with (the
+/// call's start, a tagged name's prefix; a tagged id before the name is
+/// optional: the call opens at the marker after it), else a pattern on the
+/// call's fixed text (see [`CallPattern`]).
 fn opening(format: &ToolFormat, tools: &[Tool]) -> Opening {
-    for marker in [&format.section_start, &format.call_start] {
-        if let Some(w) = first_word(marker) {
-            return Opening::Word(w);
+    if let Some(w) = first_word(&format.section_start) {
+        return Opening::Word(w);
+    }
+    let layout = CallLayout::new(format, NAME);
+    let lead = layout
+        .segments
+        .iter()
+        .take_while(|s| matches!(s, Segment::Marker(_) | Segment::Id(IdShape::Tagged { .. })));
+    let word = lead.clone().find_map(|s| match s {
+        Segment::Marker(raw) => first_word(raw),
+        _ => None,
+    });
+    if let Some(w) = word {
+        return Opening::Word(w);
+    }
+    let from = lead.count();
+    let names: Vec<String> = tools.iter().map(|t| escape(&t.name)).collect();
+    let mut pattern = CallPattern {
+        names: format!("(?:{})", names.join("|")),
+        out: String::new(),
+    };
+    if let Some(at) = pattern.segments(&layout.segments[from..], true) {
+        // The marker that ends a tagged name tells a call from the name in prose.
+        let end = layout.name_end.filter(|&e| e == from + at + 1);
+        if let Some(Segment::Marker(raw)) = end.and_then(|e| layout.segments.get(e)) {
+            pattern.first_word(raw);
         }
     }
-    let names = || {
-        let alts: Vec<String> = tools.iter().map(|t| escape(&t.name)).collect();
-        format!("(?:{})", alts.join("|"))
-    };
-    match &format.name {
-        NameSlot::Tagged { prefix, suffix } => match first_word(prefix) {
-            Some(w) => Opening::Word(w),
-            None => {
-                let after = first_word(suffix).map(|s| escape(&s)).unwrap_or_default();
-                let after = if matches!(format.arguments, ArgumentsSlot::Python) {
-                    "\\(".to_owned()
-                } else {
-                    after
-                };
-                let after = if after.is_empty() || after == "\\(" {
-                    after
-                } else {
-                    format!("\\s*{after}")
-                };
-                Opening::Pattern(format!("{}{after}", names()))
+    Opening::Pattern(pattern.out)
+}
+
+/// A regex for the opening of a call with no marker word: its fixed text up
+/// to its first word, which tells a call from other text (`{"` alone is any
+/// JSON). That word is a JSON key (`{"name"`: the name's value follows, and
+/// the grammar constrains it), else the name itself (a key
+/// `{"get_weather"`, a bare `get_weather`), with the first word of the
+/// marker that ends a tagged name (`get_weather(`). JSON whitespace and a
+/// marker's whitespace are `\s*`. A word in an optional group (an id
+/// member) does not end it: the group is optional in the pattern too, so a
+/// call opens there with or without its id.
+struct CallPattern {
+    /// The tools' names as one group.
+    names: String,
+    out: String,
+}
+
+impl CallPattern {
+    /// Appends `segments` up to the first word (any word when
+    /// `words_end`, else the name only); the index of the segment holding
+    /// the name when it ended there.
+    fn segments(&mut self, segments: &[Segment], words_end: bool) -> Option<usize> {
+        for (i, segment) in segments.iter().enumerate() {
+            match segment {
+                Segment::Text(text) => {
+                    for piece in text_pieces(text) {
+                        let exact = match piece {
+                            TextPiece::Space => {
+                                self.push("\\s*");
+                                continue;
+                            }
+                            TextPiece::Exact(t) => t,
+                        };
+                        if let Some((before, after)) = exact.split_once(NAME) {
+                            let re = format!("{}{}{}", escape(before), self.names, escape(after));
+                            self.push(&re);
+                            return Some(i);
+                        }
+                        self.push(&escape(exact));
+                        if words_end && exact.chars().any(char::is_alphanumeric) {
+                            return None;
+                        }
+                    }
+                }
+                Segment::Id(IdShape::JsonString) => self.push(JSON_STRING),
+                Segment::Optional(inner) => {
+                    let mut group = CallPattern {
+                        names: self.names.clone(),
+                        out: String::new(),
+                    };
+                    group.segments(inner, false);
+                    self.out.push_str(&format!("(?:{})?", group.out));
+                }
+                Segment::Marker(raw) if self.first_word(raw) => return None,
+                Segment::Marker(_) => {}
+                _ => return None,
             }
-        },
-        NameSlot::JsonKey => Opening::Pattern(format!("\\{{\\s*\"{}\"", names())),
-        NameSlot::JsonField { path } => {
-            // The object opens with the id when the template writes it first.
-            let path = match &format.id {
-                Some(IdSlot::JsonField {
-                    path: id,
-                    before_name: true,
-                }) => id,
-                _ => path,
-            };
-            let key = path
-                .first()
-                .map(|k| escape(&serde_json::to_string(k).unwrap_or_default()))
-                .unwrap_or_default();
-            Opening::Pattern(format!("\\{{\\s*{key}"))
         }
+        None
+    }
+
+    /// Appends a marker up to its first word, its whitespace flexible
+    /// (nothing when it has none); whether it has one.
+    fn first_word(&mut self, raw: &str) -> bool {
+        let Some(word) = first_word(raw) else {
+            return false;
+        };
+        if raw.starts_with(char::is_whitespace) {
+            self.push("\\s*");
+        }
+        self.push(&escape(&word));
+        true
+    }
+
+    /// Appends `re`; `\s*` once where whitespace meets whitespace.
+    fn push(&mut self, re: &str) {
+        if re == "\\s*" && self.out.ends_with("\\s*") {
+            return;
+        }
+        self.out.push_str(re);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::{ArgumentsSlot, NameSlot, ToolClass, ToolInput};
+
+    /// A marker-less call with a tagged name ending at `suffix`.
+    fn bare_tagged(suffix: &str, arguments: ArgumentsSlot) -> ToolFormat {
+        ToolFormat {
+            class: ToolClass::PythonCall,
+            section_start: String::new(),
+            section_end: String::new(),
+            section_end_optional: false,
+            call_start: String::new(),
+            call_end: "\n".into(),
+            call_separator: String::new(),
+            parallel: true,
+            name: NameSlot::Tagged {
+                prefix: String::new(),
+                suffix: suffix.into(),
+            },
+            name_echo: None,
+            arguments,
+            id: None,
+            content_with_calls: true,
+            input: ToolInput {
+                null_content: false,
+                object_arguments: true,
+            },
+        }
+    }
+
+    fn pattern(format: &ToolFormat) -> String {
+        let tools = ["get_weather", "get.time"].map(|name| Tool {
+            name: name.into(),
+            parameters: serde_json::json!({"type": "object"}),
+        });
+        match opening(format, &tools) {
+            Opening::Pattern(p) => p,
+            Opening::Word(w) => panic!("a word: {w}"),
+        }
+    }
+
+    #[test]
+    fn a_bare_name_opens_with_the_word_of_the_marker_ending_it() {
+        // A name alone may be prose; the marker after it tells a call.
+        let python = bare_tagged("(", ArgumentsSlot::Python);
+        assert_eq!(pattern(&python), "(?:get_weather|get\\.time)\\(");
+        let json = ArgumentsSlot::Json {
+            path: vec![],
+            as_string: false,
+        };
+        // The marker's own whitespace is flexible, and only it.
+        assert_eq!(
+            pattern(&bare_tagged("<|args|>", json.clone())),
+            "(?:get_weather|get\\.time)<\\|args\\|>"
+        );
+        assert_eq!(
+            pattern(&bare_tagged("\n<|args|>", json.clone())),
+            "(?:get_weather|get\\.time)\\s*<\\|args\\|>"
+        );
+        assert_eq!(
+            pattern(&bare_tagged("\n", json)),
+            "(?:get_weather|get\\.time)"
+        );
+    }
 
     #[test]
     fn escape_is_literal_and_portable() {

@@ -1,8 +1,9 @@
 //! JSON call objects in the grammar keep the field order the template
 //! renders: an id field written before the name (`tool_call_id` first, as
 //! Cohere's command-r7b does) comes first in the grammar too, and the lazy
-//! trigger of a bare JSON call opens with that field's key. Small templates
-//! written for this test.
+//! trigger of a bare JSON call opens with that optional field's key or, when
+//! the call leaves it out, with the name's. Small templates written for this
+//! test.
 
 use chat_autoparser::analysis::IdSlot;
 use chat_autoparser::grammar::Recognizer;
@@ -106,20 +107,28 @@ fn the_grammar_writes_the_id_where_the_template_does() {
 fn a_bare_call_opening_with_its_id_triggers_there() {
     let a = analysis(ID_FIRST_BARE);
     let (r, g) = recognizer(&a, ToolChoice::Auto);
+    // Where the first pattern trigger puts the grammar's start in `output`.
+    let start = |output: &str| {
+        g.triggers
+            .iter()
+            .filter(|t| t.kind == TriggerKind::Pattern)
+            .find_map(|t| {
+                regex::Regex::new(&t.value)
+                    .unwrap()
+                    .captures(output)
+                    .and_then(|c| c.get(1))
+                    .map(|m| m.start())
+            })
+            .unwrap_or_else(|| panic!("no trigger fires on {output}: {:?}", g.triggers))
+    };
     let output = r#"Sure. {"id": "c1", "name": "ping", "arguments": {"n": 2}}"#;
-    let at = g
-        .triggers
-        .iter()
-        .filter(|t| t.kind == TriggerKind::Pattern)
-        .find_map(|t| {
-            regex::Regex::new(&t.value)
-                .unwrap()
-                .captures(output)
-                .and_then(|c| c.get(1))
-                .map(|m| m.start())
-        })
-        .unwrap_or_else(|| panic!("no trigger fires: {:?}", g.triggers));
+    let at = start(output);
     assert_eq!(&output[at..at + 7], r#"{"id": "#);
+    assert!(r.accepts(&output[at..]), "{}", g.gbnf);
+    // The id is optional in the trigger as in the grammar: a call without it opens too.
+    let output = r#"Sure. {"name": "ping", "arguments": {"n": 2}}"#;
+    let at = start(output);
+    assert_eq!(&output[at..], r#"{"name": "ping", "arguments": {"n": 2}}"#);
     assert!(r.accepts(&output[at..]), "{}", g.gbnf);
     assert!(!r.accepts(r#"{"name": "ping", "arguments": {"n": 2}, "id": "c1"}"#));
 }
