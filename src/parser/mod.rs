@@ -124,9 +124,8 @@ impl From<Options> for ParserConfig {
     }
 }
 
+// What the model may write comes in through `From<Options>`.
 setters!(ParserConfig {
-    /// Sets what the model may write.
-    with_options => options: Options,
     /// Extracts reasoning or leaves it inline.
     with_reasoning => reasoning: ReasoningFormat;
     optional:
