@@ -71,6 +71,24 @@ pub struct Rendered {
     pub by_common_prefix: bool,
 }
 
+/// Calls of [`engine_tools`] a grammar must reject: (what, calls).
+pub fn argument_mutations() -> Vec<(&'static str, Vec<(&'static str, Value)>)> {
+    vec![
+        (
+            "unknown tool",
+            vec![("delete_everything", json!({"city": "Paris"}))],
+        ),
+        (
+            "missing required argument",
+            vec![("get_weather", json!({"unit": "celsius"}))],
+        ),
+        (
+            "wrong argument type",
+            vec![("get_weather", json!({"city": "Paris", "days": "three"}))],
+        ),
+    ]
+}
+
 /// The assistant message for `turn`, as OpenAI sends it.
 pub fn assistant_message(analysis: &Analysis, turn: &Turn) -> Value {
     let null_content = analysis

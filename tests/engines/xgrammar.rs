@@ -86,24 +86,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// Calls the structural tag must reject: (what, calls).
-fn mutations() -> Vec<(&'static str, Vec<(&'static str, Value)>)> {
-    vec![
-        (
-            "unknown tool",
-            vec![("delete_everything", json!({"city": "Paris"}))],
-        ),
-        (
-            "missing required argument",
-            vec![("get_weather", json!({"unit": "celsius"}))],
-        ),
-        (
-            "wrong argument type",
-            vec![("get_weather", json!({"city": "Paris", "days": "three"}))],
-        ),
-    ]
-}
-
 struct Template {
     name: String,
     tmpl: ChatTemplate,
@@ -472,7 +454,7 @@ fn add_template(jobs: &mut Jobs, t: &Template, skipped: &mut Skipped) {
                 }
             }
         }
-        for (what, calls) in mutations() {
+        for (what, calls) in turns::argument_mutations() {
             let case = Case {
                 what,
                 content: "",

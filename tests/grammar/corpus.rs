@@ -9,7 +9,7 @@
 //! (skipped with a message when absent). Counts are printed; see them with
 //! `cargo test --test grammar corpus:: -- --nocapture`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use chat_autoparser::analysis::ReasoningMode;
 use chat_autoparser::grammar::{syntax, Recognizer};
@@ -18,6 +18,8 @@ use chat_autoparser::{
     ToolChoice, TriggerKind,
 };
 use serde_json::{json, Value};
+
+use crate::common::turns;
 
 fn tools() -> Vec<Value> {
     vec![
@@ -98,24 +100,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// Mutations that the grammar must reject: (what, calls).
-fn mutations() -> Vec<(&'static str, Vec<(&'static str, Value)>)> {
-    vec![
-        (
-            "unknown tool",
-            vec![("delete_everything", json!({"city": "Paris"}))],
-        ),
-        (
-            "missing required argument",
-            vec![("get_weather", json!({"unit": "celsius"}))],
-        ),
-        (
-            "wrong argument type",
-            vec![("get_weather", json!({"city": "Paris", "days": "three"}))],
-        ),
-    ]
-}
-
 struct Template {
     name: String,
     tmpl: ChatTemplate,
@@ -124,9 +108,9 @@ struct Template {
 
 fn templates() -> Vec<Template> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut paths = jinja_files(&root.join("templates"));
+    let mut paths = turns::jinja_files(&root.join("templates"));
     let corpus = root.join("../shared/corpus/llamacpp");
-    let corpus_files = jinja_files(&corpus);
+    let corpus_files = turns::jinja_files(&corpus);
     if corpus_files.is_empty() {
         println!(
             "note: no corpus at {} (../shared absent); shipped templates only",
@@ -148,18 +132,6 @@ fn templates() -> Vec<Template> {
             })
         })
         .collect()
-}
-
-fn jinja_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut v: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "jinja"))
-        .collect();
-    v.sort();
-    v
 }
 
 /// The model output for one assistant turn: the render after the generation
@@ -330,7 +302,7 @@ fn corpus_grammars_accept_rendered_outputs_and_reject_mutations() {
         let Some(at) = start(&auto, &base) else {
             continue;
         };
-        for (what, calls) in mutations() {
+        for (what, calls) in turns::argument_mutations() {
             let Some(out) = output(&t, None, &calls) else {
                 continue;
             };
