@@ -73,3 +73,80 @@ pub fn required_names(map: &Map<String, Value>) -> Vec<String> {
         _ => Vec::new(),
     }
 }
+
+/// `schema` as engines that compile JSON Schema themselves (llguidance,
+/// xgrammar) read it, at every depth up to [`MAX_DEPTH`]: OpenAPI's
+/// `nullable: true` written as `anyOf: [schema, {"type": "null"}]`, and
+/// `allOf` over object schemas merged into one object (xgrammar ignores
+/// `allOf`), and each `pattern` as the engine reads patterns (`pattern`
+/// rewrites one, or drops it with `None`: looser, never wrong). A node's
+/// `$defs` stay on the outer schema, where `#/$defs/...` references find
+/// them.
+pub fn portable(schema: &Value, pattern: &dyn Fn(&str) -> Option<String>) -> Value {
+    portable_at(schema, schema, pattern, 0)
+}
+
+fn portable_at(
+    root: &Value,
+    schema: &Value,
+    pattern: &dyn Fn(&str) -> Option<String>,
+    depth: usize,
+) -> Value {
+    let Value::Object(map) = schema else {
+        return schema.clone();
+    };
+    if depth > MAX_DEPTH {
+        return schema.clone();
+    }
+    let merged;
+    let map = match map.get("allOf") {
+        Some(Value::Array(subs)) => match merged_all_of(root, map, subs) {
+            Some(m) => {
+                merged = m;
+                &merged
+            }
+            None => map,
+        },
+        _ => map,
+    };
+    let sub = |v: &Value| portable_at(root, v, pattern, depth + 1);
+    let mut out: Map<String, Value> = map
+        .iter()
+        .map(|(key, value)| {
+            let value = match (key.as_str(), value) {
+                (
+                    "properties" | "$defs" | "definitions" | "patternProperties",
+                    Value::Object(m),
+                ) => Value::Object(m.iter().map(|(k, v)| (k.clone(), sub(v))).collect()),
+                ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(a)) => {
+                    Value::Array(a.iter().map(sub).collect())
+                }
+                ("items" | "additionalProperties" | "not", v) => sub(v),
+                _ => value.clone(),
+            };
+            (key.clone(), value)
+        })
+        .collect();
+    if let Some(Value::String(p)) = out.remove("pattern") {
+        if let Some(p) = pattern(&p) {
+            out.insert("pattern".into(), Value::String(p));
+        }
+    }
+    if out.remove("nullable") != Some(Value::Bool(true)) {
+        return Value::Object(out);
+    }
+    let mut wrapper = Map::new();
+    for defs in ["$defs", "definitions"] {
+        if let Some(d) = out.remove(defs) {
+            wrapper.insert(defs.into(), d);
+        }
+    }
+    wrapper.insert(
+        "anyOf".into(),
+        Value::Array(vec![
+            Value::Object(out),
+            serde_json::json!({"type": "null"}),
+        ]),
+    );
+    Value::Object(wrapper)
+}

@@ -50,7 +50,7 @@ use super::markers::{split, Piece};
 use super::tools::{closed, object_schema, properties, string_kind, StringKind};
 use crate::analysis::{Header, NameSlot, TaggedArguments, ToolFormat};
 use crate::error::Result;
-use crate::json_schema::{lookup, required_names, MAX_DEPTH};
+use crate::json_schema::{lookup, portable, required_names, MAX_DEPTH};
 use crate::protocol::{
     text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Protocol, Segment, TextPiece,
     Tool, ToolSection,
@@ -1012,14 +1012,17 @@ impl<'o> Writer<'o> {
     /// properties closed as tool schemas mean, compiled leniently.
     fn json(&mut self, schema: &Value, root: &Value, hint: &str) -> String {
         self.schema_warnings(schema, hint, 0);
-        let mut doc = closed_objects(schema, 0);
+        let mut doc = portable(&closed_objects(schema, 0), &|p| Some(p.to_owned()));
         if let (Value::Object(doc), Value::Object(root)) = (&mut doc, root) {
             for defs in ["$defs", "definitions"]
                 .into_iter()
                 .filter(|_| has_ref(schema, 0))
             {
                 if let (Some(d), false) = (root.get(defs), doc.contains_key(defs)) {
-                    doc.insert(defs.to_string(), closed_objects(d, 0));
+                    doc.insert(
+                        defs.to_string(),
+                        portable(&closed_objects(d, 0), &|p| Some(p.to_owned())),
+                    );
                 }
             }
             doc.insert(

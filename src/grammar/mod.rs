@@ -32,10 +32,12 @@
 //! `grammars/gbnf.pest` and uses only llama.cpp's dialect; a schema we cannot
 //! express yields a looser rule and an entry in [`Grammar::warnings`].
 
+mod bounds;
 mod elements;
 mod gbnf;
 mod lark;
 mod markers;
+mod pattern;
 #[cfg(feature = "gbnf-check")]
 pub mod recognizer;
 mod response_template;

@@ -6,15 +6,20 @@
 //! declared ones), `items`, `prefixItems`, `minItems` / `maxItems`, `enum`,
 //! `const`, `anyOf` / `oneOf`, `allOf` over objects (merged), `$ref` into the
 //! document's `$defs` / `definitions` (recursive references included),
-//! `minLength` / `maxLength`, and `true` / `{}` for any value.
+//! `minLength` / `maxLength`, `pattern` and the `format`s with a fixed syntax
+//! (`date`, `time`, `date-time`, `uuid`; see `pattern`), integer bounds
+//! digit by digit and a number's sign (`bounds`), OpenAPI's `nullable`, and
+//! `true` / `{}` for any value.
 //!
 //! Fallback (documented in docs/grammar.md): whatever cannot be expressed —
-//! `pattern`, `not`, `if`/`then`, a `$ref` outside the document, an unknown
-//! `type`, a `false` schema, nesting deeper than
+//! a `pattern` the translator does not read (look-behind, non-ASCII
+//! classes), `not`, `if`/`then`, a `$ref` outside the document, an unknown
+//! `type`, a `false` schema, bounds no integer meets, nesting deeper than
 //! [`MAX_DEPTH`](crate::json_schema::MAX_DEPTH) — becomes the
 //! looser rule for its type (a plain string for `pattern`, any value
-//! otherwise) and adds a warning. Numeric bounds and `format` are ignored
-//! without a warning: the rule is looser, never wrong.
+//! otherwise) and adds a warning. Other `format`s (`email`, `uri`), bounds
+//! on a fraction and `multipleOf` are ignored without a warning: the rule is
+//! looser, never wrong.
 //!
 //! Invariants: never panics on any JSON input; always returns a rule
 //! reference that exists in [`Rules`]; the output depends only on the input.
@@ -25,6 +30,7 @@ use serde_json::{Map, Value};
 
 use super::gbnf::{alt, literal, seq, Rules};
 use super::walk::ValueRules;
+use super::{bounds, pattern};
 use crate::json_schema::required_names;
 
 /// `maxLength` / `maxItems` above this are treated as unbounded.
@@ -110,10 +116,8 @@ impl<'a> Compiler<'a> {
     }
 
     fn string(&mut self, map: &Map<String, Value>, hint: &str) -> String {
-        if map.contains_key("pattern") {
-            self.warnings.push(format!(
-                "{hint}: `pattern` is not supported; any string is accepted"
-            ));
+        if let Some(rule) = self.patterned(map, hint) {
+            return rule;
         }
         let min = map.get("minLength").and_then(Value::as_u64).unwrap_or(0);
         let max = map.get("maxLength").and_then(Value::as_u64);
@@ -126,6 +130,52 @@ impl<'a> Compiler<'a> {
             None => format!("{char_rule}{{{},}}", min.min(MAX_BOUND)),
         };
         self.rules.add(hint, format!("\"\\\"\" {rep} \"\\\"\""))
+    }
+
+    /// A string under its `pattern`, or its `format` when that has a fixed
+    /// syntax; `None` to compile it as a plain string (after a warning when
+    /// the pattern cannot be translated). Python strings are not patterned.
+    fn patterned(&mut self, map: &Map<String, Value>, hint: &str) -> Option<String> {
+        let format = map.get("format").and_then(Value::as_str);
+        let pattern = match map.get("pattern") {
+            Some(p) => p.as_str().unwrap_or_default(),
+            None => format.and_then(pattern::format_pattern)?,
+        };
+        let body = match self.dialect {
+            ValueSyntax::Json => pattern::string_body(pattern, &self.primitive("char")),
+            ValueSyntax::Python => None,
+        };
+        let Some(body) = body else {
+            self.warnings.push(format!(
+                "{hint}: the pattern {pattern:?} cannot be translated; any string is accepted"
+            ));
+            return None;
+        };
+        Some(self.rules.add(hint, format!("\"\\\"\" {body} \"\\\"\"")))
+    }
+
+    /// An integer or a number under its bounds (an integer range digit by
+    /// digit; a number only loses its sign when it may not be negative).
+    fn numeric(&mut self, t: &str, map: &Map<String, Value>, hint: &str) -> String {
+        if t == "integer" {
+            let (lower, upper) = bounds::integer_bounds(map);
+            if lower.is_none() && upper.is_none() {
+                return self.primitive("integer");
+            }
+            return match bounds::integer_range(lower, upper) {
+                Some(range) => self.rules.add(hint, range),
+                None => {
+                    self.warnings.push(format!(
+                        "{hint}: no integer meets the bounds; any integer is accepted"
+                    ));
+                    self.primitive("integer")
+                }
+            };
+        }
+        match bounds::non_negative(map) {
+            true => self.primitive("unsigned-number"),
+            false => self.primitive("number"),
+        }
     }
 
     fn array(&mut self, map: &Map<String, Value>, hint: &str, depth: usize) -> String {
@@ -252,8 +302,7 @@ impl ValueRules for Compiler<'_> {
     fn typed(&mut self, t: &str, map: &Map<String, Value>, hint: &str, depth: usize) -> String {
         match t {
             "string" => self.string(map, hint),
-            "number" => self.primitive("number"),
-            "integer" => self.primitive("integer"),
+            "number" | "integer" => self.numeric(t, map, hint),
             "boolean" => self.primitive("boolean"),
             "null" => self.primitive("null"),
             "array" => self.array(map, hint, depth),
@@ -298,6 +347,10 @@ pub fn primitive(rules: &mut Rules, name: &str, python: bool) -> String {
         ("number", _) => (
             "number",
             r#""-"? integral-part ( "." decimal-part )? ( [eE] [-+]? [0-9]{1,16} )?"#,
+        ),
+        ("unsigned-number", _) => (
+            "unsigned-number",
+            r#"integral-part ( "." decimal-part )? ( [eE] [-+]? [0-9]{1,16} )?"#,
         ),
         ("integer", _) => ("integer", r#""-"? integral-part"#),
         ("boolean", false) => ("boolean", r#""true" | "false""#),
@@ -344,7 +397,7 @@ pub fn primitive(rules: &mut Rules, name: &str, python: bool) -> String {
 fn dependencies(name: &str) -> &'static [&'static str] {
     match name {
         "string" => &["char"],
-        "number" => &["integral-part", "decimal-part"],
+        "number" | "unsigned-number" => &["integral-part", "decimal-part"],
         "integer" => &["integral-part"],
         "value" | "py-value" => &["object", "array", "string", "number", "boolean", "null"],
         "object" | "py-object" => &["ws", "member"],
@@ -396,8 +449,13 @@ mod tests {
 
     #[test]
     fn unsupported_keywords_warn() {
-        let (_, _, w) = compile(json!({"type": "string", "pattern": "^a+$"}));
+        let (_, _, w) = compile(json!({"type": "string", "pattern": "(?<=a)b"}));
         assert_eq!(w.len(), 1);
+        let (_, text, w) = compile(json!({"type": "string", "pattern": "^a+$"}));
+        assert!(
+            w.is_empty() && text.contains(r#"p ::= "\"" ( "a" )+ "\"""#),
+            "{text}"
+        );
         let (name, _, w) = compile(json!({"$ref": "http://example.com/x"}));
         assert_eq!((name.as_str(), w.len()), ("value", 1));
     }

@@ -46,6 +46,7 @@ use serde_json::{json, Map, Value};
 
 use crate::analysis::{Header, TaggedArguments, ToolFormat};
 use crate::error::Result;
+use crate::json_schema::portable;
 use crate::protocol::{
     Arguments, CallLayout, HeaderAttributes, IdShape, Marker, Protocol, ReasoningBlock, Segment,
     Tool, ToolSection,
@@ -80,6 +81,7 @@ pub struct LegacyStructuralTag {
 pub fn structural_tag(protocol: &Protocol) -> Result<StructuralTag> {
     protocol.check_servable()?;
     let mut warnings = protocol.warnings.clone();
+    warn_dropped_patterns(protocol, &mut warnings);
     let body = body(protocol, &mut warnings);
     let format = match reasoning(protocol.reasoning.as_ref()) {
         Some(block) => sequence(vec![block, body]),
@@ -132,7 +134,10 @@ fn body(protocol: &Protocol, warnings: &mut Vec<String>) -> Value {
 
 /// The JSON answer, inside the content wrapper when the template has one.
 fn answer(protocol: &Protocol, schema: &Value) -> Value {
-    let value = node("json_schema", vec![("json_schema", schema.clone())]);
+    let value = node(
+        "json_schema",
+        vec![("json_schema", xgrammar_schema(schema))],
+    );
     let (start, end) = (protocol.content.start.trim(), protocol.content.end.trim());
     if start.is_empty() && end.is_empty() {
         return value;
@@ -599,12 +604,58 @@ fn is_fixed(segment: &Segment) -> bool {
 }
 
 /// The parameters as an object schema (`{}` and non-objects mean any object).
+/// Warns of each `pattern` in the request's schemas that [`xgrammar_pattern`]
+/// drops.
+fn warn_dropped_patterns(protocol: &Protocol, warnings: &mut Vec<String>) {
+    fn walk(v: &Value, warnings: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(p)) = m.get("pattern") {
+                    if xgrammar_pattern(p).is_none() {
+                        warnings.push(format!("the pattern {p:?} names a quote or a backslash, which xgrammar matches escaped; any string is accepted"));
+                    }
+                }
+                m.values().for_each(|x| walk(x, warnings));
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, warnings)),
+            _ => {}
+        }
+    }
+    let tools = protocol.tools.iter().flat_map(|s| &s.tools);
+    for schema in tools
+        .map(|t| &t.parameters)
+        .chain(&protocol.response_schema)
+    {
+        walk(schema, warnings);
+    }
+}
+
+/// `schema` as xgrammar compiles it (`json_schema::portable`).
+fn xgrammar_schema(schema: &Value) -> Value {
+    portable(schema, &xgrammar_pattern)
+}
+
+/// xgrammar matches a `pattern` against the whole string as JSON writes it,
+/// where JSON Schema searches the decoded string: an unanchored side gets
+/// `[\s\S]*`, and a pattern naming a quote or a backslash (escaped in the
+/// JSON text) is dropped (looser).
+fn xgrammar_pattern(p: &str) -> Option<String> {
+    if p.contains('"') || p.contains(r"\\") {
+        return None;
+    }
+    let start = p.starts_with('^');
+    let end = p.ends_with('$') && !p.ends_with(r"\$") && p.len() > usize::from(start);
+    let core = &p[usize::from(start)..p.len() - usize::from(end)];
+    let any = |anchored: bool| if anchored { "" } else { r"[\s\S]*" };
+    Some(format!("^{}(?:{core}){}$", any(start), any(end)))
+}
+
 fn object_schema(parameters: &Value) -> Value {
     match parameters {
         Value::Object(m)
             if m.contains_key("properties") || m.contains_key("type") || m.contains_key("$ref") =>
         {
-            parameters.clone()
+            xgrammar_schema(parameters)
         }
         _ => json!({"type": "object"}),
     }

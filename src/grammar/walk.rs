@@ -1,6 +1,6 @@
 //! The schema walk shared by the value notations: JSON (`schema`) and
 //! nested elements (`elements`). A schema's keywords are dispatched here,
-//! once — unsupported-keyword warnings, `$ref`, `const`, `enum`,
+//! once — unsupported-keyword warnings, OpenAPI's `nullable`, `$ref`, `const`, `enum`,
 //! `anyOf` / `oneOf`, `allOf`, `type` (one or a list), untyped schemas with
 //! members or items, `true` / `false` and the depth bound — and a
 //! [`ValueRules`] says how a value of one type, a constant or any value is
@@ -95,6 +95,16 @@ fn object_schema<N: ValueRules>(
                 "{hint}: `{key}` is not supported; it is ignored (looser grammar)"
             ));
         }
+    }
+    if map.get("nullable") == Some(&Value::Bool(true)) {
+        // OpenAPI's `nullable`: the schema, or null.
+        let mut inner = map.clone();
+        inner.remove("nullable");
+        let value = object_schema(n, &inner, hint, depth);
+        let null = n.constant(&Value::Null);
+        return n
+            .rules()
+            .add(&format!("{hint}-or-null"), alt(&[value, null]));
     }
     if let Some(r) = map.get("$ref") {
         return reference(n, r, hint, depth);

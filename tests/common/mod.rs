@@ -10,6 +10,7 @@ pub mod llguidance;
 pub mod prompted;
 pub mod reference;
 pub mod roundtrip;
+pub mod schemas;
 pub mod streaming;
 pub mod turns;
 

@@ -180,8 +180,11 @@ impl Llama {
             );
             return None;
         }
+        // One folder per instance: tests run in parallel in one process.
+        static INSTANCES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let scratch =
-            std::env::temp_dir().join(format!("chat-autoparser-llama-{}", std::process::id()));
+            std::env::temp_dir().join(format!("chat-autoparser-llama-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&scratch).ok()?;
         Some(Llama {
             validator,
@@ -748,4 +751,47 @@ fn report(tally: &Tally) {
         "{} miss(es) not in KNOWN (see above)",
         unexpected.len()
     );
+}
+
+/// The schema feature table (`tests/common/schemas.rs`) as a response
+/// format, through llama.cpp's own GBNF parser and matcher: every valid
+/// answer accepted, every invalid one rejected.
+#[test]
+fn schema_features_in_llama_cpp() {
+    let Some(llama) = Llama::find() else { return };
+    let source = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("templates/bare-json.jinja"),
+    )
+    .unwrap();
+    let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let (mut accepted, mut rejected) = (0, 0);
+    for case in crate::common::schemas::schema_features() {
+        let options = Options::default()
+            .with_tool_choice(ToolChoice::None)
+            .with_response_schema(Some(case.schema.clone()));
+        let g = analysis.grammar(&options).unwrap();
+        assert!(g.warnings.is_empty(), "{}: {:?}", case.schema, g.warnings);
+        for text in &case.good {
+            assert!(
+                llama.accepts(&g.gbnf, text),
+                "{}: should accept {text}\n{}",
+                case.schema,
+                g.gbnf
+            );
+            accepted += 1;
+        }
+        for text in &case.bad {
+            assert!(
+                !llama.accepts(&g.gbnf, text),
+                "{}: should reject {text}\n{}",
+                case.schema,
+                g.gbnf
+            );
+            rejected += 1;
+        }
+    }
+    println!("schema features in llama.cpp: {accepted} valid answers accepted, {rejected} invalid rejected");
 }

@@ -660,3 +660,45 @@ fn odd_tools_compile_with_warnings() {
         }
     }
 }
+
+/// The schema feature table (`tests/common/schemas.rs`) as a response
+/// format: the Lark export hands the schema to llguidance's `%json`, which
+/// must accept every valid answer and reject every invalid one.
+#[test]
+fn schema_features_in_llguidance() {
+    let source = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("templates/bare-json.jinja"),
+    )
+    .unwrap();
+    let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let mut engine = Engine::new();
+    let (mut accepted, mut rejected) = (0, 0);
+    for case in crate::common::schemas::schema_features() {
+        let options = Options::default()
+            .with_tool_choice(ToolChoice::None)
+            .with_response_schema(Some(case.schema.clone()));
+        let grammar = lark(&Protocol::new(&analysis, &options)).unwrap().lark;
+        for text in &case.good {
+            assert_eq!(
+                engine.accepts(&grammar, text),
+                Ok(true),
+                "{}: should accept {text}\n{grammar}",
+                case.schema
+            );
+            accepted += 1;
+        }
+        for text in &case.bad {
+            assert_eq!(
+                engine.accepts(&grammar, text),
+                Ok(false),
+                "{}: should reject {text}\n{grammar}",
+                case.schema
+            );
+            rejected += 1;
+        }
+    }
+    println!("schema features in llguidance: {accepted} valid answers accepted, {rejected} invalid rejected");
+}

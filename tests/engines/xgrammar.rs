@@ -602,3 +602,58 @@ fn structural_tags_compile_in_xgrammar_and_accept_rendered_outputs() {
     let (m, mc) = (count(Kind::Mutation, false), count(Kind::Mutation, true));
     assert_eq!(m.0 + mc.0, m.1 + mc.1, "mutations accepted");
 }
+
+/// The schema feature table (`tests/common/schemas.rs`) as a response
+/// format: the structural tag hands the schema to xgrammar's
+/// `json_schema`, which must accept every valid answer and reject every
+/// invalid one.
+#[test]
+fn schema_features_in_xgrammar() {
+    let Some(python) = engine() else { return };
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("templates/bare-json.jinja");
+    let source = TemplateSource::load(&path).unwrap();
+    let analysis = ChatTemplate::from_source(&source, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let mut jobs = Jobs::default();
+    for case in crate::common::schemas::schema_features() {
+        let options = Options::default()
+            .with_tool_choice(ToolChoice::None)
+            .with_response_schema(Some(case.schema.clone()));
+        let st = structural_tag(&Protocol::new(&analysis, &options)).unwrap();
+        // A pattern xgrammar cannot read as JSON Schema means is dropped
+        // with a warning: looser, so its invalid answers are not checked.
+        let bad = match st.warnings.iter().any(|w| w.contains("pattern")) {
+            true => &[][..],
+            false => &case.bad[..],
+        };
+        let texts = case.good.iter().map(|t| (t, Kind::Auto));
+        for (text, kind) in texts.chain(bad.iter().map(|t| (t, Kind::Mutation))) {
+            let label = format!("{}: {text}", case.schema);
+            let output = text.to_string();
+            jobs.add(
+                st.structural_tag.clone(),
+                Check {
+                    label,
+                    kind,
+                    output,
+                    cut: false,
+                },
+            );
+        }
+    }
+    let results = jobs.run(&python);
+    let (mut accepted, mut rejected, mut wrong) = (0, 0, Vec::new());
+    for (check, result) in jobs.checks.iter().zip(results) {
+        match (check.kind, result) {
+            (_, Err(e)) => wrong.push(format!("{}: does not compile: {e}", check.label)),
+            (Kind::Auto, Ok(true)) => accepted += 1,
+            (Kind::Auto, Ok(false)) => wrong.push(format!("{}: should be accepted", check.label)),
+            (_, Ok(false)) => rejected += 1,
+            (_, Ok(true)) => wrong.push(format!("{}: should be rejected", check.label)),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    println!("schema features in xgrammar: {accepted} valid answers accepted, {rejected} invalid rejected");
+}
