@@ -14,11 +14,11 @@
 //!   closing (`<|channel|>final and here is a long sentence<|message|>`,
 //!   `<|open|>call tool="f"<|sep|>`) or a corrupted closing
 //!   (`<|channel|>analysis<|message|X>...<|end|>`) is no header, and stays
-//!   in the content, verbatim. So does a header cut short
+//!   in the content, verbatim. So does a tool marker of the header's shape
+//!   (`<|close|>argument<|sep|>` beside the header `<|close|>response<|sep|>`):
+//!   it is the text of a call given back to the content. A header cut short
 //!   by the next header (`<|channel|>commentary to=assistant<|channel|>final...`),
-//!   and a tool marker of the header's shape (`<|close|>argument<|sep|>`
-//!   beside the header `<|close|>response<|sep|>`): it is the text of a call
-//!   given back to the content;
+//!   its label a short token of any words, opens no message and is dropped;
 //! - a message break is dropped, with or without the message end before it;
 //! - inline reasoning (not extracted) keeps its own block verbatim, up to and
 //!   including the message end: only the break's reopening is scaffolding.
@@ -30,7 +30,7 @@
 
 use crate::analysis::{tool_sources, Analysis, Header};
 use chat_autoparser_peg::{
-    and, any_char, cap, lit, literals, not, opt, repeat, seq, star, until, ws, Expr,
+    and, any_char, cap, choice, lit, literals, not, opt, repeat, seq, star, until, ws, Expr,
 };
 
 use super::marker::Marker;
@@ -102,10 +102,24 @@ impl<'a> Sections<'a> {
         // after it (`final <|constrain|>json`). Words of text after the
         // first (`call tool="f" index="1"`) are what the model wrote, not
         // a channel's name, and stay content.
-        let label = label(h, &self.analysis.preserved_tokens, &[], Words::Markup);
-        let body = seq([lit(&h.open), label, lit(&h.close), ws()]);
+        let markers = &self.analysis.preserved_tokens;
+        let whole = seq([
+            lit(&h.open),
+            label(h, markers, &[], Words::Markup),
+            lit(&h.close),
+            ws(),
+        ]);
+        // A header the model broke off to start the next one
+        // (`<|channel|>commentary to=assistant<|channel|>final...`) opens
+        // no message: its label is scaffolding, as a whole header's is.
+        let opens: Vec<&str> = self.headers().iter().map(|h| h.open.as_str()).collect();
+        let cut_short = seq([
+            lit(&h.open),
+            label(h, markers, &[], Words::Any),
+            and(literals(opens)),
+        ]);
         let own = self.tool_markers(h).map(not);
-        seq(reserved.chain(own).chain([body]))
+        seq(reserved.chain(own).chain([choice([whole, cut_short])]))
     }
 
     /// The tool format's own markers that have `h`'s shape (Kimi-K3's

@@ -182,12 +182,18 @@ fn unseen_channels_and_header_variants_are_scaffolding() {
         "<|channel|>analysis to=functions.get_weather<|message|>{\"days\": 2}",
     );
     assert_eq!(calls(&m), [("get_weather".to_string(), json!({"days": 2}))]);
-    // A header cut short by the next one is malformed: it stays in the content.
+    // A header cut short by the next one opens no message: scaffolding.
     let m = extract(
         CHANNELS,
         "<|channel|>commentary to=assistant<|channel|>final<|message|>Hello",
     );
-    assert_eq!(m.content_text(), "<|channel|>commentary to=assistantHello");
+    assert_eq!(m.content_text(), "Hello");
+    // Text that is no label (a line break, too many words) stays, verbatim.
+    let out = "<|channel|>I was going to say\nsomething<|channel|>final<|message|>Hello";
+    assert_eq!(
+        extract(CHANNELS, out).content_text(),
+        "<|channel|>I was going to say\nsomethingHello"
+    );
 }
 
 #[test]

@@ -32,8 +32,9 @@ use serde_json::Value;
 /// opened the block to stay in `reasoning_content`; we drop it on purpose,
 /// as DeepSeek-R1-0528 writes it and servers expect it gone (docs/parser.md).
 /// 455 again since a stuttered opener token (gemma-4's doubled `<|channel>`)
-/// is dropped; the 8 misses left are explained in docs/parser.md.
-const MIN_PASSING: usize = 455;
+/// is dropped; 457 since a header cut short by the next one is scaffolding.
+/// The 6 misses left are explained in docs/parser.md.
+const MIN_PASSING: usize = 457;
 
 fn shared() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")
