@@ -1407,12 +1407,16 @@ fn known_name_alternatives(names: &[String], quoted: bool) -> Expr {
     choice(sorted.into_iter().map(word))
 }
 
-/// Characters of a function name.
+/// Characters of a function name (or a keyword argument's): ASCII word
+/// characters, `-` and `.`, and every non-ASCII character (the bytes of its
+/// UTF-8 form), since a request may declare `获取天气` and a Python
+/// identifier may be `城市`.
 fn name_chars() -> ByteSet {
     ByteSet::range(b'a', b'z')
         .union(ByteSet::range(b'A', b'Z'))
         .union(ByteSet::range(b'0', b'9'))
         .union(ByteSet::of(b"_-."))
+        .union(ByteSet::range(0x80, 0xFF))
 }
 
 /// `prefix NAME separator N`, all of it the id (see `IdSlot::Counted`).

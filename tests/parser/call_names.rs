@@ -144,3 +144,39 @@ fn a_declared_name_with_spaces_is_read_whole() {
             "tool_calls": [call("get weather now", "{\"city\": \"Paris\"}")]})
     );
 }
+
+/// Parses `output` with the shipped template `name` and one tool named
+/// `function` whose argument is `key`.
+fn parse_shipped(name: &str, function: &str, key: &str, output: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("templates")
+        .join(format!("{name}.jinja"));
+    let source = chat_autoparser::TemplateSource::load(&path).unwrap();
+    let template = ChatTemplate::from_source(&source, &TemplateConfig::default()).unwrap();
+    let analysis = template.analyze().unwrap();
+    let tools = vec![json!({"type": "function", "function": {"name": function,
+        "parameters": {"type": "object", "properties": {key: {"type": "string"}}}}})];
+    let user = vec![json!({"role": "user", "content": "天气?"})];
+    serde_json::to_value(prompted::parse_after_prompt(
+        &template, &analysis, user, tools, output,
+    ))
+    .unwrap()
+}
+
+#[test]
+fn names_and_keys_may_be_non_ascii() {
+    // A name that ends at a line break (GLM's `<tool_call>NAME\n`): the
+    // slot reads a word, and a word may be `获取天气`.
+    let glm =
+        "<tool_call>获取天气\n<arg_key>城市</arg_key>\n<arg_value>北京</arg_value>\n</tool_call>";
+    assert_eq!(
+        parse_shipped("glm-arg-pairs", "获取天气", "城市", glm)["tool_calls"],
+        json!([call("获取天气", "{\"城市\": \"北京\"}")])
+    );
+    // A Python call's keyword argument is an identifier, which may be `城市`.
+    let python = "<|tool_call_start|>[获取天气(城市=\"北京\")]<|tool_call_end|>";
+    assert_eq!(
+        parse_shipped("python-calls", "获取天气", "城市", python)["tool_calls"],
+        json!([call("获取天气", "{\"城市\": \"北京\"}")])
+    );
+}
