@@ -10,9 +10,9 @@
 //!
 //! Invariants: the expression never accepts a string body the pattern
 //! rejects, except where it is looser on purpose: look-arounds other than
-//! `^` / `$` are dropped, repetition bounds above [`MAX_BOUND`] become
-//! unbounded, and a pattern anchored in some branches only is read as
-//! unanchored. A pattern that cannot be translated (syntax `regex-syntax`
+//! `^` / `$` are dropped, repetition bounds above [`MAX_BOUND`] (or past
+//! [`MAX_COPIES`] copies, nested ones multiplied) become unbounded, and a
+//! pattern anchored in some branches only is read as unanchored. A pattern that cannot be translated (syntax `regex-syntax`
 //! does not read, a non-ASCII class) gives `None`, and the caller falls back
 //! to any string with a warning. Never panics.
 
@@ -40,7 +40,7 @@ pub fn string_body(pattern: &str, char_rule: &str) -> Option<String> {
         .build()
         .parse(pattern)
         .ok()?;
-    let body = expr(&hir)?;
+    let body = expr(&hir, 1)?;
     let props = hir.properties();
     let any = format!("{char_rule}*");
     let before = (!props.look_set_prefix().contains(Look::Start)).then(|| any.clone());
@@ -69,30 +69,46 @@ pub fn format_pattern(format: &str) -> Option<&'static str> {
     })
 }
 
+/// Copies of one node an engine may make, all repetitions counted: a
+/// repetition nested deeper is written unbounded (`(a{64}){64}` is 4096
+/// copies of `a` where llama.cpp expands bounded repetitions).
+const MAX_COPIES: u32 = 4096;
+
 /// One node, as a GBNF expression (`""` for what matches only the empty
-/// string); `None` for a node that cannot be written.
-fn expr(hir: &Hir) -> Option<String> {
+/// string); `None` for a node that cannot be written. `copies`: how many
+/// times the enclosing repetitions repeat it.
+fn expr(hir: &Hir, copies: u32) -> Option<String> {
     match hir.kind() {
         HirKind::Empty | HirKind::Look(_) => Some("\"\"".into()),
         HirKind::Literal(lit) => Some(text(&String::from_utf8_lossy(&lit.0))),
         HirKind::Class(class) => class_expr(class),
-        HirKind::Capture(cap) => expr(&cap.sub),
+        HirKind::Capture(cap) => expr(&cap.sub, copies),
         HirKind::Concat(parts) => {
-            let parts: Option<Vec<String>> = parts.iter().map(expr).collect();
+            let parts: Option<Vec<String>> = parts.iter().map(|p| expr(p, copies)).collect();
             Some(seq(&parts?
                 .into_iter()
                 .filter(|p| p != "\"\"")
                 .collect::<Vec<_>>()))
         }
         HirKind::Alternation(options) => {
-            let options: Option<Vec<String>> = options.iter().map(expr).collect();
+            let options: Option<Vec<String>> = options.iter().map(|o| expr(o, copies)).collect();
             Some(alt(&options?))
         }
         HirKind::Repetition(rep) => {
-            let sub = expr(&rep.sub)?;
-            let min = rep.min.min(MAX_BOUND as u32);
-            let times = match rep.max {
-                Some(max) if max <= MAX_BOUND as u32 && max >= min => match (min, max) {
+            let fits = |n: u32| n <= MAX_BOUND as u32 && copies.saturating_mul(n) <= MAX_COPIES;
+            let bounded = rep.max.filter(|&max| max >= rep.min && fits(max));
+            // Past the bounds a repetition is written unbounded, and its
+            // least count (which engines also copy out) at most 1.
+            let min = match fits(rep.min) {
+                true => rep.min,
+                false => rep.min.min(1),
+            };
+            let sub = expr(
+                &rep.sub,
+                copies.saturating_mul(bounded.unwrap_or(min).max(1)),
+            )?;
+            let times = match bounded {
+                Some(max) => match (min, max) {
                     (0, 1) => "?".to_string(),
                     (m, x) if m == x => format!("{{{m}}}"),
                     (m, x) => format!("{{{m},{x}}}"),
@@ -243,6 +259,17 @@ mod tests {
         let body = string_body("^.$", "char").unwrap();
         assert!(body.contains("\\u0080-\\U0010FFFF"), "{body}");
         assert!(!body.contains("\"\\\\n\""), "{body}");
+    }
+
+    #[test]
+    fn nested_repetitions_are_bounded_in_copies() {
+        // 64 × 64 copies fit; the innermost level is written unbounded.
+        assert_eq!(
+            string_body("^((a{64}){64}){64}$", "char").unwrap(),
+            r#"( ( ( "a" )+ ){64} ){64}"#
+        );
+        assert_eq!(string_body("^a{2,}$", "char").unwrap(), r#"( "a" ){2,}"#);
+        assert_eq!(string_body("^a{100,}$", "char").unwrap(), r#"( "a" )+"#);
     }
 
     #[test]
