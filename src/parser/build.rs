@@ -1061,6 +1061,21 @@ impl<'a> ToolGrammar<'a> {
             (Some((p, s)), false) => opt(tagged_id(p, s)),
             (None, _) => empty(),
         };
+        // A server that decodes with `skip_special_tokens` drops the tokens
+        // between the name and JSON arguments: `[TOOL_CALLS]NAME[ARGS]{...}`
+        // reaches it as `[TOOL_CALLS]NAME{...}` (the form vLLM's Mistral
+        // parser reads). The arguments' `{` then ends the name.
+        let (suffix_expr, id_after) = match self.strippable_tokens(t) {
+            true => {
+                stops.push("{".into());
+                let stripped = and(lit("{"));
+                (
+                    choice([suffix_expr, stripped.clone()]),
+                    choice([id_after, stripped]),
+                )
+            }
+            false => (suffix_expr, id_after),
+        };
         let id_before = t
             .id_before
             .map_or_else(empty, |(p, s)| opt(tagged_id(p, s)));
@@ -1075,6 +1090,24 @@ impl<'a> ToolGrammar<'a> {
             suffix_expr,
             id_after,
         ])
+    }
+
+    /// Whether only special tokens stand between a tagged name and its JSON
+    /// object arguments (`[ARGS]`, `[CALL_ID]ID[ARGS]`): a decoder that
+    /// skips special tokens leaves the name right before the `{`.
+    fn strippable_tokens(&self, t: &TaggedName<'_>) -> bool {
+        let json = self.layout.arguments() == Some(&Arguments::Json { as_string: false });
+        let token = |m: &str| {
+            let m = m.trim();
+            crate::analysis::markers::marker_at(m, 0).is_some_and(|r| r.len() == m.len())
+        };
+        let id_tokens = t.id_after.is_none_or(|(p, s)| token(p) && token(s));
+        let suffix = t.suffix.trim();
+        let suffix_ok = match suffix.is_empty() {
+            true => t.id_after.is_some(),
+            false => token(suffix),
+        };
+        json && t.echo.is_none() && id_tokens && suffix_ok
     }
 
     /// After the name: arguments, and the rest of a JSON call object.

@@ -45,6 +45,10 @@
 //!   (`[CALL_ID]a1b2c3d4e[ARGS]`) left out, with its opening marker (and
 //!   its closing one unless that alone ends the name); expected: the same
 //!   message (ids are not compared).
+//! - `stripped-tokens`: the special tokens between a tagged name and its
+//!   JSON object arguments (`[ARGS]`, `[CALL_ID]ID[ARGS]`) dropped, as a
+//!   decoder that skips special tokens drops them; expected: the same
+//!   message.
 //! - `value-newline`: tagged arguments whose value opens with a marker
 //!   (`<arg_value>`): a newline before each value's marker where the
 //!   template writes none (`</arg_key>\n<arg_value>`); expected: the same
@@ -197,7 +201,75 @@ fn deviations(
         Expected::Same,
     );
     push("missing-id", missing_id(analysis, output), Expected::Same);
+    push(
+        "stripped-tokens",
+        stripped_tokens(analysis, output),
+        Expected::Same,
+    );
     out
+}
+
+/// The special tokens between each tagged name and its JSON object
+/// arguments (`[ARGS]`, `[CALL_ID]ID[ARGS]`) dropped, as a decoder that
+/// skips special tokens drops them: `NAME{...}`.
+fn stripped_tokens(analysis: &Analysis, output: &str) -> Option<String> {
+    let format = analysis.tools.as_ref()?;
+    let NameSlot::Tagged { suffix, .. } = &format.name else {
+        return None;
+    };
+    let ArgumentsSlot::Json {
+        path,
+        as_string: false,
+    } = &format.arguments
+    else {
+        return None;
+    };
+    // One bracketed token, `[ARGS]` or `<|x|>`.
+    let token = |m: &str| {
+        let m = m.trim();
+        let inner = |o: char, c: char| {
+            m.strip_prefix(o)
+                .and_then(|r| r.strip_suffix(c))
+                .is_some_and(|i| !i.is_empty() && !i.contains([o, c, ' ', '\n']))
+        };
+        inner('[', ']') || inner('<', '>')
+    };
+    // Ids of other shapes (a counter around the name) come with section
+    // tokens a skipping decoder would drop too: no such output exists.
+    let id = match &format.id {
+        Some(IdSlot::Tagged {
+            prefix,
+            suffix,
+            before_name: false,
+        }) => Some((prefix.trim(), suffix.trim())),
+        None => None,
+        Some(_) => return None,
+    };
+    let suffix = suffix.trim();
+    let tokens_only = id.is_none_or(|(p, s)| token(p) && token(s))
+        && if suffix.is_empty() {
+            id.is_some()
+        } else {
+            token(suffix)
+        };
+    if !path.is_empty() || !tokens_only {
+        return None;
+    }
+    let mut text = output.to_string();
+    if let Some((open, close)) = id {
+        let mut out = String::new();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find(open) {
+            let end = at + rest[at..].find(close)?;
+            out.push_str(&rest[..at]);
+            rest = &rest[end + close.len()..];
+        }
+        text = out + rest;
+    }
+    if !suffix.is_empty() {
+        text = text.replace(&format!("{suffix}{{"), "{");
+    }
+    (text != output).then_some(text)
 }
 
 /// Each tagged call id left out: from its opening marker to its closing

@@ -55,6 +55,7 @@ fn deviations_corpus() {
         ("openai-wrapper", 63),
         ("reopened-reasoning", 36),
         ("spare-token", 16),
+        ("stripped-tokens", 15),
         ("stuttered-opener", 18),
         ("unknown-tool", 90),
         ("value-newline", 7),
