@@ -38,12 +38,19 @@ pub fn detect(
     let instructed = || instructed_markers(template, variables, &outputs.assumed_empty);
     // A turn whose block the prompt's own empty block shares (history
     // writes `<think>R</think>`, the prompt `<think></think>`) shows its
-    // end but not its opener: the prompt's block names it.
-    let from_turns = match (from_turns, &from_prompts) {
-        (Some((start, end)), Some((opener, closer))) if start.is_empty() && end == *closer => {
-            Some((opener.clone(), end))
+    // end but not its opener: the prompt's block names it, even when
+    // history writes that empty block in every turn too
+    // (`<|channel>thought\n<channel|>`), since its closer is the one the
+    // turn's reasoning ends with.
+    let from_turns = match from_turns {
+        Some((start, end)) if start.is_empty() => {
+            let opener = prompts
+                .iter()
+                .flatten()
+                .find_map(|p| empty_block(p).filter(|(_, close)| *close == end));
+            Some((opener.map_or(start, |(open, _)| open), end))
         }
-        (found, _) => found,
+        found => found,
     };
     let (mut start, end) = from_turns
         .or(from_prompts)

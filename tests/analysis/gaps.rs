@@ -68,6 +68,41 @@ fn an_empty_named_channel_in_the_prompt_gives_the_reasoning_markers() {
     assert_eq!(streaming::parse_and_stream(&parser, "4"), message("4", ""));
 }
 
+/// Gemma-4 "empty thought" style: every model turn writes the thought
+/// channel, empty when the turn has no reasoning, and the prompt with
+/// thinking off writes the same empty channel. The reasoning needle shows
+/// the closer only; the prompt's empty block names the opener.
+const EMPTY_CHANNEL_EVERY_TURN: &str = r#"
+{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}
+{{- '<|turn>model\n<|channel>thought\n' + (m.reasoning_content or '') + '<channel|>' + m.content + '<turn|>\n' -}}
+{%- else -%}
+{{- '<|turn>' + m.role + '\n' + m.content + '<turn|>\n' -}}
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+{{- '<|turn>model\n' -}}
+{%- if not enable_thinking | default(false) -%}{{- '<|channel>thought\n<channel|>' -}}{%- endif -%}
+{%- endif -%}"#;
+
+#[test]
+fn an_empty_channel_every_turn_writes_still_names_the_opener() {
+    let t = template(EMPTY_CHANNEL_EVERY_TURN);
+    let a = t.analyze().unwrap();
+    assert_eq!(
+        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
+        ("<|channel>thought", "<channel|>")
+    );
+    let config = chat_autoparser::ParserConfig::from(
+        chat_autoparser::Options::default().with_enable_thinking(Some(true)),
+    );
+    let parser = a.parser(&config).unwrap();
+    assert_eq!(
+        streaming::parse_and_stream(&parser, "<|channel>thought\nTwo and two.<channel|>4"),
+        message("4", "Two and two.")
+    );
+}
+
 /// OLMo-3-Think style: the generation prompt opens `<think>`, no render
 /// ever closes it and the template text never names `</think>`.
 const PROMPT_OPENS: &str = r#"
