@@ -78,8 +78,8 @@
 //! incomplete.
 
 use crate::analysis::{
-    tool_tokens, Analysis, ArgumentsSlot, Elements, Header, IdSlot, NameSlot, ReasoningMode,
-    TaggedArguments, ToolClass, ToolFormat,
+    tool_tokens, ArgumentsSlot, Elements, Header, IdSlot, NameSlot, TaggedArguments, ToolClass,
+    ToolFormat,
 };
 use chat_autoparser_peg::{
     and, any_char, cap, choice, class, commit, cut, empty, eoi, json, json_string, lit, literals,
@@ -89,7 +89,9 @@ use chat_autoparser_peg::{
 use super::marker::Marker;
 use super::sections::{Sections, Words};
 use super::tags::*;
-use crate::protocol::{Arguments, CallLayout, Notation, Start, TaggedName};
+use crate::protocol::{
+    Arguments, CallLayout, Notation, Protocol, ReasoningMarkers, Start, TaggedName,
+};
 use std::rc::Rc;
 
 /// The name a call's layout is made with: the parser reads any name in
@@ -100,8 +102,6 @@ const NAME_SLOT: &str = "NAME";
 #[derive(Debug, Clone, Copy)]
 pub struct Plan<'a> {
     pub start: Start,
-    /// The marker the prompt ends with (see `start::trailing_marker`).
-    pub echo: Option<&'a str>,
     /// Reasoning goes to its own field (else it stays in the content).
     pub extract_reasoning: bool,
     /// Tool calls are parsed (else their text is content).
@@ -120,8 +120,8 @@ const JSON_FENCES: [&str; 2] = ["```json", "```"];
 
 /// The grammar for `analysis` under `plan`: the root expression, and the
 /// rules for nested values in each argument notation.
-pub fn grammar(analysis: &Analysis, plan: Plan<'_>) -> Grammar {
-    let (root, calls) = root(analysis, plan);
+pub fn grammar(protocol: &Protocol, plan: Plan<'_>) -> Grammar {
+    let (root, calls) = root(protocol, plan);
     let mut grammar = Grammar::new(root);
     // A call is read in several places (first, after a separator, inside
     // a list, after a wrapper): one rule each, built and compiled once.
@@ -139,8 +139,8 @@ pub fn grammar(analysis: &Analysis, plan: Plan<'_>) -> Grammar {
 
 /// The root expression for `analysis` under `plan`, and the tool
 /// grammars whose call rules it names.
-fn root<'a>(analysis: &'a Analysis, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a>>) {
-    let tool_sections = tool_grammars(analysis, plan.formats, plan.names);
+fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a>>) {
+    let tool_sections = tool_grammars(protocol, plan.formats, plan.names);
     // Tool sections keep their text when tools are not parsed: a header
     // never takes their opening marker.
     let tool_starts: Vec<String> = tool_sections
@@ -158,9 +158,9 @@ fn root<'a>(analysis: &'a Analysis, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a
         Vec::new()
     };
     let (words, wrappers): (Vec<Marker>, Vec<Marker>) =
-        content_wrappers(analysis).into_iter().partition(is_word);
-    let opener = part_opener(analysis);
-    let sections = Sections::new(analysis, plan.extract_reasoning, tool_starts);
+        content_wrappers(protocol).into_iter().partition(is_word);
+    let opener = part_opener(protocol);
+    let sections = Sections::new(protocol, plan.extract_reasoning, tool_starts);
     let mut silent: Vec<String> = wrappers
         .iter()
         .filter_map(|m| m.first_core().map(str::to_string))
@@ -174,20 +174,20 @@ fn root<'a>(analysis: &'a Analysis, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a
     for t in &calls {
         triggers.extend(t.triggers.iter().cloned());
     }
-    if plan.extract_reasoning && has_start_marker(analysis) {
+    if let Some(r) = reasoning_with_start(protocol).filter(|_| plan.extract_reasoning) {
         // A reasoning block after content (interleaved thinking) is still reasoning.
-        let start = Marker::new(&analysis.reasoning.start);
+        let start = Marker::new(&r.start);
         let core = labelled_opener(&start).or(start.first_core());
         triggers.extend(core.map(str::to_string));
     }
-    let closers = final_closers(analysis, plan);
+    let closers = final_closers(protocol, plan);
     triggers.extend(closers.iter().cloned());
     triggers.sort();
     triggers.dedup();
     let mut alternatives = Vec::new();
     alternatives.extend(calls.iter().map(ToolGrammar::section));
-    if plan.extract_reasoning && has_start_marker(analysis) {
-        alternatives.push(tagged_reasoning(analysis, &reasoning_stops));
+    if plan.extract_reasoning && has_start_marker(protocol) {
+        alternatives.push(tagged_reasoning(protocol, &reasoning_stops));
     }
     // A wrapper is recognised by its first core: the model stops before
     // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
@@ -206,14 +206,14 @@ fn root<'a>(analysis: &'a Analysis, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a
     // The stop marker followed only by special tokens at the very end: a
     // turn that ends with more than its analysed end (`<|im_end|><|stop|>`
     // after a call turn, `<|im_end|><|endofturn|>`) closes nothing either.
-    if let Some(stop) = Marker::new(&analysis.turn.stop_marker).first_core() {
+    if let Some(stop) = Marker::new(&protocol.turn.stop_marker).first_core() {
         let tokens = plus(seq([ws(), special_token()]));
         alternatives.push(seq([lit(stop), tokens, ws(), eoi()]));
     }
     // A call of a function the request does not have is content, reported.
     // Its text is all content, verbatim: the section end that closes the
     // output after it too (which after a known call closes nothing).
-    let section_end = bare_section_end(analysis, plan).map_or_else(empty, |end| {
+    let section_end = bare_section_end(protocol, plan).map_or_else(empty, |end| {
         opt(seq([cap(CONTENT, lit(&end)), ws(), eoi()]))
     });
     // The opener is content too, so that a call opener inside the section
@@ -231,13 +231,15 @@ fn root<'a>(analysis: &'a Analysis, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a
     alternatives.push(content(&triggers));
     // A wrapper word opens the first part without an opener: the prompt wrote it.
     let first_part = opt(seq([choice(words.iter().map(Marker::expr)), ws()]));
-    let echo = plan
-        .echo
+    let echo = protocol
+        .prompt
+        .trailing_marker
+        .as_deref()
         .filter(|m| plan.start != Start::InReasoning && !tool_starts_with(&calls, m))
         .map_or_else(empty, |m| opt(seq([ws(), lit(m), ws()])));
     let root = seq([
         echo,
-        prelude(analysis, plan, &reasoning_stops),
+        prelude(protocol, plan, &reasoning_stops),
         first_part,
         star(choice(alternatives)),
         eoi(),
@@ -259,12 +261,12 @@ fn is_word(marker: &Marker) -> bool {
 /// (functionary's `>>>`, written before a recipient: `all` for content or a
 /// function name): the prompt wrote the first part's opener, the model
 /// writes the others.
-fn part_opener(analysis: &Analysis) -> Option<String> {
-    let format = analysis.tools.as_ref()?;
+fn part_opener(protocol: &Protocol) -> Option<String> {
+    let format = protocol.markup.own_format.as_ref()?;
     let opens_calls = !Marker::new(&format.section_start).is_blank()
         || !Marker::new(&format.call_start).is_blank();
     let separator = format.call_separator.trim();
-    let prompt = analysis.turn.generation_prompt.default.trim_end();
+    let prompt = protocol.turn.generation_prompt.default.trim_end();
     (!opens_calls && !separator.is_empty() && prompt.ends_with(separator))
         .then(|| separator.to_string())
 }
@@ -384,28 +386,33 @@ fn notation_rule(n: &Notation) -> Expr {
 /// the calls before it: `<tool_call|>Let me check.<|tool_response>`) and,
 /// when reasoning is extracted, a stray reasoning end marker (one with no
 /// block open closes nothing).
-fn final_closers(analysis: &Analysis, plan: Plan<'_>) -> Vec<String> {
-    let stop_marker = Marker::new(&analysis.turn.stop_marker);
+fn final_closers(protocol: &Protocol, plan: Plan<'_>) -> Vec<String> {
+    let stop_marker = Marker::new(&protocol.turn.stop_marker);
     let stop = stop_marker.first_core();
     let mut out: Vec<String> = stop.map(str::to_string).into_iter().collect();
-    out.extend(bare_section_end(analysis, plan));
+    out.extend(bare_section_end(protocol, plan));
     // The turn's tail after the stop marker (`<|eos|><think>\n\n</think>`).
-    if let Some(stop) = stop.filter(|_| !analysis.turn.tail.is_empty()) {
-        out.push(format!("{stop}{}", analysis.turn.tail));
+    if let Some(stop) = stop.filter(|_| !protocol.turn.tail.is_empty()) {
+        out.push(format!("{stop}{}", protocol.turn.tail));
     }
-    if plan.extract_reasoning && analysis.reasoning.mode != ReasoningMode::None {
-        out.extend(
-            Marker::new(&analysis.reasoning.end)
-                .first_core()
-                .map(str::to_string),
-        );
+    if let Some(r) = protocol
+        .markup
+        .reasoning
+        .as_ref()
+        .filter(|_| plan.extract_reasoning)
+    {
+        out.extend(Marker::new(&r.end).first_core().map(str::to_string));
     }
     out
 }
 
 /// The first core of the end of a tool section that has no opening marker.
-fn bare_section_end(analysis: &Analysis, plan: Plan<'_>) -> Option<String> {
-    let tools = analysis.tools.as_ref().filter(|_| plan.parse_tools)?;
+fn bare_section_end(protocol: &Protocol, plan: Plan<'_>) -> Option<String> {
+    let tools = protocol
+        .markup
+        .own_format
+        .as_ref()
+        .filter(|_| plan.parse_tools)?;
     if !Marker::new(&tools.section_start).is_blank() {
         return None;
     }
@@ -414,9 +421,14 @@ fn bare_section_end(analysis: &Analysis, plan: Plan<'_>) -> Option<String> {
         .map(str::to_string)
 }
 
-fn has_start_marker(analysis: &Analysis) -> bool {
-    analysis.reasoning.mode != ReasoningMode::None
-        && !Marker::new(&analysis.reasoning.start).is_blank()
+/// The reasoning markers, when the block has an opening marker.
+fn reasoning_with_start(protocol: &Protocol) -> Option<&ReasoningMarkers> {
+    let r = protocol.markup.reasoning.as_ref()?;
+    (!Marker::new(&r.start).is_blank()).then_some(r)
+}
+
+fn has_start_marker(protocol: &Protocol) -> bool {
+    reasoning_with_start(protocol).is_some()
 }
 
 /// Content text: at least one character (a trigger that did not start what
@@ -437,8 +449,8 @@ fn content(triggers: &[String]) -> Expr {
 }
 
 /// Markers around visible content (`<|START_RESPONSE|>`...), consumed silently.
-fn content_wrappers(analysis: &Analysis) -> Vec<Marker> {
-    [&analysis.content.start, &analysis.content.end]
+fn content_wrappers(protocol: &Protocol) -> Vec<Marker> {
+    [&protocol.content.start, &protocol.content.end]
         .into_iter()
         .map(|raw| Marker::new(raw))
         .filter(|m| !m.is_blank())
@@ -447,12 +459,11 @@ fn content_wrappers(analysis: &Analysis) -> Vec<Marker> {
 
 /// Reasoning at the start of the output; `stops`: the literals a tool
 /// section starts with, when tools are parsed (see [`reasoning_body`]).
-fn prelude(analysis: &Analysis, plan: Plan<'_>, stops: &[String]) -> Expr {
-    let r = &analysis.reasoning;
-    if r.mode == ReasoningMode::None {
+fn prelude(protocol: &Protocol, plan: Plan<'_>, stops: &[String]) -> Expr {
+    let Some(r) = &protocol.markup.reasoning else {
         return empty();
-    }
-    let left_open = left_open_block(analysis);
+    };
+    let left_open = left_open_block(protocol);
     if !plan.extract_reasoning {
         // Inline reasoning: the block's opening is content, unless the model left it.
         return match plan.start {
@@ -470,11 +481,11 @@ fn prelude(analysis: &Analysis, plan: Plan<'_>, stops: &[String]) -> Expr {
         // A model may write the opener the prompt already wrote: scaffolding.
         Start::InReasoning => choice([
             seq([left_open, ws()]),
-            seq([reopened(analysis), reasoning_body(&end, stops)]),
+            seq([reopened(protocol), reasoning_body(&end, stops)]),
         ]),
         // A lone end marker first closes an empty block (some templates
         // write one; models write it where their prompt opened none).
-        Start::Free if has_start_marker(analysis) => opt(seq([ws(), end.expr(), ws()])),
+        Start::Free if has_start_marker(protocol) => opt(seq([ws(), end.expr(), ws()])),
         // Delimiter reasoning: from the start to the end marker, if there is one.
         Start::Free => opt(seq([
             cap(REASONING, until(end.delimiters())),
@@ -488,8 +499,8 @@ fn prelude(analysis: &Analysis, plan: Plan<'_>, stops: &[String]) -> Expr {
 /// straight away: the model left the reasoning block the prompt opened
 /// (`<|open|>response<|sep|>` after `<|open|>think<|sep|>`), so no text of it
 /// is reasoning. Fails for formats without a content wrapper.
-fn left_open_block(analysis: &Analysis) -> Expr {
-    match Marker::new(&analysis.content.start).first_core() {
+fn left_open_block(protocol: &Protocol) -> Expr {
+    match Marker::new(&protocol.content.start).first_core() {
         Some(core) => and(seq([ws(), lit(core)])),
         None => chat_autoparser_peg::fail(),
     }
@@ -497,18 +508,20 @@ fn left_open_block(analysis: &Analysis) -> Expr {
 
 /// The reasoning opener written again at the start of a block the prompt
 /// opened (`<think>` after `...<think>\n`), when the template has one.
-fn reopened(analysis: &Analysis) -> Expr {
-    match has_start_marker(analysis) {
-        true => opt(seq([ws(), Marker::new(&analysis.reasoning.start).expr()])),
-        false => empty(),
+fn reopened(protocol: &Protocol) -> Expr {
+    match reasoning_with_start(protocol) {
+        Some(r) => opt(seq([ws(), Marker::new(&r.start).expr()])),
+        None => empty(),
     }
 }
 
 /// A reasoning block opened by its start marker (at the start or later);
 /// `stops` as for [`prelude`].
-fn tagged_reasoning(analysis: &Analysis, stops: &[String]) -> Expr {
-    let start = Marker::new(&analysis.reasoning.start);
-    let end = Marker::new(&analysis.reasoning.end);
+fn tagged_reasoning(protocol: &Protocol, stops: &[String]) -> Expr {
+    let Some(r) = reasoning_with_start(protocol) else {
+        return chat_autoparser_peg::fail();
+    };
+    let (start, end) = (Marker::new(&r.start), Marker::new(&r.end));
     let opener = match labelled_opener(&start) {
         Some(token) => choice([start.expr(), lit(token)]),
         None => start.expr(),
@@ -610,20 +623,20 @@ fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
 /// One tool grammar per format the output may hold: the template's own, or
 /// the fallback dialects when the template renders no calls.
 fn tool_grammars<'a>(
-    analysis: &'a Analysis,
+    protocol: &'a Protocol,
     formats: &'a [ToolFormat],
     names: &[String],
 ) -> Vec<ToolGrammar<'a>> {
-    let opener = part_opener(analysis);
+    let opener = part_opener(protocol);
     formats
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let mut markers = analysis.preserved_tokens.clone();
+            let mut markers = protocol.preserved_tokens.clone();
             markers.extend(tool_tokens(t));
-            let mut g = ToolGrammar::new(t, &analysis.turn.headers, opener.clone(), markers, names);
+            let mut g = ToolGrammar::new(t, &protocol.turn.headers, opener.clone(), markers, names);
             g.rule = format!("call{i}");
-            g.with_wrappers(&analysis.spare_tokens)
+            g.with_wrappers(&protocol.markup.spare_tokens)
         })
         .collect()
 }

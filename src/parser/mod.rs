@@ -61,10 +61,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::{Analysis, ToolFormat};
+use crate::analysis::Analysis;
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::AssistantMessage;
-use crate::protocol::{start, Options, Protocol};
+use crate::protocol::{Options, Protocol};
 use chat_autoparser_peg::Program;
 
 pub use crate::protocol::{Start, ToolChoice};
@@ -172,16 +172,15 @@ impl Analysis {
 impl OutputParser {
     /// Builds the parser (see [`Analysis::parser`]).
     pub fn new(analysis: &Analysis, config: &ParserConfig) -> Result<OutputParser> {
-        let protocol = Protocol::new(analysis, &config.options);
+        let mut protocol = Protocol::new(analysis, &config.options);
         let mut start = protocol.start;
         let parse_tools = protocol.tools.is_some();
-        // Formats the request does not parse still keep their text whole
-        // (their markers stop content and headers).
-        let (formats, tools): (Vec<ToolFormat>, _) = match protocol.tools {
-            Some(section) => (section.formats, section.tools),
-            None => (analysis.tool_formats().cloned().collect(), Vec::new()),
-        };
-        let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+        let names: Vec<String> = protocol
+            .tools
+            .iter()
+            .flat_map(|s| &s.tools)
+            .map(|t| t.name.clone())
+            .collect();
         if config
             .prefill
             .as_ref()
@@ -192,45 +191,48 @@ impl OutputParser {
             start = Start::InReasoning;
         }
         let extract = config.reasoning == ReasoningFormat::Extract;
+        // Formats the request does not parse still keep their text whole
+        // (their markers stop content and headers).
+        let formats = match &protocol.tools {
+            Some(section) => &section.formats,
+            None => &protocol.markup.formats,
+        };
         let plan = build::Plan {
             start,
-            echo: start::trailing_marker(analysis, config.options.prompt.as_deref()),
             extract_reasoning: extract,
             parse_tools,
             json_response: config.options.response_schema.is_some(),
             names: &names,
-            formats: &formats,
+            formats,
         };
-        let program = build::grammar(analysis, plan).compile().map_err(|e| {
+        let program = build::grammar(&protocol, plan).compile().map_err(|e| {
             Error::new(
                 ErrorKind::Analysis,
                 format!("cannot build the output parser: {e}"),
             )
         })?;
-        let prefix = match (extract, start, config.options.prompt.as_deref()) {
-            (false, Start::InReasoning, Some(prompt)) => {
-                start::open_block_text(analysis, prompt).unwrap_or_default()
-            }
-            (false, Start::InReasoning, None) => analysis.reasoning.start.as_str(),
-            _ => "",
+        let nested = decode::Nested {
+            notation: build::notations(formats).into_iter().next(),
+            elements: build::elements(formats).into_iter().next().map(Arc::new),
         };
+        let prefix = match (extract, start) {
+            (false, Start::InReasoning) => std::mem::take(&mut protocol.prompt.opened_block),
+            _ => String::new(),
+        };
+        let reasoning_prefix = match (extract, start, &config.prefill) {
+            (true, Start::Free, None) => std::mem::take(&mut protocol.prompt.reasoning),
+            _ => String::new(),
+        };
+        let tools = protocol.tools.take().map(|s| s.tools).unwrap_or_default();
         Ok(OutputParser {
             program,
             schemas: Arc::new(ToolSchemas::new(tools)),
             parallel: config.options.parallel_tool_calls,
-            prefix: prefix.to_string(),
-            reasoning_prefix: match (extract, start, &config.prefill) {
-                (true, Start::Free, None) => {
-                    start::prompt_reasoning(analysis, config.options.prompt.as_deref()).to_string()
-                }
-                _ => String::new(),
-            },
+            prefix,
+            reasoning_prefix,
             prefill: config.prefill.clone().unwrap_or_default(),
             start,
-            nested: decode::Nested {
-                notation: build::notations(&formats).into_iter().next(),
-                elements: build::elements(&formats).into_iter().next().map(Arc::new),
-            },
+            nested,
             ids: config.call_ids.map(call_id::CallIdSource::new),
         })
     }

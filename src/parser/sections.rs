@@ -28,7 +28,8 @@
 //! content never swallows scaffolding and scaffolding never swallows text
 //! that does not start with a marker.
 
-use crate::analysis::{tool_sources, Analysis, Header};
+use crate::analysis::{tool_sources, Header};
+use crate::protocol::Protocol;
 use chat_autoparser_peg::{
     and, any_char, cap, choice, lit, literals, not, opt, repeat, seq, star, until, ws, Expr,
 };
@@ -36,9 +37,9 @@ use chat_autoparser_peg::{
 use super::marker::Marker;
 use super::tags::CONTENT;
 
-/// The section scaffolding of one analysis.
+/// The section scaffolding of one protocol.
 pub struct Sections<'a> {
-    analysis: &'a Analysis,
+    protocol: &'a Protocol,
     /// Reasoning is extracted (else its markers are content).
     extract_reasoning: bool,
     /// Literals a header may not start with (tool sections, reasoning when inline).
@@ -49,35 +50,33 @@ impl<'a> Sections<'a> {
     /// `reserved`: literals that start something other than a header (the
     /// tool section's triggers), even when they have a header's shape.
     pub fn new(
-        analysis: &'a Analysis,
+        protocol: &'a Protocol,
         extract_reasoning: bool,
         mut reserved: Vec<String>,
     ) -> Sections<'a> {
-        if !extract_reasoning {
-            reserved.extend(
-                Marker::new(&analysis.reasoning.start)
-                    .first_core()
-                    .map(str::to_string),
-            );
+        if let Some(r) = protocol.markup.reasoning.as_ref() {
+            if !extract_reasoning {
+                reserved.extend(Marker::new(&r.start).first_core().map(str::to_string));
+            }
         }
         // A literal no longer than a header's opening would reserve every header.
-        let headers = &analysis.turn.headers;
+        let headers = &protocol.turn.headers;
         reserved
             .retain(|r| !r.is_empty() && !headers.iter().any(|h| h.open.starts_with(r.as_str())));
         Sections {
-            analysis,
+            protocol,
             extract_reasoning,
             reserved,
         }
     }
 
     fn headers(&self) -> &'a [Header] {
-        &self.analysis.turn.headers
+        &self.protocol.turn.headers
     }
 
     /// First cores of the scaffolding: content stops before them.
     pub fn triggers(&self) -> Vec<String> {
-        let turn = &self.analysis.turn;
+        let turn = &self.protocol.turn;
         let mut out: Vec<String> = self.headers().iter().map(|h| h.open.clone()).collect();
         for raw in [&turn.message_end, &turn.message_start] {
             out.extend(Marker::new(raw).first_core().map(str::to_string));
@@ -102,7 +101,7 @@ impl<'a> Sections<'a> {
         // after it (`final <|constrain|>json`). Words of text after the
         // first (`call tool="f" index="1"`) are what the model wrote, not
         // a channel's name, and stay content.
-        let markers = &self.analysis.preserved_tokens;
+        let markers = &self.protocol.preserved_tokens;
         let whole = seq([
             lit(&h.open),
             label(h, markers, &[], Words::Markup),
@@ -129,8 +128,10 @@ impl<'a> Sections<'a> {
     /// scaffolding to drop.
     fn tool_markers(&self, h: &Header) -> Option<Expr> {
         let own: Vec<&str> = self
-            .analysis
-            .tool_formats()
+            .protocol
+            .markup
+            .formats
+            .iter()
             .flat_map(tool_sources)
             .map(str::trim)
             .filter(|m| m.starts_with(h.open.as_str()) && m.ends_with(h.close.as_str()))
@@ -141,7 +142,7 @@ impl<'a> Sections<'a> {
 
     /// `message-end? message-start`: one message of the turn ends, the next opens.
     fn message_break(&self) -> Option<Expr> {
-        let turn = &self.analysis.turn;
+        let turn = &self.protocol.turn;
         let start = Marker::new(&turn.message_start);
         if start.is_blank() {
             return None;
@@ -153,8 +154,9 @@ impl<'a> Sections<'a> {
     /// Inline reasoning in a turn with message breaks: the reasoning block,
     /// markers and message end included, is content.
     fn inline_reasoning(&self) -> Option<Expr> {
-        let turn = &self.analysis.turn;
-        let start = Marker::new(&self.analysis.reasoning.start);
+        let turn = &self.protocol.turn;
+        let r = self.protocol.markup.reasoning.as_ref()?;
+        let start = Marker::new(&r.start);
         let end = Marker::new(&turn.message_end);
         if self.extract_reasoning || start.is_blank() || end.is_blank() {
             return None;

@@ -26,24 +26,24 @@
 //! matched), `marker` (raw markers split into the cores a reader matches
 //! exactly and the whitespace it may match flexibly).
 //!
-//! Shared, and not yet: every grammar export (GBNF, Lark, structural tag,
-//! response_template) and the call writer (`write`) take a call's shape
-//! from `layout` alone, and a section's markers and separator from the
-//! `ToolFormat`s of [`ToolSection::formats`]; GBNF writes the layout's
-//! optional groups as optional, the others as required (the flat layout).
-//! Each export keeps its own argument value rules (JSON schema, tagged
-//! values, Python keywords), chosen by the layout's [`Arguments`]. The PEG
-//! builder (`parser/build.rs`) takes from the layout a call's own start and
-//! end markers, which argument reader follows the name ([`Arguments`]),
-//! and for a tagged name everything around it (`TaggedName`: an id
-//! before or after it, the marker before it, a counter's separator, the
-//! marker that ends it, a repeated name), and its tool formats and tools
-//! from [`ToolSection`] (never from the `Analysis`). Still reading the
-//! `ToolFormat` itself: the PEG builder for a JSON call object (where the
-//! name, the arguments and the id sit, read in any order and under more
-//! keys than the template writes) and a tool section's markers. GBNF keeps the
-//! spaces between words of a marker literal where the parser's [`Marker`]
-//! matches any.
+//! Beside the decisions, a protocol carries the template's [`Markup`]
+//! (reasoning markers, every call format, spare tokens: what a reader must
+//! recognise even where the request leaves no room for it) and the
+//! [`PromptTail`] (what the prompt already wrote). Every back end reads
+//! the protocol alone, never the `Analysis`: the PEG builder
+//! (`parser/build.rs`, `parser/sections.rs`), every grammar export (GBNF,
+//! Lark, structural tag, response_template) and the call writer
+//! (`write`). All of them take a call's shape from `layout`; GBNF writes
+//! the layout's optional groups as optional, the others as required (the
+//! flat layout). Each export keeps its own argument value rules (JSON
+//! schema, tagged values, Python keywords), chosen by the layout's
+//! [`Arguments`]. Still read from the `ToolFormat`s of the protocol
+//! ([`ToolSection::formats`], [`Markup::formats`]) rather than from a
+//! layout: a tool section's markers and separator, and, in the PEG builder,
+//! a JSON call object's key paths (where the name, the arguments and the id
+//! sit, read in any order and under more keys than the template writes).
+//! GBNF keeps the spaces between words of a marker literal where the
+//! parser's [`Marker`] matches any.
 //!
 //! Invariants: a back end never re-derives a decision made here (start
 //! state, allowed formats, required or parallel calls); building a protocol
@@ -174,6 +174,49 @@ pub struct ToolSection {
     pub parallel: bool,
 }
 
+/// The reasoning block's markers, raw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReasoningMarkers {
+    /// Opening marker; empty for delimiter-only reasoning.
+    pub start: String,
+    /// Closing marker.
+    pub end: String,
+}
+
+/// The template's markup a reader recognises whatever the request allows:
+/// text that starts one of these is never plain content, even where the
+/// request leaves no room for what it opens (a tool section under
+/// `tool_choice: none`, a reasoning block after a prompt that closed it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Markup {
+    /// The reasoning block's markers, when the template marks reasoning.
+    pub reasoning: Option<ReasoningMarkers>,
+    /// The template's own call format, when it renders calls.
+    pub own_format: Option<ToolFormat>,
+    /// Every call format a model of the template writes: its own, then
+    /// the fallback dialects.
+    pub formats: Vec<ToolFormat>,
+    /// Special tokens the template writes outside any marker
+    /// (`<|python_tag|>`): framing around calls.
+    pub spare_tokens: Vec<String>,
+}
+
+/// What the prompt the output continues already wrote, as a reader needs
+/// it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptTail {
+    /// The marker the prompt ends with (`<|CHATBOT_TOKEN|>`): a model that
+    /// writes it first repeats the prompt.
+    pub trailing_marker: Option<String>,
+    /// When the output starts inside a reasoning block, the block's text as
+    /// the prompt wrote it (`<think>\n`): inline reasoning puts it back in
+    /// front of the content.
+    pub opened_block: String,
+    /// Reasoning the prompt wrote for the model in delimiter reasoning
+    /// (`Here are my reasoning steps:\n`), when the output starts free.
+    pub reasoning: String,
+}
+
 /// What the model may write for one request: one description that the
 /// parser and every grammar export read.
 #[derive(Debug, Clone)]
@@ -197,6 +240,10 @@ pub struct Protocol {
     pub turn: TurnFormat,
     /// Tokens a tokenizer must keep whole for the markers to be seen.
     pub preserved_tokens: Vec<String>,
+    /// The template's markup, whatever the request allows.
+    pub markup: Markup,
+    /// What the prompt already wrote.
+    pub prompt: PromptTail,
     /// Why the request's required call cannot be written, if so.
     unservable: Option<String>,
     /// What could only be served loosely, one line each.
@@ -218,6 +265,8 @@ impl Protocol {
             closed_by_prompt: closed_by_prompt(analysis, start),
             content: analysis.content.clone(),
             preserved_tokens: preserved_tokens(analysis, tools.as_ref()),
+            markup: markup(analysis),
+            prompt: prompt_tail(analysis, options.prompt.as_deref(), start),
             tools,
             response_schema: options.response_schema.clone(),
             turn: analysis.turn.clone(),
@@ -240,6 +289,40 @@ impl Protocol {
     /// The section headers of channel formats (`<|channel|>` LABEL `<|message|>`).
     pub fn headers(&self) -> &[Header] {
         &self.turn.headers
+    }
+}
+
+fn markup(analysis: &Analysis) -> Markup {
+    let r = &analysis.reasoning;
+    Markup {
+        reasoning: (r.mode != ReasoningMode::None).then(|| ReasoningMarkers {
+            start: r.start.clone(),
+            end: r.end.clone(),
+        }),
+        own_format: analysis.tools.clone(),
+        formats: analysis.tool_formats().cloned().collect(),
+        spare_tokens: analysis.spare_tokens.clone(),
+    }
+}
+
+/// What `prompt` (else the generation prompt) wrote, for an output that
+/// starts at `start`.
+fn prompt_tail(analysis: &Analysis, prompt: Option<&str>, start: Start) -> PromptTail {
+    let opened_block = match (start, prompt) {
+        (Start::InReasoning, Some(prompt)) => start::open_block_text(analysis, prompt)
+            .unwrap_or_default()
+            .to_owned(),
+        (Start::InReasoning, None) => analysis.reasoning.start.clone(),
+        _ => String::new(),
+    };
+    let reasoning = match start {
+        Start::Free => start::prompt_reasoning(analysis, prompt).to_owned(),
+        _ => String::new(),
+    };
+    PromptTail {
+        trailing_marker: start::trailing_marker(analysis, prompt).map(str::to_owned),
+        opened_block,
+        reasoning,
     }
 }
 
