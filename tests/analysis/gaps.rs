@@ -48,15 +48,17 @@ const NAMED_CHANNEL: &str = r#"
 {%- if not enable_thinking | default(false) -%}{{- '<|channel>thought\n<channel|>' -}}{%- endif -%}
 {%- endif -%}"#;
 
-#[test]
-fn an_empty_named_channel_in_the_prompt_gives_the_reasoning_markers() {
-    let t = template(NAMED_CHANNEL);
-    let a = t.analyze().unwrap();
+/// Asserts that `source` has the thought channel's markers and that, with
+/// thinking on, the channel is read as reasoning; returns the analysis and
+/// the parser.
+fn reads_the_thought_channel(
+    source: &str,
+) -> (chat_autoparser::Analysis, chat_autoparser::OutputParser) {
+    let a = template(source).analyze().unwrap();
     assert_eq!(
         (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
         ("<|channel>thought", "<channel|>")
     );
-    assert_eq!(a.reasoning.mode, ReasoningMode::ForcedClosed);
     let config = chat_autoparser::ParserConfig::from(
         chat_autoparser::Options::default().with_enable_thinking(Some(true)),
     );
@@ -65,6 +67,13 @@ fn an_empty_named_channel_in_the_prompt_gives_the_reasoning_markers() {
         streaming::parse_and_stream(&parser, "<|channel>thought\nTwo and two.<channel|>4"),
         message("4", "Two and two.")
     );
+    (a, parser)
+}
+
+#[test]
+fn an_empty_named_channel_in_the_prompt_gives_the_reasoning_markers() {
+    let (a, parser) = reads_the_thought_channel(NAMED_CHANNEL);
+    assert_eq!(a.reasoning.mode, ReasoningMode::ForcedClosed);
     assert_eq!(streaming::parse_and_stream(&parser, "4"), message("4", ""));
 }
 
@@ -87,20 +96,7 @@ const EMPTY_CHANNEL_EVERY_TURN: &str = r#"
 
 #[test]
 fn an_empty_channel_every_turn_writes_still_names_the_opener() {
-    let t = template(EMPTY_CHANNEL_EVERY_TURN);
-    let a = t.analyze().unwrap();
-    assert_eq!(
-        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
-        ("<|channel>thought", "<channel|>")
-    );
-    let config = chat_autoparser::ParserConfig::from(
-        chat_autoparser::Options::default().with_enable_thinking(Some(true)),
-    );
-    let parser = a.parser(&config).unwrap();
-    assert_eq!(
-        streaming::parse_and_stream(&parser, "<|channel>thought\nTwo and two.<channel|>4"),
-        message("4", "Two and two.")
-    );
+    reads_the_thought_channel(EMPTY_CHANNEL_EVERY_TURN);
 }
 
 /// OLMo-3-Think style: the generation prompt opens `<think>`, no render

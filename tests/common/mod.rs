@@ -28,3 +28,16 @@ pub fn corpus_template(name: &str) -> Option<chat_autoparser::ChatTemplate> {
     let config = chat_autoparser::TemplateConfig::default();
     Some(chat_autoparser::ChatTemplate::new(&source, &config).expect("corpus templates compile"))
 }
+
+/// Shipped template `name` (`templates/NAME.jinja`) and its analysis.
+pub fn shipped_template(name: &str) -> (chat_autoparser::ChatTemplate, chat_autoparser::Analysis) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("templates")
+        .join(format!("{name}.jinja"));
+    let source = chat_autoparser::TemplateSource::load(&path).expect("shipped templates load");
+    let config = chat_autoparser::TemplateConfig::default();
+    let template = chat_autoparser::ChatTemplate::from_source(&source, &config)
+        .expect("shipped templates compile");
+    let analysis = template.analyze().expect("shipped templates analyze");
+    (template, analysis)
+}

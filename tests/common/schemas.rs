@@ -12,6 +12,14 @@ pub struct SchemaCase {
     pub bad: Vec<&'static str>,
 }
 
+impl SchemaCase {
+    /// Every answer, with whether the schema accepts it.
+    pub fn answers(&self) -> impl Iterator<Item = (&'static str, bool)> + '_ {
+        let good = self.good.iter().map(|t| (*t, true));
+        good.chain(self.bad.iter().map(|t| (*t, false)))
+    }
+}
+
 /// Every schema feature, with answers valid under it and answers that are
 /// not.
 pub fn schema_features() -> Vec<SchemaCase> {

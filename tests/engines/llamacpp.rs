@@ -759,14 +759,7 @@ fn report(tally: &Tally) {
 #[test]
 fn schema_features_in_llama_cpp() {
     let Some(llama) = Llama::find() else { return };
-    let source = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("templates/bare-json.jinja"),
-    )
-    .unwrap();
-    let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
-        .unwrap()
-        .analyze()
-        .unwrap();
+    let (_, analysis) = crate::common::shipped_template("bare-json");
     let (mut accepted, mut rejected) = (0, 0);
     for case in crate::common::schemas::schema_features() {
         let options = Options::default()
@@ -774,23 +767,10 @@ fn schema_features_in_llama_cpp() {
             .with_response_schema(Some(case.schema.clone()));
         let g = analysis.grammar(&options).unwrap();
         assert!(g.warnings.is_empty(), "{}: {:?}", case.schema, g.warnings);
-        for text in &case.good {
-            assert!(
-                llama.accepts(&g.gbnf, text),
-                "{}: should accept {text}\n{}",
-                case.schema,
-                g.gbnf
-            );
-            accepted += 1;
-        }
-        for text in &case.bad {
-            assert!(
-                !llama.accepts(&g.gbnf, text),
-                "{}: should reject {text}\n{}",
-                case.schema,
-                g.gbnf
-            );
-            rejected += 1;
+        for (text, valid) in case.answers() {
+            let got = llama.accepts(&g.gbnf, text);
+            assert_eq!(got, valid, "{}: {text}\n{}", case.schema, g.gbnf);
+            *(if valid { &mut accepted } else { &mut rejected }) += 1;
         }
     }
     println!("schema features in llama.cpp: {accepted} valid answers accepted, {rejected} invalid rejected");

@@ -526,14 +526,7 @@ fn shipped_lark_accepted_by_llguidance() {
 /// a valid object is accepted, prose and a wrong type are not.
 #[test]
 fn response_schema_is_the_json_answer() {
-    let source = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("templates/hermes-think.jinja"),
-    )
-    .unwrap();
-    let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
-        .unwrap()
-        .analyze()
-        .unwrap();
+    let (_, analysis) = crate::common::shipped_template("hermes-think");
     let schema = json!({"type": "object", "properties": {"city": {"type": "string"}, "temp": {"type": "number"}}, "required": ["city", "temp"]});
     let options = Options::default()
         .with_tool_choice(ToolChoice::None)
@@ -666,14 +659,7 @@ fn odd_tools_compile_with_warnings() {
 /// must accept every valid answer and reject every invalid one.
 #[test]
 fn schema_features_in_llguidance() {
-    let source = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("templates/bare-json.jinja"),
-    )
-    .unwrap();
-    let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
-        .unwrap()
-        .analyze()
-        .unwrap();
+    let (_, analysis) = crate::common::shipped_template("bare-json");
     let mut engine = Engine::new();
     let (mut accepted, mut rejected) = (0, 0);
     for case in crate::common::schemas::schema_features() {
@@ -681,23 +667,10 @@ fn schema_features_in_llguidance() {
             .with_tool_choice(ToolChoice::None)
             .with_response_schema(Some(case.schema.clone()));
         let grammar = lark(&Protocol::new(&analysis, &options)).unwrap().lark;
-        for text in &case.good {
-            assert_eq!(
-                engine.accepts(&grammar, text),
-                Ok(true),
-                "{}: should accept {text}\n{grammar}",
-                case.schema
-            );
-            accepted += 1;
-        }
-        for text in &case.bad {
-            assert_eq!(
-                engine.accepts(&grammar, text),
-                Ok(false),
-                "{}: should reject {text}\n{grammar}",
-                case.schema
-            );
-            rejected += 1;
+        for (text, valid) in case.answers() {
+            let got = engine.accepts(&grammar, text);
+            assert_eq!(got, Ok(valid), "{}: {text}\n{grammar}", case.schema);
+            *(if valid { &mut accepted } else { &mut rejected }) += 1;
         }
     }
     println!("schema features in llguidance: {accepted} valid answers accepted, {rejected} invalid rejected");

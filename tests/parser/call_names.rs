@@ -148,12 +148,7 @@ fn a_declared_name_with_spaces_is_read_whole() {
 /// Parses `output` with the shipped template `name` and one tool named
 /// `function` whose argument is `key`.
 fn parse_shipped(name: &str, function: &str, key: &str, output: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("templates")
-        .join(format!("{name}.jinja"));
-    let source = chat_autoparser::TemplateSource::load(&path).unwrap();
-    let template = ChatTemplate::from_source(&source, &TemplateConfig::default()).unwrap();
-    let analysis = template.analyze().unwrap();
+    let (template, analysis) = crate::common::shipped_template(name);
     let tools = vec![json!({"type": "function", "function": {"name": function,
         "parameters": {"type": "object", "properties": {key: {"type": "string"}}}}})];
     let user = vec![json!({"role": "user", "content": "天气?"})];
