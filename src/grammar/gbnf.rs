@@ -14,6 +14,11 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 /// Names of the shared rules ([`Rules::fixed`]); hints never receive them.
+/// Repetition counts above this (`maxLength`, `maxItems`, a pattern's
+/// `{m,n}`) are written unbounded: llama.cpp copies a bounded repetition
+/// out, rule by rule.
+pub const MAX_BOUND: u64 = 64;
+
 pub const RESERVED: &[&str] = &[
     "root",
     "space",

@@ -19,8 +19,7 @@
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 use regex_syntax::ParserBuilder;
 
-use super::gbnf::{alt, literal, seq};
-use super::schema::MAX_BOUND;
+use super::gbnf::{alt, literal, seq, MAX_BOUND};
 
 /// Patterns longer than this are not translated (a grammar the size of the
 /// pattern's expansion is not worth it).

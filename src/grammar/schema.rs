@@ -28,13 +28,11 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+pub use super::gbnf::MAX_BOUND;
 use super::gbnf::{alt, literal, seq, Rules};
 use super::walk::ValueRules;
 use super::{bounds, pattern};
 use crate::json_schema::required_names;
-
-/// `maxLength` / `maxItems` above this are treated as unbounded.
-pub const MAX_BOUND: u64 = 64;
 
 /// How values are written: JSON, or Python literals (`True`, `None`, `'x'`),
 /// which also accept their JSON spellings because templates mix both.
