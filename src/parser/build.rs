@@ -861,10 +861,14 @@ impl<'a> ToolGrammar<'a> {
         ])
     }
 
-    /// Calls are JSON objects with no marker before them.
+    /// Calls are JSON objects with no marker before them: none at all, or
+    /// only a JSON list's brackets around the section (`[{...}, {...}]`),
+    /// which the bare reading takes as one of its forms.
     fn is_bare_json(&self) -> bool {
+        let f = self.format;
+        let list = f.section_start.trim() == "[" && f.section_end.trim() == "]";
         self.tagged().is_none()
-            && Marker::new(&self.format.section_start).is_blank()
+            && (Marker::new(&f.section_start).is_blank() || list)
             && Marker::new(self.layout.start()).is_blank()
     }
 

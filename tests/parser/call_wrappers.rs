@@ -101,6 +101,48 @@ fn bare_calls_as_a_list_in_a_row_or_separated_by_semicolons() {
     }
 }
 
+/// An xLAM-like template written for this test: the calls of a turn are
+/// one JSON list, its brackets the tool section's markers.
+const JSON_LIST: &str = r#"
+{%- for message in messages %}
+{{- '<|im_start|>' + message.role + '\n' }}
+{%- if message.tool_calls %}
+{{- '[' }}
+{%- for tc in message.tool_calls %}
+{{- '{"name": "' + tc.function.name + '", "arguments": ' + tc.function.arguments | tojson + '}' }}
+{%- if not loop.last %}{{- ', ' }}{%- endif %}
+{%- endfor %}
+{{- ']' }}
+{%- else %}
+{{- message.content }}
+{%- endif %}
+{{- '<|im_end|>\n' }}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}{%- endif %}
+"#;
+
+#[test]
+fn a_json_list_section_reads_as_bare_calls_fenced_or_not() {
+    let analysis = analyze(JSON_LIST);
+    let format = analysis.tools.as_ref().unwrap();
+    assert_eq!(
+        (format.section_start.as_str(), format.section_end.as_str()),
+        ("[", "]")
+    );
+    let p = parser(&analysis);
+    let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+    for output in [
+        format!("[{call}]"),
+        format!("```json\n[{call}]\n```"),
+        format!("```\n[{call}]\n```"),
+        call.to_string(),
+    ] {
+        let m = parse_and_stream(&p, &output);
+        assert_eq!(calls(&m), [("get_weather", ARGS)], "{output}");
+        assert_eq!(m.content, None, "{output}");
+    }
+}
+
 #[test]
 fn an_openai_wrapper_holds_the_call() {
     let p = parser(&bare_json());
