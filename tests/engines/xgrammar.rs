@@ -201,8 +201,11 @@ impl Jobs {
     /// Runs the checker; per check, `Ok(accepted)` or the compile error.
     fn run(&self, python: &Path) -> Vec<Result<bool, String>> {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        // One file per run: tests run in parallel in one process.
+        static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let input =
-            std::env::temp_dir().join(format!("xgrammar-jobs-{}.jsonl", std::process::id()));
+            std::env::temp_dir().join(format!("xgrammar-jobs-{}-{n}.jsonl", std::process::id()));
         let mut file = std::fs::File::create(&input).unwrap();
         for (id, tag) in self.tags.iter().enumerate() {
             let texts: Vec<&str> = self.texts[id]
