@@ -74,6 +74,35 @@ pub fn required_names(map: &Map<String, Value>) -> Vec<String> {
     }
 }
 
+/// `map` with `f` applied to each schema it holds (`properties`, `$defs`,
+/// `definitions` and `patternProperties` values, `anyOf` / `oneOf` /
+/// `allOf` / `prefixItems` entries, `items`, `additionalProperties`,
+/// `not`), except under the keys in `keep`; every other member as it is.
+/// The one walk of a schema's sub-schemas the rewriting exports share.
+pub fn map_subschemas(
+    map: &Map<String, Value>,
+    keep: &[&str],
+    f: &dyn Fn(&Value) -> Value,
+) -> Map<String, Value> {
+    map.iter()
+        .map(|(key, value)| {
+            let value = match (key.as_str(), value) {
+                (k, _) if keep.contains(&k) => value.clone(),
+                (
+                    "properties" | "$defs" | "definitions" | "patternProperties",
+                    Value::Object(m),
+                ) => Value::Object(m.iter().map(|(k, v)| (k.clone(), f(v))).collect()),
+                ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(a)) => {
+                    Value::Array(a.iter().map(f).collect())
+                }
+                ("items" | "additionalProperties" | "not", v) => f(v),
+                _ => value.clone(),
+            };
+            (key.clone(), value)
+        })
+        .collect()
+}
+
 /// `schema` as engines that compile JSON Schema themselves (llguidance,
 /// xgrammar) read it, at every depth up to [`MAX_DEPTH`]: OpenAPI's
 /// `nullable: true` written as `anyOf: [schema, {"type": "null"}]`, and
@@ -109,24 +138,7 @@ fn portable_at(
         },
         _ => map,
     };
-    let sub = |v: &Value| portable_at(root, v, pattern, depth + 1);
-    let mut out: Map<String, Value> = map
-        .iter()
-        .map(|(key, value)| {
-            let value = match (key.as_str(), value) {
-                (
-                    "properties" | "$defs" | "definitions" | "patternProperties",
-                    Value::Object(m),
-                ) => Value::Object(m.iter().map(|(k, v)| (k.clone(), sub(v))).collect()),
-                ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(a)) => {
-                    Value::Array(a.iter().map(sub).collect())
-                }
-                ("items" | "additionalProperties" | "not", v) => sub(v),
-                _ => value.clone(),
-            };
-            (key.clone(), value)
-        })
-        .collect();
+    let mut out = map_subschemas(map, &[], &|v| portable_at(root, v, pattern, depth + 1));
     if let Some(Value::String(p)) = out.remove("pattern") {
         if let Some(p) = pattern(&p) {
             out.insert("pattern".into(), Value::String(p));

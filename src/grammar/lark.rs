@@ -44,13 +44,13 @@
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::markers::{split, Piece};
 use super::tools::{closed, object_schema, properties, string_kind, StringKind};
 use crate::analysis::{Header, NameSlot, TaggedArguments, ToolFormat};
 use crate::error::Result;
-use crate::json_schema::{lookup, portable, required_names, MAX_DEPTH};
+use crate::json_schema::{lookup, map_subschemas, portable, required_names, MAX_DEPTH};
 use crate::protocol::{
     text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Protocol, Segment, TextPiece,
     Tool, ToolSection,
@@ -1216,24 +1216,9 @@ fn closed_objects(schema: &Value, depth: usize) -> Value {
     if depth > MAX_DEPTH {
         return schema.clone();
     }
-    let mut out = Map::new();
-    for (key, value) in map {
-        let value = match (key.as_str(), value) {
-            ("properties" | "$defs" | "definitions" | "patternProperties", Value::Object(m)) => {
-                Value::Object(
-                    m.iter()
-                        .map(|(k, v)| (k.clone(), closed_objects(v, depth + 1)))
-                        .collect(),
-                )
-            }
-            ("anyOf" | "oneOf" | "prefixItems", Value::Array(a)) => {
-                Value::Array(a.iter().map(|v| closed_objects(v, depth + 1)).collect())
-            }
-            ("items" | "additionalProperties" | "not", v) => closed_objects(v, depth + 1),
-            _ => value.clone(),
-        };
-        out.insert(key.clone(), value);
-    }
+    // `allOf` parts stay open: closing them would refuse the members the
+    // other parts declare.
+    let mut out = map_subschemas(map, &["allOf"], &|v| closed_objects(v, depth + 1));
     // What llguidance cannot compile goes, looser (warned by `schema_warnings`).
     if out.get("pattern").is_some_and(|p| !usable_pattern(p)) {
         out.remove("pattern");
