@@ -112,7 +112,7 @@ fn format_of(source: &str) -> ToolFormat {
     let config = TemplateConfig::default();
     // Analysed once per process, whichever analysis asks first: never on
     // that analysis's fuel.
-    let _apart = crate::template::RunFuel::apart(config.limits.fuel);
+    let _apart = crate::template::RunFuel::apart(&config.limits);
     let template = ChatTemplate::new(source, &config).expect("fallback dialect templates compile");
     let analysis =
         super::analyze_with(&template, false).expect("fallback dialect templates analyse");

@@ -53,7 +53,7 @@ pub fn analyze(template: &ChatTemplate) -> Result<Analysis> {
 /// itself is analysed without them (they are what is being computed).
 fn analyze_with(template: &ChatTemplate, fallbacks: bool) -> Result<Analysis> {
     // All the probe renders share one render's fuel (see `template::RunFuel`).
-    let _run = crate::template::RunFuel::start(template.config().limits.fuel);
+    let _run = crate::template::RunFuel::start(&template.config().limits);
     let pinned = pin_clock(template)?;
     let template = pinned.as_ref().unwrap_or(template);
     let mut report = report::Report::default();

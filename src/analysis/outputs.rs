@@ -224,6 +224,10 @@ pub fn collect(
 /// when the first render fails, they are set to empty text for every probe.
 fn first_prompt(prober: &mut Prober<'_>, variables: &[String]) -> Result<String> {
     prober.prompt().or_else(|first| {
+        // A bound met is not the template refusing the turn.
+        if first.kind() == crate::error::ErrorKind::Limit {
+            return Err(first);
+        }
         prober.extra = assumed_empty(variables);
         prober
             .prompt()

@@ -105,7 +105,7 @@ impl LintReport {
 /// Lints `template` (see the module doc).
 pub fn lint(template: &ChatTemplate) -> LintReport {
     // All the probe renders share one render's fuel (see `template::RunFuel`).
-    let _run = crate::template::RunFuel::start(template.config().limits.fuel);
+    let _run = crate::template::RunFuel::start(&template.config().limits);
     let capabilities = template.capabilities();
     let findings = checks::run(template, &capabilities);
     LintReport {

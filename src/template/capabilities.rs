@@ -268,7 +268,7 @@ impl ChatTemplate {
         self.capabilities
             .get_or_init(|| {
                 // The probes are one run: they share one render's fuel.
-                let _run = super::limits::RunFuel::start(self.config.limits.fuel);
+                let _run = super::limits::RunFuel::start(&self.config.limits);
                 detect(self)
             })
             .clone()

@@ -17,7 +17,7 @@ use minijinja::{AutoEscape, Environment, Error, ErrorKind, State, UndefinedBehav
 use super::pyfilters::Params;
 use super::rewrite::Rewritten;
 use super::{
-    clock::Clock, limits, namespace, pyfilters, pyjson, pymethods, pyrepr, TemplateConfig,
+    clock::Clock, cpu_budget, guarded, limits, namespace, pyfilters, pyjson, pymethods, pyrepr, TemplateConfig,
     TEMPLATE_NAME,
 };
 
@@ -68,6 +68,7 @@ pub(super) fn build(
     let limit = config.limits.max_output_bytes;
     env.set_formatter(move |out, state, value| {
         limits::note_fuel(state);
+        cpu_budget::tick()?;
         out.write_str(&pyrepr::to_str(value, limit)?)
             .map_err(Error::from)
     });
@@ -75,6 +76,7 @@ pub(super) fn build(
         pymethods::call(state, value, method, args, limit)
     });
     pyfilters::register(&mut env, limit);
+    guarded::register(&mut env, limit);
     env.add_filter(
         "tojson",
         move |value: Value, args: Rest<Value>, kwargs: Kwargs| {
@@ -97,12 +99,22 @@ pub(super) fn build(
     });
     let clock: Arc<dyn Clock> = config.clock.clone();
     env.add_function("strftime_now", move |format: String| {
-        clock.now().strftime(&format)
+        cpu_budget::tick()?;
+        // A date format is a few directives; a long one is only a way to
+        // make one call cost time in proportion to its length.
+        if format.len() > MAX_DATE_FORMAT {
+            return Err(limits::too_large("strftime_now format", format.len(), MAX_DATE_FORMAT));
+        }
+        Ok(clock.now().strftime(&format))
     });
 
     env.add_template_owned(TEMPLATE_NAME, source.text.clone())?;
     Ok(env)
 }
+
+/// Longest `strftime_now` format: real templates pass a few directives
+/// (`"%d %b %Y"`).
+const MAX_DATE_FORMAT: usize = 256;
 
 /// transformers' `tojson(x, ensure_ascii=False, indent=None, separators=None,
 /// sort_keys=False)`: `json.dumps` with keys in insertion order.

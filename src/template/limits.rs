@@ -23,6 +23,7 @@
 
 use std::cell::Cell;
 use std::io;
+use std::time::Duration;
 
 use minijinja::value::ValueKind;
 use minijinja::{Error, ErrorKind, Value};
@@ -43,6 +44,11 @@ pub struct Limits {
     /// list, counted each time it is kept (strings by length, containers by
     /// their items).
     pub max_total_bytes: usize,
+    /// CPU time one render may spend, and one analysis, lint or
+    /// capability-probe run over all its renders (fuel counts instructions,
+    /// and one instruction can cost time in proportion to its operands; see
+    /// `cpu_budget`).
+    pub max_cpu_time: Duration,
 }
 
 setters!(Limits {
@@ -54,19 +60,24 @@ setters!(Limits {
     with_max_output_bytes => max_output_bytes: usize,
     /// Sets the maximum bytes kept by one render.
     with_max_total_bytes => max_total_bytes: usize,
+    /// Sets the CPU time per render and per analysis run.
+    with_max_cpu_time => max_cpu_time: Duration,
 });
 
 impl Default for Limits {
     /// The heaviest whole analysis of the corpus uses 53k instructions, 1%
     /// of the fuel; the hungriest corpus template renders some 1400 turns
     /// of 2 KB within it (docs/reliability.md). A runaway template hits one
-    /// of these bounds in well under a second.
+    /// of these bounds in well under a second; the CPU-time bound is for
+    /// instructions that are each expensive, far above what any real
+    /// render spends (a few milliseconds).
     fn default() -> Self {
         Limits {
             fuel: 5_000_000,
             recursion: 200,
             max_output_bytes: 16 << 20,
             max_total_bytes: 64 << 20,
+            max_cpu_time: Duration::from_millis(250),
         }
     }
 }
@@ -275,6 +286,7 @@ pub(crate) fn bound(
     limit: usize,
 ) -> Result<Value, Error> {
     note_fuel(state);
+    super::cpu_budget::tick()?;
     for value in args {
         keep("a value set or passed to a macro", value, limit)?;
     }
@@ -290,31 +302,40 @@ pub(crate) fn release(args: &[Value]) -> Value {
 }
 
 /// The fuel left to the analysis or lint run in progress on this thread,
-/// shared by all its renders.
+/// shared by all its renders, and the run's CPU budget (see
+/// [`super::cpu_budget`]), shared the same way.
 pub(crate) struct RunFuel {
     previous: Option<Option<u64>>,
+    _budget: super::cpu_budget::BudgetGuard,
 }
 
 impl RunFuel {
-    /// Starts a run with `fuel` for all its renders; a run started inside
-    /// another (lint probing capabilities) shares the outer run's fuel.
-    pub(crate) fn start(fuel: u64) -> RunFuel {
+    /// Starts a run with one render's fuel and CPU time for all its renders;
+    /// a run started inside another (lint probing capabilities) shares the
+    /// outer run's.
+    pub(crate) fn start(limits: &Limits) -> RunFuel {
+        let budget = super::cpu_budget::start(limits.max_cpu_time);
         RUN_FUEL.with(|r| match r.get() {
-            Some(_) => RunFuel { previous: None },
+            Some(_) => RunFuel {
+                previous: None,
+                _budget: budget,
+            },
             None => RunFuel {
-                previous: Some(r.replace(Some(fuel))),
+                previous: Some(r.replace(Some(limits.fuel))),
+                _budget: budget,
             },
         })
     }
 
-    /// Starts a run with `fuel` of its own, even inside another run, whose
-    /// fuel is neither spent nor read until this one ends (work the caller's
-    /// budget must not decide, such as the fallback dialects analysed once
-    /// per process).
-    pub(crate) fn apart(fuel: u64) -> RunFuel {
-        RUN_FUEL.with(|r| RunFuel {
-            previous: Some(r.replace(Some(fuel))),
-        })
+    /// Starts a run with fuel and CPU time of its own, even inside another
+    /// run, whose fuel is neither spent nor read until this one ends (work
+    /// the caller's budget must not decide, such as the fallback dialects
+    /// analysed once per process).
+    pub(crate) fn apart(limits: &Limits) -> RunFuel {
+        RunFuel {
+            previous: Some(RUN_FUEL.with(|r| r.replace(Some(limits.fuel)))),
+            _budget: super::cpu_budget::apart(limits.max_cpu_time),
+        }
     }
 
     /// The fuel left to the run in progress, if one is.

@@ -22,8 +22,10 @@
 
 pub(crate) mod capabilities;
 mod clock;
+mod cpu_budget;
 mod environment;
 mod gguf;
+mod guarded;
 mod incremental;
 mod limits;
 mod namespace;
@@ -337,6 +339,7 @@ impl ChatTemplate {
         let template = env
             .get_template(TEMPLATE_NAME)
             .map_err(|e| from_jinja(e, &self.source, &self.rewritten))?;
+        let _budget = cpu_budget::start(self.config.limits.max_cpu_time);
         let meter = limits::meter(self.config.limits.max_total_bytes);
         let mut out = limits::BoundedBuffer::new(self.config.limits.max_output_bytes);
         let result = template.render_captured_to(context, &mut out);

@@ -16,6 +16,7 @@ use std::cmp::Ordering;
 use minijinja::value::{Kwargs, Rest, Value, ValueKind, ValueOrKwargs};
 use minijinja::{Environment, Error, ErrorKind, State};
 
+use super::guarded::walkable;
 use super::pymethods::{is_py_space, splitlines};
 use super::{limits, pyrepr, pyvalue};
 
@@ -60,11 +61,12 @@ impl Params {
 
 /// Installs the filters and tests; strings they build stay within `limit` bytes.
 pub(crate) fn register(env: &mut Environment<'static>, limit: usize) {
-    register_generators(env);
+    register_generators(env, limit);
     env.add_filter("items", items);
     env.add_filter("length", length);
     env.add_filter("count", length);
-    env.add_filter("dictsort", |v: Value, args: Rest<Value>, kwargs: Kwargs| {
+    env.add_filter("dictsort", move |v: Value, args: Rest<Value>, kwargs: Kwargs| {
+        walkable("dictsort input", &v, limit)?;
         dictsort(
             &v,
             &Params::bind(&["case_sensitive", "by", "reverse"], &args, &kwargs)?,
@@ -166,60 +168,64 @@ pub(crate) fn register(env: &mut Environment<'static>, limit: usize) {
 /// wrapped so the result behaves like a Python generator. Like jinja2's
 /// (`if value: for item in value: ...`), a false input gives an empty result,
 /// so `none|selectattr(...)` is empty rather than an error.
-fn register_generators(env: &mut Environment<'static>) {
+fn register_generators(env: &mut Environment<'static>, limit: usize) {
     use minijinja::filters as builtin;
     use std::borrow::Cow;
     type Args = Rest<ValueOrKwargs>;
-    env.add_filter("map", |state: &mut State, value: Value, args: Args| {
-        generator_if_true(value, |value| builtin::map(state, value, args))
+    env.add_filter("map", move |state: &mut State, value: Value, args: Args| {
+        generator_if_true("map", value, limit, |value| builtin::map(state, value, args))
     });
     env.add_filter(
         "select",
-        |state: &mut State, value: Value, test: Option<Cow<'_, str>>, args: Args| {
-            generator_if_true(value, |value| builtin::select(state, value, test, args))
+        move |state: &mut State, value: Value, test: Option<Cow<'_, str>>, args: Args| {
+            generator_if_true("select", value, limit, |value| builtin::select(state, value, test, args))
         },
     );
     env.add_filter(
         "reject",
-        |state: &mut State, value: Value, test: Option<Cow<'_, str>>, args: Args| {
-            generator_if_true(value, |value| builtin::reject(state, value, test, args))
+        move |state: &mut State, value: Value, test: Option<Cow<'_, str>>, args: Args| {
+            generator_if_true("reject", value, limit, |value| builtin::reject(state, value, test, args))
         },
     );
     env.add_filter(
         "selectattr",
-        |state: &mut State,
+        move |state: &mut State,
          value: Value,
          attr: Cow<'_, str>,
          test: Option<Cow<'_, str>>,
          args: Args| {
-            generator_if_true(value, |value| {
+            generator_if_true("selectattr", value, limit, |value| {
                 builtin::selectattr(state, value, attr, test, args)
             })
         },
     );
     env.add_filter(
         "rejectattr",
-        |state: &mut State,
+        move |state: &mut State,
          value: Value,
          attr: Cow<'_, str>,
          test: Option<Cow<'_, str>>,
          args: Args| {
-            generator_if_true(value, |value| {
+            generator_if_true("rejectattr", value, limit, |value| {
                 builtin::rejectattr(state, value, attr, test, args)
             })
         },
     );
-    env.add_filter("unique", |state: &State, value: Value, kwargs: Kwargs| {
+    env.add_filter("unique", move |state: &State, value: Value, kwargs: Kwargs| {
+        walkable("unique input", &value, limit)?;
         let unique = builtin::unique(state, value, kwargs)?;
         Ok::<_, Error>(pyvalue::generator(unique.try_iter()?.collect()))
     });
 }
 
-/// Runs `filter` on a true `value` and wraps the result as a generator.
+/// Runs the filter `name` on a true `value` and wraps the result as a generator.
 fn generator_if_true(
+    name: &str,
     value: Value,
+    limit: usize,
     filter: impl FnOnce(Value) -> Result<Vec<Value>, Error>,
 ) -> Result<Value, Error> {
+    walkable(&format!("{name} input"), &value, limit)?;
     if !value.is_true() {
         return Ok(pyvalue::generator(Vec::new()));
     }
@@ -522,6 +528,7 @@ fn join(value: &Value, params: &Params, limit: usize) -> Result<Value, Error> {
     let separator = params
         .get(0)
         .map_or(Ok(String::new()), |d| pyrepr::to_str(d, limit))?;
+    walkable("join input", value, limit)?;
     let mut out = String::new();
     // Undefined joins to nothing, as iterating jinja2's Undefined does.
     for (i, item) in value.try_iter()?.checked().enumerate() {
@@ -533,10 +540,12 @@ fn join(value: &Value, params: &Params, limit: usize) -> Result<Value, Error> {
         if i > 0 {
             out.push_str(&separator);
         }
-        out.push_str(&pyrepr::to_str(&item, limit.saturating_sub(out.len()))?);
-        if out.len() > limit {
-            return Err(limits::too_large("join result", out.len(), limit));
+        let piece = pyrepr::to_str(&item, limit)?;
+        let size = out.len().saturating_add(piece.len());
+        if size > limit {
+            return Err(limits::too_large("join result", size, limit));
         }
+        out.push_str(&piece);
     }
     Ok(Value::from(out))
 }

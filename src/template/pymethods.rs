@@ -45,6 +45,7 @@ pub(crate) fn call(
     args: &[Value],
     limit: usize,
 ) -> Result<Value, Error> {
+    super::guarded::walkable(&format!("the receiver of .{method}()"), value, limit)?;
     if method == super::namespace::SET_METHOD {
         return Err(invalid("cannot assign attribute on non-namespace object"));
     }
@@ -87,8 +88,9 @@ fn opt_arg(args: &[Value], i: usize) -> Option<&Value> {
     args.get(i).filter(|v| !pyvalue::is_none(v))
 }
 
-fn strings(parts: Vec<&str>) -> Value {
-    Value::from(parts.into_iter().map(Value::from).collect::<Vec<_>>())
+fn strings(parts: Vec<&str>) -> Result<Value, Error> {
+    super::guarded::items_within("a split result", parts.len())?;
+    Ok(Value::from(parts.into_iter().map(Value::from).collect::<Vec<_>>()))
 }
 
 /// Python's `str.isspace` for one character.
@@ -105,16 +107,15 @@ fn string_method(
 ) -> Option<Result<Value, Error>> {
     let result = match method {
         "strip" | "lstrip" | "rstrip" => strip(s, method, opt_arg(args, 0)).map(Value::from),
-        "split" | "rsplit" => split(
-            s,
-            method == "rsplit",
-            opt_arg(args, 0),
-            int_arg(args, 1).unwrap_or(-1),
-        ),
-        "splitlines" => Some(strings(splitlines(
-            s,
-            args.first().is_some_and(Value::is_true),
-        ))),
+        "split" | "rsplit" => {
+            let sep = opt_arg(args, 0);
+            let parts = split(s, method == "rsplit", sep, int_arg(args, 1).unwrap_or(-1));
+            return Some(parts.ok_or_else(|| bad_args(method)).and_then(strings));
+        }
+        "splitlines" => {
+            let keepends = args.first().is_some_and(Value::is_true);
+            return Some(strings(splitlines(s, keepends)));
+        }
         "replace" => return Some(replace(s, args, limit)),
         "upper" => Some(Value::from(s.to_uppercase())),
         "lower" => Some(Value::from(s.to_lowercase())),
@@ -157,10 +158,15 @@ fn strip<'a>(s: &'a str, method: &str, chars: Option<&Value>) -> Option<&'a str>
 }
 
 /// `str.split` / `str.rsplit` with `sep=None` meaning runs of whitespace.
-fn split(s: &str, from_right: bool, sep: Option<&Value>, maxsplit: i64) -> Option<Value> {
+fn split<'a>(
+    s: &'a str,
+    from_right: bool,
+    sep: Option<&Value>,
+    maxsplit: i64,
+) -> Option<Vec<&'a str>> {
     let limit = usize::try_from(maxsplit).ok();
     let Some(sep) = sep else {
-        return Some(strings(split_whitespace(s, from_right, limit)));
+        return Some(split_whitespace(s, from_right, limit));
     };
     let sep = sep.as_str().filter(|sep| !sep.is_empty())?;
     let parts: Vec<&str> = match (limit, from_right) {
@@ -172,7 +178,7 @@ fn split(s: &str, from_right: bool, sep: Option<&Value>, maxsplit: i64) -> Optio
             parts
         }
     };
-    Some(strings(parts))
+    Some(parts)
 }
 
 /// Whitespace splitting: empty parts vanish; the unsplit remainder keeps its

@@ -15,7 +15,10 @@
 //!   (`set x = __chat_autoparser_bound((value))`), and every macro body opens
 //!   by passing its arguments to it and ends by releasing them, so values
 //!   grown inside minijinja's operators are measured where they are kept
-//!   (see [`super::limits`]).
+//!   (see [`super::limits`]);
+//! - every `{% for x in items %}` walks `__chat_autoparser_loop((items))`,
+//!   which yields the same items and checks the render's CPU budget before
+//!   each (see [`super::guarded`]).
 //!
 //! Invariants: only block tags are rewritten, found by a scanner that skips
 //! string literals, `{{ ... }}`, `{# ... #}` and `{% raw %}` regions, so text
@@ -29,6 +32,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::guarded::LOOP_FUNCTION;
 use super::limits::{BOUND_FUNCTION, RELEASE_FUNCTION};
 use super::namespace::SET_METHOD;
 
@@ -105,6 +109,7 @@ fn rewrite_with(source: &str, namespaces: bool) -> Rewritten {
                 builder.replace(tag.body.clone(), replacement);
             }
             "set" if namespaces => open_blocks.extend(namespace_set(&mut builder, &tag, body)),
+            "for" if namespaces => loop_iterable(&mut builder, &tag, body),
             "macro" if namespaces => open_macros.push(macro_entry(&mut builder, &tag, body)),
             "endmacro" if namespaces => {
                 if let Some(params) = open_macros.pop() {
@@ -191,6 +196,63 @@ fn assigned_value(body: &str) -> Option<usize> {
 fn bound_value(builder: &mut Builder<'_>, tag: &Tag, value_len: usize) {
     builder.insert(tag.body.end - value_len, &format!("{BOUND_FUNCTION}(("));
     builder.insert(tag.body.end, "))");
+}
+
+/// `for TARGET in ITEMS [if COND] [recursive]` → `for TARGET in LOOP((ITEMS)) ...`,
+/// `ITEMS` kept verbatim. jinja2 reads the iterable without inline `if`, so
+/// the first `if` or `recursive` outside brackets and strings ends it.
+fn loop_iterable(builder: &mut Builder<'_>, tag: &Tag, body: &str) {
+    let words = top_level_words(body);
+    let Some(&(_, items_start)) = words.iter().skip(1).find(|(w, _)| *w == "in") else {
+        return;
+    };
+    let items_start = items_start + "in".len();
+    let items_end = words
+        .iter()
+        .find(|&&(w, at)| at > items_start && (w == "if" || w == "recursive"))
+        .map_or(body.len(), |&(_, at)| at);
+    let items = body[items_start..items_end].trim();
+    if items.is_empty() {
+        return; // not valid jinja2; the compiler reports it
+    }
+    let start = tag.body.start + items_start + (body[items_start..].len() - body[items_start..].trim_start().len());
+    builder.insert(start, &format!("{LOOP_FUNCTION}(("));
+    builder.insert(start + items.len(), "))");
+}
+
+/// The words (identifier-like runs) of a statement outside brackets and
+/// string literals, with their offsets.
+fn top_level_words(body: &str) -> Vec<(&str, usize)> {
+    let (mut words, mut depth, mut quote) = (Vec::new(), 0i32, None);
+    let mut chars = body.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => depth -= 1,
+            (None, c) if is_word_char(c) => {
+                let mut end = i + c.len_utf8();
+                while let Some(&(j, next)) = chars.peek().filter(|&&(_, n)| is_word_char(n)) {
+                    end = j + next.len_utf8();
+                    chars.next();
+                }
+                if depth == 0 {
+                    words.push((&body[i..end], i));
+                }
+            }
+            _ => {}
+        }
+    }
+    words
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
 }
 
 /// `{% macro f(a, b=1) X%}` → `{% macro f(a, b=1) %}{% if BOUND(a, b) %}{% endif X%}`:

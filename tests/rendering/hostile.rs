@@ -28,6 +28,12 @@ use serde_json::json;
 /// `--release` allows 10 s; docs/reliability.md gives the release figures.
 const MAX_MS: u64 = if cfg!(debug_assertions) { 10_000 } else { 1000 };
 const MAX_KB: u64 = 256 * 1024;
+/// What a shape that spends the CPU budget ends with (see [`config`]).
+const OVER_BUDGET: &str = if cfg!(debug_assertions) {
+    "error limit: the render used over 2500 ms of CPU time"
+} else {
+    "error limit: the render used over 250 ms of CPU time"
+};
 
 /// What the child does with the template.
 #[derive(Debug, Clone, Copy)]
@@ -86,10 +92,27 @@ fn shapes() -> Vec<Shape> {
         Shape { name: "appended-400x8mb", source: || "{% set ns = namespace(l=[]) %}{% for i in range(400) %}{% set _ = ns.l.append(('x' * 8000000) ~ i) %}{% endfor %}{{ ns.l|length }}".into(), run: Run::Render, expect: "error limit: a list item: the render keeps over 72000169 bytes in all, over the limit of 67108864" },
         Shape { name: "set-in-loop-400x10mb", source: || "{% for i in range(400) %}{% set s = ('x' * 10000000) ~ i %}{% endfor %}".into(), run: Run::Render, expect: "error limit: a value set or passed to a macro: the render keeps over 70000007 bytes in all, over the limit of 67108864" },
         Shape { name: "output-growth", source: || "{% for i in range(1000) %}{% for j in range(1000) %}{{ 'x' * 1000 }}{% endfor %}{% endfor %}".into(), run: Run::Render, expect: "error limit: output exceeds 16777216 bytes" },
+        // Lazy sequences walked whole by one filter or method (issue 28).
+        Shape { name: "lazy-100m-sort", source: || "{{ ([0] * 100000000)|sort|length }}".into(), run: Run::Render, expect: "error limit: sort input would hold 100000000 bytes or items, over the limit of 1048576" },
+        Shape { name: "lazy-100m-list", source: || "{{ ([0] * 100000000)|list|length }}".into(), run: Run::Render, expect: "error limit: list input would hold 100000000 bytes or items, over the limit of 1048576" },
+        Shape { name: "lazy-100m-reverse", source: || "{{ ([0] * 100000000)|reverse|length }}".into(), run: Run::Render, expect: "error limit: reverse input would hold 100000000 bytes or items, over the limit of 1048576" },
+        Shape { name: "lazy-100m-batch", source: || "{{ ([0] * 100000000)|batch(3)|length }}".into(), run: Run::Render, expect: "error limit: batch input would hold 100000000 bytes or items, over the limit of 1048576" },
+        Shape { name: "lazy-100m-map", source: || "{{ ([0] * 100000000)|map('string')|list|length }}".into(), run: Run::Render, expect: "error limit: map input would hold 100000000 bytes or items, over the limit of 1048576" },
+        Shape { name: "lazy-100m-unique", source: || "{{ ([0] * 100000000)|unique|list|length }}".into(), run: Run::Render, expect: "error limit: unique input would hold 100000000 bytes or items, over the limit of 1048576" },
+        Shape { name: "lazy-100m-sum", source: || "{{ ([0] * 100000000)|sum }}".into(), run: Run::Render, expect: "error limit: sum input would hold 100000000 bytes or items, over the limit of 1048576" },
+        Shape { name: "lazy-100m-join", source: || "{{ ([0] * 100000000)|join|length }}".into(), run: Run::Render, expect: "error limit: join input would hold 100000000 bytes or items, over the limit of 1048576" },
+        Shape { name: "join-two-10mb", source: || "{{ ['x' * 10000000, 'y' * 10000000]|join|length }}".into(), run: Run::Render, expect: "error limit: join result would hold 20000000 bytes or items, over the limit of 16777216" },
+        Shape { name: "split-49m-pieces", source: || "{{ ('x ' * 49000000).split()|length }}".into(), run: Run::Render, expect: "error limit: the receiver of .split() would hold 98000000 bytes or items, over the limit of 16777216" },
+        Shape { name: "splitlines-8m-pieces", source: || "{{ ('x\n' * 8000000).splitlines()|length }}".into(), run: Run::Render, expect: "error limit: a split result would hold 8000000 bytes or items, over the limit of 1048576" },
         // Time: fuel per render, and per analysis or lint run.
         Shape { name: "nested-loops", source: || "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}".into(), run: Run::Render, expect: "error limit: template ran out of fuel (too many instructions)" },
         Shape { name: "fuel-edge-render", source: fuel_edge, run: Run::Render, expect: "ok: <|user|>hi<|end|>" },
         Shape { name: "fuel-edge-analyze", source: fuel_edge, run: Run::Analyze, expect: "error limit: the run ran out of fuel (too many instructions over all its renders)" },
+        // Time: instructions that each cost time in proportion to their
+        // operands, within fuel: the CPU budget (issue 28).
+        Shape { name: "in-100k-list-100k-times", source: || "{% set l = range(100000)|list %}{% for i in range(100000) %}{% if 99999 in l %}{% endif %}{% endfor %}".into(), run: Run::Render, expect: OVER_BUDGET },
+        Shape { name: "in-list-in-analysis", source: || "{% set l = range(100000)|list %}{% for i in range(3000) %}{% if 99999 in l %}{% endif %}{% endfor %}{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}".into(), run: Run::Analyze, expect: OVER_BUDGET },
+        Shape { name: "strftime-200kb-format", source: || "{% for i in range(100000) %}{{ strftime_now('%Y' * 100000)|length }}{% endfor %}".into(), run: Run::Render, expect: "error limit: strftime_now format would hold 200000 bytes or items, over the limit of 256" },
         Shape { name: "fuel-edge-lint", source: fuel_edge, run: Run::Lint, expect: "lint: does-not-render (a single user turn does not render: the run ran out of fuel (too many instructions over all its renders))" },
     ]
 }
@@ -100,6 +123,17 @@ fn fuel_edge() -> String {
     "{% for i in range(1000) %}{% for j in range(1600) %}{% endfor %}{% endfor %}{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}\
      {% if add_generation_prompt %}<|assistant|>{% endif %}"
         .into()
+}
+
+/// The shipping bounds; a debug build's VM is several times slower, so
+/// there the CPU budget is ten times the shipping one, as `MAX_MS` is, and
+/// the shapes meet the same bounds as a release build.
+fn config() -> TemplateConfig {
+    let mut config = TemplateConfig::default();
+    if cfg!(debug_assertions) {
+        config.limits = config.limits.with_max_cpu_time(config.limits.max_cpu_time * 10);
+    }
+    config
 }
 
 /// What a child ran into, with its measured costs.
@@ -132,7 +166,7 @@ fn child_entry() {
 }
 
 fn run(source: &str, run: Run) -> String {
-    let template = match ChatTemplate::new(source, &TemplateConfig::default()) {
+    let template = match ChatTemplate::new(source, &config()) {
         Ok(t) => t,
         Err(e) => return format!("error {}: {}", e.kind().as_str(), e.message()),
     };
