@@ -23,6 +23,7 @@
 pub(crate) mod capabilities;
 mod clock;
 mod environment;
+mod files;
 mod gguf;
 mod incremental;
 mod limits;

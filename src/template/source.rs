@@ -20,6 +20,7 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
+use super::files;
 use super::gguf;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -56,21 +57,8 @@ impl TemplateSource {
     pub fn load_named(path: &Path, name: Option<&str>, tools: bool) -> Result<TemplateSource> {
         let source = if path.is_dir() {
             load_folder(path)?
-        } else if gguf::is_gguf(path) {
-            from_gguf(gguf::read(path)?, path)?
         } else {
-            let text = read_text(path)?;
-            let is_json = path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-            if is_json {
-                TemplateSource::from_tokenizer_config(&text)?
-            } else {
-                TemplateSource {
-                    template: text,
-                    ..TemplateSource::default()
-                }
-            }
+            load_file(path)?
         };
         source.choose(name, tools)
     }
@@ -117,6 +105,27 @@ impl TemplateSource {
         self.name = Some(chosen);
         Ok(self)
     }
+}
+
+/// A file the caller named: a GGUF file (by its magic, whatever its name), a
+/// tokenizer config (`.json`) or a Jinja template. It must be a regular file
+/// (a FIFO or a device must neither block nor grow), read to 64 MiB at most.
+fn load_file(path: &Path) -> Result<TemplateSource> {
+    let mut file = files::open_regular(path, path)?;
+    if gguf::has_magic(&mut file, path)? {
+        return from_gguf(gguf::read(file, path)?, path);
+    }
+    let text = files::read_text(file, path)?;
+    let is_json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if is_json {
+        return TemplateSource::from_tokenizer_config(&text);
+    }
+    Ok(TemplateSource {
+        template: text,
+        ..TemplateSource::default()
+    })
 }
 
 fn read_text(path: &Path) -> Result<String> {
