@@ -27,6 +27,7 @@ mod files;
 mod gguf;
 mod incremental;
 mod limits;
+mod model_json;
 mod namespace;
 pub(crate) mod needles;
 mod polyfill;
