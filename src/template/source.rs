@@ -15,12 +15,18 @@
 //! Among named templates the choice is transformers': the name the caller
 //! gives; else `tool_use` when tools are given and it exists; else `default`;
 //! else an error naming the templates there are.
+//!
+//! Invariants: files are opened as `files` says (regular files only, at
+//! most 64 MiB each, a model folder's files only from inside it); JSON is
+//! read as `model_json` says (only the keys used are decoded, never a tree
+//! of values; a key of an unexpected shape counts as absent).
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
-use serde_json::Value as Json;
-
+use super::files::{self, ModelFolder};
 use super::gguf;
+use super::model_json::{self, ChatTemplate, Tokenizer, TokenizerConfig};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Template text plus the special tokens that came with it.
@@ -46,6 +52,12 @@ impl TemplateSource {
     /// Reads a `.jinja` file, a `.json` tokenizer config, a model folder or a
     /// GGUF file; among named templates, the one transformers renders a
     /// conversation without tools with.
+    ///
+    /// Only regular files are read, at most 64 MiB from each (a GGUF file's
+    /// metadata included); a model folder's files only where they live
+    /// inside the folder, or, for a Hugging Face cache snapshot
+    /// (`<entry>/snapshots/<rev>`), in its `<entry>/blobs`. A link elsewhere,
+    /// a FIFO, a device or a larger file is an [`ErrorKind::Input`] error.
     pub fn load(path: &Path) -> Result<TemplateSource> {
         TemplateSource::load_named(path, None, false)
     }
@@ -56,31 +68,17 @@ impl TemplateSource {
     pub fn load_named(path: &Path, name: Option<&str>, tools: bool) -> Result<TemplateSource> {
         let source = if path.is_dir() {
             load_folder(path)?
-        } else if gguf::is_gguf(path) {
-            from_gguf(gguf::read(path)?, path)?
         } else {
-            let text = read_text(path)?;
-            let is_json = path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-            if is_json {
-                TemplateSource::from_tokenizer_config(&text)?
-            } else {
-                TemplateSource {
-                    template: text,
-                    ..TemplateSource::default()
-                }
-            }
+            load_file(path)?
         };
         source.choose(name, tools)
     }
 
     /// Parses the text of a `tokenizer_config.json`.
     pub fn from_tokenizer_config(text: &str) -> Result<TemplateSource> {
-        let config: Json = serde_json::from_str(text)
-            .map_err(|e| Error::new(ErrorKind::Input, format!("tokenizer config: {e}")))?;
+        let config = parse_config(text, "tokenizer config")?;
         let mut source = tokens_of(&config);
-        set_template(&mut source, config.get("chat_template"), "tokenizer config")?;
+        set_template(&mut source, config.chat_template, "tokenizer config")?;
         source.choose(None, false)
     }
 
@@ -119,43 +117,58 @@ impl TemplateSource {
     }
 }
 
-fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", path.display())))
+/// A file the caller named: a GGUF file (by its magic, whatever its name), a
+/// tokenizer config (`.json`) or a Jinja template.
+fn load_file(path: &Path) -> Result<TemplateSource> {
+    let mut file = files::open_regular(path, path)?;
+    if gguf::has_magic(&mut file, path)? {
+        return from_gguf(gguf::read(file, path)?, path);
+    }
+    let text = files::read_text(file, path)?;
+    let is_json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if is_json {
+        return TemplateSource::from_tokenizer_config(&text);
+    }
+    Ok(TemplateSource {
+        template: text,
+        ..TemplateSource::default()
+    })
+}
+
+/// The keys loading reads from a tokenizer config (or `chat_template.json`);
+/// `what` names it in errors.
+fn parse_config<'a>(text: &'a str, what: &str) -> Result<TokenizerConfig<'a>> {
+    serde_json::from_str(text).map_err(|e| Error::new(ErrorKind::Input, format!("{what}: {e}")))
 }
 
 /// The special tokens of a tokenizer config (no template yet).
-fn tokens_of(config: &Json) -> TemplateSource {
+fn tokens_of(config: &TokenizerConfig) -> TemplateSource {
     TemplateSource {
-        bos_token: token(config, "bos_token"),
-        eos_token: token(config, "eos_token"),
+        bos_token: config.bos_token(),
+        eos_token: config.eos_token(),
         ..TemplateSource::default()
     }
 }
 
 /// Sets the template from a `chat_template` value: a string or a list of
 /// named templates.
-fn set_template(source: &mut TemplateSource, value: Option<&Json>, what: &str) -> Result<()> {
-    match value {
-        Some(Json::String(s)) => source.template = s.clone(),
-        Some(Json::Array(entries)) => {
-            source.named = entries
-                .iter()
-                .filter_map(|e| {
-                    Some((
-                        e.get("name")?.as_str()?.to_owned(),
-                        e.get("template")?.as_str()?.to_owned(),
-                    ))
-                })
-                .collect();
-            if source.named.is_empty() {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!("{what}: chat_template list has no named template"),
-                ));
-            }
+fn set_template(
+    source: &mut TemplateSource,
+    value: Option<&serde_json::value::RawValue>,
+    what: &str,
+) -> Result<()> {
+    match model_json::chat_template(value) {
+        ChatTemplate::Text(text) => source.template = text,
+        ChatTemplate::Named(named) if named.is_empty() => {
+            return Err(Error::new(
+                ErrorKind::Input,
+                format!("{what}: chat_template list has no named template"),
+            ))
         }
-        _ => {
+        ChatTemplate::Named(named) => source.named = named,
+        ChatTemplate::Missing => {
             return Err(Error::new(
                 ErrorKind::Input,
                 format!("{what} has no chat_template"),
@@ -165,92 +178,75 @@ fn set_template(source: &mut TemplateSource, value: Option<&Json>, what: &str) -
     Ok(())
 }
 
-/// A Hugging Face model folder.
+/// A Hugging Face model folder, its files read as [`ModelFolder`] allows.
 fn load_folder(dir: &Path) -> Result<TemplateSource> {
-    let config_path = dir.join("tokenizer_config.json");
-    let config: Json = match std::fs::read_to_string(&config_path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| Error::new(ErrorKind::Input, format!("{}: {e}", config_path.display())))?,
-        Err(_) => Json::Null,
+    let folder = ModelFolder::new(dir)?;
+    let config_text = folder.read("tokenizer_config.json")?;
+    let config_path = dir.join("tokenizer_config.json").display().to_string();
+    let config = match &config_text {
+        Some(text) => parse_config(text, &config_path)?,
+        None => TokenizerConfig::default(),
     };
     let mut source = tokens_of(&config);
-    let jinja = dir.join("chat_template.jinja");
-    let json = dir.join("chat_template.json");
-    if jinja.is_file() {
-        source.template = read_text(&jinja)?;
-    } else if json.is_file() {
-        let value: Json = serde_json::from_str(&read_text(&json)?)
-            .map_err(|e| Error::new(ErrorKind::Input, format!("{}: {e}", json.display())))?;
-        set_template(
-            &mut source,
-            value.get("chat_template"),
-            &json.display().to_string(),
-        )?;
-    } else if config.get("chat_template").is_some() {
-        set_template(
-            &mut source,
-            config.get("chat_template"),
-            &config_path.display().to_string(),
-        )?;
+    if let Some(text) = folder.read("chat_template.jinja")? {
+        source.template = text;
+    } else if let Some(text) = folder.read("chat_template.json")? {
+        let what = dir.join("chat_template.json").display().to_string();
+        let file = parse_config(&text, &what)?;
+        set_template(&mut source, file.chat_template, &what)?;
+    } else if config.chat_template.is_some() {
+        set_template(&mut source, config.chat_template, &config_path)?;
     } else {
         return Err(Error::new(
             ErrorKind::Input,
             format!("{}: no chat_template.jinja, chat_template.json or tokenizer_config.json with a chat_template", dir.display()),
         ));
     }
-    source.end_tokens = generation_end_tokens(dir, &config, source.eos_token.as_deref());
+    source.end_tokens = generation_end_tokens(&folder, &config, source.eos_token.as_deref())?;
     Ok(source)
 }
 
 /// `generation_config.json`'s `eos_token_id` (one id or a list), as token
-/// texts from the tokenizer's added tokens, less `eos_token` itself. Ids
-/// without a known text are left out: a missing or partial tokenizer must
-/// not stop the template from loading.
-fn generation_end_tokens(dir: &Path, config: &Json, eos: Option<&str>) -> Vec<String> {
-    let Some(generation) = std::fs::read_to_string(dir.join("generation_config.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<Json>(&t).ok())
-    else {
-        return Vec::new();
+/// texts from the tokenizer's added tokens (`added_tokens_decoder` in the
+/// tokenizer config, else `added_tokens` in `tokenizer.json`), less
+/// `eos_token` itself. Ids without a known text are left out, and a
+/// malformed generation config or tokenizer counts as none: they must not
+/// stop the template from loading.
+fn generation_end_tokens(
+    folder: &ModelFolder,
+    config: &TokenizerConfig,
+    eos: Option<&str>,
+) -> Result<Vec<String>> {
+    let Some(generation) = folder.read("generation_config.json")? else {
+        return Ok(Vec::new());
     };
-    let ids: Vec<u64> = match generation.get("eos_token_id") {
-        Some(Json::Number(n)) => n.as_u64().into_iter().collect(),
-        Some(Json::Array(items)) => items.iter().filter_map(Json::as_u64).collect(),
-        _ => Vec::new(),
+    let Some((ids, wanted)) = model_json::eos_token_ids(&generation) else {
+        return Err(Error::new(
+            ErrorKind::Input,
+            format!(
+                "{}: eos_token_id lists more than {} ids",
+                folder.file("generation_config.json").display(),
+                model_json::MAX_EOS_IDS
+            ),
+        ));
     };
-    let tokenizer: Json = std::fs::read_to_string(dir.join("tokenizer.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Json::Null);
-    let mut out: Vec<String> = Vec::new();
-    for id in ids {
-        let text = added_token(config, &tokenizer, id);
-        if let Some(text) = text.filter(|t| Some(t.as_str()) != eos && !out.contains(t)) {
-            out.push(text);
+    drop(generation);
+    let mut texts = config.added_tokens(&wanted);
+    if texts.len() < wanted.len() {
+        if let Some(text) = folder.read("tokenizer.json")? {
+            let tokenizer: Tokenizer = serde_json::from_str(&text).unwrap_or_default();
+            for (id, text) in tokenizer.added_tokens(&wanted) {
+                texts.entry(id).or_insert(text);
+            }
         }
     }
-    out
-}
-
-/// The text of added token `id`: `added_tokens_decoder` in the tokenizer
-/// config, else `added_tokens` in `tokenizer.json`.
-fn added_token(config: &Json, tokenizer: &Json, id: u64) -> Option<String> {
-    let from_config = config
-        .get("added_tokens_decoder")?
-        .get(id.to_string())
-        .and_then(|t| t.get("content"));
-    let from_tokenizer = || {
-        tokenizer
-            .get("added_tokens")?
-            .as_array()?
-            .iter()
-            .find(|t| t.get("id").and_then(Json::as_u64) == Some(id))?
-            .get("content")
-    };
-    from_config
-        .or_else(from_tokenizer)
-        .and_then(Json::as_str)
-        .map(str::to_owned)
+    let mut seen = BTreeSet::new();
+    Ok(ids
+        .iter()
+        .filter_map(|id| texts.get(id))
+        .filter(|t| Some(t.as_str()) != eos && seen.insert(t.as_str()))
+        .cloned()
+        .collect())
 }
 
 /// A GGUF file's metadata as a source.
@@ -283,15 +279,6 @@ fn from_gguf(chat: gguf::GgufChat, path: &Path) -> Result<TemplateSource> {
         }
     }
     Ok(source)
-}
-
-/// A special token given as a string or as an `AddedToken` object.
-fn token(config: &Json, key: &str) -> Option<String> {
-    match config.get(key)? {
-        Json::String(s) => Some(s.clone()),
-        Json::Object(o) => o.get("content")?.as_str().map(str::to_owned),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -9,4 +9,5 @@ mod common;
 mod contract;
 mod grammar;
 mod inputs;
+mod model_files;
 mod render;
