@@ -14,7 +14,8 @@
 //!
 //! Among named templates the choice is transformers': the name the caller
 //! gives; else `tool_use` when tools are given and it exists; else `default`;
-//! else an error naming the templates there are.
+//! else an error naming the templates there are (the first 20, and how many
+//! more).
 
 use std::path::Path;
 
@@ -104,12 +105,11 @@ impl TemplateSource {
             None => "default",
         };
         let Some((chosen, text)) = self.named.iter().find(|(k, _)| k == wanted).cloned() else {
-            let names: Vec<&str> = self.named.iter().map(|(k, _)| k.as_str()).collect();
             return Err(Error::new(
                 ErrorKind::Input,
                 format!(
                     "no chat template named {wanted:?} (there are: {}); choose one by name",
-                    names.join(", ")
+                    self.some_names()
                 ),
             ));
         };
@@ -117,7 +117,25 @@ impl TemplateSource {
         self.name = Some(chosen);
         Ok(self)
     }
+
+    /// The named templates for an error message: the first
+    /// [`NAMES_SHOWN`], then how many more (a file may name thousands).
+    fn some_names(&self) -> String {
+        let shown: Vec<&str> = self
+            .named
+            .iter()
+            .take(NAMES_SHOWN)
+            .map(|(name, _)| name.as_str())
+            .collect();
+        match self.named.len().saturating_sub(NAMES_SHOWN) {
+            0 => shown.join(", "),
+            more => format!("{}, and {more} more", shown.join(", ")),
+        }
+    }
 }
+
+/// How many template names an error message lists.
+const NAMES_SHOWN: usize = 20;
 
 fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path)
@@ -319,6 +337,23 @@ mod tests {
         assert_eq!(rag.template, "R");
         let err = src.choose(Some("nope"), false).unwrap_err();
         assert_eq!(err.message(), "no chat template named \"nope\" (there are: default, tool_use, rag); choose one by name");
+    }
+
+    #[test]
+    fn an_unknown_name_lists_the_first_twenty_names() {
+        let entries: Vec<String> = (0..10_000)
+            .map(|i| format!(r#"{{"name": "t{i}", "template": "T"}}"#))
+            .collect();
+        let config = format!(r#"{{"chat_template": [{}]}}"#, entries.join(", "));
+        let err = TemplateSource::from_tokenizer_config(&config).unwrap_err();
+        let first: Vec<String> = (0..20).map(|i| format!("t{i}")).collect();
+        assert_eq!(
+            err.message(),
+            format!(
+                "no chat template named \"default\" (there are: {}, and 9980 more); choose one by name",
+                first.join(", ")
+            )
+        );
     }
 
     #[test]
