@@ -65,7 +65,7 @@ impl TemplateSource {
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("json"));
             if is_json {
-                TemplateSource::from_tokenizer_config(&text)?
+                tokenizer_config(&text)?
             } else {
                 TemplateSource {
                     template: text,
@@ -78,11 +78,7 @@ impl TemplateSource {
 
     /// Parses the text of a `tokenizer_config.json`.
     pub fn from_tokenizer_config(text: &str) -> Result<TemplateSource> {
-        let config: Json = serde_json::from_str(text)
-            .map_err(|e| Error::new(ErrorKind::Input, format!("tokenizer config: {e}")))?;
-        let mut source = tokens_of(&config);
-        set_template(&mut source, config.get("chat_template"), "tokenizer config")?;
-        source.choose(None, false)
+        tokenizer_config(text)?.choose(None, false)
     }
 
     /// This source with its named template chosen as transformers chooses
@@ -136,6 +132,16 @@ impl TemplateSource {
 
 /// How many template names an error message lists.
 const NAMES_SHOWN: usize = 20;
+
+/// A `tokenizer_config.json`'s template and tokens; among named templates
+/// none chosen yet (the caller's name may not be `default`).
+fn tokenizer_config(text: &str) -> Result<TemplateSource> {
+    let config: Json = serde_json::from_str(text)
+        .map_err(|e| Error::new(ErrorKind::Input, format!("tokenizer config: {e}")))?;
+    let mut source = tokens_of(&config);
+    set_template(&mut source, config.get("chat_template"), "tokenizer config")?;
+    Ok(source)
+}
 
 fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path)
@@ -354,6 +360,19 @@ mod tests {
                 first.join(", ")
             )
         );
+    }
+
+    #[test]
+    fn a_config_file_without_default_gives_the_template_asked_for() {
+        let dir = std::env::temp_dir().join(format!("cap-source-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tokenizer_config.json");
+        let config = r#"{"chat_template": [{"name": "tool_use", "template": "T"}, {"name": "rag", "template": "R"}]}"#;
+        std::fs::write(&path, config).unwrap();
+        let rag = TemplateSource::load_named(&path, Some("rag"), false).unwrap();
+        let tools = TemplateSource::load_named(&path, None, true).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!((rag.template.as_str(), tools.template.as_str()), ("R", "T"));
     }
 
     #[test]
