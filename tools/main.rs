@@ -176,9 +176,13 @@ pub fn load_path(
     name: Option<&str>,
     tools: bool,
 ) -> Result<ChatTemplate, Failure> {
-    let source = TemplateSource::load_named(path, name, tools)?;
+    compile(&TemplateSource::load_named(path, name, tools)?)
+}
+
+/// Compiles a loaded template with its own special tokens.
+pub fn compile(source: &TemplateSource) -> Result<ChatTemplate, Failure> {
     Ok(ChatTemplate::from_source(
-        &source,
+        source,
         &TemplateConfig::default(),
     )?)
 }

@@ -133,8 +133,8 @@ class ChatTemplate:
         ``prompt`` or ``enable_thinking`` say where reasoning stands when the output starts."""
 
 class Parser:
-    """Parses one template's outputs. Immutable; share it between threads.
-    ``parse`` releases the GIL."""
+    """Parses one template's outputs. Immutable; share it between threads, each
+    with streams of its own. ``parse``, ``push`` and ``finish`` release the GIL."""
 
     def parse(self, output: Output) -> Message:
         """The OpenAI assistant message. Never fails on odd output (it stays content);

@@ -1,11 +1,13 @@
 //! `Parser` and `Stream`: model output to OpenAI messages and deltas.
 //!
 //! A `Parser` is immutable and shared: any number of threads may parse
-//! with it at once, and `parse` runs with the GIL released. A `Stream` is
-//! one output's incremental parse; `push` takes `str` or `bytes` and
-//! returns the deltas that chunk made final. Bytes may end inside a UTF-8
-//! character: the incomplete tail waits in the stream ([`Utf8Carry`]) until
-//! the next push completes it.
+//! with it at once, each with streams of its own, and parsing (`parse`,
+//! `push`, `finish`) runs with the GIL released. A `Stream` is one output's
+//! incremental parse; `push` takes `str` or `bytes` and returns the deltas
+//! that chunk made final. Bytes may end inside a UTF-8 character: the
+//! incomplete tail waits in the stream ([`Utf8Carry`]) until the next push
+//! completes it. A stream used by two threads at once is refused by PyO3's
+//! borrow check (`RuntimeError`), never shared unsynchronised.
 //!
 //! Invariants: the deltas of a stream add up (OpenAI accumulation) to
 //! `parse` of the whole output, whatever the chunking, `str` or `bytes`;
@@ -216,16 +218,26 @@ impl Stream {
             out,
             ..
         } = self;
-        let mut deltas = Vec::new();
-        if !carry.is_empty() {
-            let tail = carry
-                .finish(*replace)
-                .map_err(|e| decode_error(py, e.bytes(), e.error))?;
-            inner.push_into(&tail, out);
+        let tail = if carry.is_empty() {
+            None
+        } else {
+            Some(
+                carry
+                    .finish(*replace)
+                    .map_err(|e| decode_error(py, e.bytes(), e.error))?,
+            )
+        };
+        // Closing what the output left open can be milliseconds of parsing.
+        let deltas = py.detach(|| {
+            let mut deltas = Vec::new();
+            if let Some(tail) = tail {
+                inner.push_into(&tail, out);
+                deltas.append(out);
+            }
+            inner.finish_into(out);
             deltas.append(out);
-        }
-        inner.finish_into(out);
-        deltas.append(out);
+            deltas
+        });
         self.finished = true;
         deltas_to_py(py, &deltas)
     }

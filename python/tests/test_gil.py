@@ -1,10 +1,14 @@
-"""`parse` and `push` release the GIL: with the switch interval at 60 s,
+"""`parse`, `push` and `finish` release the GIL: with the switch interval at 60 s,
 a second Python thread gets the GIL only when the main thread gives it
 up itself, so it counts only while the main thread is inside the
-library. Without the release it would count nothing."""
+library. Without the release it would count nothing.
+
+And one parser shared by eight threads, each streaming its own output,
+gives what it gives on one thread, while the threads' pushes overlap."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -18,6 +22,9 @@ CALL = '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>\n'
 # Long enough (about 1 MB, milliseconds to parse) for the other thread to
 # wake up and take the GIL while the library holds none.
 OUTPUT = "<think>Hm.</think>\n\n" + CALL * 20_000
+# A call cut off inside its arguments (16 MB): `finish` gives it back as
+# content, about 100 ms of work.
+CUT_CALL = '<tool_call>\n{"name": "f", "arguments": {"a": "' + "x" * 16_000_000
 
 
 def count_while(work) -> int:
@@ -50,8 +57,18 @@ def count_while(work) -> int:
 
 @pytest.fixture(scope="module")
 def parser() -> ca.Parser:
+    """The parser, used once on every kind of delta and message: the first
+    dict with a key interns the key, which may give up the GIL once, and
+    would let the counter run without the library releasing it."""
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-    return ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja").parser(tools=tools)
+    parser = ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja").parser(tools=tools)
+    warm_up = "<think>Hm.</think>\n\nText." + CALL + CUT_CALL[:100]
+    stream = parser.stream()
+    stream.push(warm_up)
+    stream.finish()
+    stream.message()
+    parser.parse(warm_up)
+    return parser
 
 
 def test_parse_releases_the_gil(parser):
@@ -62,6 +79,79 @@ def test_push_releases_the_gil(parser):
     assert count_while(lambda: parser.stream().push(OUTPUT)) > 0
 
 
+def test_finish_releases_the_gil(parser):
+    stream = parser.stream()
+    stream.push(CUT_CALL)
+    assert count_while(stream.finish) > 0
+
+
 def test_pure_python_work_does_not_let_the_counter_run():
     """The control: the same harness around Python code counts nothing."""
     assert count_while(lambda: OUTPUT.encode().decode().upper().count("F")) == 0
+
+
+def thread_output(n: int) -> str:
+    """Output `n` of eight, each different: reasoning, non-ASCII content,
+    calls with their own arguments, and for odd `n` a call cut off at the
+    end. About 300 KB: a push takes milliseconds, long enough to overlap."""
+    calls = "".join(
+        '<tool_call>\n' + json.dumps({"name": "f", "arguments": {"n": n, "k": k, "s": "é✓" * n}}) + '\n</tool_call>\n'
+        for k in range(2_000 + 500 * n)
+    )
+    cut = '<tool_call>\n{"name": "f", "arguments": {"s": "' + "ü" * 10_000 if n % 2 else ""
+    return f"<think>Thread {n} thinks: {'ß' * n}</think>\n\n" + "Wörds, " * (1_000 * n) + calls + cut
+
+
+def byte_chunks(text: str, size: int) -> list[bytes]:
+    """`size`-byte pieces of the UTF-8 output, cutting characters."""
+    data = text.encode()
+    return [data[at:at + size] for at in range(0, len(data), size)]
+
+
+def streamed(parser: ca.Parser, chunks: list[bytes], spans: list | None = None) -> tuple:
+    """Deltas, message and `parse` of one output, pushed chunk by chunk;
+    each push's (start, end) time goes to `spans`."""
+    stream = parser.stream()
+    deltas = []
+    for chunk in chunks:
+        start = time.perf_counter_ns()
+        deltas += stream.push(chunk)
+        if spans is not None:
+            spans.append((start, time.perf_counter_ns()))
+    deltas += stream.finish()
+    return deltas, stream.message(), parser.parse(b"".join(chunks))
+
+
+def test_eight_threads_share_one_parser(parser):
+    chunks = [byte_chunks(thread_output(n), 40_000 + 7 * n) for n in range(8)]
+    alone = [streamed(parser, c) for c in chunks]
+    together: list = [None] * 8
+    spans: list[list] = [[] for _ in range(8)]
+    start = threading.Barrier(8)
+
+    def work(n: int) -> None:
+        start.wait()
+        together[n] = streamed(parser, chunks[n], spans[n])
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    previous = sys.getswitchinterval()
+    # Threads switch only where one gives the GIL up itself (see above).
+    sys.setswitchinterval(60)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+    finally:
+        sys.setswitchinterval(previous)
+    assert together == alone
+    assert len({json.dumps(message) for _, message, _ in alone}) == 8
+    # Two threads' pushes at once: only possible with the GIL released.
+    overlaps = sum(
+        1
+        for n in range(8) for m in range(n + 1, 8)
+        for a, b in spans[n] for c, d in spans[m]
+        if a < d and c < b
+    )
+
+    assert overlaps > 0

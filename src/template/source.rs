@@ -14,7 +14,8 @@
 //!
 //! Among named templates the choice is transformers': the name the caller
 //! gives; else `tool_use` when tools are given and it exists; else `default`;
-//! else an error naming the templates there are.
+//! else an error naming the templates there are (the first 20, and how many
+//! more).
 //!
 //! Invariants: files are opened as `files` says (regular files only, at
 //! most 64 MiB each, a model folder's files only from inside it); JSON is
@@ -76,10 +77,7 @@ impl TemplateSource {
 
     /// Parses the text of a `tokenizer_config.json`.
     pub fn from_tokenizer_config(text: &str) -> Result<TemplateSource> {
-        let config = parse_config(text, "tokenizer config")?;
-        let mut source = tokens_of(&config);
-        set_template(&mut source, config.chat_template, "tokenizer config")?;
-        source.choose(None, false)
+        tokenizer_config(text)?.choose(None, false)
     }
 
     /// This source with its named template chosen as transformers chooses
@@ -102,12 +100,11 @@ impl TemplateSource {
             None => "default",
         };
         let Some((chosen, text)) = self.named.iter().find(|(k, _)| k == wanted).cloned() else {
-            let names: Vec<&str> = self.named.iter().map(|(k, _)| k.as_str()).collect();
             return Err(Error::new(
                 ErrorKind::Input,
                 format!(
                     "no chat template named {wanted:?} (there are: {}); choose one by name",
-                    names.join(", ")
+                    self.some_names()
                 ),
             ));
         };
@@ -115,6 +112,33 @@ impl TemplateSource {
         self.name = Some(chosen);
         Ok(self)
     }
+
+    /// The named templates for an error message: the first
+    /// [`NAMES_SHOWN`], then how many more (a file may name thousands).
+    fn some_names(&self) -> String {
+        let shown: Vec<&str> = self
+            .named
+            .iter()
+            .take(NAMES_SHOWN)
+            .map(|(name, _)| name.as_str())
+            .collect();
+        match self.named.len().saturating_sub(NAMES_SHOWN) {
+            0 => shown.join(", "),
+            more => format!("{}, and {more} more", shown.join(", ")),
+        }
+    }
+}
+
+/// How many template names an error message lists.
+const NAMES_SHOWN: usize = 20;
+
+/// A `tokenizer_config.json`'s template and tokens; among named templates
+/// none chosen yet (the caller's name may not be `default`).
+fn tokenizer_config(text: &str) -> Result<TemplateSource> {
+    let config = parse_config(text, "tokenizer config")?;
+    let mut source = tokens_of(&config);
+    set_template(&mut source, config.chat_template, "tokenizer config")?;
+    Ok(source)
 }
 
 /// A file the caller named: a GGUF file (by its magic, whatever its name), a
@@ -129,7 +153,7 @@ fn load_file(path: &Path) -> Result<TemplateSource> {
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
     if is_json {
-        return TemplateSource::from_tokenizer_config(&text);
+        return tokenizer_config(&text);
     }
     Ok(TemplateSource {
         template: text,
@@ -306,6 +330,36 @@ mod tests {
         assert_eq!(rag.template, "R");
         let err = src.choose(Some("nope"), false).unwrap_err();
         assert_eq!(err.message(), "no chat template named \"nope\" (there are: default, tool_use, rag); choose one by name");
+    }
+
+    #[test]
+    fn an_unknown_name_lists_the_first_twenty_names() {
+        let entries: Vec<String> = (0..10_000)
+            .map(|i| format!(r#"{{"name": "t{i}", "template": "T"}}"#))
+            .collect();
+        let config = format!(r#"{{"chat_template": [{}]}}"#, entries.join(", "));
+        let err = TemplateSource::from_tokenizer_config(&config).unwrap_err();
+        let first: Vec<String> = (0..20).map(|i| format!("t{i}")).collect();
+        assert_eq!(
+            err.message(),
+            format!(
+                "no chat template named \"default\" (there are: {}, and 9980 more); choose one by name",
+                first.join(", ")
+            )
+        );
+    }
+
+    #[test]
+    fn a_config_file_without_default_gives_the_template_asked_for() {
+        let dir = std::env::temp_dir().join(format!("cap-source-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tokenizer_config.json");
+        let config = r#"{"chat_template": [{"name": "tool_use", "template": "T"}, {"name": "rag", "template": "R"}]}"#;
+        std::fs::write(&path, config).unwrap();
+        let rag = TemplateSource::load_named(&path, Some("rag"), false).unwrap();
+        let tools = TemplateSource::load_named(&path, None, true).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!((rag.template.as_str(), tools.template.as_str()), ("R", "T"));
     }
 
     #[test]

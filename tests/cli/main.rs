@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod batch;
 mod contract;
 mod grammar;
 mod inputs;
