@@ -121,11 +121,16 @@ pub(crate) fn register(env: &mut Environment<'static>, limit: usize) {
     env.add_function(LOOP_FUNCTION, loop_items);
 }
 
-/// The function behind [`LOOP_FUNCTION`]: `value`'s items, each after a
-/// check of the CPU budget; a value that is not a container passes through.
+/// The function behind [`LOOP_FUNCTION`]: checks the CPU budget, then
+/// gives `value` back as it is when it has fewer than [`TICK_EVERY`] items
+/// (the check at the loop's start covers them: a chat's loops are short), or
+/// not a container; else as an iterable of the same items that checks the
+/// budget every [`TICK_EVERY`] items.
 pub(crate) fn loop_items(value: Value) -> Result<Value, Error> {
     cpu_budget::tick()?;
+    let short = value.len().is_some_and(|n| n < TICK_EVERY as usize);
     match value.kind() {
+        _ if short => Ok(value),
         ValueKind::Seq | ValueKind::Map | ValueKind::Iterable | ValueKind::String => {
             Ok(Value::from_object(Ticking(value)))
         }
