@@ -370,11 +370,14 @@ impl ChatTemplate {
         let Ok(template) = self.env.get_template(TEMPLATE_NAME) else {
             return Vec::new();
         };
-        // Our bound functions are called only from rewritten code.
+        // Our bound and loop functions are called only from rewritten code.
         let mut names: Vec<String> = template
             .undeclared_variables(false)
             .into_iter()
-            .filter(|n| n != limits::BOUND_FUNCTION && n != limits::RELEASE_FUNCTION)
+            .filter(|n| {
+                ![limits::BOUND_FUNCTION, limits::RELEASE_FUNCTION, guarded::LOOP_FUNCTION]
+                    .contains(&n.as_str())
+            })
             .collect();
         for name in defaulted_variables(&self.source) {
             if !names.contains(&name) {
