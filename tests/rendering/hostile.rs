@@ -31,9 +31,9 @@ const MAX_KB: u64 = 256 * 1024;
 /// What a shape that spends the CPU budget ends with: the default budget is
 /// ten times larger in a debug build, as `MAX_MS` is.
 const OVER_BUDGET: &str = if cfg!(debug_assertions) {
-    "error limit: the render used over 2500 ms of CPU time"
+    "error limit: the render used over 5000 ms of CPU time"
 } else {
-    "error limit: the render used over 250 ms of CPU time"
+    "error limit: the render used over 500 ms of CPU time"
 };
 
 /// What the child does with the template.
