@@ -36,6 +36,10 @@ const OVER_BUDGET: &str = if cfg!(debug_assertions) {
     "error limit: the render used over 250 ms of CPU time"
 };
 
+/// What a `~` of two 99 MB strings ends with.
+const CONCAT_TOO_LARGE_198M: &str =
+    "error limit: a ~ result would hold 198000000 bytes or items, over the limit of 16777216";
+
 /// What the child does with the template.
 #[derive(Debug, Clone, Copy)]
 enum Run {
@@ -92,6 +96,9 @@ fn shapes() -> Vec<Shape> {
         Shape { name: "namespace-list-400x8mb", source: || "{% set ns = namespace(l=[]) %}{% for i in range(400) %}{% set ns.l = ns.l + [('x' * 8000000) ~ i] %}{% endfor %}{{ ns.l|length }}".into(), run: Run::Render, expect: "error limit: namespace attribute 'l': the render keeps over 72000201 bytes in all, over the limit of 67108864" },
         Shape { name: "appended-400x8mb", source: || "{% set ns = namespace(l=[]) %}{% for i in range(400) %}{% set _ = ns.l.append(('x' * 8000000) ~ i) %}{% endfor %}{{ ns.l|length }}".into(), run: Run::Render, expect: "error limit: a list item: the render keeps over 72000169 bytes in all, over the limit of 67108864" },
         Shape { name: "set-in-loop-400x10mb", source: || "{% for i in range(400) %}{% set s = ('x' * 10000000) ~ i %}{% endfor %}".into(), run: Run::Render, expect: "error limit: a value set or passed to a macro: the render keeps over 70000007 bytes in all, over the limit of 67108864" },
+        // `~` chains: each intermediate is a fresh string (issue 28, item 2).
+        Shape { name: "concat-42x99mb-literals", source: || format!("{{{{ ({})|length }}}}", chain("('x' * 99000000)", " ~ ", 42)), run: Run::Render, expect: CONCAT_TOO_LARGE_198M },
+        Shape { name: "concat-42x10mb-variable", source: || format!("{{% set s = 'x' * 10000000 %}}{{{{ ({})|length }}}}", chain("s", " ~ ", 42)), run: Run::Render, expect: "error limit: a ~ result would hold 20000000 bytes or items, over the limit of 16777216" },
         Shape { name: "output-growth", source: || "{% for i in range(1000) %}{% for j in range(1000) %}{{ 'x' * 1000 }}{% endfor %}{% endfor %}".into(), run: Run::Render, expect: "error limit: output exceeds 16777216 bytes" },
         // Lazy sequences walked whole by one filter or method (issue 28).
         Shape { name: "lazy-100m-sort", source: || "{{ ([0] * 100000000)|sort|length }}".into(), run: Run::Render, expect: "error limit: sort input would hold 100000000 bytes or items, over the limit of 1048576" },
