@@ -5,11 +5,11 @@
 //! instruction, with no code of ours in between: forty-two `('x' * 99000000)`
 //! joined by `~` reached 3.2 GB and aborted the process, far from any value
 //! bound. So each chain `A ~ B ~ C` is rewritten, on the text, as the filter
-//! chain `(A )|__chat_autoparser_concat( B )|__chat_autoparser_concat( C)`,
-//! which minijinja parses in a loop (no recursion per operand) and evaluates
-//! left to right and pairwise, as `~`: at most two operands are alive when
-//! [`concat`] measures the result, and it refuses one over the per-value bound
-//! before allocating it.
+//! chain `(A )|F|F( B )|F( C)` (F = [`CONCAT_FILTER`]), which minijinja
+//! parses in a loop (no recursion per operand) and evaluates left to right
+//! and pairwise, as `~`: [`concat`] refuses a first operand over the
+//! per-value bound before the second is made, and a result over it before
+//! allocating it, so at most two operands within the bound are alive.
 //!
 //! minijinja's code generator also folds constant expressions while
 //! compiling: `('x' * 99000000) ~ ...` ran entirely at compile time, and each
@@ -66,9 +66,14 @@ pub(crate) fn bound_concats(first: Rewritten) -> Rewritten {
 }
 
 /// The filter behind [`CONCAT_FILTER`]: `format!("{left}{right}")`, as
-/// minijinja's `~`, refused when longer than `limit` bytes.
-pub(crate) fn concat(left: &Value, right: &Value, limit: usize) -> Result<Value, Error> {
+/// minijinja's `~`, refused when longer than `limit` bytes; without `right`,
+/// `left` itself once checked (a string over `limit` cannot start a chain).
+pub(crate) fn concat(left: &Value, right: Option<&Value>, limit: usize) -> Result<Value, Error> {
     cpu_budget::tick()?;
+    let Some(right) = right else {
+        limits::check("a ~ operand", left, limit)?;
+        return Ok(left.clone());
+    };
     let known = left.as_str().map_or(0, str::len) + right.as_str().map_or(0, str::len);
     if known > limit {
         return Err(limits::too_large(WHAT, known, limit));
@@ -264,7 +269,7 @@ impl Finder<'_> {
         }
     }
 
-    /// `A ~ B ~ C` → `(A )|F( B )|F( C)`; then the operands' own chains.
+    /// `A ~ B ~ C` → `(A )|F|F( B )|F( C)`; then the operands' own chains.
     fn chain(&mut self, outer: &Spanned<ast::BinOp<'_>>, depth: usize) {
         // The tree is left-nested: Concat(Concat(A, B), C).
         let mut rights = vec![&outer.right];
@@ -282,8 +287,13 @@ impl Finder<'_> {
             // The chain's own span starts at its first token; the first
             // operand's may not (a filter's starts at the filter's name).
             self.edits.push(Edit::open(start_of(outer), "(", depth));
-            for at in tildes {
-                let call = format!(")|{CONCAT_FILTER}(");
+            // The first operand alone is checked before the second is made
+            // (`(A )|F|F( B )...`): later left operands are results of F.
+            for (i, at) in tildes.into_iter().enumerate() {
+                let call = match i {
+                    0 => format!(")|{CONCAT_FILTER}|{CONCAT_FILTER}("),
+                    _ => format!(")|{CONCAT_FILTER}("),
+                };
                 self.edits.push(Edit::replace(at..at + 1, &call));
             }
             self.edits
@@ -362,41 +372,44 @@ mod tests {
 
     #[test]
     fn a_chain_becomes_a_filter_chain() {
-        assert_eq!(text("{{ a ~ b ~ c }}"), "{{ (a )|F( b )|F( c) }}");
-        assert_eq!(text("{{a~b}}"), "{{(a)|F(b)}}");
+        assert_eq!(text("{{ a ~ b ~ c }}"), "{{ (a )|F|F( b )|F( c) }}");
+        assert_eq!(text("{{a~b}}"), "{{(a)|F|F(b)}}");
         assert_eq!(
             text("{{ x + a ~ b|upper if c }}"),
-            "{{ x + (a )|F( b|upper) if c }}"
+            "{{ x + (a )|F|F( b|upper) if c }}"
         );
-        assert_eq!(text("{{ m.x|trim ~ 'a' }}"), "{{ (m.x|trim )|F( 'a') }}");
+        assert_eq!(text("{{ m.x|trim ~ 'a' }}"), "{{ (m.x|trim )|F|F( 'a') }}");
     }
 
     #[test]
     fn parenthesised_operands_keep_their_parentheses() {
-        assert_eq!(text("{{ (a + b) ~ c }}"), "{{ ((a + b) )|F( c) }}");
-        assert_eq!(text("{{ (a ~ b) ~ (c) }}"), "{{ ((a )|F( b) )|F( (c)) }}");
+        assert_eq!(text("{{ (a + b) ~ c }}"), "{{ ((a + b) )|F|F( c) }}");
+        assert_eq!(text("{{ (a ~ b) ~ (c) }}"), "{{ ((a )|F|F( b) )|F( (c)) }}");
     }
 
     #[test]
     fn nested_chains_are_rewritten_inside_out() {
-        assert_eq!(text("{{ a ~ (b ~ c) }}"), "{{ (a )|F( ((b )|F( c))) }}");
-        assert_eq!(text("{{ f(a ~ b) ~ c }}"), "{{ (f((a )|F( b)) )|F( c) }}");
+        assert_eq!(text("{{ a ~ (b ~ c) }}"), "{{ (a )|F|F( ((b )|F|F( c))) }}");
+        assert_eq!(
+            text("{{ f(a ~ b) ~ c }}"),
+            "{{ (f((a )|F|F( b)) )|F|F( c) }}"
+        );
     }
 
     #[test]
     fn chains_in_statements_are_rewritten() {
         assert_eq!(
             text("{% set x = a ~ b %}"),
-            "{% set x = __chat_autoparser_bound(((a )|F( b))) %}"
+            "{% set x = __chat_autoparser_bound(((a )|F|F( b))) %}"
         );
         assert_eq!(
             text("{% macro g(s, t=s ~ s) %}{% endmacro %}"),
-            "{% macro g(s, t=(s )|F( s)) %}{% if __chat_autoparser_bound(s, t) %}{% endif %}\
+            "{% macro g(s, t=(s )|F|F( s)) %}{% if __chat_autoparser_bound(s, t) %}{% endif %}\
              {% if __chat_autoparser_release(s, t) %}{% endif %}{% endmacro %}"
         );
         assert_eq!(
             text("{% for m in l if m ~ 'a' %}{% endfor %}"),
-            "{% for m in __chat_autoparser_loop((l)) if (m )|F( 'a') %}{% endfor %}"
+            "{% for m in __chat_autoparser_loop((l)) if (m )|F|F( 'a') %}{% endfor %}"
         );
     }
 
@@ -404,11 +417,11 @@ mod tests {
     fn text_and_strings_are_kept() {
         assert_eq!(
             text("a ~ b {{ 'x ~ y' ~ \"~\" }}"),
-            "a ~ b {{ ('x ~ y' )|F( \"~\") }}"
+            "a ~ b {{ ('x ~ y' )|F|F( \"~\") }}"
         );
         assert_eq!(
             text("{{- a ~ b -}}\n{%- if a ~ b -%}{% endif %}"),
-            "{{- (a )|F( b) -}}\n{%- if (a )|F( b) -%}{% endif %}"
+            "{{- (a )|F|F( b) -}}\n{%- if (a )|F|F( b) -%}{% endif %}"
         );
         assert_eq!(text("{{ a ~ }}"), "{{ a ~ }}");
     }
@@ -418,7 +431,7 @@ mod tests {
         assert_eq!(text("{{ 'x' * 3 }}"), "{{ ('x' if true) * 3 }}");
         assert_eq!(
             text("{{ ('x' * 9) ~ a }}"),
-            "{{ ((('x' if true) * 9) )|F( a) }}"
+            "{{ ((('x' if true) * 9) )|F|F( a) }}"
         );
         assert_eq!(text("{{ 2 * 'x' * n }}"), "{{ (2 if true) * 'x' * n }}");
         assert_eq!(text("{{ a * 3 }}"), "{{ a * 3 }}");
@@ -437,15 +450,29 @@ mod tests {
 
     #[test]
     fn concat_is_display_of_both_within_the_limit() {
-        let ok = |l: Value, r: Value| concat(&l, &r, 10).unwrap().to_string();
+        assert_eq!(
+            concat(&Value::from(vec![1]), None, 1).unwrap(),
+            Value::from(vec![1])
+        );
+        let err = concat(&Value::from("abc"), None, 2).unwrap_err();
+        assert!(err
+            .detail()
+            .unwrap()
+            .ends_with("a ~ operand would hold 3 bytes or items, over the limit of 2"));
+        let ok = |l: Value, r: Value| concat(&l, Some(&r), 10).unwrap().to_string();
         assert_eq!(ok(Value::from("ab"), Value::from(1)), "ab1");
         assert_eq!(ok(Value::UNDEFINED, Value::from(vec![1, 2])), "[1, 2]");
-        let err = concat(&Value::from("abcdef"), &Value::from("ghijk"), 10).unwrap_err();
+        let err = concat(&Value::from("abcdef"), Some(&Value::from("ghijk")), 10).unwrap_err();
         assert!(err
             .detail()
             .unwrap()
             .ends_with("a ~ result would hold 11 bytes or items, over the limit of 10"));
-        let err = concat(&Value::from("abcdef"), &Value::from(vec![1, 2, 3]), 10).unwrap_err();
+        let err = concat(
+            &Value::from("abcdef"),
+            Some(&Value::from(vec![1, 2, 3])),
+            10,
+        )
+        .unwrap_err();
         assert!(err
             .detail()
             .unwrap()

@@ -91,9 +91,10 @@ pub(super) fn build(
         limits::BOUND_FUNCTION,
         move |state: &State, args: Rest<Value>| limits::bound(state, &args, limit),
     );
-    env.add_filter(concat::CONCAT_FILTER, move |left: Value, right: Value| {
-        concat::concat(&left, &right, limit)
-    });
+    env.add_filter(
+        concat::CONCAT_FILTER,
+        move |left: Value, right: Option<Value>| concat::concat(&left, right.as_ref(), limit),
+    );
     env.add_function(limits::RELEASE_FUNCTION, |args: Rest<Value>| {
         limits::release(&args)
     });
