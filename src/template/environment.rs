@@ -17,8 +17,8 @@ use minijinja::{AutoEscape, Environment, Error, ErrorKind, State, UndefinedBehav
 use super::pyfilters::Params;
 use super::rewrite::Rewritten;
 use super::{
-    clock::Clock, cpu_budget, guarded, limits, namespace, pyfilters, pyjson, pymethods, pyrepr, TemplateConfig,
-    TEMPLATE_NAME,
+    clock::Clock, concat, cpu_budget, guarded, limits, namespace, pyfilters, pyjson, pymethods,
+    pyrepr, TemplateConfig, TEMPLATE_NAME,
 };
 
 /// Prefix that marks an error as coming from `raise_exception`. A control
@@ -37,7 +37,7 @@ pub(super) fn raised_message(detail: &str) -> &str {
 
 /// transformers' whitespace handling: `trim_blocks`, `lstrip_blocks`, and
 /// jinja2's default of dropping one trailing newline.
-fn syntax() -> Result<SyntaxConfig, Error> {
+pub(super) fn syntax() -> Result<SyntaxConfig, Error> {
     SyntaxConfig::builder()
         .trim_blocks(true)
         .lstrip_blocks(true)
@@ -91,6 +91,10 @@ pub(super) fn build(
         limits::BOUND_FUNCTION,
         move |state: &State, args: Rest<Value>| limits::bound(state, &args, limit),
     );
+    env.add_filter(
+        concat::CONCAT_FILTER,
+        move |left: Value, right: Option<Value>| concat::concat(&left, right.as_ref(), limit),
+    );
     env.add_function(limits::RELEASE_FUNCTION, |args: Rest<Value>| {
         limits::release(&args)
     });
@@ -103,7 +107,11 @@ pub(super) fn build(
         // A date format is a few directives; a long one is only a way to
         // make one call cost time in proportion to its length.
         if format.len() > MAX_DATE_FORMAT {
-            return Err(limits::too_large("strftime_now format", format.len(), MAX_DATE_FORMAT));
+            return Err(limits::too_large(
+                "strftime_now format",
+                format.len(),
+                MAX_DATE_FORMAT,
+            ));
         }
         Ok(clock.now().strftime(&format))
     });

@@ -22,6 +22,7 @@
 
 pub(crate) mod capabilities;
 mod clock;
+mod concat;
 mod cpu_budget;
 mod environment;
 mod files;
@@ -183,12 +184,15 @@ impl ChatTemplate {
     pub fn new(source: &str, config: &TemplateConfig) -> Result<ChatTemplate> {
         let normalized = normalize_newlines(source);
         let source: &str = &normalized;
-        let rewritten = rewrite::rewrite(source);
-        if let Err(refusal) = prescan::check(&rewritten.text) {
-            let at = offset_location(rewritten.original_offset(refusal.offset), source);
+        let first = rewrite::rewrite(source);
+        // The pre-scan reads the text before the `~` rewrite, which parses it:
+        // that rewrite keeps each chain's depth (see `concat`).
+        if let Err(refusal) = prescan::check(&first.text) {
+            let at = offset_location(first.original_offset(refusal.offset), source);
             return Err(Error::new(ErrorKind::Limit, refusal.message).at(at));
         }
-        match compile_on_own_stack(&rewritten, config) {
+        let (rewritten, compiled) = compile_on_own_stack(first, config);
+        match compiled {
             Ok(env) => Ok(ChatTemplate {
                 env,
                 source: source.to_owned(),
@@ -467,28 +471,39 @@ fn syntax_error(err: minijinja::Error, source: &str, rewritten: &rewrite::Rewrit
 /// less for some runtimes' workers).
 const COMPILE_STACK: usize = 16 << 20;
 
-/// Compiles on a thread of its own with [`COMPILE_STACK`], since minijinja's
-/// parser and code generator recurse once per level of an expression; on
-/// the caller's thread if no thread can be started. (minijinja does not
-/// panic on any input the fuzz targets found; if it did, the panic would
-/// end that thread only and read as a compile error here.)
+/// Applies the `~` rewrite to `first` and compiles the result, on a thread
+/// of its own with [`COMPILE_STACK`], since minijinja's parser and code
+/// generator recurse once per level of an expression; on the caller's thread
+/// if no thread can be started. (minijinja does not panic on any input the
+/// fuzz targets found; if it did, the panic would end that thread only and
+/// read as a compile error here.)
 fn compile_on_own_stack(
-    rewritten: &rewrite::Rewritten,
+    first: rewrite::Rewritten,
     config: &TemplateConfig,
-) -> std::result::Result<Environment<'static>, minijinja::Error> {
+) -> (
+    rewrite::Rewritten,
+    std::result::Result<Environment<'static>, minijinja::Error>,
+) {
+    let compile = |first: rewrite::Rewritten| {
+        let rewritten = concat::bound_concats(first);
+        let env = environment::build(&rewritten, config);
+        (rewritten, env)
+    };
     std::thread::scope(|scope| {
         let spawned = std::thread::Builder::new()
             .name("chat-autoparser-compile".into())
-            .stack_size(COMPILE_STACK)
-            .spawn_scoped(scope, || environment::build(rewritten, config));
-        match spawned {
+            .stack_size(COMPILE_STACK);
+        // The template is needed back if no thread starts: keep a copy.
+        let fallback = first.clone();
+        match spawned.spawn_scoped(scope, || compile(first)) {
             Ok(handle) => handle.join().unwrap_or_else(|_| {
-                Err(minijinja::Error::new(
+                let failed = minijinja::Error::new(
                     minijinja::ErrorKind::InvalidOperation,
                     "the template compiler failed",
-                ))
+                );
+                (fallback, Err(failed))
             }),
-            Err(_) => environment::build(rewritten, config),
+            Err(_) => compile(fallback),
         }
     })
 }

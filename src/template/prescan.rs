@@ -11,8 +11,8 @@
 //! bounds (the 70-template corpus: at most 28 operators in one tag, at most
 //! 338 tags).
 //!
-//! Invariant: the scan reads the text exactly as minijinja will compile it
-//! (after `rewrite`), skips string literals and comments the way its lexer
+//! Invariant: the scan reads the text of `rewrite` (the `~` rewrite after it
+//! parses that text, and keeps each chain's depth: one filter node per `~`), skips string literals and comments the way its lexer
 //! does, and over-counts rather than under-counts: every operator that can
 //! add a level to an expression tree is counted, so a tag within
 //! [`MAX_OPERATORS`] cannot build a tree deeper than that.

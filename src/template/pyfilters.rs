@@ -65,13 +65,16 @@ pub(crate) fn register(env: &mut Environment<'static>, limit: usize) {
     env.add_filter("items", items);
     env.add_filter("length", length);
     env.add_filter("count", length);
-    env.add_filter("dictsort", move |v: Value, args: Rest<Value>, kwargs: Kwargs| {
-        walkable("dictsort input", &v, limit)?;
-        dictsort(
-            &v,
-            &Params::bind(&["case_sensitive", "by", "reverse"], &args, &kwargs)?,
-        )
-    });
+    env.add_filter(
+        "dictsort",
+        move |v: Value, args: Rest<Value>, kwargs: Kwargs| {
+            walkable("dictsort input", &v, limit)?;
+            dictsort(
+                &v,
+                &Params::bind(&["case_sensitive", "by", "reverse"], &args, &kwargs)?,
+            )
+        },
+    );
     env.add_filter("int", |v: Value, args: Rest<Value>, kwargs: Kwargs| {
         let p = Params::bind(&["default", "base"], &args, &kwargs)?;
         let base = p.get(1).and_then(Value::as_i64).unwrap_or(10);
@@ -173,27 +176,33 @@ fn register_generators(env: &mut Environment<'static>, limit: usize) {
     use std::borrow::Cow;
     type Args = Rest<ValueOrKwargs>;
     env.add_filter("map", move |state: &mut State, value: Value, args: Args| {
-        generator_if_true("map", value, limit, |value| builtin::map(state, value, args))
+        generator_if_true("map", value, limit, |value| {
+            builtin::map(state, value, args)
+        })
     });
     env.add_filter(
         "select",
         move |state: &mut State, value: Value, test: Option<Cow<'_, str>>, args: Args| {
-            generator_if_true("select", value, limit, |value| builtin::select(state, value, test, args))
+            generator_if_true("select", value, limit, |value| {
+                builtin::select(state, value, test, args)
+            })
         },
     );
     env.add_filter(
         "reject",
         move |state: &mut State, value: Value, test: Option<Cow<'_, str>>, args: Args| {
-            generator_if_true("reject", value, limit, |value| builtin::reject(state, value, test, args))
+            generator_if_true("reject", value, limit, |value| {
+                builtin::reject(state, value, test, args)
+            })
         },
     );
     env.add_filter(
         "selectattr",
         move |state: &mut State,
-         value: Value,
-         attr: Cow<'_, str>,
-         test: Option<Cow<'_, str>>,
-         args: Args| {
+              value: Value,
+              attr: Cow<'_, str>,
+              test: Option<Cow<'_, str>>,
+              args: Args| {
             generator_if_true("selectattr", value, limit, |value| {
                 builtin::selectattr(state, value, attr, test, args)
             })
@@ -202,20 +211,23 @@ fn register_generators(env: &mut Environment<'static>, limit: usize) {
     env.add_filter(
         "rejectattr",
         move |state: &mut State,
-         value: Value,
-         attr: Cow<'_, str>,
-         test: Option<Cow<'_, str>>,
-         args: Args| {
+              value: Value,
+              attr: Cow<'_, str>,
+              test: Option<Cow<'_, str>>,
+              args: Args| {
             generator_if_true("rejectattr", value, limit, |value| {
                 builtin::rejectattr(state, value, attr, test, args)
             })
         },
     );
-    env.add_filter("unique", move |state: &State, value: Value, kwargs: Kwargs| {
-        walkable("unique input", &value, limit)?;
-        let unique = builtin::unique(state, value, kwargs)?;
-        Ok::<_, Error>(pyvalue::generator(unique.try_iter()?.collect()))
-    });
+    env.add_filter(
+        "unique",
+        move |state: &State, value: Value, kwargs: Kwargs| {
+            walkable("unique input", &value, limit)?;
+            let unique = builtin::unique(state, value, kwargs)?;
+            Ok::<_, Error>(pyvalue::generator(unique.try_iter()?.collect()))
+        },
+    );
 }
 
 /// Runs the filter `name` on a true `value` and wraps the result as a generator.

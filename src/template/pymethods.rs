@@ -90,7 +90,9 @@ fn opt_arg(args: &[Value], i: usize) -> Option<&Value> {
 
 fn strings(parts: Vec<&str>) -> Result<Value, Error> {
     super::guarded::items_within("a split result", parts.len())?;
-    Ok(Value::from(parts.into_iter().map(Value::from).collect::<Vec<_>>()))
+    Ok(Value::from(
+        parts.into_iter().map(Value::from).collect::<Vec<_>>(),
+    ))
 }
 
 /// Python's `str.isspace` for one character.

@@ -47,12 +47,81 @@ pub(crate) struct Rewritten {
     pub text: String,
     /// `(offset in text, offset in source)` at the start of each piece.
     pieces: Vec<(usize, usize, bool)>,
+    /// The rewrite this one was applied to, whose text is this one's source.
+    earlier: Option<Box<Rewritten>>,
+}
+
+/// One edit of a text: `text` in place of `range`. Edits at one offset go
+/// closing text first (the inner expression's first), then replacements, then
+/// opening text (the outer expression's first).
+#[derive(Debug, Clone)]
+pub(crate) struct Edit {
+    range: Range<usize>,
+    text: String,
+    order: (u8, usize),
+}
+
+impl Edit {
+    /// Inserts `text` that opens a node at `depth` of the syntax tree.
+    pub(crate) fn open(at: usize, text: &str, depth: usize) -> Edit {
+        Edit {
+            range: at..at,
+            text: text.to_owned(),
+            order: (2, depth),
+        }
+    }
+
+    /// Inserts `text` that closes a node at `depth` of the syntax tree.
+    pub(crate) fn close(at: usize, text: &str, depth: usize) -> Edit {
+        Edit {
+            range: at..at,
+            text: text.to_owned(),
+            order: (0, usize::MAX - depth),
+        }
+    }
+
+    /// Replaces `range` by `text`.
+    pub(crate) fn replace(range: Range<usize>, text: &str) -> Edit {
+        Edit {
+            range,
+            text: text.to_owned(),
+            order: (1, 0),
+        }
+    }
 }
 
 impl Rewritten {
     /// The source offset of `offset` in the rewritten text. Offsets inside
     /// inserted text map to the position of the statement they replace.
     pub(crate) fn original_offset(&self, offset: usize) -> usize {
+        let own = self.own_original_offset(offset);
+        match &self.earlier {
+            Some(earlier) => earlier.original_offset(own),
+            None => own,
+        }
+    }
+
+    /// This text with `edits` applied (in any order; overlapping ones are
+    /// dropped), mapping back through this rewrite.
+    pub(crate) fn edited(self, mut edits: Vec<Edit>) -> Rewritten {
+        edits.sort_by_key(|e| (e.range.start, e.order));
+        let mut builder = Builder {
+            source: &self.text,
+            text: String::new(),
+            pieces: Vec::new(),
+            copied_to: 0,
+        };
+        for edit in &edits {
+            if edit.range.start >= builder.copied_to {
+                builder.replace(edit.range.clone(), &edit.text);
+            }
+        }
+        let mut out = builder.finish();
+        out.earlier = Some(Box::new(self));
+        out
+    }
+
+    fn own_original_offset(&self, offset: usize) -> usize {
         let i = self
             .pieces
             .partition_point(|&(new, _, _)| new <= offset)
@@ -65,7 +134,8 @@ impl Rewritten {
     }
 }
 
-/// Applies every rewrite to `source`.
+/// Applies every rewrite of this module to `source` (the `~` rewrite of
+/// [`super::concat`] is applied to its result).
 pub(crate) fn rewrite(source: &str) -> Rewritten {
     rewrite_with(source, true)
 }
@@ -215,7 +285,9 @@ fn loop_iterable(builder: &mut Builder<'_>, tag: &Tag, body: &str) {
     if items.is_empty() {
         return; // not valid jinja2; the compiler reports it
     }
-    let start = tag.body.start + items_start + (body[items_start..].len() - body[items_start..].trim_start().len());
+    let start = tag.body.start
+        + items_start
+        + (body[items_start..].len() - body[items_start..].trim_start().len());
     builder.insert(start, &format!("{LOOP_FUNCTION}(("));
     builder.insert(start + items.len(), "))");
 }
@@ -400,6 +472,7 @@ impl Builder<'_> {
         Rewritten {
             text: self.text,
             pieces: self.pieces,
+            earlier: None,
         }
     }
 }

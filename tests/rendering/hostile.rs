@@ -36,6 +36,10 @@ const OVER_BUDGET: &str = if cfg!(debug_assertions) {
     "error limit: the render used over 500 ms of CPU time"
 };
 
+/// What a `~` chain that starts with a 99 MB string ends with.
+const CONCAT_TOO_LARGE_99M: &str =
+    "error limit: a ~ operand would hold 99000000 bytes or items, over the limit of 16777216";
+
 /// What the child does with the template.
 #[derive(Debug, Clone, Copy)]
 enum Run {
@@ -85,13 +89,16 @@ fn shapes() -> Vec<Shape> {
         Shape { name: "namespace-chain-100k", source: || "{% set ns = namespace(n=none) %}{% for i in range(100000) %}{% set ns.n = namespace(p=ns.n) %}{% endfor %}".into(), run: Run::Render, expect: "error limit: namespace attribute 'n' nests containers deeper than 256 levels" },
         Shape { name: "list-nesting-100k", source: || "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}".into(), run: Run::Render, expect: "error limit: namespace attribute 'l' nests containers deeper than 256 levels" },
         // Memory: growth inside minijinja's operators, and many large values.
-        Shape { name: "macro-argument-doubling-60", source: || "{% macro g(s, n) %}{% if n > 0 %}{{ g(s ~ s, n - 1) }}{% endif %}{% endmacro %}{{ g('ab', 60) }}".into(), run: Run::Render, expect: "error limit: a value set or passed to a macro would hold 33554432 bytes or items, over the limit of 16777216" },
+        Shape { name: "macro-argument-doubling-60", source: || "{% macro g(s, n) %}{% if n > 0 %}{{ g(s ~ s, n - 1) }}{% endif %}{% endmacro %}{{ g('ab', 60) }}".into(), run: Run::Render, expect: "error limit: a ~ result would hold 33554432 bytes or items, over the limit of 16777216" },
         Shape { name: "macro-default-doubling-60", source: || "{% macro g(s, n, t=s ~ s) %}{% if n > 0 %}{{ g(t, n - 1) }}{% endif %}{% endmacro %}{{ g('ab', 60) }}".into(), run: Run::Render, expect: "error limit: invalid operation: recursion limit exceeded" },
         Shape { name: "macro-fresh-15mb-per-level", source: || "{% macro g(n, s='') %}{% if n > 0 %}{{ g(n - 1, ('x' * 15000000) ~ n) }}{% endif %}{% endmacro %}{{ g(150) }}".into(), run: Run::Render, expect: "error limit: a value set or passed to a macro: the render keeps over 75000111 bytes in all, over the limit of 67108864" },
-        Shape { name: "set-doubling-chain", source: || { let mut s = "{% set a0 = 'x' * 1000000 %}".to_owned(); for i in 1..40 { s += &format!("{{% set a{i} = a{} ~ a{} %}}", i - 1, i - 1); } s }, run: Run::Render, expect: "error limit: a value set or passed to a macro would hold 32000000 bytes or items, over the limit of 16777216" },
+        Shape { name: "set-doubling-chain", source: || { let mut s = "{% set a0 = 'x' * 1000000 %}".to_owned(); for i in 1..40 { s += &format!("{{% set a{i} = a{} ~ a{} %}}", i - 1, i - 1); } s }, run: Run::Render, expect: "error limit: a ~ result would hold 32000000 bytes or items, over the limit of 16777216" },
         Shape { name: "namespace-list-400x8mb", source: || "{% set ns = namespace(l=[]) %}{% for i in range(400) %}{% set ns.l = ns.l + [('x' * 8000000) ~ i] %}{% endfor %}{{ ns.l|length }}".into(), run: Run::Render, expect: "error limit: namespace attribute 'l': the render keeps over 72000201 bytes in all, over the limit of 67108864" },
         Shape { name: "appended-400x8mb", source: || "{% set ns = namespace(l=[]) %}{% for i in range(400) %}{% set _ = ns.l.append(('x' * 8000000) ~ i) %}{% endfor %}{{ ns.l|length }}".into(), run: Run::Render, expect: "error limit: a list item: the render keeps over 72000169 bytes in all, over the limit of 67108864" },
         Shape { name: "set-in-loop-400x10mb", source: || "{% for i in range(400) %}{% set s = ('x' * 10000000) ~ i %}{% endfor %}".into(), run: Run::Render, expect: "error limit: a value set or passed to a macro: the render keeps over 70000007 bytes in all, over the limit of 67108864" },
+        // `~` chains: each intermediate is a fresh string (issue 28, item 2).
+        Shape { name: "concat-42x99mb-literals", source: || format!("{{{{ ({})|length }}}}", chain("('x' * 99000000)", " ~ ", 42)), run: Run::Render, expect: CONCAT_TOO_LARGE_99M },
+        Shape { name: "concat-42x10mb-variable", source: || format!("{{% set s = 'x' * 10000000 %}}{{{{ ({})|length }}}}", chain("s", " ~ ", 42)), run: Run::Render, expect: "error limit: a ~ result would hold 20000000 bytes or items, over the limit of 16777216" },
         Shape { name: "output-growth", source: || "{% for i in range(1000) %}{% for j in range(1000) %}{{ 'x' * 1000 }}{% endfor %}{% endfor %}".into(), run: Run::Render, expect: "error limit: output exceeds 16777216 bytes" },
         // Lazy sequences walked whole by one filter or method (issue 28).
         Shape { name: "lazy-100m-sort", source: || "{{ ([0] * 100000000)|sort|length }}".into(), run: Run::Render, expect: "error limit: sort input would hold 100000000 bytes or items, over the limit of 1048576" },
