@@ -379,8 +379,12 @@ impl ChatTemplate {
             .undeclared_variables(false)
             .into_iter()
             .filter(|n| {
-                ![limits::BOUND_FUNCTION, limits::RELEASE_FUNCTION, guarded::LOOP_FUNCTION]
-                    .contains(&n.as_str())
+                ![
+                    limits::BOUND_FUNCTION,
+                    limits::RELEASE_FUNCTION,
+                    guarded::LOOP_FUNCTION,
+                ]
+                .contains(&n.as_str())
             })
             .collect();
         for name in defaulted_variables(&self.source) {
