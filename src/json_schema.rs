@@ -5,7 +5,12 @@
 //! (`parser`) both read tool schemas; this is what they share.
 //!
 //! Invariants: never panics on any JSON input; a reference that leads outside
-//! the document, or a `$ref` chain longer than 8, resolves to `None`.
+//! the document, or a `$ref` chain longer than 8, resolves to `None`;
+//! the [`portable`] rewrites of one export's schemas write at most
+//! [`MAX_MERGED_WEIGHT`] more than they read, in all (tool schemas are
+//! request data: `allOf` merging must not multiply them).
+
+use std::cell::Cell;
 
 use serde_json::{Map, Value};
 
@@ -13,14 +18,47 @@ use serde_json::{Map, Value};
 /// back to "any value", the parser leaves the value as written.
 pub const MAX_DEPTH: usize = 32;
 
+/// What a schema [`portable`] cannot write loosens to: any value of its
+/// `type`.
+pub fn loosened(schema: &Value) -> Value {
+    match schema.get("type") {
+        Some(t) => serde_json::json!({"type": t}),
+        None => serde_json::json!({}),
+    }
+}
+
+/// The warning for a schema an export cannot write ([`portable`], or its
+/// copies in all past an export's own bound), at `hint`.
+pub fn too_large(hint: &str) -> String {
+    format!("{hint}: the schema grows past the size limit (its `allOf`s merged, its definitions copied); only its `type` is kept")
+}
+
+/// How much more than they read the [`portable`] rewrites of one export may
+/// write, in [`weight`] units (about bytes of JSON). Merging an `allOf`
+/// copies its parts' members, and the copies are merged in turn: a
+/// definition whose members merge it again, or merge the next definition
+/// twice per level, doubles the copy at every level.
+pub const MAX_MERGED_WEIGHT: usize = 1 << 20;
+
+/// What is left of one export's [`MAX_MERGED_WEIGHT`]: shared by its
+/// [`portable`] calls, so that many schemas cannot each spend a fresh one.
+#[derive(Debug)]
+pub struct Allowance(Cell<usize>);
+
+impl Default for Allowance {
+    fn default() -> Self {
+        Allowance(Cell::new(MAX_MERGED_WEIGHT))
+    }
+}
+
 /// `schema` with its `$ref`s (in `root`) followed; `None` when one leads
 /// outside the document or the chain is longer than 8.
-pub fn resolved(root: &Value, schema: &Value) -> Option<Value> {
+pub fn resolved<'v>(root: &'v Value, schema: &'v Value) -> Option<&'v Value> {
     let mut current = schema;
     for _ in 0..8 {
         match current.get("$ref").and_then(Value::as_str) {
             Some(r) => current = lookup(root, r)?,
-            None => return Some(current.clone()),
+            None => return Some(current),
         }
     }
     None
@@ -48,7 +86,7 @@ pub fn merged_all_of(
     let mut props = Map::new();
     let mut required = Vec::new();
     for sub in subs {
-        let sub = resolved(root, sub).unwrap_or(Value::Null);
+        let sub = resolved(root, sub).unwrap_or(&Value::Null);
         let obj = sub.as_object().filter(|o| o.contains_key("properties"))?;
         if let Some(Value::Object(p)) = obj.get("properties") {
             props.extend(p.clone());
@@ -74,11 +112,30 @@ pub fn required_names(map: &Map<String, Value>) -> Vec<String> {
     }
 }
 
-/// `map` with `f` applied to each schema it holds (`properties`, `$defs`,
-/// `definitions` and `patternProperties` values, `anyOf` / `oneOf` /
-/// `allOf` / `prefixItems` entries, `items`, `additionalProperties`,
-/// `not`), except under the keys in `keep`; every other member as it is.
-/// The one walk of a schema's sub-schemas the rewriting exports share.
+/// How a keyword holds schemas: a map of them (`properties`, `$defs`,
+/// `definitions`, `patternProperties`), a list (`anyOf`, `oneOf`, `allOf`,
+/// `prefixItems`) or one (`items`, `additionalProperties`, `not`).
+#[derive(Clone, Copy)]
+enum Holds {
+    Map,
+    List,
+    One,
+}
+
+fn holds(key: &str, value: &Value) -> Option<Holds> {
+    match (key, value) {
+        ("properties" | "$defs" | "definitions" | "patternProperties", Value::Object(_)) => {
+            Some(Holds::Map)
+        }
+        ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(_)) => Some(Holds::List),
+        ("items" | "additionalProperties" | "not", _) => Some(Holds::One),
+        _ => None,
+    }
+}
+
+/// `map` with `f` applied to each schema it holds (see [`Holds`]), except
+/// under the keys in `keep`; every other member as it is. The one walk of
+/// a schema's sub-schemas the rewriting exports share.
 pub fn map_subschemas(
     map: &Map<String, Value>,
     keep: &[&str],
@@ -86,16 +143,13 @@ pub fn map_subschemas(
 ) -> Map<String, Value> {
     map.iter()
         .map(|(key, value)| {
-            let value = match (key.as_str(), value) {
-                (k, _) if keep.contains(&k) => value.clone(),
-                (
-                    "properties" | "$defs" | "definitions" | "patternProperties",
-                    Value::Object(m),
-                ) => Value::Object(m.iter().map(|(k, v)| (k.clone(), f(v))).collect()),
-                ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(a)) => {
-                    Value::Array(a.iter().map(f).collect())
+            let value = match (holds(key, value), value) {
+                _ if keep.contains(&key.as_str()) => value.clone(),
+                (Some(Holds::Map), Value::Object(m)) => {
+                    Value::Object(m.iter().map(|(k, v)| (k.clone(), f(v))).collect())
                 }
-                ("items" | "additionalProperties" | "not", v) => f(v),
+                (Some(Holds::List), Value::Array(a)) => Value::Array(a.iter().map(f).collect()),
+                (Some(Holds::One), v) => f(v),
                 _ => value.clone(),
             };
             (key.clone(), value)
@@ -110,9 +164,57 @@ pub fn map_subschemas(
 /// `allOf`), and each `pattern` as the engine reads patterns (`pattern`
 /// rewrites one, or drops it with `None`: looser, never wrong). A node's
 /// `$defs` stay on the outer schema, where `#/$defs/...` references find
-/// them.
-pub fn portable(schema: &Value, pattern: &dyn Fn(&str) -> Option<String>) -> Value {
-    portable_at(schema, schema, pattern, 0)
+/// them. `None` when what it writes beyond `schema`'s own [`weight`] would
+/// pass what is left of `allowance` (which it spends).
+pub fn portable(
+    schema: &Value,
+    pattern: &dyn Fn(&str) -> Option<String>,
+    allowance: &Allowance,
+) -> Option<Value> {
+    let own = weight(schema);
+    let budget = Cell::new((own + allowance.0.get()) as isize);
+    let out = portable_at(schema, schema, pattern, 0, &budget);
+    // What it wrote beyond its own weight comes out of the allowance.
+    let left = usize::try_from(budget.get()).unwrap_or(0);
+    allowance.0.set(left.min(allowance.0.get()));
+    (budget.get() >= 0).then_some(out)
+}
+
+/// The size of `value` as [`portable`]'s budget counts it: one for each
+/// JSON value, plus the bytes of its strings and keys.
+fn weight(value: &Value) -> usize {
+    let mut stack = vec![value];
+    let mut total = 0;
+    while let Some(v) = stack.pop() {
+        total += 1;
+        match v {
+            Value::Object(m) => {
+                total += m.keys().map(String::len).sum::<usize>();
+                stack.extend(m.values());
+            }
+            Value::Array(a) => stack.extend(a),
+            Value::String(s) => total += s.len(),
+            _ => {}
+        }
+    }
+    total
+}
+
+/// The [`weight`] of `map` without the schemas it holds (what rewriting it
+/// copies as it is).
+fn copied_weight(map: &Map<String, Value>) -> usize {
+    let held = |key: &str, value: &Value| match (holds(key, value), value) {
+        (Some(Holds::Map), Value::Object(m)) => m.keys().map(String::len).sum(),
+        (Some(_), _) => 0,
+        (None, v) => weight(v),
+    };
+    1 + map.iter().map(|(k, v)| k.len() + held(k, v)).sum::<usize>()
+}
+
+/// Spends `cost` of `budget`; whether any is left.
+fn spend(budget: &Cell<isize>, cost: usize) -> bool {
+    budget.set(budget.get().saturating_sub(cost as isize));
+    budget.get() >= 0
 }
 
 fn portable_at(
@@ -120,13 +222,16 @@ fn portable_at(
     schema: &Value,
     pattern: &dyn Fn(&str) -> Option<String>,
     depth: usize,
+    budget: &Cell<isize>,
 ) -> Value {
-    let Value::Object(map) = schema else {
-        return schema.clone();
+    // What is written is paid for before it is written; once the budget
+    // is spent, nothing more is.
+    let Some(map) = schema.as_object().filter(|_| depth <= MAX_DEPTH) else {
+        return match spend(budget, weight(schema)) {
+            true => schema.clone(),
+            false => Value::Null,
+        };
     };
-    if depth > MAX_DEPTH {
-        return schema.clone();
-    }
     let merged;
     let map = match map.get("allOf") {
         Some(Value::Array(subs)) => match merged_all_of(root, map, subs) {
@@ -138,7 +243,12 @@ fn portable_at(
         },
         _ => map,
     };
-    let mut out = map_subschemas(map, &[], &|v| portable_at(root, v, pattern, depth + 1));
+    if !spend(budget, copied_weight(map)) {
+        return Value::Null;
+    }
+    let mut out = map_subschemas(map, &[], &|v| {
+        portable_at(root, v, pattern, depth + 1, budget)
+    });
     if let Some(Value::String(p)) = out.remove("pattern") {
         if let Some(p) = pattern(&p) {
             out.insert("pattern".into(), Value::String(p));

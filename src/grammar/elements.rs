@@ -74,6 +74,18 @@ impl<'a> ElementsCompiler<'a> {
         self.walk(schema, hint, 0)
     }
 
+    /// This compiler with the `$ref` and `allOf` rules an earlier one made
+    /// over the same document and rules ([`ElementsCompiler::into_refs`]).
+    pub fn with_refs(mut self, refs: [HashMap<String, String>; 2]) -> Self {
+        self.refs = refs;
+        self
+    }
+
+    /// The `$ref` and `allOf` rules this compiler made.
+    pub fn into_refs(self) -> [HashMap<String, String>; 2] {
+        self.refs
+    }
+
     /// A string: raw text up to a closing tag, or a JSON string.
     fn text(&mut self) -> String {
         if !self.raw_strings {
@@ -198,7 +210,7 @@ impl<'a> ElementsCompiler<'a> {
                 required: required.contains(key),
             });
         }
-        let mut body = members(&list, &ws);
+        let mut body = members(self.rules, &list, &ws, hint);
         if let Some(content) = extra {
             let member = self.any_keyed(&content);
             let member = self.rules.add(&format!("{hint}-extra-element"), member);

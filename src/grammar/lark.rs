@@ -39,7 +39,11 @@
 //! Invariants: reads only the Protocol; deterministic byte for byte (rules
 //! in construction order, names from hints); never panics; a schema
 //! llguidance cannot honour is compiled leniently (unsupported keywords
-//! ignored) with a warning, never a failed request.
+//! ignored) with a warning, never a failed request; the `%json` schemas
+//! grow with the request, not with the paths through its schemas: merged
+//! `allOf`s and repeated definitions are bounded (`json_schema::Allowance`,
+//! [`MAX_JSON_TEXT`]), past which a schema keeps only its type, with a
+//! warning.
 
 use std::collections::HashMap;
 
@@ -47,10 +51,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::markers::{split, Piece};
+use super::schema::{member_starts, tail_blocks, Block, Member};
 use super::tools::{closed, object_schema, properties, string_kind, StringKind};
 use crate::analysis::{Header, NameSlot, TaggedArguments, ToolFormat};
 use crate::error::Result;
-use crate::json_schema::{lookup, map_subschemas, portable, required_names, MAX_DEPTH};
+use crate::json_schema::{
+    loosened, map_subschemas, portable, required_names, resolved, too_large, Allowance, MAX_DEPTH,
+};
 use crate::protocol::{
     text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Protocol, Segment, TextPiece,
     Tool, ToolSection,
@@ -530,7 +537,8 @@ impl SectionWriter<'_, '_> {
                     }
                 })
                 .collect();
-            p.expr(members(&list, &sep));
+            let members = members(self.w, &list, &sep, &format!("args_{}", tool.name));
+            p.expr(members);
         }
         p.marker(&g.end);
         p
@@ -546,7 +554,7 @@ impl SectionWriter<'_, '_> {
         g: &TaggedArguments,
     ) -> String {
         let close = g.close_for(key);
-        let kind = string_kind(prop, &tool.parameters, 0);
+        let kind = string_kind(prop, &tool.parameters);
         let mut options = Vec::new();
         if g.raw_strings && kind != StringKind::Never {
             let mut p = Seq::default();
@@ -625,41 +633,45 @@ impl SectionWriter<'_, '_> {
                     }
                 })
                 .collect();
-            members(&list, sep)
+            members(self.w, &list, sep, &format!("kwargs_{}", tool.name))
         };
         self.w.rule(&format!("kwargs_{}", tool.name), &body)
     }
 }
 
-/// One member of an ordered list (a property, a keyword argument).
-struct Member {
-    expr: String,
-    required: bool,
-}
-
 /// Members in order with `sep` between: required ones must appear, optional
-/// ones may be left out; the expression matches nothing extra.
-fn members(list: &[Member], sep: &str) -> String {
-    let tail = |from: usize| -> String {
-        list[from..]
-            .iter()
-            .map(|m| match m.required {
-                true => format!(" {sep} {}", m.expr),
-                false => format!(" ( {sep} {} )?", m.expr),
-            })
-            .collect()
+/// ones may be left out; the expression matches nothing extra. As in the
+/// GBNF export (`schema::members`), a long list names the members after
+/// each one as a few rules (`hint_tail`) rather than spelling them out per
+/// option.
+fn members(w: &mut Writer, list: &[Member], sep: &str, hint: &str) -> String {
+    let after_sep = |m: &Member| match m.required {
+        true => format!(" {sep} {}", m.expr),
+        false => format!(" ( {sep} {} )?", m.expr),
     };
-    let mut options = Vec::new();
-    for (i, m) in list.iter().enumerate() {
-        options.push(format!("{}{}", m.expr, tail(i + 1)));
-        if m.required {
-            return format!("( {} )", options.join(" | "));
-        }
+    let (starts, spelled) = member_starts(list);
+    let tails: Vec<String> = match spelled {
+        true => (1..=starts)
+            .map(|from| list[from..].iter().map(after_sep).collect())
+            .collect(),
+        false => tail_blocks(list.len(), starts, &mut |part| match part {
+            Block::Member(i) => after_sep(&list[i]).trim_start().to_string(),
+            Block::Halves(a, b) => w.rule(&format!("{hint}_tail"), &format!("{a} {b}")),
+        })
+        .into_iter()
+        .map(|blocks| blocks.iter().map(|b| format!(" {b}")).collect())
+        .collect(),
+    };
+    let options: Vec<String> = list[..starts]
+        .iter()
+        .zip(tails)
+        .map(|(m, tail)| format!("{}{tail}", m.expr))
+        .collect();
+    match list[..starts].last() {
+        None => String::new(),
+        Some(m) if m.required => format!("( {} )", options.join(" | ")),
+        Some(_) => format!("( {} )?", options.join(" | ")),
     }
-    if options.is_empty() {
-        return String::new();
-    }
-    format!("( {} )?", options.join(" | "))
 }
 
 /// A JSON string (llguidance's own definition).
@@ -844,7 +856,23 @@ struct Writer<'o> {
     /// What the body's structure opens with (for an optional delimiter block
     /// to leave alone).
     openings: Vec<String>,
+    /// What `allOf` merging may still add to the `%json` schemas.
+    allowance: Allowance,
+    /// Bytes of `%json` schemas written (see [`MAX_JSON_TEXT`]), and
+    /// whether passing it was warned of.
+    json_text: usize,
+    json_text_warned: bool,
+    /// (root's address, schema) → its `%json` rule: values sharing a schema
+    /// share the rule, made once.
+    json_rules: HashMap<(usize, String), String>,
 }
+
+/// How many bytes of `%json` schemas one grammar may hold; past it, a
+/// further schema keeps only its `type` (with a warning). Each tagged
+/// argument's value is a `%json` of its own, carrying the definitions it
+/// references, so a tool whose many arguments name large definitions
+/// would repeat them for each.
+const MAX_JSON_TEXT: usize = 1 << 23;
 
 impl<'o> Writer<'o> {
     fn new(options: &'o LarkOptions, warnings: Vec<String>) -> Self {
@@ -855,6 +883,10 @@ impl<'o> Writer<'o> {
             by_body: Default::default(),
             names: HashMap::new(),
             openings: Vec::new(),
+            allowance: Allowance::default(),
+            json_text: 0,
+            json_text_warned: false,
+            json_rules: HashMap::new(),
         };
         for token in &options.special_tokens {
             if !(token.starts_with('<') && token.ends_with('>'))
@@ -1012,26 +1044,43 @@ impl<'o> Writer<'o> {
     /// properties closed as tool schemas mean, compiled leniently.
     fn json(&mut self, schema: &Value, root: &Value, hint: &str) -> String {
         self.schema_warnings(schema, hint, 0);
-        let mut doc = portable(&closed_objects(schema, 0), &|p| Some(p.to_owned()));
-        if let (Value::Object(doc), Value::Object(root)) = (&mut doc, root) {
-            for defs in ["$defs", "definitions"]
-                .into_iter()
-                .filter(|_| has_ref(schema, 0))
-            {
-                if let (Some(d), false) = (root.get(defs), doc.contains_key(defs)) {
-                    doc.insert(
-                        defs.to_string(),
-                        portable(&closed_objects(d, 0), &|p| Some(p.to_owned())),
-                    );
-                }
+        let key = (std::ptr::from_ref(root) as usize, schema.to_string());
+        if let Some(rule) = self.json_rules.get(&key) {
+            return rule.clone();
+        }
+        let mut doc = match self.json_text < MAX_JSON_TEXT {
+            true => json_document(schema, root, &self.allowance).unwrap_or_else(|| {
+                self.warn(too_large(hint));
+                loosened(schema)
+            }),
+            false => {
+                self.json_text_spent(hint);
+                loosened(schema)
             }
+        };
+        if let Value::Object(doc) = &mut doc {
             doc.insert(
                 "x-guidance".into(),
                 json!({"lenient": true, "json_allow_general_unicode_escapes": true}),
             );
         }
         let text = serde_json::to_string(&doc).unwrap_or_else(|_| "{}".into());
-        self.rule(hint, &format!("%json {text}"))
+        self.json_text += text.len();
+        let rule = self.rule(hint, &format!("%json {text}"));
+        self.json_rules.insert(key, rule.clone());
+        rule
+    }
+
+    /// Warns, once, that the `%json` schemas passed [`MAX_JSON_TEXT`] at
+    /// `hint`.
+    fn json_text_spent(&mut self, hint: &str) {
+        if !self.json_text_warned {
+            self.json_text_warned = true;
+            self.warn(format!(
+                "{hint} and the schemas after it: the grammar's `%json` schemas pass {} MiB; each keeps only its `type`",
+                MAX_JSON_TEXT >> 20
+            ));
+        }
     }
 
     /// Warns that a string written as `what` is not held to the schema's
@@ -1076,7 +1125,7 @@ impl<'o> Writer<'o> {
     /// A Python literal valid under `schema` where its type is a scalar;
     /// containers are any Python list or dict.
     fn python_typed(&mut self, schema: &Value, root: &Value) -> String {
-        let schema = follow_refs(root, schema).unwrap_or(&Value::Null);
+        let schema = resolved(root, schema).unwrap_or(&Value::Null);
         if let Some(Value::Array(values)) = schema.get("enum") {
             if let Some(strings) = values
                 .iter()
@@ -1137,17 +1186,23 @@ impl<'o> Writer<'o> {
     }
 }
 
-/// `schema` with its `$ref`s (in `root`) followed, borrowed; `None` when
-/// one leads outside the document or the chain is longer than 8.
-fn follow_refs<'v>(root: &'v Value, schema: &'v Value) -> Option<&'v Value> {
-    let mut current = schema;
-    for _ in 0..8 {
-        match current.get("$ref").and_then(Value::as_str) {
-            Some(r) => current = lookup(root, r)?,
-            None => return Some(current),
+/// `schema` as llguidance reads it (see [`closed_objects`] and
+/// [`portable`]), with `root`'s definitions when it holds a `$ref`;
+/// `None` when it grows past what is left of `allowance`.
+fn json_document(schema: &Value, root: &Value, allowance: &Allowance) -> Option<Value> {
+    let rewrite = |s: &Value| portable(&closed_objects(s, 0), &|p| Some(p.to_owned()), allowance);
+    let mut doc = rewrite(schema)?;
+    if let (Value::Object(doc), Value::Object(root)) = (&mut doc, root) {
+        for defs in ["$defs", "definitions"]
+            .into_iter()
+            .filter(|_| has_ref(schema, 0))
+        {
+            if let (Some(d), false) = (root.get(defs), doc.contains_key(defs)) {
+                doc.insert(defs.to_string(), rewrite(d)?);
+            }
         }
     }
-    None
+    Some(doc)
 }
 
 /// Whether `schema` holds a `$ref` (then its root's definitions go with it).

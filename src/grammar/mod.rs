@@ -261,6 +261,7 @@ fn sections(
                 warnings: &mut *warnings,
                 format: f,
                 headers,
+                refs: Default::default(),
             };
             let mut p = b.section(&section.tools, section.parallel && f.parallel);
             p.ws();

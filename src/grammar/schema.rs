@@ -49,36 +49,115 @@ pub struct Member {
     pub required: bool,
 }
 
+/// How many member references the spelled-out form of [`members`] may hold
+/// beyond one spelling of the list; past it, the members after each one
+/// are named blocks ([`tail_blocks`]).
+const MAX_INLINE_MEMBERS: usize = 4096;
+
 /// Members in order with `sep` between them: required ones must appear,
 /// optional ones may be left out. The expression matches nothing extra.
-pub fn members(list: &[Member], sep: &str) -> String {
-    let after = |from: usize| -> Vec<String> {
-        list[from..]
-            .iter()
-            .map(|m| {
-                if m.required {
-                    seq(&[sep.to_owned(), m.expr.clone()])
-                } else {
-                    format!("( {} )?", seq(&[sep.to_owned(), m.expr.clone()]))
-                }
-            })
-            .collect()
+///
+/// Each option starts at one member and spells out the members after it,
+/// which grows with the square of the list (20 000 optional properties are
+/// 200 million references); a longer list names the members after each
+/// one as a few rules (`hint-tail`, see [`tail_blocks`]) instead.
+pub fn members(rules: &mut Rules, list: &[Member], sep: &str, hint: &str) -> String {
+    let (starts, spelled) = member_starts(list);
+    let tails: Vec<Vec<String>> = match spelled {
+        true => (1..=starts)
+            .map(|from| list[from..].iter().map(|m| after_sep(m, sep)).collect())
+            .collect(),
+        false => tail_blocks(list.len(), starts, &mut |part| match part {
+            Block::Member(i) => after_sep(&list[i], sep),
+            Block::Halves(a, b) => rules.add(&format!("{hint}-tail"), seq(&[a, b])),
+        }),
     };
-    let mut options = Vec::new();
-    let mut all_optional = true;
-    for (i, m) in list.iter().enumerate() {
-        let mut parts = vec![m.expr.clone()];
-        parts.extend(after(i + 1));
-        options.push(seq(&parts));
-        if m.required {
-            all_optional = false;
-            break;
-        }
-    }
-    if all_optional {
+    let mut options: Vec<String> = list[..starts]
+        .iter()
+        .zip(tails)
+        .map(|(m, tail)| seq(&[vec![m.expr.clone()], tail].concat()))
+        .collect();
+    if list.iter().all(|m| !m.required) {
         options.push("\"\"".into());
     }
     alt(&options)
+}
+
+/// How many options an ordered member list has (one starting at each
+/// member up to the first required one), and whether they may spell out
+/// the members after them (see [`MAX_INLINE_MEMBERS`]).
+pub(super) fn member_starts(list: &[Member]) -> (usize, bool) {
+    let starts = list
+        .iter()
+        .position(|m| m.required)
+        .map_or(list.len(), |i| i + 1);
+    let spelled: usize = (0..starts).map(|i| list.len() - i).sum();
+    (starts, spelled <= list.len() + MAX_INLINE_MEMBERS)
+}
+
+/// `sep` then the member; optional members as an optional group.
+fn after_sep(m: &Member, sep: &str) -> String {
+    match m.required {
+        true => seq(&[sep.to_owned(), m.expr.clone()]),
+        false => format!("( {} )?", seq(&[sep.to_owned(), m.expr.clone()])),
+    }
+}
+
+/// What [`tail_blocks`] asks a notation to write: one member after its
+/// separator, or a rule for a block made of two halves (their expressions).
+pub(super) enum Block {
+    Member(usize),
+    Halves(String, String),
+}
+
+/// For each of the first `starts` members of a list `len` long, the members
+/// after it as aligned blocks (`[p, p + 2^k)`, each written by `write` once):
+/// an option names at most 2·log2(len) blocks, and a block's rule holds its
+/// two halves, so rules nest log2(len) deep. (One rule per member, each
+/// naming the next, would nest as deep as the list is long; engines recurse
+/// through nested rules.)
+pub(super) fn tail_blocks(
+    len: usize,
+    starts: usize,
+    write: &mut dyn FnMut(Block) -> String,
+) -> Vec<Vec<String>> {
+    let mut written: HashMap<(usize, usize), String> = HashMap::new();
+    (1..=starts)
+        .map(|from| {
+            let mut blocks = Vec::new();
+            let mut p = from;
+            while p < len {
+                let mut size = 1;
+                while p % (size * 2) == 0 && p + size * 2 <= len {
+                    size *= 2;
+                }
+                blocks.push(block(p, size, write, &mut written));
+                p += size;
+            }
+            blocks
+        })
+        .collect()
+}
+
+/// The block `[p, p + size)`, written once.
+fn block(
+    p: usize,
+    size: usize,
+    write: &mut dyn FnMut(Block) -> String,
+    written: &mut HashMap<(usize, usize), String>,
+) -> String {
+    if size == 1 {
+        return write(Block::Member(p));
+    }
+    if let Some(name) = written.get(&(p, size)) {
+        return name.clone();
+    }
+    let half = size / 2;
+    let first = block(p, half, write, written);
+    let second = block(p + half, half, write, written);
+    let name = write(Block::Halves(first, second));
+    written.insert((p, size), name.clone());
+    name
 }
 
 /// Compiles schemas into `rules`, collecting warnings.
@@ -111,6 +190,19 @@ impl<'a> Compiler<'a> {
     /// A rule for values valid under `schema`; `hint` names the rules.
     pub fn compile(&mut self, schema: &Value, hint: &str) -> String {
         self.walk(schema, hint, 0)
+    }
+
+    /// This compiler with the `$ref` and `allOf` rules an earlier one made
+    /// over the same document, rules and dialect ([`Compiler::into_refs`]),
+    /// so that values sharing definitions compile them once.
+    pub fn with_refs(mut self, refs: HashMap<String, String>) -> Self {
+        self.refs = refs;
+        self
+    }
+
+    /// The `$ref` and `allOf` rules this compiler made.
+    pub fn into_refs(self) -> HashMap<String, String> {
+        self.refs
     }
 
     fn string(&mut self, map: &Map<String, Value>, hint: &str) -> String {
@@ -254,7 +346,7 @@ impl<'a> Compiler<'a> {
             })
             .collect();
         let sep = format!("{ws} \",\" {ws}");
-        let mut body = members(&list, &sep);
+        let mut body = members(self.rules, &list, &sep, hint);
         if let Some(value) = extra {
             let key = self.primitive("string");
             let member = format!("{key} {ws} \":\" {ws} {value}");
@@ -442,7 +534,11 @@ mod tests {
                 required: false,
             },
         ];
-        assert_eq!(members(&list, "\",\""), r#"( a ( "," b )? | b | "" )"#);
+        let mut rules = Rules::default();
+        assert_eq!(
+            members(&mut rules, &list, "\",\"", "p"),
+            r#"( a ( "," b )? | b | "" )"#
+        );
     }
 
     #[test]

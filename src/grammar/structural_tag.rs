@@ -39,14 +39,16 @@
 //! Invariants: reads only the [`Protocol`]; deterministic JSON (keys in a
 //! fixed order, tools in the order given); never panics; anything it cannot
 //! express exactly becomes a looser format and an entry in `warnings`, never
-//! a failed request.
+//! a failed request; merged `allOf`s write at most
+//! `json_schema::MAX_MERGED_WEIGHT` beyond the request's schemas, past
+//! which a schema keeps only its type.
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::analysis::{Header, TaggedArguments, ToolFormat};
 use crate::error::Result;
-use crate::json_schema::portable;
+use crate::json_schema::{loosened, portable, too_large, Allowance};
 use crate::protocol::{
     Arguments, CallLayout, HeaderAttributes, IdShape, Marker, Protocol, ReasoningBlock, Segment,
     Tool, ToolSection,
@@ -80,9 +82,9 @@ pub struct LegacyStructuralTag {
 /// are required but cannot be written (see [`Protocol::check_servable`]).
 pub fn structural_tag(protocol: &Protocol) -> Result<StructuralTag> {
     protocol.check_servable()?;
-    let mut warnings = protocol.warnings.clone();
-    warn_dropped_patterns(protocol, &mut warnings);
-    let body = body(protocol, &mut warnings);
+    let mut notes = Notes::new(protocol.warnings.clone());
+    warn_dropped_patterns(protocol, &mut notes.warnings);
+    let body = body(protocol, &mut notes);
     let format = match reasoning(protocol.reasoning.as_ref()) {
         Some(block) => sequence(vec![block, body]),
         None => body,
@@ -90,8 +92,28 @@ pub fn structural_tag(protocol: &Protocol) -> Result<StructuralTag> {
     Ok(StructuralTag {
         structural_tag: node("structural_tag", vec![("format", format)]),
         preserved_tokens: protocol.preserved_tokens.clone(),
-        warnings,
+        warnings: notes.warnings,
     })
+}
+
+/// What an export loosened, and what `allOf` merging may still add to its
+/// schemas: threaded through the export.
+struct Notes {
+    warnings: Vec<String>,
+    allowance: Allowance,
+}
+
+impl Notes {
+    fn new(warnings: Vec<String>) -> Notes {
+        Notes {
+            warnings,
+            allowance: Allowance::default(),
+        }
+    }
+
+    fn warn(&mut self, warning: String) {
+        self.warnings.push(warning);
+    }
 }
 
 /// The reasoning block the output may or must write first.
@@ -111,20 +133,20 @@ fn reasoning(block: Option<&ReasoningBlock>) -> Option<Value> {
 }
 
 /// What follows reasoning: calls, the answer, a choice of both, or free text.
-fn body(protocol: &Protocol, warnings: &mut Vec<String>) -> Value {
+fn body(protocol: &Protocol, notes: &mut Notes) -> Value {
     let calls = protocol.tools.as_ref().filter(|s| !s.tools.is_empty());
     let answer = protocol
         .response_schema
         .as_ref()
-        .map(|schema| answer(protocol, schema));
+        .map(|schema| answer(protocol, schema, notes));
     match (calls, answer) {
         (Some(section), None) if !section.required => {
-            calls_format(section, protocol.headers(), false, warnings)
+            calls_format(section, protocol.headers(), false, notes)
         }
-        (Some(section), None) => eager_calls(protocol, section, warnings),
+        (Some(section), None) => eager_calls(protocol, section, notes),
         // An answer schema makes the output eager: a call or the answer.
         (Some(section), Some(answer)) => {
-            let calls = eager_calls(protocol, section, warnings);
+            let calls = eager_calls(protocol, section, notes);
             node("or", vec![("elements", Value::Array(vec![calls, answer]))])
         }
         (None, Some(answer)) => answer,
@@ -133,10 +155,10 @@ fn body(protocol: &Protocol, warnings: &mut Vec<String>) -> Value {
 }
 
 /// The JSON answer, inside the content wrapper when the template has one.
-fn answer(protocol: &Protocol, schema: &Value) -> Value {
+fn answer(protocol: &Protocol, schema: &Value, notes: &mut Notes) -> Value {
     let value = node(
         "json_schema",
-        vec![("json_schema", xgrammar_schema(schema))],
+        vec![("json_schema", xgrammar_schema(schema, "answer", notes))],
     );
     let (start, end) = (protocol.content.start.trim(), protocol.content.end.trim());
     if start.is_empty() && end.is_empty() {
@@ -148,8 +170,8 @@ fn answer(protocol: &Protocol, schema: &Value) -> Value {
 /// Calls that must come first: after the empty content block that templates
 /// with a content wrapper write before calls
 /// (`<|open|>response<|sep|><|close|>response<|sep|>`), if any.
-fn eager_calls(protocol: &Protocol, section: &ToolSection, warnings: &mut Vec<String>) -> Value {
-    let calls = calls_format(section, protocol.headers(), true, warnings);
+fn eager_calls(protocol: &Protocol, section: &ToolSection, notes: &mut Notes) -> Value {
+    let calls = calls_format(section, protocol.headers(), true, notes);
     let (start, end) = (protocol.content.start.trim(), protocol.content.end.trim());
     if start.is_empty() || end.is_empty() {
         return calls;
@@ -170,7 +192,7 @@ fn calls_format(
     section: &ToolSection,
     headers: &[Header],
     required: bool,
-    warnings: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> Value {
     let parallel = section.parallel;
     let mut tags = Vec::new();
@@ -181,7 +203,7 @@ fn calls_format(
             &section.tools,
             headers,
             parallel && format.parallel,
-            warnings,
+            notes,
         ) {
             tags.push(tag);
             words.push(word);
@@ -211,12 +233,12 @@ fn format_tags(
     tools: &[Tool],
     headers: &[Header],
     parallel: bool,
-    warnings: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> Vec<(Value, String)> {
     let start = format.section_start.trim_start();
     let calls: Vec<(Value, String)> = tools
         .iter()
-        .map(|t| call_tag(format, t, headers, !start.is_empty(), warnings))
+        .map(|t| call_tag(format, t, headers, !start.is_empty(), notes))
         .collect();
     if start.is_empty() {
         return calls;
@@ -251,10 +273,10 @@ fn call_tag(
     tool: &Tool,
     headers: &[Header],
     in_section: bool,
-    warnings: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> (Value, String) {
     let layout = CallLayout::new(format, &tool.name);
-    let mut pieces = pieces(&layout.segments, layout.name_end, tool, headers, warnings);
+    let mut pieces = pieces(&layout.segments, layout.name_end, tool, headers, notes);
     let first = pieces
         .iter()
         .position(|p| matches!(p, Piece::Format(_)))
@@ -317,7 +339,7 @@ fn pieces(
     name_end: Option<usize>,
     tool: &Tool,
     headers: &[Header],
-    warnings: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> Vec<Piece> {
     let mut out: Vec<Piece> = Vec::new();
     for (i, segment) in segments.iter().enumerate() {
@@ -326,14 +348,14 @@ fn pieces(
             Segment::Marker(text) | Segment::Text(text) => vec![Piece::Fixed(text.clone())],
             Segment::Id(shape) => vec![Piece::Format(id_format(shape))],
             Segment::Arguments(args) => {
-                let mut more = vec![Piece::Format(arguments_format(args, tool, warnings))];
+                let mut more = vec![Piece::Format(arguments_format(args, tool, notes))];
                 if let Arguments::Tagged(t) = args {
                     more.push(Piece::Fixed(t.end.clone()));
                 }
                 more
             }
             // Written as required: the template's own calls hold it.
-            Segment::Optional(inner) => pieces(inner, None, tool, headers, warnings),
+            Segment::Optional(inner) => pieces(inner, None, tool, headers, notes),
         };
         for piece in more {
             match piece {
@@ -398,22 +420,22 @@ fn id_format(shape: &IdShape) -> Value {
 }
 
 /// The arguments of `tool`.
-fn arguments_format(args: &Arguments, tool: &Tool, warnings: &mut Vec<String>) -> Value {
+fn arguments_format(args: &Arguments, tool: &Tool, notes: &mut Notes) -> Value {
     match args {
         Arguments::Json { as_string: false } => node(
             "json_schema",
-            vec![("json_schema", object_schema(&tool.parameters))],
+            vec![("json_schema", object_schema(tool, notes))],
         ),
         Arguments::Json { as_string: true } => {
-            warnings.push(format!(
+            notes.warn(format!(
                 "{}: arguments written as a JSON string; any string accepted",
                 tool.name
             ));
             json!({"type": "json_schema", "json_schema": {"type": "string"}})
         }
-        Arguments::Tagged(t) => tagged_format(t, tool, warnings),
+        Arguments::Tagged(t) => tagged_format(t, tool, notes),
         Arguments::Python => {
-            warnings.push(format!(
+            notes.warn(format!(
                 "{}: Python-call arguments; any text accepted up to the call's end",
                 tool.name
             ));
@@ -423,8 +445,8 @@ fn arguments_format(args: &Arguments, tool: &Tool, warnings: &mut Vec<String>) -
 }
 
 /// Tagged arguments in the xgrammar XML style that spells them, else any text.
-fn tagged_format(t: &TaggedArguments, tool: &Tool, warnings: &mut Vec<String>) -> Value {
-    let schema = object_schema(&tool.parameters);
+fn tagged_format(t: &TaggedArguments, tool: &Tool, notes: &mut Notes) -> Value {
+    let schema = object_schema(tool, notes);
     match xml_style(t) {
         Some("qwen_xml") => node("qwen_xml_parameter", vec![("json_schema", schema)]),
         Some(style) => node(
@@ -433,11 +455,11 @@ fn tagged_format(t: &TaggedArguments, tool: &Tool, warnings: &mut Vec<String>) -
         ),
         None => match tagged_pairs(t, &schema) {
             Some(pairs) => {
-                warnings.push(format!("{}: tagged arguments in no xgrammar style; keys exact, values other than strings accepted as any text", tool.name));
+                notes.warn(format!("{}: tagged arguments in no xgrammar style; keys exact, values other than strings accepted as any text", tool.name));
                 pairs
             }
             None => {
-                warnings.push(format!("{}: tagged arguments in no xgrammar style; any text accepted up to the call's end", tool.name));
+                notes.warn(format!("{}: tagged arguments in no xgrammar style; any text accepted up to the call's end", tool.name));
                 json!({"type": "any_text"})
             }
         },
@@ -603,7 +625,6 @@ fn is_fixed(segment: &Segment) -> bool {
     matches!(segment, Segment::Marker(_) | Segment::Text(_))
 }
 
-/// The parameters as an object schema (`{}` and non-objects mean any object).
 /// Warns of each `pattern` in the request's schemas that [`xgrammar_pattern`]
 /// drops.
 fn warn_dropped_patterns(protocol: &Protocol, warnings: &mut Vec<String>) {
@@ -630,9 +651,13 @@ fn warn_dropped_patterns(protocol: &Protocol, warnings: &mut Vec<String>) {
     }
 }
 
-/// `schema` as xgrammar compiles it (`json_schema::portable`).
-fn xgrammar_schema(schema: &Value) -> Value {
-    portable(schema, &xgrammar_pattern)
+/// `schema` as xgrammar compiles it (`json_schema::portable`), or only its
+/// type (and a warning naming `hint`) when that grows too large.
+fn xgrammar_schema(schema: &Value, hint: &str, notes: &mut Notes) -> Value {
+    portable(schema, &xgrammar_pattern, &notes.allowance).unwrap_or_else(|| {
+        notes.warn(too_large(hint));
+        loosened(schema)
+    })
 }
 
 /// xgrammar matches a `pattern` against the whole string as JSON writes it,
@@ -650,12 +675,14 @@ fn xgrammar_pattern(p: &str) -> Option<String> {
     Some(format!("^{}(?:{core}){}$", any(start), any(end)))
 }
 
-fn object_schema(parameters: &Value) -> Value {
-    match parameters {
+/// The tool's parameters as an object schema (`{}` and non-objects mean any
+/// object).
+fn object_schema(tool: &Tool, notes: &mut Notes) -> Value {
+    match &tool.parameters {
         Value::Object(m)
             if m.contains_key("properties") || m.contains_key("type") || m.contains_key("$ref") =>
         {
-            xgrammar_schema(parameters)
+            xgrammar_schema(&tool.parameters, &tool.name, notes)
         }
         _ => json!({"type": "object"}),
     }
@@ -705,7 +732,7 @@ fn whitespace() -> Value {
 /// tool and format whose call is fixed text, JSON arguments, fixed text.
 pub fn legacy(protocol: &Protocol) -> Result<LegacyStructuralTag> {
     protocol.check_servable()?;
-    let mut warnings = protocol.warnings.clone();
+    let mut notes = Notes::new(protocol.warnings.clone());
     let mut structures = Vec::new();
     let mut triggers: Vec<String> = Vec::new();
     let section = protocol.tools.as_ref().filter(|s| !s.tools.is_empty());
@@ -715,9 +742,9 @@ pub fn legacy(protocol: &Protocol) -> Result<LegacyStructuralTag> {
             .iter()
             .flat_map(|f| s.tools.iter().map(move |t| (f, t)))
         {
-            match legacy_structure(format, tool) {
+            match legacy_structure(format, tool, &mut notes) {
                 Some(s) => structures.push(s),
-                None => warnings.push(format!("{}: the call is not fixed text around JSON arguments; left out of the legacy form", tool.name)),
+                None => notes.warn(format!("{}: the call is not fixed text around JSON arguments; left out of the legacy form", tool.name)),
             }
         }
     }
@@ -729,17 +756,17 @@ pub fn legacy(protocol: &Protocol) -> Result<LegacyStructuralTag> {
         }
     }
     if section.is_some_and(|s| s.required || !s.parallel) {
-        warnings.push("the legacy form cannot require a call or stop after the first".into());
+        notes.warn("the legacy form cannot require a call or stop after the first".into());
     }
     Ok(LegacyStructuralTag {
         structures,
         triggers,
-        warnings,
+        warnings: notes.warnings,
     })
 }
 
 /// One call as `{begin, schema, end}`, inside its section markers.
-fn legacy_structure(format: &ToolFormat, tool: &Tool) -> Option<Value> {
+fn legacy_structure(format: &ToolFormat, tool: &Tool, notes: &mut Notes) -> Option<Value> {
     let layout = CallLayout::new(format, &tool.name);
     if layout.arguments() != Some(&Arguments::Json { as_string: false }) {
         return None;
@@ -748,7 +775,7 @@ fn legacy_structure(format: &ToolFormat, tool: &Tool) -> Option<Value> {
     let end = format!("{}{}", layout.tail_text()?, format.section_end);
     let fields = [
         ("begin", Value::from(begin.trim_start())),
-        ("schema", object_schema(&tool.parameters)),
+        ("schema", object_schema(tool, notes)),
         ("end", Value::from(end)),
     ];
     Some(Value::Object(

@@ -16,6 +16,8 @@
 //! tool without a usable schema gets the looser "any arguments" rule and a
 //! warning, never an error.
 
+use std::collections::HashMap;
+
 use serde_json::{json, Map, Value};
 
 use super::elements::ElementsCompiler;
@@ -24,7 +26,7 @@ use super::markers::{split, Piece, Pieces};
 use super::schema::{members, primitive, Compiler, Member, ValueSyntax};
 use super::walk::ValueRules;
 use crate::analysis::{Header, TaggedArguments, ToolFormat};
-use crate::json_schema::{required_names, resolved, MAX_DEPTH};
+use crate::json_schema::{lookup, required_names, resolved, MAX_DEPTH};
 use crate::protocol::{
     text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Notation, Segment, TextPiece,
     Tool,
@@ -37,6 +39,18 @@ pub struct Builder<'a> {
     pub format: &'a ToolFormat,
     /// The turn's section headers (a name suffix may end one).
     pub headers: &'a [Header],
+    /// The current tool's `$ref` and `allOf` rules per notation, so that
+    /// its arguments' values compile the definitions they share once.
+    pub refs: ToolRefs,
+}
+
+/// `$ref` and `allOf` → rule, for one tool's schema, per value notation
+/// (see `walk::ValueRules::refs`).
+#[derive(Default)]
+pub struct ToolRefs {
+    json: HashMap<String, String>,
+    python: HashMap<String, String>,
+    elements: [HashMap<String, String>; 2],
 }
 
 impl Builder<'_> {
@@ -66,6 +80,7 @@ impl Builder<'_> {
 
     /// One tool's call, from its layout.
     fn call(&mut self, tool: &Tool) -> String {
+        self.refs = ToolRefs::default();
         let layout = CallLayout::new(self.format, &tool.name);
         let mut p = Pieces::new();
         self.segments(&mut p, tool, &layout.segments, layout.name_end);
@@ -202,7 +217,8 @@ impl Builder<'_> {
             let v = c.any();
             format!("( [a-zA-Z_] [a-zA-Z0-9_]* {ws} \"=\" {ws} {v} ( {ws} \",\" {ws} [a-zA-Z_] [a-zA-Z0-9_]* {ws} \"=\" {ws} {v} )* )?")
         } else {
-            members(&list, &format!("{ws} \",\" {ws}"))
+            let hint = format!("{}-args", tool.name);
+            members(self.rules, &list, &format!("{ws} \",\" {ws}"), &hint)
         };
         self.rules.add(&format!("{}-args", tool.name), body)
     }
@@ -239,7 +255,9 @@ impl Builder<'_> {
             let any = self.any_tagged_argument(g, &stop);
             p.expr(format!("( {any} ( {} {any} )* )?", sep.render()));
         } else {
-            p.expr(either_order(&list, props.keys(), &sep.render()));
+            let hint = format!("{}-args", tool.name);
+            let members = either_order(self.rules, &list, props.keys(), &sep.render(), &hint);
+            p.expr(members);
         }
         p.marker(&g.end);
         p
@@ -271,7 +289,7 @@ impl Builder<'_> {
         // The closing marker may name the argument (`</city>`): with the key
         // known, it is fixed text.
         let close = g.close_for(key);
-        let kind = string_kind(prop, &tool.parameters, 0);
+        let kind = string_kind(prop, &tool.parameters);
         let mut options = Vec::new();
         if g.raw_strings && kind != StringKind::Never {
             let mut p = Pieces::new();
@@ -326,30 +344,23 @@ impl Builder<'_> {
         g: &TaggedArguments,
         hint: &str,
     ) -> String {
+        let root = &tool.parameters;
+        let refs = &mut self.refs;
         if let Some(e) = &g.elements {
-            return ElementsCompiler::new(
-                self.rules,
-                self.warnings,
-                e,
-                g.raw_strings,
-                &tool.parameters,
-            )
-            .compile(prop, &format!("{hint}-el"));
+            let mut c = ElementsCompiler::new(self.rules, self.warnings, e, g.raw_strings, root)
+                .with_refs(std::mem::take(&mut refs.elements));
+            let value = c.compile(prop, &format!("{hint}-el"));
+            refs.elements = c.into_refs();
+            return value;
         }
-        let mut c = Compiler::new(
-            self.rules,
-            self.warnings,
-            ValueSyntax::Json,
-            &tool.parameters,
-        );
+        let mut c = Compiler::new(self.rules, self.warnings, ValueSyntax::Json, root)
+            .with_refs(std::mem::take(&mut refs.json));
         let json = c.compile(prop, hint);
-        let mut c = Compiler::new(
-            self.rules,
-            self.warnings,
-            ValueSyntax::Python,
-            &tool.parameters,
-        );
+        refs.json = c.into_refs();
+        let mut c = Compiler::new(self.rules, self.warnings, ValueSyntax::Python, root)
+            .with_refs(std::mem::take(&mut refs.python));
         let py = c.compile(prop, &format!("{hint}-py"));
+        refs.python = c.into_refs();
         let mut options = vec![json];
         if !options.contains(&py) {
             options.push(py);
@@ -429,13 +440,18 @@ fn rule_stem(stop: &str, _hint: &str) -> String {
     }
 }
 
-/// A raw value's suffix: its leading whitespace belongs to the raw text.
 /// The argument members in the schema's order, or sorted by name: templates
 /// write tagged arguments in one or the other (a `dictsort`), and the parser
 /// reads any order. `keys` name the members of `list`, in the same order.
-fn either_order<'k>(list: &[Member], keys: impl Iterator<Item = &'k String>, sep: &str) -> String {
+fn either_order<'k>(
+    rules: &mut Rules,
+    list: &[Member],
+    keys: impl Iterator<Item = &'k String>,
+    sep: &str,
+    hint: &str,
+) -> String {
     let keys: Vec<&String> = keys.collect();
-    let ordered = members(list, sep);
+    let ordered = members(rules, list, sep, hint);
     let mut by_name: Vec<usize> = (0..list.len()).collect();
     by_name.sort_by(|&a, &b| keys.get(a).cmp(&keys.get(b)));
     if by_name.windows(2).all(|w| w[0] < w[1]) {
@@ -448,12 +464,15 @@ fn either_order<'k>(list: &[Member], keys: impl Iterator<Item = &'k String>, sep
             required: list[i].required,
         })
         .collect();
-    alt(&[ordered, members(&sorted, sep)])
+    alt(&[
+        ordered,
+        members(rules, &sorted, sep, &format!("{hint}-sorted")),
+    ])
 }
 
 /// Whether `prop` may be an object or a list (or its type is not said).
 fn is_structured(prop: &Value, root: &Value) -> bool {
-    let prop = resolved(root, prop).unwrap_or_else(|| prop.clone());
+    let prop = resolved(root, prop).unwrap_or(prop);
     match prop.get("type") {
         None => prop.get("enum").is_none() && prop.get("const").is_none(),
         Some(Value::String(t)) => t == "object" || t == "array",
@@ -504,6 +523,7 @@ fn notation_value(rules: &mut Rules, n: &Notation) -> String {
     "nt-value".into()
 }
 
+/// A raw value's suffix: its leading whitespace belongs to the raw text.
 fn push_suffix(p: &mut Pieces, suffix: &str) {
     let mut pieces = split(suffix)
         .into_iter()
@@ -539,10 +559,35 @@ pub(super) enum StringKind {
 /// (`anyOf`, `oneOf`) is never a string when no branch is, so `oneOf:
 /// [integer, object]` gets no raw-text option; an object or a list implied
 /// by its keywords alone (`properties`, `items`) is never a string either.
-pub(super) fn string_kind(schema: &Value, root: &Value, depth: usize) -> StringKind {
-    let Some(schema) = resolved(root, schema).filter(|_| depth <= MAX_DEPTH) else {
+pub(super) fn string_kind(schema: &Value, root: &Value) -> StringKind {
+    kind_of(schema, root, 0, &mut HashMap::new())
+}
+
+/// [`string_kind`] at `depth`; `known` holds the kind of each `$ref`
+/// already met, so that references fanning out (`anyOf: [A, A]` at every
+/// level) are read once each. A reference met again while it is being
+/// read (a cycle) is `Some`, as the depth bound would make it.
+fn kind_of<'v>(
+    schema: &'v Value,
+    root: &'v Value,
+    depth: usize,
+    known: &mut HashMap<&'v str, StringKind>,
+) -> StringKind {
+    if depth > MAX_DEPTH {
         return StringKind::Some;
-    };
+    }
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        if let Some(kind) = known.get(r) {
+            return kind.clone();
+        }
+        known.insert(r, StringKind::Some);
+        let kind = match lookup(root, r) {
+            Some(target) => kind_of(target, root, depth + 1, known),
+            None => StringKind::Some,
+        };
+        known.insert(r, kind.clone());
+        return kind;
+    }
     if let Some(Value::Array(values)) = schema.get("enum") {
         if values.iter().all(Value::is_string) {
             return StringKind::Enum(
@@ -561,7 +606,7 @@ pub(super) fn string_kind(schema: &Value, root: &Value, depth: usize) -> StringK
         if let Some(Value::Array(subs)) = schema.get(key) {
             let kinds: Vec<StringKind> = subs
                 .iter()
-                .map(|s| string_kind(s, root, depth + 1))
+                .map(|s| kind_of(s, root, depth + 1, known))
                 .collect();
             return match () {
                 _ if kinds.iter().all(|k| *k == StringKind::Never) => StringKind::Never,

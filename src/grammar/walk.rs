@@ -8,9 +8,11 @@
 //!
 //! Invariants: never panics; every reference handed back exists in the rule
 //! set (the notation's, plus `$ref` rules reserved here before their body is
-//! walked, so recursive references terminate); nesting is bounded by
-//! [`MAX_DEPTH`]; a schema part that cannot be expressed yields the looser
-//! "any value" and a warning; the output depends only on the input.
+//! walked, so recursive references terminate); each `$ref` and each `allOf`
+//! is walked once per context, so the walk grows with the schema, not with
+//! the paths through it; nesting is bounded by [`MAX_DEPTH`]; a schema part
+//! that cannot be expressed yields the looser "any value" and a warning; the
+//! output depends only on the input.
 
 use std::collections::HashMap;
 
@@ -47,8 +49,9 @@ pub trait ValueRules {
     fn warn(&mut self, warning: String);
     /// The document `$ref`s resolve against.
     fn root(&self) -> &Value;
-    /// `$ref` → rule name for the current context, so a reference is
-    /// compiled once per context and recursive references terminate.
+    /// `$ref` (and `allOf` schema) → rule name for the current context, so
+    /// each is compiled once per context and recursive ones terminate; an
+    /// empty name marks one being compiled.
     fn refs(&mut self) -> &mut HashMap<String, String>;
 
     /// A value of JSON Schema type `t` (any name: unknown ones are the
@@ -154,7 +157,43 @@ fn object_schema<N: ValueRules>(
 
 /// `allOf` whose parts are all object schemas: one object with the members
 /// of all parts. Anything else is looser: the first part only.
+///
+/// Compiled once per context, as a `$ref` is: merging copies the parts'
+/// members, which may merge the same parts again (a definition merged into
+/// its own members, or into two members per level), so walking every copy
+/// would multiply the walk. The key is the `allOf` schema itself; one met
+/// again while it is being compiled (a cycle) gets a rule reserved then.
 fn all_of<N: ValueRules>(
+    n: &mut N,
+    map: &Map<String, Value>,
+    subs: &[Value],
+    hint: &str,
+    depth: usize,
+) -> String {
+    let key = format!("allOf {}", serde_json::to_string(map).unwrap_or_default());
+    match n.refs().get(&key).cloned() {
+        // Pending: this `allOf` holds itself.
+        Some(name) if name.is_empty() => {
+            let name = n.rules().reserve(hint);
+            n.refs().insert(key, name.clone());
+            return name;
+        }
+        Some(name) => return name,
+        None => {}
+    }
+    n.refs().insert(key.clone(), String::new());
+    let rule = merged_or_first(n, map, subs, hint, depth);
+    match n.refs().insert(key.clone(), rule.clone()) {
+        Some(reserved) if !reserved.is_empty() => {
+            n.rules().define(&reserved, rule);
+            n.refs().insert(key, reserved.clone());
+            reserved
+        }
+        _ => rule,
+    }
+}
+
+fn merged_or_first<N: ValueRules>(
     n: &mut N,
     map: &Map<String, Value>,
     subs: &[Value],

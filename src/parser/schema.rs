@@ -14,7 +14,7 @@
 //! Python value of a declared type without strings (`days="3"`) is the
 //! scalar it spells (`3`), when it is one.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -141,7 +141,7 @@ impl ToolSchemas {
                 .map(|props| {
                     props
                         .iter()
-                        .map(|(k, s)| (k.clone(), schema_types(s, params, 0)))
+                        .map(|(k, s)| (k.clone(), schema_types(s, params)))
                         .collect()
                 })
                 .unwrap_or_default();
@@ -179,11 +179,28 @@ impl ToolSchemas {
 }
 
 /// The JSON types a schema allows; empty when it does not say.
-fn schema_types(schema: &Value, root: Option<&Value>, depth: usize) -> Vec<String> {
+fn schema_types(schema: &Value, root: Option<&Value>) -> Vec<String> {
+    let mut out = Vec::new();
+    collect_types(schema, root, 0, &mut HashSet::new(), &mut out);
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Adds the types `schema` allows to `out`. A `$ref` in `seen` has added
+/// its types already: the types are a union, so each reference is read
+/// once, however often the schema names it (`anyOf: [A, A]` at every level
+/// would otherwise be read 2^depth times).
+fn collect_types<'v>(
+    schema: &'v Value,
+    root: Option<&'v Value>,
+    depth: usize,
+    seen: &mut HashSet<&'v str>,
+    out: &mut Vec<String>,
+) {
     if depth > MAX_DEPTH {
-        return Vec::new();
+        return;
     }
-    let mut out: Vec<String> = Vec::new();
     match schema.get("type") {
         Some(Value::String(t)) => out.push(t.clone()),
         Some(Value::Array(ts)) => {
@@ -198,7 +215,7 @@ fn schema_types(schema: &Value, root: Option<&Value>, depth: usize) -> Vec<Strin
             .into_iter()
             .flatten()
         {
-            out.extend(schema_types(branch, root, depth + 1));
+            collect_types(branch, root, depth + 1, seen, out);
         }
     }
     if let Some(values) = schema.get("enum").and_then(Value::as_array) {
@@ -207,16 +224,13 @@ fn schema_types(schema: &Value, root: Option<&Value>, depth: usize) -> Vec<Strin
     if let Some(value) = schema.get("const") {
         out.push(json_type(value));
     }
-    if let Some(target) = schema
-        .get("$ref")
-        .and_then(Value::as_str)
+    let reference = schema.get("$ref").and_then(Value::as_str);
+    if let Some(target) = reference
+        .filter(|r| seen.insert(r))
         .and_then(|r| lookup(root?, r))
     {
-        out.extend(schema_types(target, root, depth + 1));
+        collect_types(target, root, depth + 1, seen, out);
     }
-    out.sort();
-    out.dedup();
-    out
 }
 
 fn json_type(value: &Value) -> String {

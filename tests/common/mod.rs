@@ -2,6 +2,7 @@
 //! includes this module once, and its test modules use the parts they need.
 #![allow(dead_code)] // Each binary uses the part it needs.
 
+pub mod child;
 pub mod cli;
 pub mod coverage;
 pub mod deviations;

@@ -675,3 +675,62 @@ fn schema_features_in_llguidance() {
     }
     println!("schema features in llguidance: {accepted} valid answers accepted, {rejected} invalid rejected");
 }
+
+/// A tool with 200 optional arguments: the Lark export names the arguments
+/// after each one as a rule (spelled out per option, they would be 20 100
+/// references), which llguidance reads as the spelled-out form: any of the
+/// arguments, in schema order, none repeated.
+#[test]
+fn long_argument_lists_name_their_tails() {
+    let properties: serde_json::Map<String, Value> = (0..200)
+        .map(|i| (format!("p{i}"), json!({"type": "string"})))
+        .collect();
+    let tools = vec![
+        json!({"type": "function", "function": {"name": "wide", "parameters": {
+        "type": "object", "properties": properties}}}),
+    ];
+    // A call of `wide` with the arguments `keys` (each "v") in each format.
+    fn tagged(keys: &[&str]) -> String {
+        let args: String = keys
+            .iter()
+            .map(|k| format!("<parameter={k}>\nv\n</parameter>\n"))
+            .collect();
+        format!("<tool_call>\n<function=wide>\n{args}</function>\n</tool_call>")
+    }
+    fn python(keys: &[&str]) -> String {
+        let args: Vec<String> = keys.iter().map(|k| format!("{k}=\"v\"")).collect();
+        format!(
+            "<|tool_call_start|>[wide({})]<|tool_call_end|>",
+            args.join(", ")
+        )
+    }
+    type Call = fn(&[&str]) -> String;
+    let calls: [(&str, Call, &str); 2] = [
+        ("qwen-coder-xml", tagged, "args_wide_tail"),
+        ("python-calls", python, "kwargs_wide_tail"),
+    ];
+    let mut engine = Engine::new();
+    for (template, call, tail) in calls {
+        let (_, analysis) = crate::common::shipped_template(template);
+        let options = Options::default()
+            .with_tools(tools.clone())
+            .with_tool_choice(ToolChoice::Required);
+        let grammar = lark(&Protocol::new(&analysis, &options)).unwrap().lark;
+        assert!(grammar.contains(tail), "{template}: {grammar}");
+        for (keys, valid) in [
+            (&["p3", "p50", "p199"][..], true),
+            (&[][..], true),
+            (&["p199"][..], true),
+            (&["p50", "p3"][..], false),
+            (&["p3", "p3"][..], false),
+            (&["p200"][..], false),
+        ] {
+            let text = call(keys);
+            assert_eq!(
+                engine.accepts(&grammar, &text),
+                Ok(valid),
+                "{template}: {text}"
+            );
+        }
+    }
+}

@@ -10,5 +10,6 @@ mod corpus;
 mod elements;
 mod golden;
 mod headers;
+mod hostile_schemas;
 mod json_field_order;
 mod schema;

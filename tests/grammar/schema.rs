@@ -79,6 +79,63 @@ fn deep_nesting_is_bounded() {
     syntax::parse(&g.gbnf).unwrap();
 }
 
+/// A definition whose members merge the definition itself (`allOf`) is one
+/// recursive rule, walked once: the same values as the definition
+/// referenced directly, to any depth, and nothing else.
+#[test]
+fn all_of_naming_its_own_definition_is_a_recursive_rule() {
+    let node = json!({"$ref": "#/$defs/node"});
+    let schema = json!({"$ref": "#/$defs/node", "$defs": {"node": {"type": "object", "properties": {
+        "label": {"type": "string"}, "left": {"allOf": [node]}, "right": {"allOf": [node]}}}}});
+    let g = answer(&analysis(), schema);
+    assert!(g.warnings.is_empty(), "{:?}", g.warnings);
+    let r = Recognizer::new(&g.gbnf).unwrap();
+    for (text, valid) in [
+        (
+            r#"{"label": "a", "left": {"right": {"left": {"label": "d"}}}}"#,
+            true,
+        ),
+        (r#"{"left": {}, "right": {"left": {}, "right": {}}}"#, true),
+        (r#"{"left": {"right": {"label": 1}}}"#, false),
+        (r#"{"left": {"other": {}}}"#, false),
+    ] {
+        assert_eq!(r.accepts(text), valid, "{text}\n{}", g.gbnf);
+    }
+}
+
+/// An object with many optional members names the members after each one
+/// as a rule (spelled out, 200 optional members would be 20 100
+/// references): the same texts as the spelled-out form, members in schema
+/// order, any of them left out, required ones present.
+#[test]
+fn long_member_lists_name_their_tails() {
+    let properties: serde_json::Map<String, Value> = (0..200)
+        .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+        .collect();
+    for required in [json!([]), json!(["p150"])] {
+        let schema = json!({"type": "object", "properties": properties, "required": required});
+        let g = answer(&analysis(), schema);
+        assert!(g.gbnf.contains("answer-value-tail"), "{}", g.gbnf);
+        // Spelled out, about 500 kB.
+        assert!(g.gbnf.len() < 100_000, "{} bytes", g.gbnf.len());
+        let r = Recognizer::new(&g.gbnf).unwrap();
+        let optional = required == json!([]);
+        for (text, valid) in [
+            ("{}", optional),
+            (r#"{"p150": 1}"#, true),
+            (r#"{"p0": 1, "p150": 2, "p199": 3}"#, true),
+            (r#"{"p3": 1, "p50": 2, "p199": 3}"#, optional),
+            (r#"{"p150": 2, "p3": 1}"#, false),
+            (r#"{"p3": 1, "p3": 1, "p150": 1}"#, false),
+            (r#"{"p3": 1 "p150": 1}"#, false),
+            (r#"{"p150": 1, }"#, false),
+            (r#"{"p200": 1}"#, false),
+        ] {
+            assert_eq!(r.accepts(text), valid, "required {required}: {text}");
+        }
+    }
+}
+
 fn arb_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),

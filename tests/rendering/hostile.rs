@@ -4,24 +4,22 @@
 //! memory (issue 17).
 //!
 //! A stack overflow or an allocation failure aborts the whole process, so
-//! each shape runs in a child: this test binary started again with
-//! `HOSTILE_SHAPE=name`, which makes [`child_entry`] run that one shape on
-//! the test harness's thread (2 MiB of stack, as a server's worker thread
-//! has, not the main thread's 8 MiB) and print one result line: outcome,
-//! wall and CPU time of the shape alone (`/proc/self/stat`), and the
-//! process's peak resident memory (`VmHWM` in `/proc/self/status`). An
-//! abort is then a failed assertion here, with the child's stderr.
+//! each shape runs in a child (`common::child`): this test binary started
+//! again with `HOSTILE_SHAPE=name`, which makes [`child_entry`] run that one
+//! shape on the test harness's thread (2 MiB of stack, as a server's worker
+//! thread has, not the main thread's 8 MiB) and print one result line:
+//! outcome, wall and CPU time and peak resident memory of the shape alone.
+//! An abort is then a failed assertion here, with the child's stderr.
 //!
 //! The machine running this may be shared: CPU time is asserted as
 //! measured; a wall time over the bound is measured again (up to three runs,
 //! the best counts), since waiting for a core is not the shape's cost.
 //! `HOSTILE_REPORT=1` prints the table of figures docs/reliability.md holds.
 
-use std::process::Command;
-use std::time::Instant;
-
 use chat_autoparser::{ChatTemplate, RenderRequest, TemplateConfig};
 use serde_json::json;
+
+use crate::common::child::{self, Kill, Outcome};
 
 /// The time bound: 1 s as built for use (release). A debug build's VM runs
 /// several times slower (see `template_bounds`), so `cargo test` without
@@ -133,21 +131,12 @@ fn fuel_edge() -> String {
         .into()
 }
 
-/// What a child ran into, with its measured costs.
-#[derive(Debug)]
-struct Outcome {
-    result: String,
-    wall_ms: u64,
-    cpu_ms: u64,
-    peak_kb: u64,
-}
-
 /// The child side: runs the shape named by `HOSTILE_SHAPE` and prints its
 /// result line. Without that variable (a plain `cargo test`) it has nothing
 /// to run; the parent test below is what runs every shape through it.
 #[test]
 fn child_entry() {
-    let Ok(name) = std::env::var("HOSTILE_SHAPE") else {
+    let Some(name) = child::case("HOSTILE_SHAPE") else {
         return;
     };
     let shape = shapes()
@@ -155,11 +144,7 @@ fn child_entry() {
         .find(|s| s.name == name)
         .expect("known shape");
     let source = (shape.source)();
-    let (cpu0, start) = (cpu_ms(), Instant::now());
-    let result = run(&source, shape.run);
-    let (wall, cpu) = (start.elapsed().as_millis() as u64, cpu_ms() - cpu0);
-    let line = json!({"result": result, "wall_ms": wall, "cpu_ms": cpu, "peak_kb": peak_kb()});
-    println!("HOSTILE-RESULT {line}");
+    child::report(|| run(&source, shape.run));
 }
 
 fn run(source: &str, run: Run) -> String {
@@ -192,77 +177,15 @@ fn run(source: &str, run: Run) -> String {
     }
 }
 
-/// CPU time of this process (user + system), in milliseconds.
-fn cpu_ms() -> u64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // After the command name: state, then ppid ... cmajflt, utime, stime
-    // (fields 14 and 15 of proc(5)), in clock ticks of 10 ms.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map_or("", |(_, rest)| rest)
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    (ticks(11) + ticks(12)) * 10
-}
-
-/// Peak resident memory of this process, in kB.
-fn peak_kb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
-/// The libtest name of [`child_entry`]: its module path without the crate.
-fn child_test_name() -> String {
-    let path = module_path!();
-    let module = path.split_once("::").map_or("", |(_, rest)| rest);
-    format!("{module}::child_entry")
-}
-
 /// Runs one shape in a child process.
 fn in_child(name: &str) -> Result<Outcome, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = Command::new(exe)
-        .args([
-            "--exact",
-            &child_test_name(),
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("HOSTILE_SHAPE", name)
-        .env_remove("RUST_MIN_STACK")
-        .output()
-        .map_err(|e| e.to_string())?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    // libtest prints the test's name on the same line first.
-    let Some(line) = stdout
-        .lines()
-        .find_map(|l| l.split_once("HOSTILE-RESULT ").map(|(_, r)| r))
-    else {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        return Err(format!(
-            "the child died ({}):\n{}",
-            out.status,
-            stderr.lines().rev().take(8).collect::<Vec<_>>().join("\n")
-        ));
+    let test = child::test_name(module_path!(), "child_entry");
+    // Far past the bounds asserted below: a runaway shape fails, it does not hang.
+    let kill = Kill {
+        wall_ms: 20 * MAX_MS,
+        rss_kb: 4 * MAX_KB,
     };
-    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
-    let num = |k: &str| v[k].as_u64().unwrap_or(u64::MAX);
-    Ok(Outcome {
-        result: v["result"].as_str().unwrap_or_default().to_owned(),
-        wall_ms: num("wall_ms"),
-        cpu_ms: num("cpu_ms"),
-        peak_kb: num("peak_kb"),
-    })
+    child::in_child(&test, "HOSTILE_SHAPE", name, kill)
 }
 
 #[test]
