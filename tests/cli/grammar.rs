@@ -162,3 +162,24 @@ fn a_tool_without_a_name_is_an_input_error() {
         std::fs::remove_file(&tools).ok();
     }
 }
+
+#[test]
+fn grammar_warnings_go_to_stderr() {
+    let twice = serde_json::json!({"type": "function", "function": {"name": "f"}});
+    let tools = tools_json("twice", serde_json::json!([twice, twice]));
+    let out = run(&[
+        "grammar",
+        "templates/hermes-think.jinja",
+        "--tools",
+        tools.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("warning"), "{text}");
+    assert!(text.contains("\nlazy: true\n"), "{text}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "chat-autoparser: warning: tool \"f\" is defined twice; the first definition is used\n"
+    );
+    std::fs::remove_file(&tools).ok();
+}
