@@ -19,7 +19,8 @@ use chat_autoparser::{Chat, ChatRequest, ReasoningFormat};
 use serde_json::{json, Map, Value};
 
 use crate::{
-    input_failure, kwargs, load_template, read_array, read_stdin, write_out, Failure, OnOff, TemplateArg,
+    input_failure, kwargs, load_template, read_array, read_stdin, write_out, Failure, OnOff,
+    TemplateArg,
 };
 
 #[derive(clap::Args, Debug)]

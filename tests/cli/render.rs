@@ -54,7 +54,12 @@ fn render_reads_the_conversation_from_stdin() {
     let conversation = r#"[{"role": "user", "content": "Hi"}]"#;
     let flags = ["--add-generation-prompt", "--thinking", "off"];
     for messages in [&[][..], &["--messages", "-"]] {
-        let args: Vec<&str> = ["render", FIXED].iter().chain(&flags).chain(messages).copied().collect();
+        let args: Vec<&str> = ["render", FIXED]
+            .iter()
+            .chain(&flags)
+            .chain(messages)
+            .copied()
+            .collect();
         let out = run(&args, conversation);
         assert_eq!(
             out.status.code(),
@@ -72,7 +77,10 @@ fn render_reads_the_conversation_from_stdin() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("chat-autoparser: input error: stdin: "), "{err}");
+    assert!(
+        err.starts_with("chat-autoparser: input error: stdin: "),
+        "{err}"
+    );
 }
 
 #[test]
