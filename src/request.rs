@@ -284,8 +284,9 @@ pub struct Prepared<'c> {
 impl Prepared<'_> {
     /// The parser for what the model writes: whole ([`OutputParser::parse`])
     /// or streamed ([`OutputParser::stream`]); build it once per request and
-    /// share it. Errors (kind `Analysis`) only when the analysis describes a
-    /// format the parser cannot be built for.
+    /// share it. Errors (kind `Input`) when a tool has no name, and (kind
+    /// `Analysis`) when the analysis describes a format the parser cannot
+    /// be built for.
     pub fn parser(&self) -> Result<OutputParser> {
         self.analysis.parser(&self.parser)
     }

@@ -4,7 +4,8 @@
 //! model folder): each `.jinja`, `.gguf` and model folder in it, sorted by
 //! name, gets one summary row (or, with `--json`, one JSON line
 //! `{"template", "analysis"}` or `{"template", "error"}`). A template that
-//! fails is a row saying why, not the end of the run.
+//! fails is a row saying why, not the end of the run; a folder with no
+//! template is an input error (exit 1).
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +15,7 @@ use chat_autoparser::analysis::{
 use chat_autoparser::{Error, ErrorKind};
 use serde_json::json;
 
-use crate::{load_path, load_template, write_out, Failure, TemplateArg};
+use crate::{input_failure, load_path, load_template, write_out, Failure, TemplateArg};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -53,7 +54,9 @@ fn is_model_folder(path: &Path) -> bool {
     .any(|f| path.join(f).is_file())
 }
 
-/// The templates of a folder: `.jinja` and `.gguf` files and model folders, sorted.
+/// The templates of a folder: `.jinja` and `.gguf` files and model folders,
+/// sorted; a folder with none is an input error (a header alone would look
+/// like success).
 fn templates_in(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
         Failure::Library(Error::new(ErrorKind::Io, format!("{}: {e}", dir.display())))
@@ -65,6 +68,12 @@ fn templates_in(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
                 || (p.is_dir() && is_model_folder(p))
         })
         .collect();
+    if found.is_empty() {
+        return Err(input_failure(format!(
+            "{}: no template found (a .jinja or .gguf file, or a model folder)",
+            dir.display()
+        )));
+    }
     found.sort();
     Ok(found)
 }

@@ -8,8 +8,9 @@
 //! that opens or closes a reasoning block moves where the grammar starts.
 //!
 //! Human output of GBNF is its text, then whether it is lazy, its triggers
-//! and preserved tokens (and any schema warnings); the other formats and
-//! `--json` print DESIGN §5's JSON shape. Without `--parallel` the grammar
+//! and preserved tokens; its warnings go to stderr, never into the grammar
+//! a caller pipes on. The other formats and `--json` print DESIGN §5's JSON
+//! shape (warnings included, as data). Without `--parallel` the grammar
 //! allows exactly one call. A shell over the library's front door
 //! (`Chat::prepare`, `Prepared::export`).
 
@@ -93,10 +94,14 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             serde_json::to_string_pretty(&value).unwrap_or_default()
         ));
     }
-    write_out(&text(&prepared.gbnf()?))
+    let grammar = prepared.gbnf()?;
+    for w in &grammar.warnings {
+        eprintln!("chat-autoparser: warning: {w}");
+    }
+    write_out(&text(&grammar))
 }
 
-/// The human form: the GBNF, then lazy, triggers, preserved tokens and warnings.
+/// The human form: the GBNF, then lazy, triggers and preserved tokens.
 fn text(grammar: &Grammar) -> String {
     let mut out = if grammar.is_empty() {
         "(no grammar: nothing to constrain)\n".to_owned()
@@ -115,8 +120,5 @@ fn text(grammar: &Grammar) -> String {
         "preserved tokens: {}\n",
         grammar.preserved_tokens.join(" ")
     ));
-    for w in &grammar.warnings {
-        out.push_str(&format!("warning: {w}\n"));
-    }
     out
 }

@@ -192,7 +192,20 @@ pub fn read_array(path: &std::path::Path) -> Result<Vec<Value>, Failure> {
     let shown = path.display();
     let text = std::fs::read(path)
         .map_err(|e| Failure::Library(Error::new(ErrorKind::Io, format!("{shown}: {e}"))))?;
-    match serde_json::from_str::<Value>(&batch_cmd::lenient_json_text(&text)) {
+    parse_array(&shown.to_string(), &text)
+}
+
+/// Reads all of stdin (`-` for a file, or input left to stdin).
+pub fn read_stdin() -> Result<Vec<u8>, Failure> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+        .map_err(|e| input_failure(format!("stdin: {e}")))?;
+    Ok(bytes)
+}
+
+/// `text` (read from `shown`) as a JSON array.
+pub fn parse_array(shown: &str, text: &[u8]) -> Result<Vec<Value>, Failure> {
+    match serde_json::from_str::<Value>(&batch_cmd::lenient_json_text(text)) {
         Ok(Value::Array(items)) => Ok(items),
         Ok(_) => Err(input_failure(format!("{shown}: expected a JSON array"))),
         Err(e) => Err(input_failure(format!("{shown}: {e}"))),

@@ -12,7 +12,6 @@
 //! A shell over the library's front door: flags become a `ChatRequest`,
 //! `Chat::prepare` does the rest.
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use chat_autoparser::parser::Parsed;
@@ -20,7 +19,8 @@ use chat_autoparser::{Chat, ChatRequest, ReasoningFormat};
 use serde_json::{json, Map, Value};
 
 use crate::{
-    input_failure, kwargs, load_template, read_array, write_out, Failure, OnOff, TemplateArg,
+    input_failure, kwargs, load_template, read_array, read_stdin, write_out, Failure, OnOff,
+    TemplateArg,
 };
 
 #[derive(clap::Args, Debug)]
@@ -78,10 +78,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let chat = Chat::new(load_template(&args.template, request.tools.is_some())?)?;
     let prepared = chat.prepare(&request);
     let (parser, warnings) = (prepared.parser()?, prepared.diagnostics);
-    let mut output = Vec::new();
-    std::io::stdin()
-        .read_to_end(&mut output)
-        .map_err(|e| input_failure(format!("stdin: {e}")))?;
+    let output = read_stdin()?;
     let Parsed {
         message,
         diagnostics,

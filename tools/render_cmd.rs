@@ -1,7 +1,9 @@
-//! `chat-autoparser render TEMPLATE --messages FILE [--tools FILE]
+//! `chat-autoparser render TEMPLATE [--messages FILE] [--tools FILE]
 //! [--add-generation-prompt] [--thinking on|off] [--tool-formatting auto|native|manual] [--jsonl]`:
 //! the prompt a server would send (DESIGN §5), polyfills included
-//! (`ChatTemplate::render_chat`).
+//! (`ChatTemplate::render_chat`). The conversation is read from `--messages
+//! FILE`, else from stdin (`--messages -` names it; without `--messages`,
+//! stdin on a terminal is a usage error rather than a silent wait).
 //!
 //! With `--jsonl`, each input line `{"messages": [...], "tools": [...]}` (from
 //! `--messages FILE` when given, else stdin; `tools` optional, blank lines
@@ -17,8 +19,8 @@
 //! door's template, `Chat`); the analysis runs only for a render that needs
 //! it, and for every `--jsonl` run (training text replays calls).
 
-use std::io::{BufRead, Write};
-use std::path::PathBuf;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 
 use chat_autoparser::spans::render_with_spans;
 use chat_autoparser::template::ToolFormatting;
@@ -26,15 +28,15 @@ use chat_autoparser::{Chat, ChatTemplate, Error, ErrorKind, RenderRequest};
 use serde_json::{Map, Value as Json};
 
 use crate::{
-    input_failure as input_error, kwargs, load_template, read_array, stdout_failure, write_out,
-    Failure, OnOff, TemplateArg,
+    input_failure as input_error, kwargs, load_template, parse_array, read_array, read_stdin,
+    stdout_failure, write_out, Failure, OnOff, TemplateArg,
 };
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
     template: TemplateArg,
-    /// The conversation (a JSON array); with --jsonl, a file of JSONL lines [default: stdin]
+    /// The conversation (a JSON array); with --jsonl, a file of JSONL lines; - for stdin [default: stdin]
     #[arg(long, value_name = "FILE")]
     messages: Option<PathBuf>,
     /// OpenAI-format tools (a JSON array)
@@ -81,11 +83,15 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         };
         return render_lines(&renderer, args);
     }
-    let path = args
-        .messages
-        .as_deref()
-        .ok_or_else(|| Failure::Usage("render needs --messages FILE (or --jsonl)".into()))?;
-    let messages = read_array(path)?;
+    let messages = match messages_file(args) {
+        Some(path) => read_array(path)?,
+        None if args.messages.is_none() && std::io::stdin().is_terminal() => {
+            return Err(Failure::Usage(
+                "render needs --messages FILE or a conversation on stdin".into(),
+            ))
+        }
+        None => parse_array("stdin", &read_stdin()?)?,
+    };
     let template = load_template(&args.template, tools.is_some())?;
     let request = request(args, messages, tools);
     // Auto would go manual on a template with its own tools block: the
@@ -98,6 +104,11 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         false => Renderer::Plain(Box::new(template)),
     };
     write_out(&renderer.template().render_chat(&request)?)
+}
+
+/// The file `--messages` names; `None` for stdin (`-`, or no `--messages`).
+fn messages_file(args: &Args) -> Option<&Path> {
+    args.messages.as_deref().filter(|p| *p != Path::new("-"))
 }
 
 /// What renders: the front door's template when the analysis runs, else the
@@ -162,7 +173,7 @@ fn line_request(o: &Args, line: &str) -> Result<RenderRequest, String> {
 
 fn render_lines(renderer: &Renderer, o: &Args) -> Result<(), Failure> {
     let template = renderer.template();
-    let input: Box<dyn BufRead> = match o.messages.as_deref() {
+    let input: Box<dyn BufRead> = match messages_file(o) {
         Some(path) => Box::new(std::io::Cursor::new(read(path)?)),
         None => Box::new(std::io::stdin().lock()),
     };

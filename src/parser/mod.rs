@@ -173,6 +173,7 @@ impl OutputParser {
     /// Builds the parser (see [`Analysis::parser`]).
     pub fn new(analysis: &Analysis, config: &ParserConfig) -> Result<OutputParser> {
         let mut protocol = Protocol::new(analysis, &config.options);
+        protocol.check_tools()?;
         let mut start = protocol.start;
         let parse_tools = protocol.tools.is_some();
         let names: Vec<String> = protocol

@@ -49,7 +49,9 @@
 //! state, allowed formats, required or parallel calls); building a protocol
 //! never fails or panics: a request a grammar cannot serve (a call required
 //! from a template with no tool format, a named function that is not among
-//! the tools) is recorded and reported by [`Protocol::check_servable`].
+//! the tools) is recorded and reported by [`Protocol::check_servable`]; a
+//! request no back end can serve (a tool without a name) by
+//! [`Protocol::check_tools`], which the parser and every grammar call.
 
 mod layout;
 pub(crate) mod marker;
@@ -68,7 +70,7 @@ pub(crate) use layout::{text_pieces, HeaderAttributes, TaggedName, TextPiece};
 pub use layout::{Arguments, CallLayout, IdShape, Segment};
 pub use marker::Marker;
 pub(crate) use notation::Notation;
-pub use tools::{read_tools, Tool, ToolChoice};
+pub use tools::{nameless_tool, read_tools, Tool, ToolChoice};
 
 /// Where the output starts, relative to reasoning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -246,6 +248,8 @@ pub struct Protocol {
     pub prompt: PromptTail,
     /// Why the request's required call cannot be written, if so.
     unservable: Option<String>,
+    /// Why the request's tools are bad input (a tool without a name), if so.
+    bad_tools: Option<String>,
     /// What could only be served loosely, one line each.
     pub warnings: Vec<String>,
 }
@@ -271,15 +275,28 @@ impl Protocol {
             response_schema: options.response_schema.clone(),
             turn: analysis.turn.clone(),
             unservable,
+            bad_tools: nameless_tool(&options.tools),
             warnings,
+        }
+    }
+
+    /// Errors (kind `Input`) when the request's tools are bad input: a
+    /// tool without a (non-empty) `function.name`, by its index. Neither a
+    /// parser nor a grammar serves such a request.
+    pub fn check_tools(&self) -> Result<()> {
+        match &self.bad_tools {
+            Some(why) => Err(Error::new(ErrorKind::Input, why.clone())),
+            None => Ok(()),
         }
     }
 
     /// Errors (kind `Input`) when the request requires a call that cannot
     /// be written: no usable tool, a named function that is not among the
-    /// tools, or a template with no tool format. A grammar cannot serve
-    /// such a request; a parser still reads whatever the model writes.
+    /// tools, or a template with no tool format; or when the tools are bad
+    /// input ([`Protocol::check_tools`]). A grammar cannot serve such a
+    /// request; a parser still reads whatever the model writes.
     pub fn check_servable(&self) -> Result<()> {
+        self.check_tools()?;
         match &self.unservable {
             Some(why) => Err(Error::new(ErrorKind::Input, why.clone())),
             None => Ok(()),

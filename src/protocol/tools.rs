@@ -2,7 +2,9 @@
 //!
 //! Invariants: reading tools never fails: an entry without a name, or a
 //! name given twice, is skipped with a warning; a tool without parameters
-//! takes any object.
+//! takes any object. A request whose tools lack a name is refused
+//! downstream all the same ([`nameless_tool`], reported by the protocol's
+//! checks): a server cannot dispatch a call to a function it cannot name.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{json, Value};
@@ -84,6 +86,22 @@ pub struct Tool {
     pub parameters: Value,
 }
 
+/// Why `tools` cannot be served: the first entry without a (non-empty)
+/// `function.name`, by its index.
+pub fn nameless_tool(tools: &[Value]) -> Option<String> {
+    let index = tools.iter().position(|tool| tool_name(tool).is_none())?;
+    Some(format!("tool {index} has no function.name"))
+}
+
+/// A tool's name: `function.name`, or `name` of the inner object alone.
+fn tool_name(tool: &Value) -> Option<&str> {
+    tool.get("function")
+        .unwrap_or(tool)
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+}
+
 /// Reads OpenAI-format tools (`{"type": "function", "function": {...}}`, or
 /// the inner object alone; the schema under `parameters`, or Anthropic's
 /// `input_schema`); unusable entries and repeated names are skipped with a
@@ -92,11 +110,7 @@ pub fn read_tools(tools: &[Value], warnings: &mut Vec<String>) -> Vec<Tool> {
     let mut out: Vec<Tool> = Vec::new();
     for (i, tool) in tools.iter().enumerate() {
         let function = tool.get("function").unwrap_or(tool);
-        let Some(name) = function
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty())
-        else {
+        let Some(name) = tool_name(tool) else {
             warnings.push(format!("tool {i} has no name; skipped"));
             continue;
         };

@@ -285,3 +285,28 @@ fn a_closed_stdout_ends_the_output_quietly() {
         assert_eq!(stderr(&out), "", "{args:?}");
     }
 }
+
+#[test]
+fn parse_refuses_a_tool_without_a_name() {
+    let tools =
+        std::env::temp_dir().join(format!("cap-parse-nameless-{}.json", std::process::id()));
+    std::fs::write(
+        &tools,
+        r#"[{"type": "function", "function": {"parameters": {"type": "object"}}}]"#,
+    )
+    .unwrap();
+    // No output on stdin: the tools are refused before it is read.
+    let out = run(&[
+        "parse",
+        "templates/hermes-think.jinja",
+        "--tools",
+        tools.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        stderr(&out),
+        "chat-autoparser: input error: tool 0 has no function.name\n"
+    );
+    std::fs::remove_file(&tools).ok();
+}

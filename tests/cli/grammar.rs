@@ -124,3 +124,62 @@ fn grammar_errors() {
     ]);
     assert_eq!(missing.status.code(), Some(1));
 }
+
+/// A tools file of `tools` (a JSON array) named `name`.
+fn tools_json(name: &str, tools: serde_json::Value) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("cap-grammar-{name}-{}.json", std::process::id()));
+    std::fs::write(&path, tools.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn a_tool_without_a_name_is_an_input_error() {
+    let named = serde_json::json!({"type": "function", "function": {"name": "f"}});
+    for (name, nameless) in [
+        (
+            "no-name",
+            serde_json::json!({"type": "function", "function": {"parameters": {}}}),
+        ),
+        (
+            "empty-name",
+            serde_json::json!({"type": "function", "function": {"name": ""}}),
+        ),
+    ] {
+        let tools = tools_json(name, serde_json::json!([named, nameless]));
+        let out = run(&[
+            "grammar",
+            "templates/hermes-think.jinja",
+            "--tools",
+            tools.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{name}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "chat-autoparser: input error: tool 1 has no function.name\n",
+            "{name}"
+        );
+        std::fs::remove_file(&tools).ok();
+    }
+}
+
+#[test]
+fn grammar_warnings_go_to_stderr() {
+    let twice = serde_json::json!({"type": "function", "function": {"name": "f"}});
+    let tools = tools_json("twice", serde_json::json!([twice, twice]));
+    let out = run(&[
+        "grammar",
+        "templates/hermes-think.jinja",
+        "--tools",
+        tools.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("warning"), "{text}");
+    assert!(text.contains("\nlazy: true\n"), "{text}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "chat-autoparser: warning: tool \"f\" is defined twice; the first definition is used\n"
+    );
+    std::fs::remove_file(&tools).ok();
+}

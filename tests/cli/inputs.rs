@@ -418,3 +418,20 @@ fn analyze_a_folder_prints_one_row_per_template() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn analyze_a_folder_without_templates_is_an_input_error() {
+    let dir = scratch("empty-folder");
+    std::fs::write(dir.join("notes.txt"), "not a template").unwrap();
+    let out = run(&["analyze", dir.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(stdout(&out), "");
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "chat-autoparser: input error: {}: no template found (a .jinja or .gguf file, or a model folder)\n",
+            dir.display()
+        )
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -47,6 +47,58 @@ fn render_prints_the_prompt() {
     );
 }
 
+/// `render --help`: the conversation comes from stdin when `--messages` is
+/// absent, and `--messages -` names stdin.
+#[test]
+fn render_reads_the_conversation_from_stdin() {
+    let conversation = r#"[{"role": "user", "content": "Hi"}]"#;
+    let flags = ["--add-generation-prompt", "--thinking", "off"];
+    for messages in [&[][..], &["--messages", "-"]] {
+        let args: Vec<&str> = ["render", FIXED]
+            .iter()
+            .chain(&flags)
+            .chain(messages)
+            .copied()
+            .collect();
+        let out = run(&args, conversation);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+        );
+    }
+    // Nothing on stdin is no conversation: an input error, one line.
+    let out = run(&["render", FIXED], "");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("chat-autoparser: input error: stdin: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn render_jsonl_reads_dash_as_stdin() {
+    let input = r#"{"messages": [{"role": "user", "content": "Hi"}]}"#;
+    let out = run(&["render", FIXED, "--jsonl", "--messages", "-"], input);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "\"<|im_start|>user\\nHi<|im_end|>\\n\"\n"
+    );
+}
+
 #[test]
 fn render_jsonl_writes_one_training_text_per_line() {
     let input = concat!(
@@ -94,7 +146,6 @@ fn render_jsonl_bad_line_is_an_input_error() {
 
 #[test]
 fn render_usage_errors_exit_2() {
-    assert_eq!(run(&["render", FIXED], "").status.code(), Some(2));
     assert_eq!(
         run(&["render", FIXED, "--thinking", "maybe"], "")
             .status

@@ -14,7 +14,9 @@
 use std::path::Path;
 
 use chat_autoparser::parser::{Continue, Start};
-use chat_autoparser::{Chat, ChatRequest, ChatTemplate, TemplateConfig, TemplateSource};
+use chat_autoparser::{
+    Chat, ChatRequest, ChatTemplate, ErrorKind, Export, TemplateConfig, TemplateSource,
+};
 use serde_json::{json, Value as Json};
 
 fn chat(source: &str) -> Chat {
@@ -121,6 +123,35 @@ fn a_prompt_that_does_not_render_leaves_the_parse_standing() {
             .as_deref(),
         Some("Hello.")
     );
+}
+
+/// A tool without a name cannot be called: the parser and every export
+/// refuse the request as bad input, naming the tool's index.
+#[test]
+fn a_tool_without_a_name_is_bad_input() {
+    let chat = shipped("hermes-think.jinja");
+    for nameless in [
+        json!({"type": "function", "function": {"parameters": {"type": "object"}}}),
+        json!({"type": "function", "function": {"name": ""}}),
+        json!("get_weather"),
+    ] {
+        let request = ChatRequest::default().with_tools(vec![weather(), nameless.clone()]);
+        let prepared = chat.prepare(&request);
+        let mut errors = vec![prepared.parser().err()];
+        for export in [
+            Export::Gbnf,
+            Export::StructuralTag,
+            Export::Lark,
+            Export::ResponseTemplate,
+        ] {
+            errors.push(prepared.export(export).err());
+        }
+        for error in errors {
+            let error = error.unwrap_or_else(|| panic!("{nameless} was accepted"));
+            assert_eq!(error.kind(), ErrorKind::Input);
+            assert_eq!(error.message(), "tool 1 has no function.name");
+        }
+    }
 }
 
 #[test]
