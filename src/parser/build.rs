@@ -87,8 +87,9 @@ use chat_autoparser_peg::{
 };
 
 use super::marker::Marker;
-use super::sections::{Sections, Words};
+use super::sections::{known_label, label, Sections, Words};
 use super::tags::*;
+use super::vocabulary::{special_token, Vocabulary};
 use crate::protocol::{
     Arguments, CallLayout, Notation, Protocol, ReasoningMarkers, Start, TaggedName,
 };
@@ -140,7 +141,8 @@ pub fn grammar(protocol: &Protocol, plan: Plan<'_>) -> Grammar {
 /// The root expression for `analysis` under `plan`, and the tool
 /// grammars whose call rules it names.
 fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a>>) {
-    let tool_sections = tool_grammars(protocol, plan.formats, plan.names);
+    let vocabulary = Rc::new(Vocabulary::new(protocol));
+    let tool_sections = tool_grammars(protocol, plan.formats, plan.names, &vocabulary);
     // Tool sections keep their text when tools are not parsed: a header
     // never takes their opening marker.
     let tool_starts: Vec<String> = tool_sections
@@ -160,7 +162,7 @@ fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a
     let (words, wrappers): (Vec<Marker>, Vec<Marker>) =
         content_wrappers(protocol).into_iter().partition(is_word);
     let opener = part_opener(protocol);
-    let sections = Sections::new(protocol, plan.extract_reasoning, tool_starts);
+    let sections = Sections::new(protocol, &vocabulary, plan.extract_reasoning, tool_starts);
     let mut silent: Vec<String> = wrappers
         .iter()
         .filter_map(|m| m.first_core().map(str::to_string))
@@ -311,9 +313,10 @@ fn elements_rule_name(e: &Elements) -> String {
 
 /// Text and whole elements (`open NAME open-suffix content close NAME
 /// close-suffix`), up to a closing marker at this depth. The closing name is
-/// not checked against the opening one: nesting, not names, decides which
-/// tag closes an element (the engine has no back-references). A tag that
-/// opens no whole element is text.
+/// not checked against the opening one here: nesting, not names, decides
+/// which tag closes an element (the engine has no back-references);
+/// `elements` reads a value with a mismatched pair as the text written. A
+/// tag that opens no whole element is text.
 fn elements_rule(e: &Elements) -> Expr {
     let (open, open_end) = (Marker::new(&e.open_prefix), Marker::new(&e.open_suffix));
     let (close, close_end) = (Marker::new(&e.close_prefix), Marker::new(&e.close_suffix));
@@ -626,6 +629,7 @@ fn tool_grammars<'a>(
     protocol: &'a Protocol,
     formats: &'a [ToolFormat],
     names: &[String],
+    vocabulary: &Rc<Vocabulary>,
 ) -> Vec<ToolGrammar<'a>> {
     let opener = part_opener(protocol);
     formats
@@ -635,6 +639,7 @@ fn tool_grammars<'a>(
             let mut markers = protocol.preserved_tokens.clone();
             markers.extend(tool_tokens(t));
             let mut g = ToolGrammar::new(t, &protocol.turn.headers, opener.clone(), markers, names);
+            g.vocabulary = vocabulary.clone();
             g.rule = format!("call{i}");
             g.with_wrappers(&protocol.markup.spare_tokens)
         })
@@ -672,6 +677,9 @@ struct ToolGrammar<'a> {
     wrappers: Vec<String>,
     /// The name of the grammar rule that reads one call.
     rule: String,
+    /// The template's words: what a label or the rest of a header may
+    /// hold and still be scaffolding.
+    vocabulary: Rc<Vocabulary>,
 }
 
 impl<'a> ToolGrammar<'a> {
@@ -702,6 +710,7 @@ impl<'a> ToolGrammar<'a> {
             unknown_json_name,
             wrappers: Vec::new(),
             rule: "call".into(),
+            vocabulary: Rc::default(),
         };
         g.triggers = g.first_literals();
         g
@@ -1038,29 +1047,51 @@ impl<'a> ToolGrammar<'a> {
     /// Up to and including a tagged name, and the id around it, as the
     /// layout spells them.
     fn tagged_head(&self, t: &TaggedName<'_>, name: &Expr) -> Expr {
+        // A name addressed inside a header opened before it
+        // (`<|channel|>commentary to=functions.f`) is followed by the rest of
+        // that label; one with no header before it by the suffix's own.
+        match self.header_lead(t.prefix) {
+            Some(lead) => choice([
+                self.tagged_head_after(t, name, seq([lead, Marker::new(t.prefix).expr()]), true),
+                self.tagged_head_after(t, name, Marker::new(t.prefix).expr(), false),
+            ]),
+            None => self.tagged_head_after(t, name, self.name_prefix(t.prefix), true),
+        }
+    }
+
+    /// [`ToolGrammar::tagged_head`] after `prefix`; `in_label`: a header's
+    /// label was written before the name.
+    fn tagged_head_after(
+        &self,
+        t: &TaggedName<'_>,
+        name: &Expr,
+        prefix: Expr,
+        in_label: bool,
+    ) -> Expr {
         let suffix_marker = Marker::new(t.suffix);
         let name_end = match (t.id_after, suffix_marker.is_blank()) {
             (Some((p, _)), true) => Marker::new(p),
             _ => suffix_marker.clone(),
         };
         let header_or_suffix = self
-            .header_rest(t.suffix)
+            .header_rest(t.suffix, in_label)
             .unwrap_or_else(|| suffix_marker.expr());
         let suffix_expr = match t.echo {
-            // The repeated name is not checked against the first one.
+            // The grammar does not check the repeated name against the
+            // first one; the decoder keeps one that differs as content.
             Some(after) => {
                 let after = Marker::new(after);
                 seq([
                     header_or_suffix,
                     not(class(space_set())),
-                    tagged_name(&after, &self.name_stops()),
+                    cap(ECHO, tagged_name(&after, &self.name_stops())),
                     after.expr(),
                 ])
             }
             None => header_or_suffix,
         };
         if let Some(separator) = t.counter {
-            let prefix = seq([self.name_prefix(t.prefix), name.clone()]);
+            let prefix = seq([prefix, name.clone()]);
             return seq([
                 counted_name(prefix, separator, &self.name_stops()),
                 suffix_expr,
@@ -1098,7 +1129,7 @@ impl<'a> ToolGrammar<'a> {
             .map_or_else(empty, |(p, s)| opt(tagged_id(p, s)));
         seq([
             id_before,
-            self.name_prefix(t.prefix),
+            prefix,
             name.clone(),
             cap(
                 NAME,
@@ -1142,16 +1173,13 @@ impl<'a> ToolGrammar<'a> {
     }
 
     /// The name's prefix. A call may be addressed from inside a header, after
-    /// the section's label: when the call's framing has no marker of its own,
-    /// a header may open before the prefix (`<|channel|>commentary to=functions.NAME`);
-    /// when the call starts with a header's opening, the label the template
-    /// wrote before the address (`commentary` of `commentary to=functions.`)
-    /// may be any label.
+    /// the section's label: when the call starts with a header's opening,
+    /// the label the template wrote before the address (`call` of
+    /// `call tool="`) may be any label ([`ToolGrammar::call_label`]). (When
+    /// the call's framing has no marker of its own, a header may open before
+    /// the prefix: [`ToolGrammar::header_lead`].)
     fn name_prefix(&self, prefix: &str) -> Expr {
         let call_start = self.layout.start().trim();
-        if call_start.is_empty() && !self.headers.is_empty() {
-            return seq([self.any_header_lead(prefix), Marker::new(prefix).expr()]);
-        }
         let opened = self.headers.iter().find(|h| h.open == call_start);
         let address = prefix
             .trim_end()
@@ -1159,42 +1187,72 @@ impl<'a> ToolGrammar<'a> {
             .map(|(_, a)| a)
             .filter(|a| !a.is_empty());
         match (opened, address) {
-            (Some(h), Some(address)) => seq([
-                super::sections::label(h, &self.markers, &[address], Words::Any),
-                Marker::new(address).expr(),
-            ]),
+            (Some(h), Some(address)) => {
+                seq([self.call_label(h, address), Marker::new(address).expr()])
+            }
             _ => Marker::new(prefix).expr(),
         }
     }
 
-    /// An optional header opening and label before `prefix`.
-    fn any_header_lead(&self, prefix: &str) -> Expr {
-        let prefix = Marker::new(prefix);
-        let Some(prefix_core) = prefix.first_core() else {
-            return empty();
-        };
+    /// A header's opening and label that may come before `prefix`, when
+    /// the call's framing has no marker of its own and the turn has headers.
+    fn header_lead(&self, prefix: &str) -> Option<Expr> {
+        if !self.layout.start().trim().is_empty() || self.headers.is_empty() {
+            return None;
+        }
+        let prefix_core = Marker::new(prefix).first_core()?.to_string();
         let leads = self
             .headers
             .iter()
             .filter(|h| !prefix_core.starts_with(h.open.as_str()))
-            .map(|h| {
-                seq([
-                    lit(&h.open),
-                    super::sections::label(h, &self.markers, &[prefix_core], Words::Any),
-                ])
-            });
-        opt(choice(leads))
+            .map(|h| seq([lit(&h.open), self.call_label(h, &prefix_core)]));
+        Some(choice(leads))
+    }
+
+    /// The label of a header before a call's address (`commentary` of
+    /// `<|channel|>commentary to=functions.f`): scaffolding when it holds
+    /// only the template's words, else text the model wrote (`EXTRA`).
+    fn call_label(&self, h: &Header, address: &str) -> Expr {
+        let (markers, stops) = (&self.markers, &[address]);
+        let known = known_label(h, markers, stops, Words::Any, &self.vocabulary);
+        choice([
+            seq([known, and(lit(address))]),
+            cap(EXTRA, label(h, markers, stops, Words::Any)),
+        ])
     }
 
     /// A name suffix that ends a header (`<|channel|>commentary json<|message|>`,
-    /// `" index="1"<|sep|>`): whatever the model writes in the rest of the
-    /// header is scaffolding, up to the header's close.
-    fn header_rest(&self, suffix: &str) -> Option<Expr> {
+    /// `" index="1"<|sep|>`): the rest of the header up to its close is
+    /// scaffolding as far as its words are the template's, and numbers
+    /// (`index="2"`, ` <|constrain|>json`); from the first other word on it
+    /// is text the model wrote (`EXTRA`: `note="..."` of
+    /// `" index="1" note="..."`).
+    ///
+    /// `in_label`: the header's label was written before the name, so markup
+    /// may follow the name at once (`to=functions.f<|constrain|>json`);
+    /// else the rest opens as the suffix does (`<|channel|>`), and markup
+    /// only follows a word.
+    fn header_rest(&self, suffix: &str, in_label: bool) -> Option<Expr> {
         let h = self
             .headers
             .iter()
             .find(|h| suffix.trim_end().ends_with(h.close.as_str()))?;
-        Some(seq([until([h.close.as_str(), "\n"]), lit(&h.close), ws()]))
+        let close = lit(&h.close);
+        let ends = choice([close.clone(), lit("\n"), lit(" ")]);
+        let whole = |word: Expr| seq([word, and(ends.clone())]);
+        let word = self.vocabulary.known_word(&ends);
+        let markup = self.vocabulary.known_markup(&ends);
+        let next = choice([markup.clone(), word.clone()]);
+        let first = match in_label {
+            true => next.clone(),
+            false => word,
+        };
+        let known = seq([opt(whole(first)), star(seq([lit(" "), whole(next)]))]);
+        let other = choice([
+            and(close.clone()),
+            cap(EXTRA, until([h.close.as_str(), "\n"])),
+        ]);
+        Some(seq([known, other, close, ws()]))
     }
 
     /// Where a name ends besides its suffix: at whitespace, at a special
@@ -1405,12 +1463,6 @@ fn tagged_name(end: &Marker, more_stops: &[String]) -> Expr {
 
 fn identifier() -> Expr {
     plus(class(name_chars()))
-}
-
-/// A special token written as `<|name|>`: no spaces, no nested brackets.
-fn special_token() -> Expr {
-    let inside = class(ByteSet::of(b"|<> \t\r\n").complement());
-    seq([lit("<|"), plus(inside), lit("|>")])
 }
 
 fn space_set() -> ByteSet {
@@ -1633,14 +1685,14 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
 }
 
 /// The prefix of a non-string value; its type word, when it has one
-/// ([`TaggedArguments::typed_word`]), may be any word. (The string prefix
-/// is tried first.)
+/// ([`TaggedArguments::typed_word`]), may name any JSON Schema type
+/// (`type="object"`). (The string prefix is tried first.)
 ///
 /// When the two words the template writes are `true` and `false`, the
-/// attribute is a flag (`string="false"`), not a type's name: another word
-/// (`string="maybe"`) is text the model wrote, so the value is read as a
-/// typed one and the whole attribute is kept as content, with a diagnostic
-/// (`EXTRA`), never dropped.
+/// attribute is a flag (`string="false"`), not a type's name. Another word
+/// (`string="maybe"`, `type="strnig"`) is text the model wrote, so the
+/// value is read as a typed one and the whole attribute is kept as
+/// content, with a diagnostic (`EXTRA`), never dropped.
 fn typed_prefix(t: &TaggedArguments, typed: &str) -> Expr {
     let Some((before, after)) = t.typed_word() else {
         return Marker::new(typed).expr();
@@ -1653,15 +1705,12 @@ fn typed_prefix(t: &TaggedArguments, typed: &str) -> Expr {
     };
     let mut words = [word(typed), word(&t.value_prefix)];
     words.sort();
-    let any_word = seq([
-        Marker::new(before).expr(),
-        identifier(),
-        Marker::new(after).expr(),
-    ]);
-    match words == ["false", "true"] {
-        true => choice([Marker::new(typed).expr(), cap(EXTRA, any_word)]),
-        false => any_word,
-    }
+    let with_word = |word: Expr| seq([Marker::new(before).expr(), word, Marker::new(after).expr()]);
+    let known = match words == ["false", "true"] {
+        true => Marker::new(typed).expr(),
+        false => with_word(Vocabulary::type_word(&words)),
+    };
+    choice([known, cap(EXTRA, with_word(identifier()))])
 }
 
 /// A value with no marker before it: a nested object or list in the
@@ -1684,21 +1733,28 @@ fn bare_value(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
 
 /// The marker after a value: `value_suffix`, and when the closing marker
 /// names the argument (`</first>`), a name and the rest of that marker. The
-/// name is not checked against the opening one: a model that mismatches
-/// them still meant to close the value.
+/// grammar does not check the name against the opening one (a model that
+/// mismatches them still meant to close the value); the decoder keeps a
+/// name that differs as content (`CLOSE_NAME`).
 fn value_close(t: &TaggedArguments, value_end: &Marker) -> Expr {
     let Some(after) = &t.named_close else {
         return value_end.expr_exact_head();
     };
     let after = Marker::new(after);
+    // The name never holds the character its closing marker starts with:
+    // a marker corrupted after it (`</city>]<]minimaXx[>[<days>`) must not
+    // make the name run on over the next argument.
     let name = match after.first_core() {
-        Some(core) => until([core, "\n"]),
+        Some(core) => {
+            let first = core.chars().next().map_or(core, |c| &core[..c.len_utf8()]);
+            until([core, "\n", first])
+        }
         None => identifier(),
     };
     seq([
         value_end.expr_exact_head(),
         not(class(space_set())),
-        name,
+        cap(CLOSE_NAME, name),
         after.expr(),
     ])
 }

@@ -319,6 +319,9 @@ impl Decoder {
             UNKNOWN_TOOL => self
                 .diagnostics
                 .push(Diagnostic::new(DiagnosticKind::UnknownTool, start)),
+            UNKNOWN_LABEL => self
+                .diagnostics
+                .push(Diagnostic::new(DiagnosticKind::UnknownLabel, start)),
             REASONING if !self.reasoning_prefix.is_empty() => {
                 let prefix = std::mem::take(&mut self.reasoning_prefix);
                 self.reasoning.push(&prefix, |t| out.reasoning(t));
@@ -426,15 +429,14 @@ impl Decoder {
             }
             ARG => self.arg = None,
             CALL => self.end_call(text, out),
-            EXTRA => {
-                let at = self.consumed.saturating_sub(text.len());
-                if let Some(call) = self.call.as_mut() {
-                    if !call.extra.is_empty() {
-                        call.extra.push(' ');
-                    }
-                    call.extra.push_str(text.trim());
-                    call.extra_at.push(at);
-                }
+            EXTRA => self.extra(text),
+            // A repeated name, or a closing tag's, that is not the one it
+            // repeats is text the model wrote.
+            ECHO if self.call.as_ref().and_then(|c| c.name.as_deref()) != Some(text.trim()) => {
+                self.extra(text)
+            }
+            CLOSE_NAME if self.arg.as_ref().map(|a| a.key.as_str()) != Some(text.trim()) => {
+                self.extra(text)
             }
             SECTION_OPEN | FRAME if self.after_withdrawn => self.raw_content(text, out),
             SECTION_OPEN => self.lead.push_str(text),
@@ -443,6 +445,19 @@ impl Decoder {
                 self.raw_content(&opened, out);
             }
             _ => {}
+        }
+    }
+
+    /// `text` (which ends where the decoder is) is text of the current call
+    /// the format does not have: content once the call is kept.
+    fn extra(&mut self, text: &str) {
+        let at = self.consumed.saturating_sub(text.len());
+        if let Some(call) = self.call.as_mut() {
+            if !call.extra.is_empty() {
+                call.extra.push(' ');
+            }
+            call.extra.push_str(text.trim());
+            call.extra_at.push(at);
         }
     }
 

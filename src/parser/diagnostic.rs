@@ -27,14 +27,20 @@ pub enum DiagnosticKind {
     /// leaves it out and its whole text is content (a stream sent its
     /// deltas already).
     WithdrawnToolCall,
-    /// A member of a JSON call object the format does not have
-    /// (`"note": "..."`): its text is content, the call is kept.
+    /// Text in a call the format does not write there: a member of a JSON
+    /// call object (`"note": "..."`), an attribute or a label of a word the
+    /// template never writes (`index="1" note="..."`, `type="strnig"`), a
+    /// repeated name or a closing tag's name that is not the one it repeats
+    /// (`</cty>` closing `<city>`). Its text is content, the call is kept.
     UnknownMember,
     /// A second (third...) call while `parallel_tool_calls` is false.
     ExtraToolCall,
     /// A call names a function the request does not have; its text is
     /// content.
     UnknownTool,
+    /// A section header whose label holds a word the template never writes
+    /// (`<|channel|>notes<|message|>`): the header is content, verbatim.
+    UnknownLabel,
     /// The parser could not go on; the rest of the output is content.
     Unparsed,
 }
@@ -53,11 +59,12 @@ impl fmt::Display for Diagnostic {
             DiagnosticKind::WithdrawnToolCall => {
                 "tool call withdrawn: its arguments are not JSON, its text is content"
             }
-            DiagnosticKind::UnknownMember => {
-                "a call member the format does not have, kept as content"
-            }
+            DiagnosticKind::UnknownMember => "call text the format does not have, kept as content",
             DiagnosticKind::ExtraToolCall => "extra tool call while parallel_tool_calls is false",
             DiagnosticKind::UnknownTool => "tool call to a function the request does not have",
+            DiagnosticKind::UnknownLabel => {
+                "a header label the template does not write, kept as content"
+            }
             DiagnosticKind::Unparsed => "output the parser could not read",
         };
         write!(f, "{what} at byte {}", self.offset)

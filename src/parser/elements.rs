@@ -94,11 +94,15 @@ impl Reader<'_> {
     }
 
     /// One whole element: its name, its content, and the text after it.
+    /// An element closed by another name (`<a>x</b>`) is none: the grammar
+    /// cannot tell (nesting decides there), but a value read with it would
+    /// drop the closing name, so the value stays the text written.
     fn element<'a>(&self, text: &'a str, depth: usize) -> Option<(&'a str, Node<'a>, &'a str)> {
         let e = self.e;
         let (tag, after_name) = name(eat(text, &e.open_prefix)?, &e.open_suffix)?;
         let (node, after_body) = self.content(eat_exact(after_name, &e.open_suffix)?, depth + 1)?;
-        let (_, after_close_name) = name(eat(after_body, &e.close_prefix)?, &e.close_suffix)?;
+        let (closing, after_close_name) = name(eat(after_body, &e.close_prefix)?, &e.close_suffix)?;
+        (closing == tag).then_some(())?;
         Some((tag, node, eat(after_close_name, &e.close_suffix)?))
     }
 }

@@ -36,7 +36,8 @@
 //! buffer), `schema` (argument types), `notation` (nested values in a
 //! template's own notation), `elements` (objects and lists written as
 //! nested elements), `start` (where the output starts
-//! relative to reasoning), `stream`, `diagnostic`.
+//! relative to reasoning), `stream`, `diagnostic`, `vocabulary` (the words
+//! a label or attribute may hold and still be scaffolding).
 //!
 //! Invariants (DESIGN §4): parsing never panics and never loses text (what
 //! is not a well-formed call stays content); streaming equals batch for any
@@ -56,6 +57,7 @@ mod sections;
 mod sink;
 mod stream;
 mod tags;
+mod vocabulary;
 
 use std::sync::Arc;
 

@@ -6,11 +6,14 @@
 //! breaks (`<|end|><|start|>assistant`). What a section holds goes to
 //! reasoning, content or calls; the scaffolding around it goes nowhere:
 //!
-//! - a header of a learned shape is dropped whatever its label, so channels
-//!   the probes never rendered (`commentary`, `final <|constrain|>json`)
-//!   still introduce content. But a label is a short token ([`label`]: one
-//!   word, or one word and markup, at most 64 characters, on one line,
-//!   holding no learned marker): free text between a header's opening and
+//! - a header of a learned shape is dropped when its label is made of the
+//!   template's words (`vocabulary`: any word of a learned marker, a number,
+//!   punctuation), so channels no probe rendered as a header (`commentary`,
+//!   `final <|constrain|>json`) still introduce content. A label holding
+//!   another word (`<|channel|>notes<|message|>`) is text the model wrote:
+//!   the header stays content, verbatim, reported. A label is a short token
+//!   ([`label`]: one word, or one word and markup, at most 64 characters,
+//!   on one line, holding no learned marker): free text between a header's opening and
 //!   closing (`<|channel|>final and here is a long sentence<|message|>`,
 //!   `<|open|>call tool="f"<|sep|>`) or a corrupted closing
 //!   (`<|channel|>analysis<|message|X>...<|end|>`) is no header, and stays
@@ -18,7 +21,8 @@
 //!   (`<|close|>argument<|sep|>` beside the header `<|close|>response<|sep|>`):
 //!   it is the text of a call given back to the content. A header cut short
 //!   by the next header (`<|channel|>commentary to=assistant<|channel|>final...`),
-//!   its label a short token of any words, opens no message and is dropped;
+//!   its label a short token of the template's words, opens no message and
+//!   is dropped;
 //! - a message break is dropped, with or without the message end before it;
 //! - inline reasoning (not extracted) keeps its own block verbatim, up to and
 //!   including the message end: only the break's reopening is scaffolding.
@@ -31,15 +35,18 @@
 use crate::analysis::{tool_sources, Header};
 use crate::protocol::Protocol;
 use chat_autoparser_peg::{
-    and, any_char, cap, choice, lit, literals, not, opt, repeat, seq, star, until, ws, Expr,
+    and, any_char, cap, choice, empty, lit, literals, not, opt, repeat, seq, star, until, ws, Expr,
 };
 
 use super::marker::Marker;
-use super::tags::CONTENT;
+use super::tags::{CONTENT, UNKNOWN_LABEL};
+use super::vocabulary::Vocabulary;
 
 /// The section scaffolding of one protocol.
 pub struct Sections<'a> {
     protocol: &'a Protocol,
+    /// The template's words: a label of other words is no header.
+    vocabulary: &'a Vocabulary,
     /// Reasoning is extracted (else its markers are content).
     extract_reasoning: bool,
     /// Literals a header may not start with (tool sections, reasoning when inline).
@@ -51,6 +58,7 @@ impl<'a> Sections<'a> {
     /// tool section's triggers), even when they have a header's shape.
     pub fn new(
         protocol: &'a Protocol,
+        vocabulary: &'a Vocabulary,
         extract_reasoning: bool,
         mut reserved: Vec<String>,
     ) -> Sections<'a> {
@@ -65,6 +73,7 @@ impl<'a> Sections<'a> {
             .retain(|r| !r.is_empty() && !headers.iter().any(|h| h.open.starts_with(r.as_str())));
         Sections {
             protocol,
+            vocabulary,
             extract_reasoning,
             reserved,
         }
@@ -94,7 +103,11 @@ impl<'a> Sections<'a> {
         out
     }
 
-    /// `open LABEL close`, the label a short token ([`label`]).
+    /// `open LABEL close`, the label a short token ([`label`]) of the
+    /// template's words ([`known_label`]). A header of that shape with
+    /// another word in its label (`<|channel|>notes<|message|>`) is text
+    /// the model wrote: it stays content, verbatim, reported
+    /// (`UNKNOWN_LABEL`).
     fn header(&self, h: &Header) -> Expr {
         let reserved = self.reserved.iter().map(|r| not(lit(r)));
         // A label here names a channel: one word, or one word and markup
@@ -102,23 +115,26 @@ impl<'a> Sections<'a> {
         // first (`call tool="f" index="1"`) are what the model wrote, not
         // a channel's name, and stay content.
         let markers = &self.protocol.preserved_tokens;
-        let whole = seq([
-            lit(&h.open),
-            label(h, markers, &[], Words::Markup),
-            lit(&h.close),
-            ws(),
-        ]);
-        // A header the model broke off to start the next one
-        // (`<|channel|>commentary to=assistant<|channel|>final...`) opens
-        // no message: its label is scaffolding, as a whole header's is.
         let opens: Vec<&str> = self.headers().iter().map(|h| h.open.as_str()).collect();
-        let cut_short = seq([
-            lit(&h.open),
-            label(h, markers, &[], Words::Any),
-            and(literals(opens)),
+        let shape = |label: &dyn Fn(Words) -> Expr| {
+            // A header the model broke off to start the next one
+            // (`<|channel|>commentary to=assistant<|channel|>final...`)
+            // opens no message: its label is scaffolding, as a whole
+            // header's is.
+            choice([
+                seq([lit(&h.open), label(Words::Markup), lit(&h.close)]),
+                seq([lit(&h.open), label(Words::Any), and(literals(&opens))]),
+            ])
+        };
+        let known = shape(&|later| known_label(h, markers, &[], later, self.vocabulary));
+        let unknown = seq([
+            and(shape(&|later| label(h, markers, &[], later))),
+            cap(UNKNOWN_LABEL, empty()),
+            cap(CONTENT, lit(&h.open)),
         ]);
         let own = self.tool_markers(h).map(not);
-        seq(reserved.chain(own).chain([choice([whole, cut_short])]))
+        let header = choice([seq([known, ws()]), unknown]);
+        seq(reserved.chain(own).chain([header]))
     }
 
     /// The tool format's own markers that have `h`'s shape (Kimi-K3's
@@ -190,10 +206,8 @@ pub enum Words {
 /// drop it (a sentence after a corrupted closing marker ran on to the next
 /// message's header and vanished).
 pub fn label(h: &Header, markers: &[String], stops: &[&str], later: Words) -> Expr {
-    let mut all: Vec<&str> = vec![h.open.as_str(), h.close.as_str(), "\n"];
-    all.extend(markers.iter().map(String::as_str).filter(|m| !m.is_empty()));
-    all.extend(stops.iter().copied().filter(|s| !s.is_empty()));
-    let char = || seq([not(literals(all.clone())), any_char()]);
+    let stops = label_stops(h, markers, stops);
+    let char = || seq([not(stops.clone()), any_char()]);
     let word = || star(seq([not(lit(" ")), char()]));
     let too_long = repeat(char(), LABEL_CHARS + 1, Some(LABEL_CHARS + 1));
     let next = match later {
@@ -201,4 +215,37 @@ pub fn label(h: &Header, markers: &[String], stops: &[&str], later: Words) -> Ex
         Words::Markup => seq([lit(" "), and(lit("<")), word()]),
     };
     seq([not(too_long), word(), repeat(next, 0, Some(LABEL_SPACES))])
+}
+
+/// A [`label`] whose every word is one the template writes (see
+/// `vocabulary`): scaffolding. A label of another word is text the model
+/// wrote.
+pub fn known_label(
+    h: &Header,
+    markers: &[String],
+    stops: &[&str],
+    later: Words,
+    vocabulary: &Vocabulary,
+) -> Expr {
+    let ends = choice([label_stops(h, markers, stops), lit(" ")]);
+    let word = vocabulary.known_word(&ends);
+    let markup = vocabulary.known_markup(&ends);
+    let next = match later {
+        Words::Any => seq([lit(" "), choice([markup, word.clone()])]),
+        Words::Markup => seq([lit(" "), and(lit("<")), markup]),
+    };
+    seq([
+        and(label(h, markers, stops, later)),
+        word,
+        repeat(next, 0, Some(LABEL_SPACES)),
+    ])
+}
+
+/// What a label never holds: `h`'s markers, a line end, a learned marker
+/// or one of `stops`.
+fn label_stops(h: &Header, markers: &[String], stops: &[&str]) -> Expr {
+    let mut all: Vec<&str> = vec![h.open.as_str(), h.close.as_str(), "\n"];
+    all.extend(markers.iter().map(String::as_str).filter(|m| !m.is_empty()));
+    all.extend(stops.iter().copied().filter(|s| !s.is_empty()));
+    literals(all)
 }

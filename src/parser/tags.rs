@@ -54,3 +54,13 @@ pub const EXTRA: Tag = Tag(19);
 /// Empty, where a call of a function the request does not have starts:
 /// its text is content, and this reports it.
 pub const UNKNOWN_TOOL: Tag = Tag(20);
+/// Empty, where a header whose label holds a word the template never
+/// writes starts (`<|channel|>notes<|message|>`): the header is content,
+/// and this reports it.
+pub const UNKNOWN_LABEL: Tag = Tag(21);
+/// A repeated function name (`<invoke name="NAME">` after a header that
+/// named the call): text the model wrote when it is not the call's name.
+pub const ECHO: Tag = Tag(22);
+/// The name in an argument's closing marker (`</city>`): text the model
+/// wrote when it is not the argument's name.
+pub const CLOSE_NAME: Tag = Tag(23);

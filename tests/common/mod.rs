@@ -8,6 +8,7 @@ pub mod coverage;
 pub mod deviations;
 pub mod elements_template;
 pub mod llguidance;
+pub mod mutations;
 pub mod prompted;
 pub mod reference;
 pub mod roundtrip;

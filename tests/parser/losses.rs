@@ -14,6 +14,15 @@
 //! - a DSML flag attribute with another value (`string="maybe"`) is content,
 //!   with a diagnostic; with its `">` missing, the call is content, whole;
 //! - a corrupted closing marker (`]<]minimaXx[>[</invoke>`) is content;
+//! - a header label, a call header's attribute or label, or a type
+//!   attribute holding a word the template never writes (`<|channel|>notes`,
+//!   `index="1" note="urgent"`, `type="strnig"`) is content, reported
+//!   (issue 28); so is a repeated name or a closing tag's name that is not
+//!   the one it repeats (`<invoke name="get_time">` after `to=get_weather`,
+//!   `</cty>` closing `<city>`), and a corrupted marker between two
+//!   arguments no longer hides the second;
+//! - mutated round-trip outputs of every template lose no word
+//!   (`common/mutations.rs`);
 //! - a tool marker with a header's shape (Kimi-K3's `<|close|>argument<|sep|>`
 //!   beside its `<|close|>response<|sep|>` header) in the text of a call
 //!   given back to the content (an unknown tool) stays there.
@@ -30,6 +39,9 @@ fn tools() -> Vec<Value> {
         "parameters": {"type": "object", "properties": {
             "city": {"type": "string", "description": "City."},
             "days": {"type": "integer", "description": "Days."}}, "required": ["city"]}}}),
+        json!({"type": "function", "function": {"name": "save_note", "description": "Note.",
+        "parameters": {"type": "object", "properties": {
+            "text": {"type": "string"}, "meta": {"type": "object"}}, "required": ["text"]}}}),
     ]
 }
 
@@ -112,15 +124,262 @@ fn a_label_that_is_free_text_stays_content() {
     // Words of text after the first are no channel's name either.
     let output = "<|channel|>commentary json<|message|>{\"a\": 1}";
     assert_eq!(parse(&p, output).0.content.as_deref(), Some(output));
-    // 65 characters are too many for a label; 64 are not.
-    let long = "x".repeat(65);
+    // 65 characters are too many for a label; 64 are not (the label is
+    // the template's words, numbers and punctuation).
+    let long = ["analysis"; 7].join("-") + "-12";
+    assert_eq!(long.len(), 65);
     let output = format!("<|channel|>{long}<|message|>Sunny.");
     assert_eq!(
         parse(&p, &output).0.content.as_deref(),
         Some(output.as_str())
     );
-    let output = format!("<|channel|>{}<|message|>Sunny.", &long[1..]);
+    let output = format!("<|channel|>{}<|message|>Sunny.", &long[..64]);
     assert_eq!(parse(&p, &output).0.content.as_deref(), Some("Sunny."));
+}
+
+#[test]
+fn a_label_the_template_never_writes_is_content() {
+    let Some(p) = corpus_parser("openai-gpt-oss-120b") else {
+        return;
+    };
+    // One word, but not one of the template's (`analysis`, `commentary`,
+    // `final`): the header is text the model wrote, reported.
+    let output = "<|channel|>notes<|message|>Sunny.";
+    let (m, problems) = parse(&p, output);
+    assert_eq!(m.content.as_deref(), Some(output));
+    assert_eq!(problems, [(DiagnosticKind::UnknownLabel, 0)]);
+    let header = "<|channel|>finaI<|message|>Sunny.";
+    let output = format!("<|channel|>analysis<|message|>Hmm.<|end|><|start|>assistant{header}");
+    let (m, problems) = parse(&p, &output);
+    assert_eq!(m.content.as_deref(), Some(header));
+    assert_eq!(m.reasoning_content, "Hmm.");
+    let at = output.find(header).unwrap();
+    assert_eq!(problems, [(DiagnosticKind::UnknownLabel, at)]);
+    // Kimi-K3's headers: the same.
+    let Some(p) = corpus_parser("Kimi-K3") else {
+        return;
+    };
+    let output = "<|close|>think<|sep|><|open|>responce<|sep|>Sunny.<|close|>response<|sep|>";
+    let (m, problems) = parse(&p, output);
+    assert_eq!(m.content.as_deref(), Some("<|open|>responce<|sep|>Sunny."));
+    assert_eq!(problems, [(DiagnosticKind::UnknownLabel, 21)]);
+}
+
+const KIMI_TOOLS: &str =
+    "<|close|>think<|sep|><|open|>response<|sep|><|close|>response<|sep|><|open|>tools<|sep|>";
+
+/// A Kimi-K3 call of `get_weather` for Paris, its header's label and rest
+/// and its argument's type attribute as given.
+fn kimi_call(label: &str, rest: &str, kind: &str) -> String {
+    format!(
+        "{KIMI_TOOLS}<|open|>{label} tool=\"get_weather\"{rest}<|sep|>\
+         <|open|>argument key=\"city\" type=\"{kind}\"<|sep|>Paris<|close|>argument<|sep|>\
+         <|close|>call<|sep|><|close|>tools<|sep|>"
+    )
+}
+
+#[test]
+fn attributes_and_labels_of_a_call_the_template_never_writes_are_content() {
+    let Some(p) = corpus_parser("Kimi-K3") else {
+        return;
+    };
+    let paris = [("get_weather", r#"{"city": "Paris"}"#)];
+    // The template's own words, and another counter: scaffolding.
+    let output = kimi_call("call", " index=\"7\"", "string");
+    let (m, problems) = parse(&p, &output);
+    assert_eq!((m.content.as_deref(), calls(&m)), (None, paris.to_vec()));
+    assert_eq!(problems, []);
+    // An attribute the template never writes, after its own.
+    let output = kimi_call("call", " index=\"1\" note=\"urgent\"", "string");
+    let (m, problems) = parse(&p, &output);
+    assert_eq!(m.content.as_deref(), Some("note=\"urgent\""));
+    assert_eq!(calls(&m), paris);
+    let at = output.find(" note").unwrap();
+    assert_eq!(problems, [(DiagnosticKind::UnknownMember, at)]);
+    // A value that is no number, and a misspelt attribute.
+    for rest in [" index=\"first\"", " indx=\"1\""] {
+        let output = kimi_call("call", rest, "string");
+        let (m, problems) = parse(&p, &output);
+        assert_eq!(m.content.as_deref(), Some(rest.trim()), "{rest}");
+        assert_eq!(calls(&m), paris);
+        assert_eq!(
+            problems,
+            [(DiagnosticKind::UnknownMember, output.find(rest).unwrap())]
+        );
+    }
+    // A label before the name that is not the template's `call`.
+    let output = kimi_call("calls", " index=\"1\"", "string");
+    let (m, problems) = parse(&p, &output);
+    assert_eq!(m.content.as_deref(), Some("calls"));
+    assert_eq!(calls(&m), paris);
+    let at = output.find("calls").unwrap();
+    assert_eq!(problems, [(DiagnosticKind::UnknownMember, at)]);
+    // A type that is no JSON Schema type's name: the attribute is content.
+    let output = kimi_call("call", " index=\"1\"", "strnig");
+    let (m, problems) = parse(&p, &output);
+    assert_eq!(m.content.as_deref(), Some("type=\"strnig\"<|sep|>"));
+    assert_eq!(calls(&m), paris);
+    let at = output.find(" type=\"strnig").unwrap();
+    assert_eq!(problems, [(DiagnosticKind::UnknownMember, at)]);
+}
+
+#[test]
+fn a_gpt_oss_header_rest_the_template_never_writes_is_content() {
+    let Some(p) = corpus_parser("openai-gpt-oss-120b") else {
+        return;
+    };
+    let paris = [("get_weather", r#"{"city": "Paris"}"#)];
+    let args = "<|message|>{\"city\": \"Paris\"}<|call|>";
+    // A corrupted channel token after the name, and a label word the
+    // template never writes before it.
+    for (output, extra) in [
+        (
+            format!(" to=functions.get_weather<|chanel|>commentary json{args}"),
+            "<|chanel|>commentary json",
+        ),
+        (
+            format!("<|channel|>notes to=functions.get_weather{args}"),
+            "notes",
+        ),
+        (
+            format!("<|channel|>commentary to=functions.get_weather <|constrain|>jsn{args}"),
+            "<|constrain|>jsn",
+        ),
+    ] {
+        let (m, problems) = parse(&p, &output);
+        assert_eq!(m.content.as_deref(), Some(extra), "{output}");
+        assert_eq!(calls(&m), paris);
+        let at = output.find(extra).unwrap();
+        let at = if output[..at].ends_with(' ') {
+            at - 1
+        } else {
+            at
+        };
+        assert_eq!(problems, [(DiagnosticKind::UnknownMember, at)], "{output}");
+    }
+    // gpt-oss models write `<|constrain|>`, which the template never
+    // renders: markup in a header, glued to the name or after a word.
+    for output in [
+        format!("<|channel|>commentary to=functions.get_weather<|constrain|>json{args}"),
+        format!(" to=functions.get_weather<|channel|>commentary <|constrain|>json{args}"),
+    ] {
+        let (m, problems) = parse(&p, &output);
+        assert_eq!(
+            (m.content.as_deref(), calls(&m)),
+            (None, paris.to_vec()),
+            "{output}"
+        );
+        assert_eq!(problems, []);
+    }
+}
+
+#[test]
+fn a_repeated_name_that_differs_is_content() {
+    let Some(p) = corpus_parser("muse-glimmer") else {
+        return;
+    };
+    let body = "<atem:parameter name=\"city\">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls>";
+    let output = format!(
+        " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"get_time\">\n{body}"
+    );
+    let (m, problems) = parse(&p, &output);
+    assert_eq!(m.content.as_deref(), Some("get_time"));
+    assert_eq!(calls(&m), [("get_weather", r#"{"city": "Paris"}"#)]);
+    let at = output.find("get_time").unwrap();
+    assert_eq!(problems, [(DiagnosticKind::UnknownMember, at)]);
+    // The same name again is the template's own writing.
+    let output = output.replace("get_time", "get_weather");
+    let (m, problems) = parse(&p, &output);
+    assert_eq!((m.content, problems), (None, vec![]));
+}
+
+const M3: &str = "]<]minimax[>[";
+
+/// A MiniMax-M3 call of `name` with `arguments` (written as the template
+/// writes them, each marker after `M3`).
+fn m3_call(name: &str, arguments: &str) -> String {
+    format!(
+        "{M3}<tool_call>\n{M3}<invoke name=\"{name}\">{arguments}{M3}</invoke>\n{M3}</tool_call>"
+    )
+}
+
+#[test]
+fn a_closing_tag_of_another_name_is_content() {
+    let Some(p) = corpus_parser("MiniMax-M3") else {
+        return;
+    };
+    let output = m3_call(
+        "get_weather",
+        &format!("{M3}<city>Paris{M3}</cty>{M3}<days>3{M3}</days>"),
+    );
+    let (m, problems) = parse(&p, &output);
+    assert_eq!(m.content.as_deref(), Some("cty"));
+    assert_eq!(
+        calls(&m),
+        [("get_weather", r#"{"city": "Paris", "days": 3}"#)]
+    );
+    assert_eq!(
+        problems,
+        [(DiagnosticKind::UnknownMember, output.find("cty").unwrap())]
+    );
+    // Inside a nested value, an element closed by another name is no
+    // element: the value is the text written.
+    let output = m3_call(
+        "save_note",
+        &format!("{M3}<text>Note{M3}</text>{M3}<meta>{M3}<level>2{M3}</levl>{M3}</meta>"),
+    );
+    let (m, problems) = parse(&p, &output);
+    let meta = format!("{M3}<level>2{M3}</levl>");
+    let args = serde_json::json!({"text": "Note", "meta": meta});
+    let got: Value = serde_json::from_str(calls(&m)[0].1).unwrap();
+    assert_eq!((m.content, got, problems), (None, args, vec![]));
+}
+
+#[test]
+fn a_corrupted_element_marker_keeps_the_next_argument() {
+    let Some(p) = corpus_parser("MiniMax-M3") else {
+        return;
+    };
+    // The marker between two arguments corrupted, or cut short: the first
+    // argument's closing name no longer runs on over the second, which is
+    // content, with the call broken there.
+    for broken in ["]<]minimaXx[>[", "]<]minimax>["] {
+        let output = m3_call(
+            "get_weather",
+            &format!("{M3}<city>Paris{M3}</city>{broken}<days>3{M3}</days>"),
+        );
+        let (m, problems) = parse(&p, &output);
+        assert_eq!(calls(&m), [("get_weather", r#"{"city": "Paris"}"#)]);
+        let content = m.content.unwrap_or_default();
+        assert!(
+            content.starts_with(&format!(">{broken}<days>3")),
+            "{content}"
+        );
+        let at = output.find(&format!(">{broken}")).unwrap();
+        assert_eq!(problems, [(DiagnosticKind::BrokenToolCall, at)]);
+    }
+}
+
+/// Every round-trip output of every corpus and shipped template, mutated
+/// (`common/mutations.rs`: markers corrupted, labels and attribute values
+/// replaced, attributes added): no word of the output is lost, reported
+/// or not.
+#[test]
+fn mutated_outputs_lose_no_text() {
+    use crate::common::{mutations, roundtrip::crate_dir, turns::jinja_files};
+    let mut files = jinja_files(&crate_dir().join("../shared/corpus/llamacpp"));
+    if files.is_empty() {
+        println!("note: no template corpus at ../shared; shipped templates only");
+    }
+    files.extend(jinja_files(&crate_dir().join("templates")));
+    let tally = mutations::tally(&files);
+    mutations::print("mutated outputs", &tally);
+    assert!(tally.total() > 1000, "{} mutations", tally.total());
+    assert_eq!(
+        tally.losses.len(),
+        0,
+        "outputs that lose words (listed above)"
+    );
 }
 
 #[test]
@@ -313,6 +572,11 @@ fn a_tool_marker_shaped_like_a_header_stays_in_a_call_given_back() {
     let text = "Hello <|close|>argument<|sep|> world";
     let (m, _) = parse(&p, &format!("<|close|>think<|sep|>{text}"));
     assert_eq!(m.content.as_deref(), Some(text));
-    let (m, _) = parse(&p, "<|close|>think<|sep|>Hello <|close|>note<|sep|>world");
+    let (m, _) = parse(&p, "<|close|>think<|sep|>Hello <|open|>message<|sep|>world");
     assert_eq!(m.content.as_deref(), Some("Hello world"));
+    // One of another label is text the model wrote.
+    let text = "Hello <|close|>note<|sep|>world";
+    let (m, problems) = parse(&p, &format!("<|close|>think<|sep|>{text}"));
+    assert_eq!(m.content.as_deref(), Some(text));
+    assert_eq!(problems, [(DiagnosticKind::UnknownLabel, 27)]);
 }

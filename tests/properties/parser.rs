@@ -47,8 +47,12 @@
 //! (`"` → `\"`, `\` → `\\`; newlines are whitespace and are not checked).
 //! Random text inside a section header (after its opening marker and
 //! before its closing one, `analysis.turn.headers`: `<|channel|>` LABEL
-//! `<|message|>`) is that header's label, which is scaffolding whatever it
-//! says, so it is not required either.
+//! `<|message|>`) is that header's label. A label is scaffolding only when
+//! every word of it is one the template writes in its markers, or a number
+//! (a counter), and punctuation is free (`parser/vocabulary.rs`): since the
+//! alphabet has no character of any marker, random text with a letter in
+//! it is never such a label, and must be kept (the header is content);
+//! random text of digits and punctuation only is not required.
 //! Markers, partial markers and call blocks are markup the parser may
 //! legitimately consume or normalise (Python `'x'` → `"x"`, `True` →
 //! `true`), so their characters are not required; the message only needs
@@ -519,7 +523,7 @@ fn assemble(f: &Fixture, pieces: &[Piece]) -> (String, String) {
             Piece::Text(picks) => {
                 let t = text(f, picks);
                 out.push_str(&t);
-                if !label_slot {
+                if !label_slot || t.chars().any(char::is_alphabetic) {
                     free.push_str(&t);
                 }
             }
