@@ -37,7 +37,7 @@ use minijinja::machinery::ast::{self, BinOpKind, CallArg, Expr, Spanned, Stmt};
 use minijinja::{Error, Value};
 
 use super::rewrite::{Edit, Rewritten};
-use super::{cpu_budget, environment, limits};
+use super::{cpu_budget, limits, syntax};
 
 /// Name of the filter each `~` of the rewritten text calls.
 pub(crate) const CONCAT_FILTER: &str = "__chat_autoparser_concat";
@@ -46,7 +46,7 @@ pub(crate) const CONCAT_FILTER: &str = "__chat_autoparser_concat";
 /// first rewrite); `first` unchanged if it does not parse.
 pub(crate) fn bound_concats(first: Rewritten) -> Rewritten {
     let edits = {
-        let Ok(syntax) = environment::syntax() else {
+        let Ok(syntax) = syntax::syntax() else {
             return first;
         };
         let Ok(tree) = minijinja::machinery::parse(&first.text, "template", syntax) else {

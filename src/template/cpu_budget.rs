@@ -24,14 +24,14 @@
 //! Invariants: a run started inside another shares the outer budget (an
 //! analysis's probes together spend one budget); the budget in force on a
 //! thread is restored when the guard that installed it is dropped; an
-//! exceeded budget is a [`super::limits::LIMIT`] error.
+//! exceeded budget is a [`super::limit_error::LIMIT`] error.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use minijinja::{Error, ErrorKind};
 
-use super::limits::LIMIT;
+use super::limit_error::LIMIT;
 
 thread_local! {
     static BUDGET: Cell<Option<Budget>> = const { Cell::new(None) };

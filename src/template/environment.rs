@@ -10,12 +10,12 @@
 
 use std::sync::Arc;
 
-use minijinja::syntax::SyntaxConfig;
 use minijinja::value::{Kwargs, Rest};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, State, UndefinedBehavior, Value};
 
 use super::pyfilters::Params;
 use super::rewrite::Rewritten;
+use super::syntax::syntax;
 use super::{
     clock::Clock, concat, cpu_budget, guarded, limits, namespace, pyfilters, pyjson, pymethods,
     pyrepr, TemplateConfig, TEMPLATE_NAME,
@@ -33,16 +33,6 @@ pub(super) fn is_raised(detail: &str) -> bool {
 /// The template's own message of a `raise_exception` error.
 pub(super) fn raised_message(detail: &str) -> &str {
     detail.strip_prefix(RAISED).unwrap_or(detail)
-}
-
-/// transformers' whitespace handling: `trim_blocks`, `lstrip_blocks`, and
-/// jinja2's default of dropping one trailing newline.
-pub(super) fn syntax() -> Result<SyntaxConfig, Error> {
-    SyntaxConfig::builder()
-        .trim_blocks(true)
-        .lstrip_blocks(true)
-        .keep_trailing_newline(false)
-        .build()
 }
 
 /// Compiles `text` alone, for its syntax error.

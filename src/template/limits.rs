@@ -28,6 +28,8 @@ use std::time::Duration;
 use minijinja::value::ValueKind;
 use minijinja::{Error, ErrorKind, Value};
 
+pub(crate) use super::limit_error::{is_limit, too_large, LIMIT};
+
 /// Bounds applied to every render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -370,23 +372,6 @@ impl Drop for RunFuel {
             RUN_FUEL.with(|r| r.set(previous));
         }
     }
-}
-
-/// Prefix that marks a minijinja error as a resource bound of ours. A control
-/// character cannot occur in a template's own message by accident.
-pub(crate) const LIMIT: &str = "\u{1}limit\u{1}";
-
-/// Whether a minijinja error detail reports one of our bounds.
-pub(crate) fn is_limit(detail: &str) -> bool {
-    detail.starts_with(LIMIT)
-}
-
-/// The error for a value of `size` bytes (or items) over `limit`.
-pub(crate) fn too_large(what: &str, size: usize, limit: usize) -> Error {
-    Error::new(
-        ErrorKind::InvalidOperation,
-        format!("{LIMIT}{what} would hold {size} bytes or items, over the limit of {limit}"),
-    )
 }
 
 /// Size of a value for the bounds: bytes of a string, items of a container.

@@ -29,6 +29,7 @@ mod files;
 mod gguf;
 mod guarded;
 mod incremental;
+mod limit_error;
 mod limits;
 mod model_json;
 mod namespace;
@@ -45,6 +46,7 @@ mod pyvalue;
 mod rewrite;
 mod source;
 mod storage;
+mod syntax;
 
 use std::sync::Arc;
 
