@@ -295,9 +295,31 @@ fn loop_iterable(builder: &mut Builder<'_>, tag: &Tag, body: &str) {
 /// The words (identifier-like runs) of a statement outside brackets and
 /// string literals, with their offsets.
 fn top_level_words(body: &str) -> Vec<(&str, usize)> {
-    let (mut words, mut depth, mut quote) = (Vec::new(), 0i32, None);
-    let mut chars = body.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
+    let mut words: Vec<(&str, usize)> = Vec::new();
+    let mut word_end = usize::MAX;
+    for (i, c, depth) in code_chars(body) {
+        if depth != 0 || !is_word_char(c) {
+            continue;
+        }
+        let end = i + c.len_utf8();
+        match words.last_mut() {
+            // The next character of the word being read (not one after a string).
+            Some((word, at)) if i == word_end => *word = &body[*at..end],
+            _ => words.push((&body[i..end], i)),
+        }
+        word_end = end;
+    }
+    words
+}
+
+/// The characters of a statement outside string literals, each with its
+/// offset and the depth of brackets around it (a bracket itself counts at
+/// the depth outside it).
+fn code_chars(body: &str) -> impl Iterator<Item = (usize, char, i32)> + '_ {
+    let mut chars = body.char_indices();
+    let (mut depth, mut quote) = (0i32, None);
+    std::iter::from_fn(move || loop {
+        let (i, c) = chars.next()?;
         match (quote, c) {
             (Some(_), '\\') => {
                 chars.next();
@@ -305,22 +327,17 @@ fn top_level_words(body: &str) -> Vec<(&str, usize)> {
             (Some(q), c) if c == q => quote = None,
             (Some(_), _) => {}
             (None, '\'' | '"') => quote = Some(c),
-            (None, '(' | '[' | '{') => depth += 1,
-            (None, ')' | ']' | '}') => depth -= 1,
-            (None, c) if is_word_char(c) => {
-                let mut end = i + c.len_utf8();
-                while let Some(&(j, next)) = chars.peek().filter(|&&(_, n)| is_word_char(n)) {
-                    end = j + next.len_utf8();
-                    chars.next();
+            (None, _) => {
+                let outside = depth;
+                match c {
+                    '(' | '[' | '{' => depth += 1,
+                    ')' | ']' | '}' => depth -= 1,
+                    _ => {}
                 }
-                if depth == 0 {
-                    words.push((&body[i..end], i));
-                }
+                return Some((i, c, outside.min(depth)));
             }
-            _ => {}
         }
-    }
-    words
+    })
 }
 
 fn is_word_char(c: char) -> bool {
@@ -366,38 +383,27 @@ fn macro_params(body: &str) -> Vec<String> {
     let Some(close) = body.rfind(')').filter(|&c| c > open) else {
         return Vec::new();
     };
-    let (mut params, mut depth, mut quote, mut start) = (Vec::new(), 0i32, None, open + 1);
-    let inner = &body[..close];
-    let mut chars = inner.char_indices().skip_while(|&(i, _)| i <= open);
-    let take = |from: usize, to: usize, params: &mut Vec<String>| {
-        let piece = inner[from..to].trim_start();
-        let name: String = piece
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        if !name.is_empty() {
-            params.push(name);
-        }
-    };
-    while let Some((i, c)) = chars.next() {
-        match (quote, c) {
-            (Some(_), '\\') => {
-                chars.next();
-            }
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '(' | '[' | '{') => depth += 1,
-            (None, ')' | ']' | '}') => depth -= 1,
-            (None, ',') if depth == 0 => {
-                take(start, i, &mut params);
-                start = i + 1;
-            }
-            _ => {}
+    let list = &body[open + 1..close];
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for (i, c, depth) in code_chars(list) {
+        if c == ',' && depth == 0 {
+            pieces.push(&list[start..i]);
+            start = i + 1;
         }
     }
-    take(start, close, &mut params);
-    params
+    pieces.push(&list[start..]);
+    pieces
+        .into_iter()
+        .map(|piece| {
+            piece
+                .trim_start()
+                .chars()
+                .take_while(|&c| is_word_char(c))
+                .collect()
+        })
+        .filter(|name: &String| !name.is_empty())
+        .collect()
 }
 
 /// After `{% endset %}` of a namespace block, assigns the captured text.
@@ -635,6 +641,22 @@ mod tests {
             "{% macro f(s, t=', (', u=[1, 2]) %}{% if __chat_autoparser_bound(s, t, u) %}{% endif -%}\n  {{ s }}\n  \
              {%- if __chat_autoparser_release(s, t, u) %}{% endif %}{% endmacro %}{% macro g() %}{% endmacro %}"
         );
+    }
+
+    #[test]
+    fn loops_walk_their_items_through_the_loop_function() {
+        assert_eq!(
+            text("{%- for m in messages -%}{% for k, v in d.items() if v != 'in' %}{% endfor %}{% endfor %}"),
+            "{%- for m in __chat_autoparser_loop((messages)) -%}\
+             {% for k, v in __chat_autoparser_loop((d.items())) if v != 'in' %}{% endfor %}{% endfor %}"
+        );
+        assert_eq!(
+            text("{% for x in (a if b else c)|list recursive %}{% for index in ['if', \"in\"] %}"),
+            "{% for x in __chat_autoparser_loop(((a if b else c)|list)) recursive %}\
+             {% for index in __chat_autoparser_loop((['if', \"in\"])) %}"
+        );
+        // Not jinja2: left for the compiler to report.
+        assert_eq!(text("{% for x in %}"), "{% for x in %}");
     }
 
     #[test]
