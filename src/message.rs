@@ -216,18 +216,34 @@ impl MessageBuilder {
         push_short(&mut self.call(index).function.arguments, text);
     }
 
-    /// Call `index`'s argument text so far.
-    pub(crate) fn arguments(&self, index: usize) -> &str {
-        self.calls
-            .get(index)
-            .map_or("", |c| c.function.arguments.as_str())
+    /// `check` of call `index`'s argument text so far with `closing` after
+    /// it, without copying the text.
+    pub(crate) fn with_arguments_closed<R>(
+        &mut self,
+        index: usize,
+        closing: &str,
+        check: impl FnOnce(&str) -> R,
+    ) -> R {
+        let Some(call) = self.calls.get_mut(index) else {
+            return check(closing);
+        };
+        let arguments = &mut call.function.arguments;
+        let len = arguments.len();
+        arguments.push_str(closing);
+        let result = check(arguments);
+        arguments.truncate(len);
+        result
     }
 
     /// Leaves call `index` out of the message: a stream withdrew it after
     /// its deltas were sent (`OutputStream::withdrawn_calls`), and its text
-    /// came as content deltas.
+    /// came as content deltas. Its arguments are dropped at once (a call
+    /// withdrawn for its length holds megabytes).
     pub fn withdraw(&mut self, index: usize) {
         self.withdrawn.push(index);
+        if let Some(call) = self.calls.get_mut(index) {
+            call.function.arguments = String::new();
+        }
     }
 
     /// The message so far.

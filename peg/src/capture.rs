@@ -269,12 +269,13 @@ impl Emitter {
 
     /// The lowest position a future event's bytes can start at: each open
     /// capture's start (its `Close` spans it), or only what it has not
-    /// sent yet for tags in `text_only`. `usize::MAX` when none is open.
-    pub fn oldest_needed(&self, text_only: &[Tag]) -> usize {
+    /// sent yet for tags in `text_only` and captures from id `from` on.
+    /// `usize::MAX` when none is open.
+    pub fn oldest_needed(&self, text_only: &[Tag], from: u32) -> usize {
         self.open
             .iter()
             .map(|o| {
-                if text_only.contains(&o.tag) {
+                if o.id >= from || text_only.contains(&o.tag) {
                     o.sent
                 } else {
                     o.start

@@ -33,8 +33,8 @@
 //! long as at the last look drops the prefix no step can read again: before
 //! the caller's mark, `Vm::oldest_needed` (the machine's position and the
 //! positions its backtrack entries restore), every open capture's start
-//! (its `Close` spans it; for [`Stream::text_only`] tags, what it has not
-//! sent) and the plain text's held-back prefix, less 3 bytes (`safe_end`
+//! (its `Close` spans it; for [`Stream::text_only`] tags and captures from
+//! [`Stream::text_only_from`] on, what it has not sent) and the plain text's held-back prefix, less 3 bytes (`safe_end`
 //! looks back over a cut character). Only a prefix of at least
 //! `MIN_DROP` bytes and half of what is kept goes, so the moves cost O(1) a
 //! byte.
@@ -222,6 +222,9 @@ pub struct Stream<I: Input = Vec<u8>> {
     /// Tags whose captures the caller reads through `Text` events only
     /// ([`text_only`](Stream::text_only)).
     text_only: Vec<Tag>,
+    /// Captures from this id on are read through `Text` events only
+    /// ([`text_only_from`](Stream::text_only_from)).
+    text_only_from: u32,
     /// The length of `input` at which to look for a prefix to drop next.
     compact_at: usize,
 }
@@ -309,6 +312,7 @@ impl<I: Input> Stream<I> {
             base: 0,
             released: 0,
             text_only: Vec::new(),
+            text_only_from: u32::MAX,
             compact_at: 2 * MIN_DROP,
         }
     }
@@ -374,6 +378,15 @@ impl<I: Input> Stream<I> {
         self.text_only.extend(tags);
     }
 
+    /// Declares that the caller reads capture `id`, and every capture
+    /// opened after it, through their `Text` events only, as for
+    /// [`text_only`](Self::text_only) tags (`None`: no capture by its id).
+    /// A caller that stops reading a long capture's `Close` span (a call
+    /// it gave up on) lets the stream drop its input.
+    pub fn text_only_from(&mut self, id: Option<u32>) {
+        self.text_only_from = id.unwrap_or(u32::MAX);
+    }
+
     /// Drops the input nothing can read again when the input has grown
     /// enough since the last look (see [`release`](Self::release)).
     #[inline]
@@ -388,10 +401,10 @@ impl<I: Input> Stream<I> {
     fn drop_dead(&mut self) {
         // The machine and the open captures move over plain text lazily.
         self.sync();
-        let mut keep = self
-            .released
-            .min(self.vm.oldest_needed())
-            .min(self.emitter.oldest_needed(&self.text_only));
+        let mut keep = self.released.min(self.vm.oldest_needed()).min(
+            self.emitter
+                .oldest_needed(&self.text_only, self.text_only_from),
+        );
         if let Some(plain) = self.plain {
             keep = keep.min(plain.sent);
         }
@@ -1094,6 +1107,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_capture_read_through_its_text_only_lets_its_input_go() {
+        // An outer capture (read at its close) around a long inner one.
+        let p = Grammar::new(seq([
+            cap(A, seq([lit("<"), cap(C, until([">"])), lit(">")])),
+            eoi(),
+        ]))
+        .compile()
+        .unwrap();
+        let long = "x".repeat(200_000);
+        let kept = |from: Option<u32>| {
+            let mut s = p.stream();
+            s.text_only([C]);
+            s.push(b"<").unwrap();
+            s.text_only_from(from);
+            let mut kept = 0;
+            for chunk in long.as_bytes().chunks(1000) {
+                kept = kept.max(s.push(chunk).unwrap().input.len());
+                s.release(usize::MAX);
+            }
+            s.push(b">").unwrap();
+            let feed = s.finish().unwrap();
+            assert!(matches!(feed.status, Status::Matched { .. }));
+            kept
+        };
+        // The outer capture's start holds all the input; read through its
+        // text only (id 0 and the captures after it), little is kept.
+        assert!(kept(None) > 200_000);
+        assert!(kept(Some(0)) < 2 * MIN_DROP + 2000, "{}", kept(Some(0)));
     }
 
     #[test]

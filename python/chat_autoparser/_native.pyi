@@ -47,7 +47,7 @@ class Delta(TypedDict, total=False):
     tool_calls: list[ToolCallDelta]
 
 class Diagnostic(TypedDict):
-    kind: str  # "broken_tool_call", "withdrawn_tool_call", "unknown_member", "extra_tool_call",
+    kind: str  # "broken_tool_call", "withdrawn_tool_call", "oversized_tool_call", "unknown_member", "extra_tool_call",
     # "unknown_tool", "unknown_label", "unparsed"
     offset: int  # byte offset in the output
 

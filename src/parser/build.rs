@@ -1551,7 +1551,7 @@ fn python_arguments() -> Expr {
             lit("="),
             commit(),
             ws(),
-            cap(ARG_PYTHON, choice([python(), bare_word_value()])),
+            cap(ARG_PYTHON, python_value()),
         ]),
     );
     seq([
@@ -1564,6 +1564,20 @@ fn python_arguments() -> Expr {
         ])),
         ws(),
         lit(")"),
+    ])
+}
+
+/// A Python literal, or a bare word. A value that cannot start a bare word
+/// (a quote, a bracket, a digit) is a literal, committed to at once: trying
+/// a bare word after it would make the engine keep all of a long value.
+fn python_value() -> Expr {
+    let word_start = ByteSet::range(b'a', b'z')
+        .union(ByteSet::range(b'A', b'Z'))
+        .union(ByteSet::of(b"_"));
+    choice([
+        seq([not(class(word_start)), cut(), python()]),
+        python(),
+        bare_word_value(),
     ])
 }
 

@@ -18,7 +18,9 @@
 //!   (reported). Its deltas were sent and stay sent: a stream cannot take
 //!   them back, but every final message hands a server JSON arguments. It
 //!   is decided when the call closes (or breaks), so a partial parse may
-//!   still show a call whose arguments are incomplete.
+//!   still show a call whose arguments are incomplete;
+//! - a call whose text passes [`LONGEST_CALL`] while open is withdrawn at
+//!   once, and its text is content (see [`Decoder::outgrows`]).
 //!
 //! Invariant: the deltas depend only on the events, and the events of a
 //! stream equal those of a batch parse, so streaming equals batch.
@@ -43,6 +45,13 @@ use crate::protocol::Notation;
 /// the stream lets the engine drop the output behind them while they are
 /// open (`peg::Stream::text_only`). A tag added to `close` leaves this list.
 pub const TEXT_ONLY: [Tag; 4] = [REASONING, CONTENT, ARGS, BROKEN];
+
+/// The longest a call's text may grow while it is open, in bytes (4 MiB):
+/// a longer call is withdrawn at once, and its text, that far and on, is
+/// content. A call is kept whole (the engine keeps its text) until it
+/// closes, in case it has to be withdrawn; this bounds what a stream holds
+/// for an open call.
+pub const LONGEST_CALL: usize = 4 << 20;
 
 /// Turns events into deltas; one per parse.
 #[derive(Debug)]
@@ -81,6 +90,11 @@ pub struct Decoder {
 #[derive(Debug, Default)]
 struct Call {
     index: usize,
+    /// The engine's id of its capture.
+    capture: u32,
+    /// Withdrawn while open, for its length ([`LONGEST_CALL`]): its text
+    /// from here on is content.
+    oversized: Option<usize>,
     id: Option<String>,
     name: Option<String>,
     /// Argument text seen before the name.
@@ -208,12 +222,89 @@ impl Decoder {
     /// close).
     pub fn apply(&mut self, event: &Event, text: &str, out: &mut Sink) {
         match *event {
-            Event::Open { tag, start, .. } => self.open(tag, start, out),
+            _ if self.call.as_ref().is_some_and(|c| c.oversized.is_some()) => {
+                self.apply_oversized(event, text, out)
+            }
+            Event::Open { tag, id, start, .. } => self.open(tag, id, start, out),
             Event::Text { tag, end, .. } => self.more_text(tag, end, text, out),
             Event::Close { tag, end, .. } => {
                 self.consumed = self.consumed.max(end);
                 self.close(tag, text, out);
             }
+        }
+    }
+
+    /// When `event` is the first past [`LONGEST_CALL`] from the open call's
+    /// start: the range of output the call has covered so far (to where
+    /// the decoder is: its later text comes in the call's `Text` events),
+    /// which the caller passes to
+    /// [`withdraw_oversized`](Self::withdraw_oversized) before applying
+    /// `event`. Decided on positions only (a call longer than the limit
+    /// has an event past it), so a stream and a batch parse withdraw the
+    /// same calls, with the same text.
+    pub fn outgrows(&self, event: &Event) -> Option<(usize, usize)> {
+        let call = self.call.as_ref().filter(|c| c.oversized.is_none())?;
+        let at = match *event {
+            Event::Open { start, .. } => start,
+            Event::Text { end, .. } | Event::Close { end, .. } => end,
+        };
+        (at > call.start + LONGEST_CALL).then_some((call.start, self.consumed))
+    }
+
+    /// Withdraws the open call for its length: `text` (its text so far,
+    /// from [`outgrows`](Self::outgrows)) is content, and so is the rest of
+    /// it as it comes; nothing inside it is decoded any more.
+    pub fn withdraw_oversized(&mut self, text: &str, out: &mut Sink) {
+        let Some(call) = self.call.as_mut() else {
+            return;
+        };
+        call.oversized = Some(call.start + text.len());
+        let (start, index, named) = (call.start, call.index, call.name.is_some());
+        let lead = std::mem::take(&mut call.lead);
+        self.diagnostics
+            .push(Diagnostic::new(DiagnosticKind::OversizedToolCall, start));
+        if named {
+            out.withdraw(index);
+            self.withdrawn.push(index);
+        }
+        self.arg = None;
+        self.raw_content(&lead, out);
+        self.raw_content(text, out);
+    }
+
+    /// The engine's id of the open call when it was withdrawn for its
+    /// length: the decoder reads it and what it holds through text only.
+    pub fn oversized_call(&self) -> Option<u32> {
+        self.call
+            .as_ref()
+            .filter(|c| c.oversized.is_some())
+            .map(|c| c.capture)
+    }
+
+    /// An event inside a call withdrawn for its length: the call's own text
+    /// past what was given already is content; the call's close ends it.
+    fn apply_oversized(&mut self, event: &Event, text: &str, out: &mut Sink) {
+        match *event {
+            Event::Text {
+                tag: CALL,
+                start,
+                end,
+                ..
+            } => {
+                self.consumed = self.consumed.max(end);
+                let given = self.call.as_ref().and_then(|c| c.oversized).unwrap_or(0);
+                let skip = given.saturating_sub(start).min(text.len());
+                self.raw_content(text.get(skip..).unwrap_or_default(), out);
+            }
+            Event::Close { tag: CALL, end, .. } => {
+                self.consumed = self.consumed.max(end);
+                self.call = None;
+                self.after_withdrawn = true;
+            }
+            Event::Text { end, .. } | Event::Close { end, .. } => {
+                self.consumed = self.consumed.max(end);
+            }
+            Event::Open { .. } => {}
         }
     }
 
@@ -230,8 +321,12 @@ impl Decoder {
     /// until the name is known, two captures taking text).
     pub fn run(&self, tags: impl Iterator<Item = Tag>) -> Option<Run> {
         let mut run = Run::Nowhere;
+        let oversized = self.call.as_ref().is_some_and(|c| c.oversized.is_some());
         for tag in tags {
             let this = match tag {
+                // A call withdrawn for its length: its text is content.
+                CALL if oversized => Run::Content,
+                _ if oversized => continue,
                 CONTENT => Run::Content,
                 // A withdrawn call's rest comes with the whole call.
                 BROKEN if self.call.as_ref().is_some_and(|c| c.withdrawn) => continue,
@@ -284,7 +379,7 @@ impl Decoder {
         }
     }
 
-    fn open(&mut self, tag: Tag, start: usize, out: &mut Sink) {
+    fn open(&mut self, tag: Tag, id: u32, start: usize, out: &mut Sink) {
         match tag {
             CALL => {
                 let index = self.next_index;
@@ -296,6 +391,7 @@ impl Decoder {
                 self.after_withdrawn = false;
                 self.call = Some(Call {
                     index,
+                    capture: id,
                     start,
                     lead: std::mem::take(&mut self.lead),
                     ..Call::default()
@@ -406,14 +502,16 @@ impl Decoder {
             }
             ARG_PYTHON => {
                 let piece = python::to_json(text.as_bytes());
-                let kind = self.arg.as_ref().map(|a| &a.kind);
                 // A quoted number or boolean of a type without strings is
-                // that scalar (a template that quotes every value).
-                let piece = piece.map(|json| match serde_json::from_str::<Value>(&json) {
-                    Ok(Value::String(s)) => kind
-                        .and_then(|k| k.unquoted(&s))
-                        .map_or(json, |v| v.to_string()),
-                    _ => json,
+                // that scalar (a template that quotes every value). Only
+                // such a type reads the value again (it may be large).
+                let kind = self.arg.as_ref().map(|a| &a.kind);
+                let piece = piece.map(|json| match kind.filter(|k| k.unquotes()) {
+                    Some(k) => match serde_json::from_str::<Value>(&json) {
+                        Ok(Value::String(s)) => k.unquoted(&s).map_or(json, |v| v.to_string()),
+                        _ => json,
+                    },
+                    None => json,
                 });
                 let piece = piece.unwrap_or_else(|_| {
                     // No literal: a bare word (`city=Paris`) is a string; any
@@ -554,16 +652,12 @@ impl Decoder {
 
     /// Whether the current call's arguments, closed as [`closing`] closes
     /// them, are JSON text (true without a named call: nothing was sent).
-    fn arguments_complete(&self, out: &Sink) -> bool {
+    fn arguments_complete(&self, out: &mut Sink) -> bool {
         let Some(call) = self.call.as_ref().filter(|c| c.name.is_some()) else {
             return true;
         };
-        let so_far = out.arguments_so_far(call.index);
-        let text = match closing(call) {
-            Some(c) => std::borrow::Cow::Owned(format!("{so_far}{c}")),
-            None => std::borrow::Cow::Borrowed(so_far),
-        };
-        json_check::is_readable(&text)
+        let closing = closing(call).unwrap_or_default();
+        out.with_arguments_closed(call.index, closing, json_check::is_readable)
     }
 
     /// Leaves `call` out of the message: its framing and `text` (the whole

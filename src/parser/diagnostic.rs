@@ -27,6 +27,11 @@ pub enum DiagnosticKind {
     /// leaves it out and its whole text is content (a stream sent its
     /// deltas already).
     WithdrawnToolCall,
+    /// A call whose text grew past 4 MiB while open (`LONGEST_CALL`): it is
+    /// withdrawn at once, and its whole text is content (a stream sent its
+    /// deltas up to there), so what a parse holds stays in proportion to
+    /// the output.
+    OversizedToolCall,
     /// Text in a call the format does not write there: a member of a JSON
     /// call object (`"note": "..."`), an attribute or a label of a word the
     /// template never writes (`index="1" note="..."`, `type="strnig"`), a
@@ -58,6 +63,9 @@ impl fmt::Display for Diagnostic {
             DiagnosticKind::BrokenToolCall => "malformed tool call",
             DiagnosticKind::WithdrawnToolCall => {
                 "tool call withdrawn: its arguments are not JSON, its text is content"
+            }
+            DiagnosticKind::OversizedToolCall => {
+                "tool call longer than 4 MiB withdrawn: its text is content"
             }
             DiagnosticKind::UnknownMember => "call text the format does not have, kept as content",
             DiagnosticKind::ExtraToolCall => "extra tool call while parallel_tool_calls is false",

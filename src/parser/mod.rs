@@ -70,6 +70,7 @@ use crate::protocol::{Options, Protocol};
 use chat_autoparser_peg::Program;
 
 pub use crate::protocol::{Start, ToolChoice};
+pub use decode::LONGEST_CALL;
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use prompt::{continuation_prompt, template_messages, Continue, Prefill, PrefillPart};
 pub use schema::ToolSchemas;

@@ -66,12 +66,18 @@ impl ArgType {
         serde_json::from_str(&json).ok().and_then(fitting)
     }
 
+    /// Whether [`unquoted`](Self::unquoted) may read a quoted scalar: the
+    /// type is known and has no string.
+    pub fn unquotes(&self) -> bool {
+        !self.types.is_empty() && !self.types.iter().any(|t| t == "string")
+    }
+
     /// A quoted scalar's text (`"3"` for `days="3"`) as the value it spells
     /// when the declared type has no string and that value fits it: a
     /// template that quotes every value writes numbers and booleans so.
     /// `None` when a string is allowed or the type is unknown.
     pub fn unquoted(&self, text: &str) -> Option<Value> {
-        if self.types.is_empty() || self.types.iter().any(|t| t == "string") {
+        if !self.unquotes() {
             return None;
         }
         serde_json::from_str::<Value>(text.trim())

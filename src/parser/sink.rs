@@ -131,9 +131,15 @@ impl<'a> Sink<'a> {
         self.open = None;
     }
 
-    /// Call `index`'s argument text in the message so far.
-    pub fn arguments_so_far(&self, index: usize) -> &str {
-        self.builder.arguments(index)
+    /// `check` of call `index`'s argument text in the message so far, with
+    /// `closing` after it (not copied: a call's arguments may be large).
+    pub fn with_arguments_closed<R>(
+        &mut self,
+        index: usize,
+        closing: &str,
+        check: impl FnOnce(&str) -> R,
+    ) -> R {
+        self.builder.with_arguments_closed(index, closing, check)
     }
 
     /// Leaves call `index` out of the message (see `MessageBuilder::withdraw`).

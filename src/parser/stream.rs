@@ -18,7 +18,11 @@
 //! once the owed arguments are paid), and it reads the captures of
 //! `TEXT_ONLY` tags through their text only; the engine drops the output
 //! before what it can still read, so a long stream keeps the message and
-//! what is pending, not the whole output.
+//! what is pending, not the whole output. A call is kept whole while it is
+//! open (the decoder withdraws it verbatim if it breaks), so one longer
+//! than `LONGEST_CALL` is withdrawn at once: the stream hands the decoder
+//! the call's text so far and declares the call read through text only
+//! (`peg::Stream::text_only_from`), and the engine drops it.
 //!
 //! Invariants: deltas are never retracted; after an engine error (which the
 //! generated grammars rule out, but the engine reports rather than panics)
@@ -251,9 +255,16 @@ impl OutputStream {
             match result {
                 Ok(()) => {
                     for event in self.peg.events() {
+                        if let Some((from, to)) = self.decoder.outgrows(event) {
+                            let text = text_before(&self.peg, from, to);
+                            self.decoder.withdraw_oversized(&text, &mut sink);
+                        }
                         self.decoder
                             .apply(event, &event_text(&self.peg, event), &mut sink);
                     }
+                    // A call withdrawn for its length is read as text only:
+                    // the engine need not keep it.
+                    self.peg.text_only_from(self.decoder.oversized_call());
                     self.run = self
                         .decoder
                         .run(self.peg.open_captures().map(|(_, tag)| tag));
@@ -333,6 +344,15 @@ fn event_text<'a>(peg: &'a peg::Stream<String>, event: &Event) -> Cow<'a, str> {
     match peg.text_get(start, end) {
         Some(t) => Cow::Borrowed(t),
         None => String::from_utf8_lossy(peg.get(start, end).unwrap_or(&[])),
+    }
+}
+
+/// The output from `from` up to `to`, or up to the character boundary just
+/// before it: what the engine still keeps of an open call.
+fn text_before(peg: &peg::Stream<String>, from: usize, to: usize) -> Cow<'_, str> {
+    match (0..4).find_map(|back| peg.text_get(from, to.saturating_sub(back))) {
+        Some(text) => Cow::Borrowed(text),
+        None => String::from_utf8_lossy(peg.get(from, to).unwrap_or(&[])),
     }
 }
 

@@ -15,6 +15,7 @@ mod fallback_dialects;
 mod fuzz_regressions;
 mod json_call_members;
 mod late_section_end;
+mod long_calls;
 mod losses;
 mod name_echo;
 mod named_close_tags;
