@@ -43,3 +43,17 @@ pub fn shipped_template(name: &str) -> (chat_autoparser::ChatTemplate, chat_auto
     let analysis = template.analyze().expect("shipped templates analyze");
     (template, analysis)
 }
+
+/// The parser of a shipped template for one `get_weather(city)` tool: the
+/// request the long-output tests parse.
+pub fn weather_parser(name: &str) -> chat_autoparser::OutputParser {
+    let (_, analysis) = shipped_template(name);
+    let tools = vec![
+        serde_json::json!({"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}),
+    ];
+    let options = chat_autoparser::Options::default().with_tools(tools);
+    analysis
+        .parser(&chat_autoparser::ParserConfig::from(options))
+        .expect("shipped templates build a parser")
+}

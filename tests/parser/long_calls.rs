@@ -10,18 +10,11 @@
 
 use chat_autoparser::message::MessageBuilder;
 use chat_autoparser::parser::{char_chunks, DiagnosticKind, LONGEST_CALL};
-use chat_autoparser::{AssistantMessage, Options, OutputParser, ParserConfig};
+use chat_autoparser::{AssistantMessage, OutputParser};
 use serde_json::{json, Value};
 
 fn parser(template: &str) -> OutputParser {
-    let (_, analysis) = crate::common::shipped_template(template);
-    let tools = vec![
-        json!({"type": "function", "function": {"name": "get_weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}),
-    ];
-    analysis
-        .parser(&ParserConfig::from(Options::default().with_tools(tools)))
-        .unwrap()
+    crate::common::weather_parser(template)
 }
 
 /// Where a call of `template` starts in its text: after the section's

@@ -21,14 +21,12 @@
 //! STREAM_MEMORY_MB=50 cargo test --release --test properties stream_memory:: -- --nocapture
 //! ```
 
-use chat_autoparser::Options;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use chat_autoparser::parser::LONGEST_CALL;
-use chat_autoparser::{ChatTemplate, OutputParser, ParserConfig, TemplateConfig};
-use serde_json::json;
+use chat_autoparser::OutputParser;
 
 /// The shipped template each shape is written in.
 fn template(shape: &str) -> &'static str {
@@ -40,23 +38,7 @@ fn template(shape: &str) -> &'static str {
 }
 
 fn parser(shape: &str) -> OutputParser {
-    let path = format!(
-        "{}/templates/{}.jinja",
-        env!("CARGO_MANIFEST_DIR"),
-        template(shape)
-    );
-    let source = std::fs::read_to_string(path).unwrap();
-    let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
-        .unwrap()
-        .analyze()
-        .unwrap();
-    let tools = vec![
-        json!({"type": "function", "function": {"name": "get_weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}),
-    ];
-    analysis
-        .parser(&ParserConfig::from(Options::default().with_tools(tools)))
-        .unwrap()
+    crate::common::weather_parser(template(shape))
 }
 
 const LINE: &str = "The weather in Paris is sunny, with a light breeze from the west.\n";
