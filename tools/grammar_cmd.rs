@@ -1,4 +1,4 @@
-//! `chat-autoparser grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--parallel]
+//! `chat-autoparser grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--parallel [on|off]]
 //! [--thinking on|off] [--messages FILE] [--format gbnf|structural-tag|lark|response-template] [--json]`:
 //! the grammar that constrains the model to the template's own format, for
 //! the engine `--format` names.
@@ -10,9 +10,10 @@
 //! Human output of GBNF is its text, then whether it is lazy, its triggers
 //! and preserved tokens; its warnings go to stderr, never into the grammar
 //! a caller pipes on. The other formats and `--json` print DESIGN §5's JSON
-//! shape (warnings included, as data). Without `--parallel` the grammar
-//! allows exactly one call. A shell over the library's front door
-//! (`Chat::prepare`, `Prepared::export`).
+//! shape (warnings included, as data). Several calls
+//! are allowed unless `--parallel off` (OpenAI's default, as in `batch`
+//! and Python). A shell over the library's front door (`Chat::prepare`,
+//! `Prepared::export`).
 
 use std::path::PathBuf;
 
@@ -56,9 +57,9 @@ pub struct Args {
     /// auto, required, none, or a function name
     #[arg(long, value_name = "CHOICE", default_value = "auto")]
     tool_choice: String,
-    /// Allow several calls (without it, exactly one)
-    #[arg(long)]
-    parallel: bool,
+    /// Several calls per turn (on, the default, as OpenAI's `parallel_tool_calls`), or exactly one (off)
+    #[arg(long, value_enum, value_name = "on|off", default_value = "on", num_args = 0..=1, default_missing_value = "on")]
+    parallel: OnOff,
     /// The thinking switch the prompt is rendered with
     #[arg(long, value_enum)]
     thinking: Option<OnOff>,
@@ -79,7 +80,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         .with_messages(default_messages())
         .with_tools(tools)
         .with_tool_choice(ToolChoice::parse(&args.tool_choice))
-        .with_parallel_tool_calls(args.parallel)
+        .with_parallel_tool_calls(args.parallel == OnOff::On)
         .with_enable_thinking(OnOff::get(args.thinking));
     if let Some(path) = &args.messages {
         request.messages = read_array(path)?;

@@ -37,7 +37,10 @@ fn grammar_human_and_json() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.starts_with("root ::= tool-call ws\n"), "{text}");
+    assert!(
+        text.starts_with("root ::= tool-call ( ws tool-call )* ws\n"),
+        "{text}"
+    );
     assert!(
         text.contains("\nlazy: true\ntrigger (token): <tool_call>\npreserved tokens: <tool_call>"),
         "{text}"
@@ -182,4 +185,53 @@ fn grammar_warnings_go_to_stderr() {
         "chat-autoparser: warning: tool \"f\" is defined twice; the first definition is used\n"
     );
     std::fs::remove_file(&tools).ok();
+}
+
+/// The JSON `grammar --json` prints for hermes-think, one tool, `required`
+/// and `extra` flags.
+fn required_grammar(tools: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "grammar",
+        "templates/hermes-think.jinja",
+        "--tools",
+        tools,
+        "--tool-choice",
+        "required",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(0), "{args:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// One default for `parallel_tool_calls`, OpenAI's (true), in the CLI as
+/// in `batch` and the library: several calls unless `--parallel off`.
+#[test]
+fn parallel_calls_are_on_by_default_as_in_batch() {
+    let path = tools_file();
+    let tools = path.to_str().unwrap();
+    let default = required_grammar(tools, &[]);
+    let several = "root ::= reasoning? ws tool-call ( ws tool-call )* ws";
+    assert!(
+        default["gbnf"].as_str().unwrap().starts_with(several),
+        "{default}"
+    );
+    assert_eq!(required_grammar(tools, &["--parallel"]), default);
+    assert_eq!(required_grammar(tools, &["--parallel", "on"]), default);
+    let one = required_grammar(tools, &["--parallel", "off"]);
+    assert!(
+        one["gbnf"]
+            .as_str()
+            .unwrap()
+            .starts_with("root ::= reasoning? ws tool-call ws\n"),
+        "{one}"
+    );
+
+    let request = serde_json::json!({"id": 1, "op": "grammar", "template": "templates/hermes-think.jinja",
+        "tools": serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&path).unwrap()).unwrap(),
+        "tool_choice": "required"});
+    let out = crate::common::cli::run(&["batch"], format!("{request}\n").as_bytes());
+    let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(line["result"], default, "{line}");
 }
