@@ -4,9 +4,14 @@
 //! stage failed, so a server can tell "the template is broken" (compile), "the
 //! template refused this conversation" (raised), "the template ran away" (limit)
 //! and "the caller gave bad input" (input) apart without parsing messages.
-//! The message is one line, suitable for a CLI's stderr.
+//! The message is one line, suitable for a CLI's stderr. Where the error
+//! comes from another library's (a file's `std::io::Error`, a config's
+//! `serde_json::Error`, minijinja's), that error is its
+//! [`source`](std::error::Error::source); it is not part of equality or of
+//! the JSON form, which carry kind, message and location only.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -55,14 +60,28 @@ pub struct Location {
     pub column: usize,
 }
 
+/// The error another library gave, kept as an [`Error`]'s source.
+type Cause = Arc<dyn std::error::Error + Send + Sync + 'static>;
+
 /// An error from any stage of the pipeline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Error {
     kind: ErrorKind,
     message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     location: Option<Location>,
+    #[serde(skip)]
+    cause: Option<Cause>,
 }
+
+/// Equal when kind, message and location are: the cause only explains.
+impl PartialEq for Error {
+    fn eq(&self, other: &Error) -> bool {
+        (self.kind, &self.message, self.location) == (other.kind, &other.message, other.location)
+    }
+}
+
+impl Eq for Error {}
 
 impl Error {
     /// A new error of `kind` with a one-line `message`.
@@ -74,7 +93,18 @@ impl Error {
             kind,
             message,
             location: None,
+            cause: None,
         }
+    }
+
+    /// Keeps `cause`, the other library's error this one reports, as the
+    /// [`source`](std::error::Error::source).
+    pub(crate) fn caused_by(
+        mut self,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> Error {
+        self.cause = Some(Arc::new(cause));
+        self
     }
 
     /// Attaches a source location.
@@ -109,7 +139,13 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause
+            .as_deref()
+            .map(|c| c as &(dyn std::error::Error + 'static))
+    }
+}
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

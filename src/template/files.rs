@@ -37,13 +37,13 @@ pub(crate) const MAX_FILE_BYTES: u64 = 64 << 20;
 /// Opens `path`, which must be a regular file; errors name `shown`.
 pub(crate) fn open_regular(path: &Path, shown: &Path) -> Result<File> {
     // Before opening: opening a FIFO blocks until someone writes to it.
-    let before = std::fs::metadata(path).map_err(|e| io_error(shown, &e))?;
+    let before = std::fs::metadata(path).map_err(|e| io_error(shown, e))?;
     if !before.is_file() {
         return Err(not_regular(shown));
     }
-    let file = File::open(path).map_err(|e| io_error(shown, &e))?;
+    let file = File::open(path).map_err(|e| io_error(shown, e))?;
     // Again on the handle: that is the file the bytes will come from.
-    let opened = file.metadata().map_err(|e| io_error(shown, &e))?;
+    let opened = file.metadata().map_err(|e| io_error(shown, e))?;
     if !opened.is_file() {
         return Err(not_regular(shown));
     }
@@ -55,7 +55,7 @@ pub(crate) fn read_text(file: File, shown: &Path) -> Result<String> {
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| io_error(shown, &e))?;
+        .map_err(|e| io_error(shown, e))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(Error::new(
             ErrorKind::Input,
@@ -98,7 +98,7 @@ pub(crate) struct ModelFolder {
 impl ModelFolder {
     /// The model folder at `dir`.
     pub(crate) fn new(dir: &Path) -> Result<ModelFolder> {
-        let real = dir.canonicalize().map_err(|e| io_error(dir, &e))?;
+        let real = dir.canonicalize().map_err(|e| io_error(dir, e))?;
         let snapshots = real
             .parent()
             .filter(|p| p.file_name().is_some_and(|n| n == "snapshots"));
@@ -120,13 +120,13 @@ impl ModelFolder {
         let shown = self.file(name);
         match std::fs::symlink_metadata(&shown) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_error(&shown, &e)),
+            Err(e) => return Err(io_error(&shown, e)),
             Ok(_) => {}
         }
         let target = match shown.canonicalize() {
             // A link to nothing: as if the file were not there.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_error(&shown, &e)),
+            Err(e) => return Err(io_error(&shown, e)),
             Ok(target) => target,
         };
         if !self.holds(&target) {
@@ -156,6 +156,6 @@ fn not_regular(shown: &Path) -> Error {
     )
 }
 
-pub(crate) fn io_error(shown: &Path, e: &std::io::Error) -> Error {
-    Error::new(ErrorKind::Io, format!("{}: {e}", shown.display()))
+pub(crate) fn io_error(shown: &Path, e: std::io::Error) -> Error {
+    Error::new(ErrorKind::Io, format!("{}: {e}", shown.display())).caused_by(e)
 }

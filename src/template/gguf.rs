@@ -49,13 +49,13 @@ pub(crate) struct GgufChat {
 pub(crate) fn has_magic(file: &mut File, shown: &Path) -> Result<bool> {
     let mut magic = [0u8; 4];
     let read = file.read_exact(&mut magic).is_ok();
-    file.rewind().map_err(|e| io_error(shown, &e))?;
+    file.rewind().map_err(|e| io_error(shown, e))?;
     Ok(read && &magic == b"GGUF")
 }
 
 /// Reads the chat metadata of an opened GGUF file; errors name `shown`.
 pub(crate) fn read(file: File, shown: &Path) -> Result<GgufChat> {
-    let size = file.metadata().map_err(|e| io_error(shown, &e))?.len();
+    let size = file.metadata().map_err(|e| io_error(shown, e))?.len();
     let mut reader = Reader {
         inner: BufReader::new(file),
         size,

@@ -538,7 +538,8 @@ fn from_jinja(err: minijinja::Error, source: &str, rewritten: &rewrite::Rewritte
         _ if detail.is_empty() => err.kind().to_string(),
         _ => format!("{}: {}", err.kind(), detail),
     };
-    Error::new(kind, message).at(location(&err, source, rewritten))
+    let location = location(&err, source, rewritten);
+    Error::new(kind, message).at(location).caused_by(err)
 }
 
 /// The detail of the deepest error in the chain that has one marker of ours,

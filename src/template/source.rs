@@ -164,7 +164,8 @@ fn load_file(path: &Path) -> Result<TemplateSource> {
 /// The keys loading reads from a tokenizer config (or `chat_template.json`);
 /// `what` names it in errors.
 fn parse_config<'a>(text: &'a str, what: &str) -> Result<TokenizerConfig<'a>> {
-    serde_json::from_str(text).map_err(|e| Error::new(ErrorKind::Input, format!("{what}: {e}")))
+    serde_json::from_str(text)
+        .map_err(|e| Error::new(ErrorKind::Input, format!("{what}: {e}")).caused_by(e))
 }
 
 /// The special tokens of a tokenizer config (no template yet).

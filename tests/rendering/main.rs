@@ -8,6 +8,7 @@ mod common;
 
 mod bounds;
 mod crlf;
+mod error_source;
 mod fidelity;
 mod front_door;
 mod hostile;
