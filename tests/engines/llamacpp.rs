@@ -671,7 +671,7 @@ fn corpus_grammars_work_in_llama_cpp() {
         tally.good(),
         tally.checks()
     );
-    crate::common::coverage::write_block("engine-llamacpp", &summary, &rows);
+    crate::common::coverage::record_block("engine-llamacpp", &summary, &rows);
     report(&tally);
 }
 

@@ -511,7 +511,7 @@ fn corpus_lark_accepted_by_llguidance() {
         "llguidance accepts {} of {} rendered outputs whole (`cargo test --release --test engines llguidance::`).",
         tally.accepted, tally.total
     );
-    crate::common::coverage::write_block("engine-llguidance", &summary, &rows);
+    crate::common::coverage::record_block("engine-llguidance", &summary, &rows);
     assert_share("corpus", &tally);
 }
 

@@ -438,7 +438,7 @@ fn response_template_corpus() {
         "transformers' `parse_response` on our `response_template` equals our parser on {equal} of {total} \
          outputs (`cargo test --release --test engines response_template::`)."
     );
-    crate::common::coverage::write_block("engine-response-template", &summary, &rows);
+    crate::common::coverage::record_block("engine-response-template", &summary, &rows);
     assert!(
         equal >= MIN_CORPUS_EQUAL,
         "only {equal} of {total} corpus cases equal (floor {MIN_CORPUS_EQUAL})"

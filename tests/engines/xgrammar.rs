@@ -601,7 +601,7 @@ fn structural_tags_compile_in_xgrammar_and_accept_rendered_outputs() {
         "xgrammar 0.2.8 structural tags: {good} of {checks} checks pass over the shipped and corpus templates \
          (outputs accepted, mutations rejected, cut outputs included; `cargo test --release --test engines xgrammar::`)."
     );
-    crate::common::coverage::write_block("engine-xgrammar", &summary, &rows);
+    crate::common::coverage::record_block("engine-xgrammar", &summary, &rows);
     let (m, mc) = (count(Kind::Mutation, false), count(Kind::Mutation, true));
     assert_eq!(m.0 + mc.0, m.1 + mc.1, "mutations accepted");
 }

@@ -12,8 +12,9 @@
 //! Also checks, on every case, that streaming in 1-, 4- and 7-byte chunks
 //! gives the batch message.
 //!
-//! The per-template pass counts are written into `docs/coverage.md` between
-//! the `vectors` markers; set `VECTORS_FAILURES=path` to dump every miss.
+//! The per-template pass counts are checked against `docs/coverage.md`'s
+//! `vectors` block (`tests/common/coverage.rs`; `tools/regen_docs.sh`
+//! rewrites it); set `VECTORS_FAILURES=path` to dump every miss.
 
 use chat_autoparser::Options;
 use std::collections::BTreeMap;
@@ -90,7 +91,7 @@ fn llamacpp_vectors() {
             .collect();
         std::fs::write(dump, misses.join("\n\n")).expect("write failures");
     }
-    write_coverage(&per, passed, outcomes.len());
+    record_coverage(&per, passed, outcomes.len());
     assert!(
         passed >= MIN_PASSING,
         "only {passed} of {} vectors pass (need {MIN_PASSING})",
@@ -271,11 +272,11 @@ fn same_arguments(got: &str, want: &str) -> bool {
     }
 }
 
-/// Rewrites the vectors section of `docs/coverage.md`.
-fn write_coverage(per: &BTreeMap<&str, (usize, usize)>, passed: usize, total: usize) {
+/// Checks (or, when regenerating, rewrites) the vectors block of `docs/coverage.md`.
+fn record_coverage(per: &BTreeMap<&str, (usize, usize)>, passed: usize, total: usize) {
     let rows = per.iter().map(|(t, c)| (t.to_string(), *c)).collect();
     let summary = format!(
         "{passed} of {total} llama.cpp parser expectations pass (`cargo test --test parser vectors::`)."
     );
-    crate::common::coverage::write_block("vectors", &summary, &rows);
+    crate::common::coverage::record_block("vectors", &summary, &rows);
 }
