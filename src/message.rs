@@ -1,7 +1,7 @@
 //! The data the parser produces: an assistant message and the streamed
 //! deltas that add up to it, in the OpenAI chat-completions JSON shape.
 //!
-//! Invariants (DESIGN §5):
+//! Invariants (the message of `docs/cli.md`):
 //! - `content` is `null` when it is empty and the message has tool calls;
 //! - `reasoning_content` is omitted when empty;
 //! - `arguments` is JSON text (what the model wrote, or its normalisation to

@@ -317,7 +317,7 @@ impl Prepared<'_> {
         grammar::response_template(&self.protocol)
     }
 
-    /// The export `which` as JSON (DESIGN §5's shape for each engine).
+    /// The export `which` as JSON (the shape for each engine in `docs/cli.md`).
     pub fn export(&self, which: Export) -> Result<Value> {
         let value = match which {
             Export::Gbnf => serde_json::to_value(self.gbnf()?),

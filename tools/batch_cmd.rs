@@ -1,11 +1,11 @@
-//! `chat-autoparser batch < requests.jsonl > results.jsonl` (DESIGN §5).
+//! `chat-autoparser batch < requests.jsonl > results.jsonl` (the contract: `docs/cli.md`).
 //!
 //! One JSON request per line, one JSON result per line, in order. A request
 //! that fails gives `{"id", "ok": false, "error": {"kind", "message"}}` and
 //! the batch goes on; only unreadable stdin/stdout end it. Each request line
 //! becomes a `ChatRequest` for the library's front door (`Chat::prepare`).
 //!
-//! Fields besides DESIGN's: `chunk: N` feeds `parse` input through the
+//! Fields besides the commands' flags: `chunk: N` feeds `parse` input through the
 //! streaming parser in N-byte pieces (on character boundaries) and returns the
 //! message the deltas add up to; `timing: true` adds `elapsed_us` and
 //! `cached` (whether the template's compile and analysis came from the
@@ -56,7 +56,7 @@ const MAX_REPEAT: u64 = 10_000;
 /// compiled and analysed (the least recently used go first).
 const CACHE_CAPACITY: usize = 64;
 
-/// The request fields `batch` knows (DESIGN §5 and the ones above), with
+/// The request fields `batch` knows (`docs/cli.md` and the ones above), with
 /// what each holds.
 const FIELDS: &[(&str, Type)] = &[
     ("id", Type::Any),
@@ -167,7 +167,8 @@ fn check_fields(request: &Value) -> Result<(), Failure> {
 
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Requests: {\"id\", \"op\": parse|analyze|grammar|render, \"template\": PATH, ...} (DESIGN §5)."
+    after_help = "Requests: {\"id\", \"op\": parse|analyze|grammar|render, \"template\": PATH, ...}.\n\
+                  Every field and result shape: docs/cli.md."
 )]
 pub struct Args {}
 

@@ -194,7 +194,7 @@ fn report(args: &[String], results: &[(String, Result<Analysis, String>)]) -> St
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out.push('\n');
-    out.push_str("Unsupported: the comparisons (DESIGN §2) recorded as unsupported: a variant the template refused\n");
+    out.push_str("Unsupported: the comparisons (`docs/analysis.md`) recorded as unsupported: a variant the template refused\n");
     out.push_str("(for example a second call), an input it does not read (`enable_thinking` for R2), or a needle it does\n");
     out.push_str("not write. `chat-autoparser analyze TEMPLATE` gives each one's reason.\n\n");
 

@@ -9,8 +9,8 @@
 //!
 //! Human output of GBNF is its text, then whether it is lazy, its triggers
 //! and preserved tokens; its warnings go to stderr, never into the grammar
-//! a caller pipes on. The other formats and `--json` print DESIGN §5's JSON
-//! shape (warnings included, as data). Several calls
+//! a caller pipes on. The other formats and `--json` print the JSON
+//! shape of `docs/cli.md` (warnings included, as data). Several calls
 //! are allowed unless `--parallel off` (OpenAI's default, as in `batch`
 //! and Python). A shell over the library's front door (`Chat::prepare`,
 //! `Prepared::export`).
@@ -69,7 +69,7 @@ pub struct Args {
     /// The grammar language: the engine it is for
     #[arg(long, value_enum, default_value = "gbnf")]
     format: GrammarFormat,
-    /// Print DESIGN §5's JSON shape
+    /// Print the JSON shape (docs/cli.md)
     #[arg(long)]
     json: bool,
 }

@@ -1,6 +1,6 @@
 //! `chat-autoparser`: the debug command line over the library.
 //!
-//! Contract (DESIGN §5): exit 0 on success, 2 on bad usage, 1 on a template or
+//! Contract (`docs/cli.md`): exit 0 on success, 2 on bad usage, 1 on a template or
 //! input error with a one-line message on stderr. Human output by default,
 //! `--json` for machines. Arguments are parsed by clap (derive): `--help` on
 //! the binary and every command, `--version`, usage errors with a hint.

@@ -1,6 +1,6 @@
 //! `chat-autoparser render TEMPLATE [--messages FILE] [--tools FILE]
 //! [--add-generation-prompt] [--thinking on|off] [--tool-formatting auto|native|manual] [--jsonl]`:
-//! the prompt a server would send (DESIGN §5), polyfills included
+//! the prompt a server would send (`docs/cli.md`), polyfills included
 //! (`ChatTemplate::render_chat`). The conversation is read from `--messages
 //! FILE`, else from stdin (`--messages -` names it; without `--messages`,
 //! stdin on a terminal is a usage error rather than a silent wait).

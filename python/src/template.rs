@@ -208,7 +208,7 @@ impl PyChatTemplate {
         Ok(Parser::new(parser.py_err()?))
     }
 
-    /// A grammar for constrained decoding, in DESIGN §5's shape for the
+    /// A grammar for constrained decoding, in `docs/cli.md`'s shape for the
     /// engine `format` names: `"gbnf"` (llama.cpp: `gbnf`, `lazy`,
     /// `triggers`), `"structural-tag"` (xgrammar), `"lark"` (llguidance) or
     /// `"response-template"` (transformers' `parse_response`), each beside

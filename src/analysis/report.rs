@@ -1,6 +1,6 @@
 //! The record of which comparisons ran, and the preserved-token list.
 //!
-//! Every comparison of DESIGN §2 leaves one entry: it found something, it found
+//! Every comparison (`docs/analysis.md`) leaves one entry: it found something, it found
 //! no difference (the template ignores that input), or it was unsupported (a
 //! render failed: the reason is the template's own error). Entries keep the
 //! order of [`COMPARISONS`] so serialized analyses are stable.

@@ -63,7 +63,7 @@ use crate::protocol::{
     Tool, ToolSection,
 };
 
-/// A Lark grammar for llguidance (DESIGN §5 shape: `{"lark": ..., "preserved_tokens": [...]}`).
+/// A Lark grammar for llguidance (`docs/cli.md`'s shape: `{"lark": ..., "preserved_tokens": [...]}`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lark {
     /// The grammar text, `start` first.

@@ -71,7 +71,7 @@ use markers::Pieces;
 use schema::{primitive, Compiler, ValueSyntax};
 use tools::Builder;
 
-/// A grammar for a llama.cpp-style sampler (DESIGN §5 JSON shape).
+/// A grammar for a llama.cpp-style sampler (its JSON shape is in `docs/cli.md`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Grammar {
     /// GBNF text, `root` first; empty when nothing is constrained.

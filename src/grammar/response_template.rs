@@ -47,7 +47,7 @@ use crate::protocol::{
     Arguments, CallLayout, IdShape, Protocol, ReasoningBlock, Segment, Start, ToolSection,
 };
 
-/// The export (DESIGN §5 shape): the template and the preserved tokens.
+/// The export (the shape in `docs/cli.md`): the template and the preserved tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResponseTemplate {
     /// The version-1 template, as `parse_response` takes it.

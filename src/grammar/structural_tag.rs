@@ -54,7 +54,7 @@ use crate::protocol::{
     Tool, ToolSection,
 };
 
-/// A structural tag for one request (DESIGN §5 JSON shape).
+/// A structural tag for one request (its JSON shape is in `docs/cli.md`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StructuralTag {
     /// `{"type": "structural_tag", "format": {...}}`.

@@ -37,7 +37,7 @@ use super::markers::first_word;
 use crate::analysis::ToolFormat;
 use crate::protocol::{text_pieces, CallLayout, IdShape, ReasoningBlock, Segment, TextPiece, Tool};
 
-/// What a trigger matches (llama.cpp's trigger types, DESIGN §5).
+/// What a trigger matches (llama.cpp's trigger types, `docs/cli.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]

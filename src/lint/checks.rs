@@ -17,8 +17,9 @@
 //!   result (`markup-in-arguments` likewise); only when a plain value renders;
 //! - `multi-turn`: system, user, call, result, answer, user, answer, user.
 //!
-//! Prefix stability is checked where DESIGN §6 allows no rewrite: adding a
-//! message after a user, system or tool message must only append. Adding a
+//! Prefix stability is checked where the reasoning rules (`docs/lint.md`)
+//! allow no rewrite: adding a message after a user, system or tool message
+//! must only append. Adding a
 //! message after an assistant turn may rewrite that turn (its think block goes
 //! when it becomes history); what must survive there is checked by the
 //! think/prefill checks on tool-call turns.

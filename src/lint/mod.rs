@@ -6,12 +6,13 @@
 //! `checks` for the conversations and the exact rule of every check) and
 //! says in one line what the render did.
 //!
-//! The checks follow DESIGN §6, which fixes what a correct chat template does
-//! with reasoning: an earlier answer may lose its whole think block once a new
-//! user turn follows, and the last turn may render an empty block; neither is
-//! a finding. What is a finding: an earlier answer's block collapsed to an
-//! empty block, a tool-call turn losing its reasoning or its prefill later on,
-//! and any other rewrite of text a KV cache already holds.
+//! The checks follow the reasoning rules of a correct chat template (those of
+//! `templates/qwen3_5-fixed.jinja`, in `docs/lint.md`): an earlier answer may
+//! lose its whole think block once a new user turn follows, and the last turn
+//! may render an empty block; neither is a finding. What is a finding: an
+//! earlier answer's block collapsed to an empty block, a tool-call turn losing
+//! its reasoning or its prefill later on, and any other rewrite of text a KV
+//! cache already holds.
 //!
 //! Invariants: linting never fails and never panics (a template that renders
 //! nothing gets one finding saying so); the report is deterministic.

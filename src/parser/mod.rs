@@ -39,7 +39,7 @@
 //! relative to reasoning), `stream`, `diagnostic`, `vocabulary` (the words
 //! a label or attribute may hold and still be scaffolding).
 //!
-//! Invariants (DESIGN §4): parsing never panics and never loses text (what
+//! Invariants (`docs/architecture.md`): parsing never panics and never loses text (what
 //! is not a well-formed call stays content); streaming equals batch for any
 //! chunking; a stream costs time linear in the output.
 

@@ -3,7 +3,7 @@
 //! Each expectation was checked by reading the template and its renders:
 //! - `hermes-think`, `qwen3_5-fixed`: every capability, thinking through
 //!   `enable_thinking`; the shipped family template keeps historical reasoning,
-//!   the fixed Qwen3.5 drops it (DESIGN §6);
+//!   the fixed Qwen3.5 drops it (its header's rules);
 //! - `bare-json`: two calls raise, so no parallel calls; no typed parts;
 //! - corpus `google-gemma-2-2b-it`: raises on a system message, has no tools
 //!   branch and renders no tool calls;

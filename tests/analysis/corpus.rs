@@ -1,9 +1,9 @@
 //! The analysis over the real-template corpus (`../shared/corpus/llamacpp/*.jinja`).
 //!
 //! For every template: the analysis completes without error; its JSON is
-//! byte-identical across two independent runs (compile + analyze twice,
-//! DESIGN §4.4); the JSON round-trips through serde (deserialize → equal
-//! analysis → identical bytes). A summary line with counts (templates analyzed,
+//! byte-identical across two independent runs (compile + analyze twice;
+//! invariant 4 of `docs/architecture.md`); the JSON round-trips through
+//! serde (deserialize → equal analysis → identical bytes). A summary line with counts (templates analyzed,
 //! with tools, with reasoning, by tool class and reasoning mode) is printed;
 //! see it with `cargo test --test analysis corpus:: -- --nocapture`.
 //!

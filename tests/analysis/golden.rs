@@ -40,7 +40,7 @@ const TEMPLATES: [&str; 8] = [
 ];
 
 /// Shipped templates that are tested elsewhere and need no golden analysis.
-/// (`qwen3_5-fixed` has its own fixtures T01–T17, DESIGN §6.)
+/// (`qwen3_5-fixed` has its own fixtures T01–T17 in `tests/rendering/qwen3_5_fixed.rs`.)
 const NOT_GOLDEN: [&str; 1] = ["qwen3_5-fixed"];
 
 // ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-//! The `chat-autoparser` command line against its contract (DESIGN §5): exit
+//! The `chat-autoparser` command line against its contract (`docs/cli.md`): exit
 //! 0 on success, 2 on bad usage, 1 on a template or input error with one line
 //! on stderr; `--json` prints an Analysis that deserializes.
 

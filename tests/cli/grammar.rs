@@ -1,5 +1,5 @@
-//! `chat-autoparser grammar` against its contract (DESIGN §5): GBNF then
-//! lazy/triggers/preserved tokens for humans, DESIGN's JSON shape with
+//! `chat-autoparser grammar` against its contract (`docs/cli.md`): GBNF then
+//! lazy/triggers/preserved tokens for humans, its JSON shape with
 //! `--json`; exit 2 on bad usage, 1 on a template or input error.
 
 use std::process::{Command, Output};

@@ -1,4 +1,4 @@
-//! The command line against its contract (DESIGN §5): exit codes, JSON shapes, help, inputs.
+//! The command line against its contract (`docs/cli.md`): exit codes, JSON shapes, help, inputs.
 //!
 //! One test binary per concern (`cargo test --test cli`); each module below
 //! was a binary of its own. Shared fixtures live in `tests/common/`.

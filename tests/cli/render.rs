@@ -1,4 +1,4 @@
-//! `chat-autoparser render` and `lint` against the contract (DESIGN §5): exit 0
+//! `chat-autoparser render` and `lint` against the contract (`docs/cli.md`): exit 0
 //! on success, 2 on bad usage, 1 on a template or input error with one line on
 //! stderr; `render --jsonl` writes one JSON string per input line.
 

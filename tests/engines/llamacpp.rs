@@ -1,4 +1,4 @@
-//! The GBNF export inside llama.cpp (issue 14, DESIGN §4 invariant 6).
+//! The GBNF export inside llama.cpp (issue 14; invariant 6 of `docs/architecture.md`).
 //!
 //! For every corpus template with tools (`../shared/corpus/llamacpp`), the
 //! tool-call turns the template itself renders (one call, content + call,

@@ -1,4 +1,4 @@
-//! The Lark export inside llguidance itself (issue 14, DESIGN §4.6).
+//! The Lark export inside llguidance itself (issue 14; invariant 6 of `docs/architecture.md`).
 //!
 //! For every template with tools (the shipped `templates/*.jinja`, then
 //! `../shared/corpus/llamacpp`, skipped with a message when absent), the

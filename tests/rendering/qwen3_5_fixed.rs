@@ -1,9 +1,9 @@
-//! `templates/qwen3_5-fixed.jinja`, the corrected Qwen3.5/3.6 template of
-//! DESIGN §6, pinned by its 17 fixtures T01–T17.
+//! `templates/qwen3_5-fixed.jinja`, the corrected Qwen3.5/3.6 template
+//! (its header comment lists the rules), pinned by its 17 fixtures T01–T17.
 //!
 //! - `t01_plain_chat` ... `t17_last_turn_without_think_thinking_off` each render
 //!   one conversation and compare it with the full expected text, written out
-//!   by hand from the rules in DESIGN §6 and the template's header comment;
+//!   by hand from the rules in the template's header comment;
 //! - a few rule tests pin what the fixtures do not show on their own (the
 //!   suffix switch overriding `enable_thinking` both ways, content parts, the
 //!   unknown-role refusal);

@@ -1,8 +1,9 @@
 //! Training text with assistant spans (`spans::render_with_spans`,
 //! `render --jsonl --spans`).
 //!
-//! - DESIGN §7's Qwen3 example renders to exactly the text given there, with
-//!   its two assistant turns as spans;
+//! - a Qwen3 training example (a `read_file` call, its result, an answer)
+//!   renders to exactly the text written out below, with its two assistant
+//!   turns as spans;
 //! - over every corpus template and three conversations (plain chat, a tool
 //!   call with its result and an answer, two rounds): each assistant turn that
 //!   renders gets one span; the span holds the turn's content and call names,
