@@ -48,7 +48,7 @@
 //! and the grammar, and runs as a doctest.
 //!
 #![doc = include_str!("../README.md")]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 #[macro_use]
 mod setters;

@@ -175,6 +175,7 @@
 //! [`ParseErrorKind::TooDeep`]. Repetitions stop on a step that consumes
 //! nothing. The engine does not memoise: a grammar with nested ordered
 //! choices over long text can backtrack a lot; the grammars above do not.
+#![deny(missing_docs)]
 
 pub mod bytes;
 pub mod capture;
