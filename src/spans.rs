@@ -22,6 +22,7 @@ use crate::template::{ChatTemplate, RenderRequest};
 
 /// A rendered conversation and its assistant spans.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct SpannedText {
     /// The conversation in the model's own format.
     pub text: String,

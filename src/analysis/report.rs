@@ -46,6 +46,7 @@ pub enum ComparisonStatus {
 
 /// One comparison and its outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Comparison {
     /// Short name (`R1`, `T2`, ...).
     pub name: String,

@@ -65,6 +65,7 @@ use crate::protocol::{
 
 /// A Lark grammar for llguidance (`docs/cli.md`'s shape: `{"lark": ..., "preserved_tokens": [...]}`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Lark {
     /// The grammar text, `start` first.
     pub lark: String,

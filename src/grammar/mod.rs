@@ -73,6 +73,7 @@ use tools::Builder;
 
 /// A grammar for a llama.cpp-style sampler (its JSON shape is in `docs/cli.md`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Grammar {
     /// GBNF text, `root` first; empty when nothing is constrained.
     pub gbnf: String,

@@ -49,6 +49,7 @@ use crate::protocol::{
 
 /// The export (the shape in `docs/cli.md`): the template and the preserved tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ResponseTemplate {
     /// The version-1 template, as `parse_response` takes it.
     pub response_template: Value,

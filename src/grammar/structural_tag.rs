@@ -56,6 +56,7 @@ use crate::protocol::{
 
 /// A structural tag for one request (its JSON shape is in `docs/cli.md`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct StructuralTag {
     /// `{"type": "structural_tag", "format": {...}}`.
     pub structural_tag: Value,
@@ -68,6 +69,7 @@ pub struct StructuralTag {
 
 /// The legacy form: `structures` (begin, schema, end) and `triggers`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct LegacyStructuralTag {
     /// One `{begin, schema, end}` per tool.
     pub structures: Vec<Value>,

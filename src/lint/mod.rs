@@ -75,6 +75,7 @@ impl FindingKind {
 
 /// One defect, and the probe conversation that shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Finding {
     /// The defect.
     pub kind: FindingKind,
@@ -86,6 +87,7 @@ pub struct Finding {
 
 /// Everything the linter found about one template.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct LintReport {
     /// What the template renders (tools, calls, results, reasoning...).
     pub capabilities: Capabilities,
