@@ -16,10 +16,10 @@
 
 use super::diff::common_prefix_len;
 use super::markers;
+use super::model::{Elements, TaggedArguments};
 use super::outputs::{Outputs, Variant};
 use super::probe::{ARG, ARG2, MARKUP_VALUE, NAME, NUM_ARG, NUM_VALUE, VALUE, VALUE2};
 use super::report::Report;
-use super::{Elements, TaggedArguments};
 
 /// Reads the tagged-argument markers; returns the function name's suffix too.
 pub fn tagged(

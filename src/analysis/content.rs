@@ -6,10 +6,10 @@
 //! are scaffolding, not markers.
 
 use super::markers::visible;
+use super::model::{ContentFormat, Reasoning};
 use super::outputs::{Outputs, Variant};
 use super::probe::CONTENT;
 use super::report::Report;
-use super::{ContentFormat, Reasoning};
 
 /// Reads the content wrappers.
 pub fn detect(

@@ -31,8 +31,8 @@
 
 use std::sync::OnceLock;
 
+use super::model::ToolFormat;
 use super::outputs::Outputs;
-use super::ToolFormat;
 use crate::template::{ChatTemplate, TemplateConfig};
 
 /// A fallback dialect: its name and a template rendering calls in it.

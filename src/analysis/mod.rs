@@ -40,7 +40,7 @@ pub(crate) use fallback::formats as fallback_dialect_formats;
 pub use markers::{marker_at, visible};
 pub use model::*;
 pub(crate) use probe::{thinking_parts, THINKING_PART};
-pub use report::{tool_sources, tool_tokens, Comparison, ComparisonStatus};
+pub use report::{tool_sources, tool_tokens};
 
 /// Analyzes a compiled template.
 ///

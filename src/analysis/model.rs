@@ -7,8 +7,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::report::Comparison;
-
 /// Version of the [`Analysis`] data layout; bumped on incompatible changes.
 pub const FORMAT_VERSION: u32 = 1;
 
@@ -444,4 +442,30 @@ impl Analysis {
     pub fn tool_formats(&self) -> impl Iterator<Item = &ToolFormat> + Clone {
         self.tools.iter().chain(&self.fallback_tools)
     }
+}
+
+/// Outcome of one comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", content = "detail", rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum ComparisonStatus {
+    /// The renders differed and the difference was read.
+    Found(String),
+    /// The renders were identical: the template ignores this input.
+    NoDifference,
+    /// A render failed or a needle was missing; the reason says which.
+    Unsupported(String),
+}
+
+/// One comparison and its outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Comparison {
+    /// Short name (`R1`, `T2`, ...).
+    pub name: String,
+    /// What was compared.
+    pub what: String,
+    /// What came of it.
+    #[serde(flatten)]
+    pub status: ComparisonStatus,
 }

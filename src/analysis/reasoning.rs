@@ -16,11 +16,11 @@
 
 use serde_json::{Map, Value};
 
+use super::model::{PromptEffect, Reasoning, ReasoningMode};
 use super::outputs::{Outputs, Variant};
 use super::probe::{CONTENT, REASONING};
 use super::report::Report;
 use super::{diff, markers};
-use super::{PromptEffect, Reasoning, ReasoningMode};
 use crate::template::{ChatTemplate, RenderRequest};
 
 /// Runs R1–R3 and summarises the reasoning format.

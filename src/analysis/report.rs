@@ -5,10 +5,10 @@
 //! render failed: the reason is the template's own error). Entries keep the
 //! order of [`COMPARISONS`] so serialized analyses are stable.
 
-use serde::{Deserialize, Serialize};
-
-use super::{
-    markers, ArgumentsSlot, ContentFormat, IdSlot, NameSlot, Reasoning, ToolFormat, TurnFormat,
+use super::markers;
+use super::model::{
+    ArgumentsSlot, Comparison, ComparisonStatus, ContentFormat, IdSlot, NameSlot, Reasoning,
+    ToolFormat, TurnFormat,
 };
 
 /// Comparison names, in report order, with what each compares.
@@ -30,32 +30,6 @@ pub const COMPARISONS: &[(&str, &str)] = &[
     ("A5", "string value vs object and list values"),
     ("EOT", "content as the last assistant turn"),
 ];
-
-/// Outcome of one comparison.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "status", content = "detail", rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum ComparisonStatus {
-    /// The renders differed and the difference was read.
-    Found(String),
-    /// The renders were identical: the template ignores this input.
-    NoDifference,
-    /// A render failed or a needle was missing; the reason says which.
-    Unsupported(String),
-}
-
-/// One comparison and its outcome.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Comparison {
-    /// Short name (`R1`, `T2`, ...).
-    pub name: String,
-    /// What was compared.
-    pub what: String,
-    /// What came of it.
-    #[serde(flatten)]
-    pub status: ComparisonStatus,
-}
 
 /// Collects comparison outcomes during one analysis.
 #[derive(Debug, Default)]

@@ -19,7 +19,7 @@
 //! break markers.
 
 use super::markers::compound_parts;
-use super::{ContentFormat, Header, Reasoning};
+use super::model::{ContentFormat, Header, Reasoning};
 
 /// Header shapes shared by content's and reasoning's markers.
 pub fn headers(content: &ContentFormat, reasoning: &Reasoning) -> Vec<Header> {

@@ -22,7 +22,7 @@
 //! template's instructions is not taken for framing.
 
 use super::markers;
-use super::{Analysis, NameSlot, ToolFormat};
+use super::model::{Analysis, NameSlot, ToolFormat};
 
 /// The spare special tokens of `source` for its `analysis`, in order of
 /// first appearance. A token any probe render holds has a role there (a
@@ -71,7 +71,7 @@ fn learned_tokens(analysis: &Analysis) -> Vec<String> {
             .map(str::to_owned),
     );
     for format in analysis.tool_formats() {
-        known.extend(super::tool_tokens(format));
+        known.extend(super::report::tool_tokens(format));
     }
     known
 }
