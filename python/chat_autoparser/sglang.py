@@ -167,15 +167,16 @@ def _parser(
     tool_choice: Any,
     enable_thinking: Optional[bool],
     reasoning: str,
+    prompt: Optional[str] = None,
 ) -> Parser:
     """Our parser for one request shape, built once per shape."""
     key = (
         template.source, json.dumps(tools, sort_keys=True), json.dumps(tool_choice, sort_keys=True),
-        enable_thinking, reasoning,
+        enable_thinking, reasoning, prompt,
     )
     return _PARSERS.get(key, lambda: template.parser(
         tools=tools or None, tool_choice=tool_choice, enable_thinking=enable_thinking,
-        reasoning=reasoning,
+        reasoning=reasoning, prompt=prompt,
     ))
 
 
@@ -189,12 +190,33 @@ def _split(deltas: List[dict]) -> Tuple[str, str, List[dict]]:
     return "".join(reasoning), "".join(content), calls
 
 
+def _default_thinking(reasoning: dict) -> Optional[bool]:
+    """Whether the template's prompt, with no switch given, is the one it
+    renders with thinking on (True), off (False), or neither."""
+    default = reasoning.get("default_prompt")
+    on, off = reasoning.get("thinking_on"), reasoning.get("thinking_off")
+    if default == on != off:
+        return True
+    if default == off != on:
+        return False
+    return None
+
+
+def _switch(force_reasoning: Optional[bool], default_on: Optional[bool]) -> Optional[bool]:
+    """Our `enable_thinking` from SGLang's `force_reasoning`. SGLang's bool
+    cannot say "the request did not say"; with `reasoning_default` set as
+    above, the value that agrees with the template's default is read as
+    that default (None: the prompt is rendered as the template renders it
+    unprompted), the other one as the request's explicit switch."""
+    if force_reasoning is None:
+        return None
+    if default_on:
+        return None if force_reasoning else False
+    return True if force_reasoning else None
+
+
 class ChatAutoparserReasoningDetector(BaseReasoningFormatDetector):
     """SGLang reasoning detector over this library's parser (module doc)."""
-
-    # SGLang's fallback when its own template probe finds no switch:
-    # reasoning is on unless the request turns `enable_thinking` off.
-    reasoning_default = "enable_thinking"
 
     def __init__(
         self,
@@ -205,15 +227,18 @@ class ChatAutoparserReasoningDetector(BaseReasoningFormatDetector):
         **_ignored: Any,
     ):
         template = _template_of(tokenizer)
-        markers = template.analyze().get("reasoning") or {}
+        reasoning = template.analyze().get("reasoning") or {}
+        default_on = _default_thinking(reasoning)
         super().__init__(
-            (markers.get("start") or "").strip(),
-            (markers.get("end") or "").strip(),
+            (reasoning.get("start") or "").strip(),
+            (reasoning.get("end") or "").strip(),
             force_reasoning=bool(force_reasoning),
             stream_reasoning=stream_reasoning,
-            reasoning_default=self.reasoning_default,
+            # What SGLang concludes when its own template probe finds no
+            # switch: the template's default unless the request says otherwise.
+            reasoning_default="enable_thinking" if default_on else "explicit_enable_thinking",
         )
-        self._thinking = force_reasoning
+        self._thinking = _switch(force_reasoning, default_on)
         self._relay = tool_call_parser_active
         # Relaying: calls are the tool detector's, so any call ends reasoning
         # here as there. Not relaying: the request has no tools (or
@@ -281,9 +306,13 @@ class ChatAutoparserToolDetector(BaseFormatDetector):
         return None
 
     def _parser_for(self, tools: List[Any], relayed: Optional[str]) -> Parser:
-        thinking = _RELAY_STATE.get(relayed) if relayed else None
-        reasoning = "extract" if relayed else "inline"
-        return _parser(self._template, _tool_dicts(tools), self._tool_choice, thinking, reasoning)
+        if relayed:
+            thinking = _RELAY_STATE[relayed]
+            return _parser(self._template, _tool_dicts(tools), self._tool_choice, thinking, "extract")
+        # No reasoning parser ran (`separate_reasoning: false`): reasoning
+        # stays in the content as the model wrote it, so no prompt is
+        # assumed (none opened a block whose marker the content would gain).
+        return _parser(self._template, _tool_dicts(tools), self._tool_choice, None, "inline", prompt="")
 
     # -- batch ---------------------------------------------------------------
 

@@ -116,9 +116,10 @@ def serving(tokenizer) -> OpenAIServingChat:
     return server
 
 
-def request(options: dict) -> ChatCompletionRequest:
-    kwargs = {"enable_thinking": True, "reasoning_effort": "high"} if options["enable_thinking"] else None
-    return ChatCompletionRequest(model="m", messages=[USER], tools=TOOLS, chat_template_kwargs=kwargs)
+def request(options: dict, **fields: Any) -> ChatCompletionRequest:
+    kwargs = {"enable_thinking": True, "reasoning_effort": "high"} if options.get("enable_thinking") else None
+    fields.setdefault("tools", TOOLS)
+    return ChatCompletionRequest(model="m", messages=[USER], chat_template_kwargs=kwargs, **fields)
 
 
 def force_reasoning(server: OpenAIServingChat, req: ChatCompletionRequest) -> bool:
@@ -127,12 +128,16 @@ def force_reasoning(server: OpenAIServingChat, req: ChatCompletionRequest) -> bo
 
 def batch(server: OpenAIServingChat, req: ChatCompletionRequest, text: str) -> dict:
     """The non-streaming handler's parse (serving_chat's `_build_chat_response`)."""
-    parser = ReasoningParser(
-        model_type=NAME, stream_reasoning=False, force_reasoning=force_reasoning(server, req),
-        request=req, tokenizer=server.tokenizer_manager.tokenizer,
-        tool_call_parser_active=server._tool_call_parsing_active(req),
-    )
-    reasoning, text = parser.parse_non_stream(text)
+    reasoning, calls = None, None
+    if req.separate_reasoning:
+        parser = ReasoningParser(
+            model_type=NAME, stream_reasoning=False, force_reasoning=force_reasoning(server, req),
+            request=req, tokenizer=server.tokenizer_manager.tokenizer,
+            tool_call_parser_active=server._tool_call_parsing_active(req),
+        )
+        reasoning, text = parser.parse_non_stream(text)
+    if not server._tool_call_parsing_active(req):
+        return message(text, reasoning, [])
     calls, text, _ = server._process_tool_calls(
         text, server._effective_tools(req), {"type": "stop", "matched": None}, req.tool_choice, 0,
         req._response_parser_prefix,
@@ -155,9 +160,14 @@ def streamed(server: OpenAIServingChat, req: ChatCompletionRequest, pieces: list
         for n, delta in enumerate(pieces):
             finish = "stop" if n == len(pieces) - 1 else None
             content = {"meta_info": {"id": "chatcmpl-1"}, "text": delta}
-            reasoning, delta = server._process_reasoning_stream(0, delta, reasoning_parsers, content, req, finish)
-            if reasoning:
-                chunks.append(json.dumps({"choices": [{"delta": {"reasoning_content": reasoning}}]}))
+            if req.separate_reasoning:
+                reasoning, delta = server._process_reasoning_stream(0, delta, reasoning_parsers, content, req, finish)
+                if reasoning:
+                    chunks.append(json.dumps({"choices": [{"delta": {"reasoning_content": reasoning}}]}))
+            if not server._tool_call_parsing_active(req):
+                if delta:
+                    chunks.append(json.dumps({"choices": [{"delta": {"content": delta}}]}))
+                continue
             async for chunk in server._process_tool_call_stream(
                 0, delta, tool_parsers, content, req, has_calls, created=0, flush=finish is not None,
             ):
@@ -234,20 +244,58 @@ def test_sglang_parse_equals_ours(label, path, report):
     for name, options, text in cases:
         want = ours(template.parser(**options).parse(text))
         req = request(options)
-        got = {
-            "batch": batch(server, req, text),
-            "1 token per delta": streamed(server, req, list(detokenized(tokenizer, text, 1))),
-            "3 tokens per delta": streamed(server, req, list(detokenized(tokenizer, text, 3))),
-        }
-        for how, result in got.items():
+        for how, result in through_sglang(server, req, tokenizer, text).items():
             report[f"{label} SGLang round-trip tool outputs ({how})"] += 1
             if result == want:
                 report[f"{label} SGLang round-trip tool outputs ({how}) equal to ours"] += 1
             else:
                 misses.append(f"{path.stem}/{name} ({how}): SGLang {result} != ours {want}")
     MISSES.extend(misses)
+    for miss in misses:  # every one in the run's summary
+        report[f"MISS {miss[:300]}"] += 1
     if label == "shipped":
         assert not misses, "\n".join(misses)
+
+
+def through_sglang(server, req, tokenizer, text: str) -> dict:
+    """The output's message through SGLang: batch, 1 and 3 tokens per delta."""
+    return {
+        "batch": batch(server, req, text),
+        "1 token per delta": streamed(server, req, list(detokenized(tokenizer, text, 1))),
+        "3 tokens per delta": streamed(server, req, list(detokenized(tokenizer, text, 3))),
+    }
+
+
+@pytest.mark.parametrize("label,path", TOOL_CASES, ids=[f"{label}/{p.stem}" for label, p in TOOL_CASES])
+def test_other_request_shapes_equal_ours(label, path, report):
+    """The paths besides reasoning + tools: a request with no tools (no
+    tool parser runs, the reasoning detector's content is final), and
+    `separate_reasoning: false` (no reasoning parser runs; the tool
+    detector keeps reasoning inline, as ours with reasoning="inline")."""
+    template = ca.ChatTemplate.from_file(path)
+    cases = list(outputs(template))
+    tokenizer = tokenizer_for(template, [t for _, _, t in cases])
+    server = serving(tokenizer)
+    misses = []
+    for name, options, text in cases:
+        shapes = {"no tools": (request(options, tools=None), {"tools": None})}
+        if name not in ("content", "reasoning+content"):
+            # No reasoning parser runs: the tool detector keeps reasoning
+            # in the content as written, assuming no prompt.
+            shapes["separate_reasoning false"] = (
+                request(options, separate_reasoning=False), {"reasoning": "inline", "prompt": ""}
+            )
+        for shape, (req, change) in shapes.items():
+            want = ours(template.parser(**{**options, **change}).parse(text))
+            if shape == "no tools" and want["tool_calls"]:
+                continue  # without tools SGLang runs no tool parser: calls stay text
+            for how, result in through_sglang(server, req, tokenizer, text).items():
+                report[f"{label} SGLang outputs, {shape} ({how})"] += 1
+                if result == want:
+                    report[f"{label} SGLang outputs, {shape} ({how}) equal to ours"] += 1
+                else:
+                    misses.append(f"{path.stem}/{name} {shape} ({how}): SGLang {result} != ours {want}")
+    assert not misses, "\n".join(misses)
 
 
 def test_sglang_corpus_rate(report):
