@@ -34,16 +34,29 @@ so the adapter does not split the text; it relays it:
   calls (its reasoning was already emitted upstream). The client therefore
   gets reasoning, content and calls of the same parse of the same text,
   whatever the chunking, and no byte is lost or parsed twice into content.
+  A whole (batch) output whose parse has no call needs no relay: the
+  reasoning detector hands over its content, which has no call to find.
 - With no tool-call parser after it (no tools, ``tool_choice: none``), the
-  reasoning detector emits our parse's content itself.
+  reasoning detector emits our parse's content itself, call markup
+  included (our ``tool_choice: none`` parse).
 - A tool-call detector that receives text without the header (SGLang ran
-  no reasoning parser: ``separate_reasoning: false`` or none configured)
-  parses with reasoning kept inline in the content, as the request asked.
+  no reasoning parser: ``separate_reasoning: false``) keeps reasoning
+  inline in the content as the model wrote it (``reasoning="inline"``,
+  no prompt assumed: the prompt's opening marker is not prepended).
 
-The reasoning detector does not see the request's tools, so its parse is
-built without them; the reasoning it reports is that parse's. Only an
-output whose reasoning our parser ends at a call can differ (none of the
-round-trip outputs; ``python/tests/test_sglang.py`` counts).
+The reasoning detector does not see the request's tools; its parse is
+built without them, and a parse without tools still reads calls (of any
+name), so any call ends reasoning there as in the tool detector's parse.
+
+Where reasoning stood: SGLang hands the reasoning detector a bool,
+``force_reasoning`` (its template probe, else the detector's
+``reasoning_default`` read against the request's ``enable_thinking``),
+which cannot say that the request left thinking unset. The detector sets
+``reasoning_default`` from our analysis (on unless turned off, for
+templates whose unprompted render is their thinking-on one; else off
+unless turned on), and reads the value that agrees with the template's
+default as that default (``enable_thinking=None``), the other as the
+request's explicit switch (``_switch``).
 
 Constrained decoding: :meth:`ChatAutoparserToolDetector.get_structural_tag`
 returns our structural tag for the request (``ChatTemplate.grammar(...,
