@@ -184,8 +184,8 @@ def _parser(
 ) -> Parser:
     """Our parser for one request shape, built once per shape."""
     key = (
-        template.source, json.dumps(tools, sort_keys=True), json.dumps(tool_choice, sort_keys=True),
-        enable_thinking, reasoning, prompt,
+        template.source, template.bos_token, template.eos_token, json.dumps(tools, sort_keys=True),
+        json.dumps(tool_choice, sort_keys=True), enable_thinking, reasoning, prompt,
     )
     return _PARSERS.get(key, lambda: template.parser(
         tools=tools or None, tool_choice=tool_choice, enable_thinking=enable_thinking,

@@ -282,6 +282,7 @@ def test_other_request_shapes_equal_ours(label, path, report):
         shapes = {"no tools": (request(options, tools=None), {"tools": None})}
         if name not in ("content", "reasoning+content"):
             shapes["cut at 60%"] = (request(options), {})
+            shapes["stream_reasoning false"] = (request(options, stream_reasoning=False), {})
             # No reasoning parser runs: the tool detector keeps reasoning
             # in the content as written, assuming no prompt.
             shapes["separate_reasoning false"] = (
