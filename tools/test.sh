@@ -78,3 +78,17 @@ else
         fi
     done
 fi
+
+# --- optional: the SGLang adapter inside SGLang (python/tests/test_sglang.py) ---
+# Runs when SGLang's pinned venv exists (tools/sglang_env.sh makes it once
+# per machine, ~11 GB); the script rebuilds and installs our package into
+# it. CHAT_AUTOPARSER_SGLANG=0 skips it.
+sglang_venv="${CHAT_AUTOPARSER_CACHE:-$HOME/.cache/chat-autoparser}/sglang-0.5.23/venv"
+if [ "${CHAT_AUTOPARSER_SGLANG:-1}" = 0 ] || [ $# -ne 0 ]; then
+    echo "sglang tier: skipped (CHAT_AUTOPARSER_SGLANG=0 or a filtered run)"
+elif [ ! -x "$sglang_venv/bin/python" ]; then
+    echo "sglang tier: skipped, no SGLang venv at $sglang_venv (bash tools/sglang_env.sh creates it)"
+else
+    sglang_py="$(bash tools/sglang_env.sh | tail -n1)"
+    "$sglang_py" -m pytest python/tests/test_sglang.py -q -rs
+fi
