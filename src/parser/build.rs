@@ -112,6 +112,9 @@ pub struct Plan<'a> {
     pub json_response: bool,
     /// The request's function names: a call must name one (empty: any).
     pub names: &'a [String],
+    /// A call may name any function, the request's or not
+    /// (`unknown_tool: call`): the decoder flags the others.
+    pub any_name: bool,
     /// The tool formats the output may hold (the protocol's).
     pub formats: &'a [ToolFormat],
 }
@@ -142,7 +145,8 @@ pub fn grammar(protocol: &Protocol, plan: Plan<'_>) -> Grammar {
 /// grammars whose call rules it names.
 fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a>>) {
     let vocabulary = Rc::new(Vocabulary::new(protocol));
-    let tool_sections = tool_grammars(protocol, plan.formats, plan.names, &vocabulary);
+    let checked: &[String] = if plan.any_name { &[] } else { plan.names };
+    let tool_sections = tool_grammars(protocol, plan.formats, (checked, plan.names), &vocabulary);
     // Tool sections keep their text when tools are not parsed: a header
     // never takes their opening marker.
     let tool_starts: Vec<String> = tool_sections
@@ -628,7 +632,7 @@ fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
 fn tool_grammars<'a>(
     protocol: &'a Protocol,
     formats: &'a [ToolFormat],
-    names: &[String],
+    names: (&[String], &[String]),
     vocabulary: &Rc<Vocabulary>,
 ) -> Vec<ToolGrammar<'a>> {
     let opener = part_opener(protocol);
@@ -688,8 +692,10 @@ impl<'a> ToolGrammar<'a> {
         headers: &'a [Header],
         opener: Option<String>,
         markers: Vec<String>,
-        names: &[String],
+        (names, all_names): (&[String], &[String]),
     ) -> ToolGrammar<'a> {
+        // `names` are the names a call must have (empty: any); `all_names`
+        // the request's, which a name slot may hold with spaces in them.
         let (known_name, known_json_name) = (known_name(names, false), known_name(names, true));
         let unknown = |quoted| match names.is_empty() {
             true => chat_autoparser_peg::fail(),
@@ -705,7 +711,7 @@ impl<'a> ToolGrammar<'a> {
             triggers: Vec::new(),
             known_name,
             known_json_name,
-            spaced_names: spaced_names(names),
+            spaced_names: spaced_names(all_names),
             unknown_name,
             unknown_json_name,
             wrappers: Vec::new(),
