@@ -21,6 +21,7 @@ mod name_echo;
 mod named_close_tags;
 mod nested_elements;
 mod part_opener;
+mod policies;
 mod push_bytes;
 mod python_values;
 mod round_trip;
