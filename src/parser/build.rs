@@ -1619,7 +1619,7 @@ fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
     let arg = seq([
         not_end(&end),
         not_end(&Marker::new(call_end)),
-        tagged_argument(t, &bare_stops),
+        tagged_argument(t, &bare_stops, &enclosing_closers(t, call_end)),
     ]);
     let sep = Marker::new(&t.separator);
     let more = if sep.is_blank() {
@@ -1630,17 +1630,56 @@ fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
     seq([ws(), opt(seq([arg, more])), ws(), end.expr()])
 }
 
-/// One `name-prefix KEY name-suffix value` pair.
-fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
+/// The closers around a tagged value that a value left unclosed ends at
+/// (`NYC\n</function>` with no `</parameter>`: the arguments' and the
+/// call's end markers), so an unclosed value never swallows them: those
+/// with a distinctive first core (a bracketed token) other than the
+/// value's own closer's.
+fn enclosing_closers(t: &TaggedArguments, call_end: &str) -> Vec<Marker> {
+    let own = Marker::new(&t.value_suffix).first_core().map(str::to_string);
+    let mut out: Vec<Marker> = Vec::new();
+    for m in [t.end.as_str(), call_end].map(Marker::new) {
+        let distinct = m.first_core().is_some_and(|core| {
+            core.len() >= 3
+                && core.starts_with(['<', '['])
+                && own.as_deref().is_some_and(|own| own != core)
+        });
+        if distinct && !out.iter().any(|o| o.first_core() == m.first_core()) {
+            out.push(m);
+        }
+    }
+    out
+}
+
+/// One `name-prefix KEY name-suffix value` pair; `enclosing`: the closers
+/// an unclosed value ends at (see [`enclosing_closers`]).
+fn tagged_argument(t: &TaggedArguments, bare_stops: &[String], enclosing: &[Marker]) -> Expr {
     let name_suffix = Marker::new(&t.name_suffix);
     let key = match name_suffix.first_core() {
         Some(core) => until([core, "\n"]),
         None => identifier(),
     };
     let value_end = Marker::new(&t.value_suffix);
-    let close = value_close(t, &value_end);
+    // A value whose closer never came ends where its arguments or its
+    // call close (those stay for the rules after the value).
+    let close = match enclosing.is_empty() {
+        true => value_close(t, &value_end),
+        false => choice([
+            value_close(t, &value_end),
+            and(choice(enclosing.iter().map(|m| seq([ws(), m.expr()])))),
+        ]),
+    };
     let raw_value = |tag| {
-        let stops = value_end.delimiters();
+        let mut stops = value_end.delimiters();
+        if !stops.is_empty() {
+            // A newline before these is the line the closers sit on, not
+            // the value's (`NYC\n</function>`): the template writes the
+            // value's own closer there.
+            for core in enclosing.iter().filter_map(Marker::first_core) {
+                stops.push(format!("\n{core}"));
+                stops.push(core.to_string());
+            }
+        }
         let text = if stops.is_empty() {
             until([",", "}"])
         } else {

@@ -551,6 +551,14 @@ impl Decoder {
     }
 
     fn close(&mut self, tag: Tag, text: &str, out: &mut Sink) {
+        if self.at_end && matches!(tag, ARG_STRING | ARG_JSON | ARG_NOTATION | ARG_ELEMENTS) {
+            // Only the end of the output decided where this value ends:
+            // no closer came, so it is cut short (as a JSON string cut by
+            // the end is), however it would read.
+            if let Some(call) = self.call.as_mut() {
+                call.cut_value = true;
+            }
+        }
         match tag {
             NAME => self.announce(text, out),
             ID => self.set_id(text, out),

@@ -27,5 +27,6 @@ mod python_values;
 mod round_trip;
 mod turn_end;
 mod typed_attributes;
+mod unclosed_values;
 mod unconditional_prompt;
 mod vectors;
