@@ -840,7 +840,7 @@ impl<'a> ToolGrammar<'a> {
             start,
             self.call(),
             more,
-            opt(cap(FRAME, Marker::new(&f.section_end).expr())),
+            opt(cap(FRAME, Marker::new(&f.section_end).closer_expr())),
             ws(),
         ])
     }
@@ -947,7 +947,7 @@ impl<'a> ToolGrammar<'a> {
     /// A call after its start marker: head, arguments and end.
     fn body(&self) -> Expr {
         let f = self.format;
-        let end = Marker::new(self.layout.end()).expr();
+        let end = Marker::new(self.layout.end()).closer_expr();
         let end = match self.shared_wrapper() {
             Some((close, prefix)) => choice([end, seq([lit(&close), and(lit(&prefix))])]),
             None => end,
@@ -1634,8 +1634,13 @@ fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
 /// (`NYC\n</function>` with no `</parameter>`: the arguments' and the
 /// call's end markers), so an unclosed value never swallows them: those
 /// with a distinctive first core (a bracketed token) other than the
-/// value's own closer's.
+/// value's own closer's, in formats whose value closer names no argument.
 fn enclosing_closers(t: &TaggedArguments, call_end: &str) -> Vec<Marker> {
+    // A closer that names its argument (`</city>`) is read by nesting
+    // (`value_close`); its values keep their rules.
+    if t.named_close.is_some() {
+        return Vec::new();
+    }
     let own = Marker::new(&t.value_suffix).first_core().map(str::to_string);
     let mut out: Vec<Marker> = Vec::new();
     for m in [t.end.as_str(), call_end].map(Marker::new) {

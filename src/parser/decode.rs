@@ -54,6 +54,9 @@ use crate::protocol::Notation;
 /// open (`peg::Stream::text_only`). A tag added to `close` leaves this list.
 pub const TEXT_ONLY: [Tag; 4] = [REASONING, CONTENT, ARGS, BROKEN];
 
+/// The tags of a tagged argument's value.
+const VALUES: [Tag; 4] = [ARG_STRING, ARG_JSON, ARG_NOTATION, ARG_ELEMENTS];
+
 /// The longest a call's text may grow while it is open, in bytes (4 MiB):
 /// a longer call is withdrawn at once, and its text, that far and on, is
 /// content. A call is kept whole (the engine keeps its text) until it
@@ -97,6 +100,8 @@ pub struct Decoder {
     /// The events being applied come from the finishing step: the output
     /// has ended (set by the stream).
     pub at_end: bool,
+    /// Where the output ends, once it has (set by the stream).
+    pub output_end: Option<usize>,
     /// A call was kept: content from here on is text after the calls.
     after_calls: bool,
     /// The last call that closed was dropped (framing after it is too).
@@ -234,6 +239,7 @@ impl Decoder {
             withdrawn: Vec::new(),
             policy,
             at_end: false,
+            output_end: None,
             after_calls: false,
             after_dropped: false,
             drop_chain: None,
@@ -310,6 +316,14 @@ impl Decoder {
             Event::Text { tag, end, .. } => self.more_text(tag, end, text, out),
             Event::Close { tag, end, .. } => {
                 self.consumed = self.consumed.max(end);
+                if self.output_end == Some(end) && VALUES.contains(&tag) {
+                    // The value runs to the end of the output: no closer
+                    // came, so it is cut short (as a JSON string cut by
+                    // the end is), however it would read.
+                    if let Some(call) = self.call.as_mut() {
+                        call.cut_value = true;
+                    }
+                }
                 self.close(tag, text, out);
             }
         }
@@ -551,14 +565,6 @@ impl Decoder {
     }
 
     fn close(&mut self, tag: Tag, text: &str, out: &mut Sink) {
-        if self.at_end && matches!(tag, ARG_STRING | ARG_JSON | ARG_NOTATION | ARG_ELEMENTS) {
-            // Only the end of the output decided where this value ends:
-            // no closer came, so it is cut short (as a JSON string cut by
-            // the end is), however it would read.
-            if let Some(call) = self.call.as_mut() {
-                call.cut_value = true;
-            }
-        }
         match tag {
             NAME => self.announce(text, out),
             ID => self.set_id(text, out),

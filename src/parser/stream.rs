@@ -249,6 +249,9 @@ impl OutputStream {
             // `push_into` tried the plain-text fast path already.
             // Events of the finishing step know the output has ended.
             self.decoder.at_end = fin;
+            if fin {
+                self.decoder.output_end = Some(self.peg.len());
+            }
             let result = if fin {
                 self.peg.finish().map(|_| ())
             } else {

@@ -6,7 +6,11 @@
 //!   missing value closer may not;
 //! - a value left unclosed ends at the first closer around it (the
 //!   arguments' or the call's end), which then closes the call, instead of
-//!   swallowing them and the text after them.
+//!   swallowing them and the text after them;
+//! - a closer of several cores written in part closes what it closes
+//!   (python-calls' section end `]<|tool_call_end|>`): its last token alone,
+//!   or its first cores at the very end of the output; nothing of it is
+//!   left in the content.
 
 use chat_autoparser::parser::DiagnosticKind;
 use chat_autoparser::{ChatTemplate, Options, OutputParser, ParserConfig, TemplateConfig};
@@ -64,5 +68,24 @@ fn an_unclosed_value_ends_at_the_closers_around_it() {
         let m = parse_and_stream(&parser(template), &output);
         assert_eq!(calls(&m), [("get_weather", r#"{"city": "NYC"}"#)], "{output:?}");
         assert_eq!(m.content.as_deref(), Some("Then more."), "{output:?}");
+    }
+}
+
+#[test]
+fn part_of_a_multi_part_closer_closes_the_section() {
+    let p = parser("python-calls");
+    let open = r#"<|tool_call_start|>[get_weather(city="Paris")"#;
+    for (output, content) in [
+        (format!("{open}]"), None),
+        (format!("{open}<|tool_call_end|>"), None),
+        (format!("{open}<|tool_call_end|> After."), Some("After.")),
+        (format!("{open}]<|tool_call_end|> After."), Some("After.")),
+        // A bracket with text after it is text: only the end of the output
+        // says the rest of the closer was eaten.
+        (format!("{open}] After."), Some("] After.")),
+    ] {
+        let m = parse_and_stream(&p, &output);
+        assert_eq!(calls(&m), [("get_weather", r#"{"city": "Paris"}"#)], "{output:?}");
+        assert_eq!(m.content.as_deref(), content, "{output:?}");
     }
 }
