@@ -43,8 +43,7 @@ use std::time::{Duration, Instant};
 
 use chat_autoparser::parser::{char_chunks, Continue};
 use chat_autoparser::{
-    Policy,
-    Chat, ChatRequest, ErrorKind, Export, OutputParser, TemplateSource, ToolChoice,
+    Chat, ChatRequest, ErrorKind, Export, OutputParser, Policy, TemplateSource, ToolChoice,
 };
 use serde_json::{json, Value};
 

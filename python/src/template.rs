@@ -17,8 +17,7 @@ use std::sync::{Arc, OnceLock};
 
 use chat_autoparser::parser::Continue;
 use chat_autoparser::{
-    Policy,
-    Analysis, Chat, ChatRequest, ChatTemplate, Export, ReasoningFormat, RenderRequest,
+    Analysis, Chat, ChatRequest, ChatTemplate, Export, Policy, ReasoningFormat, RenderRequest,
     TemplateConfig, TemplateSource, ToolChoice,
 };
 use pyo3::exceptions::PyUserWarning;

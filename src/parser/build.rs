@@ -1641,7 +1641,9 @@ fn enclosing_closers(t: &TaggedArguments, call_end: &str) -> Vec<Marker> {
     if t.named_close.is_some() {
         return Vec::new();
     }
-    let own = Marker::new(&t.value_suffix).first_core().map(str::to_string);
+    let own = Marker::new(&t.value_suffix)
+        .first_core()
+        .map(str::to_string);
     let mut out: Vec<Marker> = Vec::new();
     for m in [t.end.as_str(), call_end].map(Marker::new) {
         let distinct = m.first_core().is_some_and(|core| {

@@ -507,9 +507,15 @@ impl Decoder {
                 let (at_end, policy) = (self.at_end, self.policy);
                 if let Some(call) = self.call.as_mut() {
                     call.unclosed = at_end;
-                    match (at_end, policy.unclosed_call_at_end, policy.malformed_section) {
+                    match (
+                        at_end,
+                        policy.unclosed_call_at_end,
+                        policy.malformed_section,
+                    ) {
                         (true, UnclosedCall::Recover, _) => call.withdrawn = !complete,
-                        (true, UnclosedCall::Drop, _) => (call.withdrawn, call.dropped) = (true, true),
+                        (true, UnclosedCall::Drop, _) => {
+                            (call.withdrawn, call.dropped) = (true, true)
+                        }
                         (true, UnclosedCall::Content, _) => call.withdrawn = true,
                         (false, _, MalformedSection::Content) => call.withdrawn = !complete,
                         (false, _, MalformedSection::Drop) => {

@@ -264,7 +264,10 @@ mod tests {
             p.set("unknown_tool", "maybe").unwrap_err(),
             "unknown_tool takes content or call, not \"maybe\""
         );
-        assert!(p.set("colour", "red").unwrap_err().starts_with("unknown policy field"));
+        assert!(p
+            .set("colour", "red")
+            .unwrap_err()
+            .starts_with("unknown policy field"));
         let q = Policy::from_json(&json!({"preset": "compatible", "text_after_calls": "keep"}));
         assert_eq!(
             q.unwrap(),

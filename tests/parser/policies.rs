@@ -12,7 +12,10 @@ use chat_autoparser::{ChatTemplate, Options, OutputParser, ParserConfig, Policy,
 use crate::common::streaming::weather_tools;
 
 fn parser(policy: Policy) -> OutputParser {
-    let path = format!("{}/templates/hermes-think.jinja", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/templates/hermes-think.jinja",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let source = std::fs::read_to_string(path).unwrap();
     let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
         .unwrap()
@@ -34,7 +37,11 @@ fn report(policy: Policy, output: &str) -> Parsed {
         }
         stream.finish();
         assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
-        assert_eq!(stream.diagnostics(), batch.diagnostics, "{size}: {output:?}");
+        assert_eq!(
+            stream.diagnostics(),
+            batch.diagnostics,
+            "{size}: {output:?}"
+        );
     }
     batch
 }
@@ -59,7 +66,10 @@ const CALL: &str = r#"<tool_call>{"name": "get_weather", "arguments": {"city": "
 fn text_after_calls_is_kept_or_dropped_with_its_range() {
     let output = format!("Let me check.\n{CALL}</tool_call>\nDone, it is sunny.\n");
     let kept = report(Policy::lossless(), &output);
-    assert_eq!(kept.message.content.as_deref(), Some("Let me check.\nDone, it is sunny."));
+    assert_eq!(
+        kept.message.content.as_deref(),
+        Some("Let me check.\nDone, it is sunny.")
+    );
     assert!(kept.diagnostics.is_empty());
     let p = Policy::lossless().with_text_after_calls(TextAfterCalls::Drop);
     let parsed = report(p, &output);
@@ -90,7 +100,9 @@ fn an_unknown_tool_is_content_or_a_flagged_call() {
     assert_eq!(parsed.message.tool_calls[0].function.arguments, "{}");
     assert_eq!(kinds(&parsed), [DiagnosticKind::UnknownToolCall]);
     // A known name is not flagged.
-    assert!(report(p, &format!("{CALL}</tool_call>")).diagnostics.is_empty());
+    assert!(report(p, &format!("{CALL}</tool_call>"))
+        .diagnostics
+        .is_empty());
 }
 
 #[test]
@@ -135,7 +147,10 @@ fn a_broken_call_is_content_dropped_or_salvaged() {
     let p = Policy::lossless().with_malformed_section(MalformedSection::Salvage);
     let parsed = report(p, output);
     assert_eq!(parsed.message.tool_calls[0].function.name, "get_weather");
-    assert_eq!(parsed.message.tool_calls[0].function.arguments, r#"{"city": 3"#);
+    assert_eq!(
+        parsed.message.tool_calls[0].function.arguments,
+        r#"{"city": 3"#
+    );
     assert!(kinds(&parsed).contains(&DiagnosticKind::SalvagedToolCall));
 }
 
@@ -150,7 +165,10 @@ fn lossless_never_drops() {
     ];
     for output in &outputs {
         let parsed = report(Policy::lossless(), output);
-        assert!(!kinds(&parsed).contains(&DiagnosticKind::Dropped), "{output:?}: {parsed:?}");
+        assert!(
+            !kinds(&parsed).contains(&DiagnosticKind::Dropped),
+            "{output:?}: {parsed:?}"
+        );
         let compatible = report(Policy::compatible(), output);
         for d in compatible.diagnostics.iter().filter(|d| d.end.is_some()) {
             assert!(d.offset <= d.end.unwrap() && d.end.unwrap() <= output.len());
@@ -160,7 +178,10 @@ fn lossless_never_drops() {
 
 #[test]
 fn choices_not_built_yet_are_refused() {
-    let path = format!("{}/templates/hermes-think.jinja", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/templates/hermes-think.jinja",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let source = std::fs::read_to_string(path).unwrap();
     let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
         .unwrap()

@@ -41,20 +41,35 @@ fn a_value_cut_by_the_end_is_no_call() {
         let m = parse_and_stream(&p, &output);
         assert!(m.tool_calls.is_empty(), "{template}: {m:?}");
         assert_eq!(m.content.as_deref(), Some(output.as_str()), "{template}");
-        let kinds: Vec<_> = p.parse_report(&output, false).diagnostics.iter().map(|d| d.kind).collect();
-        assert!(kinds.contains(&DiagnosticKind::WithdrawnToolCall), "{template}: {kinds:?}");
+        let kinds: Vec<_> = p
+            .parse_report(&output, false)
+            .diagnostics
+            .iter()
+            .map(|d| d.kind)
+            .collect();
+        assert!(
+            kinds.contains(&DiagnosticKind::WithdrawnToolCall),
+            "{template}: {kinds:?}"
+        );
     }
 }
 
 #[test]
 fn a_missing_last_closer_still_recovers() {
     for (template, output) in [
-        ("qwen-coder-xml", format!("{QWEN_OPEN}Paris\n</parameter>\n</function>")),
+        (
+            "qwen-coder-xml",
+            format!("{QWEN_OPEN}Paris\n</parameter>\n</function>"),
+        ),
         ("qwen-coder-xml", format!("{QWEN_OPEN}Paris\n</parameter>")),
         ("glm-arg-pairs", format!("{GLM_OPEN}Paris</arg_value>")),
     ] {
         let m = parse_and_stream(&parser(template), &output);
-        assert_eq!(calls(&m), [("get_weather", r#"{"city": "Paris"}"#)], "{output:?}");
+        assert_eq!(
+            calls(&m),
+            [("get_weather", r#"{"city": "Paris"}"#)],
+            "{output:?}"
+        );
         assert_eq!(m.content, None, "{output:?}");
     }
 }
@@ -62,11 +77,21 @@ fn a_missing_last_closer_still_recovers() {
 #[test]
 fn an_unclosed_value_ends_at_the_closers_around_it() {
     for (template, output) in [
-        ("qwen-coder-xml", format!("{QWEN_OPEN}NYC\n</function>\n</tool_call>\nThen more.")),
-        ("glm-arg-pairs", format!("{GLM_OPEN}NYC\n</tool_call>\nThen more.")),
+        (
+            "qwen-coder-xml",
+            format!("{QWEN_OPEN}NYC\n</function>\n</tool_call>\nThen more."),
+        ),
+        (
+            "glm-arg-pairs",
+            format!("{GLM_OPEN}NYC\n</tool_call>\nThen more."),
+        ),
     ] {
         let m = parse_and_stream(&parser(template), &output);
-        assert_eq!(calls(&m), [("get_weather", r#"{"city": "NYC"}"#)], "{output:?}");
+        assert_eq!(
+            calls(&m),
+            [("get_weather", r#"{"city": "NYC"}"#)],
+            "{output:?}"
+        );
         assert_eq!(m.content.as_deref(), Some("Then more."), "{output:?}");
     }
 }
@@ -85,7 +110,11 @@ fn part_of_a_multi_part_closer_closes_the_section() {
         (format!("{open}] After."), Some("] After.")),
     ] {
         let m = parse_and_stream(&p, &output);
-        assert_eq!(calls(&m), [("get_weather", r#"{"city": "Paris"}"#)], "{output:?}");
+        assert_eq!(
+            calls(&m),
+            [("get_weather", r#"{"city": "Paris"}"#)],
+            "{output:?}"
+        );
         assert_eq!(m.content.as_deref(), content, "{output:?}");
     }
 }

@@ -368,7 +368,11 @@ fn stream_checked(
         prop_assert_eq!(&added, &s.message(), "after chunk {:?}", chunk);
         prev = now;
     }
-    prop_assert_eq!(s.diagnostics(), diagnostics, "diagnostics differ from batch");
+    prop_assert_eq!(
+        s.diagnostics(),
+        diagnostics,
+        "diagnostics differ from batch"
+    );
     Ok((s.message(), added))
 }
 
