@@ -24,7 +24,9 @@
 //! - the output [`Policy`] decides what off-script text becomes: content
 //!   after the first kept call, a call the output ends in (its break opens
 //!   during the finishing step: only the end of the output decides there
-//!   is no closer, whatever the chunking), a broken call, an unknown
+//!   is no closer, whatever the chunking; inside a block whose events wait
+//!   for the end, a call broken earlier counts so too, which only the
+//!   non-default `unclosed_call_at_end` choices can tell), a broken call, an unknown
 //!   tool's call. Text a policy leaves out is reported as `Dropped` ranges,
 //!   merged where the dropped text is contiguous, so the ranges do not
 //!   depend on the chunking either.
