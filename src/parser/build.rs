@@ -1478,15 +1478,31 @@ fn space_set() -> ByteSet {
 /// Matches (without consuming) one of `names` where a function name starts:
 /// as a JSON string when `quoted`, else as a word not followed by another
 /// name character. Longest names first, so a name that is a prefix of
-/// another does not hide it. Empty when there are no names: any name is
-/// then read. A call of a function the request does not have then fails
+/// another does not hide it. With no names (no tools, or `unknown_tool:
+/// call`): any name that starts as one does ([`name_start`]). With names,
+/// a call of a function the request does not have fails
 /// before it commits, and its text stays content, verbatim: a server could
 /// not dispatch it.
 fn known_name(names: &[String], quoted: bool) -> Expr {
     if names.is_empty() {
-        return empty();
+        // Any name, but a name: it starts with a letter, a digit, `_` or a
+        // non-ASCII character, never with punctuation (`[`, `{`).
+        let start = class(name_start());
+        return and(match quoted {
+            true => seq([lit("\""), start]),
+            false => start,
+        });
     }
     and(known_name_alternatives(names, quoted))
+}
+
+/// The bytes a function name may start with.
+fn name_start() -> ByteSet {
+    ByteSet::range(b'a', b'z')
+        .union(ByteSet::range(b'A', b'Z'))
+        .union(ByteSet::range(b'0', b'9'))
+        .union(ByteSet::of(b"_"))
+        .union(ByteSet::range(0x80, 0xFF))
 }
 
 /// The names in `names` that hold whitespace, as literals, longest first:

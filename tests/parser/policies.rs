@@ -197,3 +197,14 @@ fn choices_not_built_yet_are_refused() {
         "input error: the calls_in_reasoning policy supports only its default value so far"
     );
 }
+
+#[test]
+fn any_name_is_still_a_name_not_punctuation() {
+    // With names unchecked (`unknown_tool: call`), a name still starts with
+    // a letter, a digit or `_`: bracket punctuation is text.
+    let output = r#"<tool_call>{"name": "[", "arguments": {}}</tool_call>"#;
+    let p = Policy::lossless().with_unknown_tool(UnknownTool::Call);
+    let parsed = report(p, output);
+    assert!(parsed.message.tool_calls.is_empty(), "{parsed:?}");
+    assert_eq!(parsed.message.content.as_deref(), Some(output));
+}
