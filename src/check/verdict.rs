@@ -4,6 +4,10 @@
 //!   parser can be built for a plain request; or the default shape's plain
 //!   answer (`no-call`) or, for a template that renders calls, its single
 //!   call (`one-call`) does not parse back whole: the basic round trip fails.
+//!   Outputs cut where the rendered turn parts from the generation prompt
+//!   (`common-prefix`: a forced-open block the template drops from
+//!   history) are not what a model writes after the real prompt: their
+//!   failures are notes.
 //! - **warnings**: anything else that fails: a probe that does not parse
 //!   back whole or streamed, an export that cannot be built for a shape
 //!   that needs it or that rejects a probe output, a tool format assumed
@@ -190,9 +194,29 @@ fn probe_lines(
         notes.push(format!("{at} not probed: {why}"));
         return;
     }
+    if p.source == Some(super::OutputSource::CommonPrefix) {
+        // The turn renders unlike its generation prompt (a forced-open
+        // block dropped from history): the output is cut where the two
+        // part, which is not what a model writes after the real prompt.
+        let mut found = Vec::new();
+        probe_lines_of(&at, p, false, &mut found);
+        notes.extend(found.into_iter().map(|w| {
+            format!(
+                "{} (the output is cut where the rendered turn parts from the prompt, \
+                 so a model may write otherwise)",
+                w.what
+            )
+        }));
+        return;
+    }
+    let basic =
+        shape == "default" && (p.name == "no-call" || (p.name == "one-call" && renders_calls));
+    probe_lines_of(&at, p, basic, warnings);
+}
+
+/// The warnings of one probe that ran (`basic`: its parse failing is fatal).
+fn probe_lines_of(at: &str, p: &super::ProbeReport, basic: bool, warnings: &mut Vec<Warning>) {
     if let Some(e) = &p.parse_error {
-        let basic =
-            shape == "default" && (p.name == "no-call" || (p.name == "one-call" && renders_calls));
         let todo = match p.name {
             "markers-in-args" => "the format cannot carry its own markers in a string; keep them out of arguments",
             "tricky-args" => "arguments like these (quotes, newlines, markup, nested values) are misread; report it",
