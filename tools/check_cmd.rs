@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use chat_autoparser::analysis::visible;
-use chat_autoparser::check::{Acceptance, CheckReport, Rendering, Source};
+use chat_autoparser::check::{Acceptance, CheckReport, ProbeReport, Rendering, Source};
 use chat_autoparser::{Chat, Error, ErrorKind, Verdict};
 use serde_json::{json, Map, Value};
 
@@ -350,17 +350,7 @@ fn human(checked: &Checked) -> String {
         out.push_str(&format!("  warning: {w}\n"));
     }
     out.push_str(&detected(r));
-    out.push_str("probes (parsed whole / streamed at 1..7-byte chunks / exports):\n");
-    for s in &r.shapes {
-        for p in &s.probes {
-            out.push_str(&format!(
-                "  {:<15} {:<18} {}\n",
-                s.shape.name,
-                p.name,
-                probe_cell(p)
-            ));
-        }
-    }
+    out.push_str(&probes(r));
     let rendering = |r: Rendering| kebab(&r);
     out.push_str(&format!(
         "prompt: tool block {}, tool history {}, {}, {} training spans\n",
@@ -421,26 +411,73 @@ fn detected(r: &CheckReport) -> String {
     out
 }
 
-/// `ok`, or what failed, for one probe.
-fn probe_cell(p: &chat_autoparser::check::ProbeReport) -> String {
-    if let Some(why) = &p.skipped {
-        return format!("skipped: {why}");
+/// The probes: a count, one line per shape, and each failure in full.
+fn probes(r: &CheckReport) -> String {
+    let all: Vec<&ProbeReport> = r.shapes.iter().flat_map(|s| &s.probes).collect();
+    let ran: Vec<&&ProbeReport> = all.iter().filter(|p| p.skipped.is_none()).collect();
+    let parsed = ran
+        .iter()
+        .filter(|p| p.parse_error.is_none() && p.stream_failures.is_empty())
+        .count();
+    let mut out = format!(
+        "probes: {parsed} of {} parse back whole and streamed (1..7-byte chunks)",
+        ran.len()
+    );
+    let mut by: Vec<(String, usize, usize)> = Vec::new();
+    for e in ran.iter().flat_map(|p| &p.exports) {
+        let key = format!("{} ({})", e.export, e.by);
+        let accepted = matches!(e.acceptance, Acceptance::Accepted) as usize;
+        let checked = !matches!(e.acceptance, Acceptance::NotChecked(_)) as usize;
+        match by.iter_mut().find(|(k, _, _)| *k == key) {
+            Some(entry) => (entry.1, entry.2) = (entry.1 + accepted, entry.2 + checked),
+            None => by.push((key, accepted, checked)),
+        }
     }
-    let mut parts = vec![match &p.parse_error {
-        None => "ok".to_owned(),
-        Some(e) => format!("WRONG ({e})"),
-    }];
-    parts.push(match p.stream_failures.as_slice() {
-        [] => "ok".into(),
-        sizes => format!("WRONG at {sizes:?}"),
-    });
-    for e in &p.exports {
-        parts.push(match &e.acceptance {
-            Acceptance::Accepted => format!("{} ok", e.export),
-            Acceptance::Rejected(why) => format!("{} REJECTS ({}: {why})", e.export, e.by),
-            Acceptance::NotChecked(why) => format!("{} unchecked ({why})", e.export),
-            _ => String::new(),
+    for (key, accepted, checked) in by {
+        out.push_str(&match checked {
+            0 => format!("; {key} not checked"),
+            _ => format!("; {key} accepts {accepted} of {checked}"),
         });
     }
-    parts.join(" / ")
+    out.push('\n');
+    for s in &r.shapes {
+        let names: Vec<String> = s
+            .probes
+            .iter()
+            .map(|p| match (p.skipped.is_some(), p.passed()) {
+                (true, _) => format!("({})", p.name),
+                (false, true) => p.name.to_owned(),
+                (false, false) => format!("{}!", p.name),
+            })
+            .collect();
+        out.push_str(&format!("  {:<15} {}\n", s.shape.name, names.join(" ")));
+        for p in s
+            .probes
+            .iter()
+            .filter(|p| p.skipped.is_none() && !p.passed())
+        {
+            out.push_str(&format!("    {}! {}\n", p.name, probe_cell(p)));
+        }
+    }
+    out
+}
+
+/// What failed, for one probe that ran.
+fn probe_cell(p: &ProbeReport) -> String {
+    let mut parts = Vec::new();
+    if let Some(e) = &p.parse_error {
+        parts.push(format!("parsed back wrong: {e}"));
+    }
+    if !p.stream_failures.is_empty() {
+        parts.push(format!(
+            "streams wrong in {:?}-byte chunks",
+            p.stream_failures
+        ));
+    }
+    for e in &p.exports {
+        if let Acceptance::Rejected(why) = &e.acceptance {
+            parts.push(format!("{} ({}) rejects: {why}", e.export, e.by));
+        }
+    }
+    parts.join("; ")
 }

@@ -164,6 +164,18 @@ pub fn decide(report: &CheckReport) -> (super::Verdict, Vec<Warning>, Vec<String
             probe_lines(name, p, renders_calls, &mut warnings, &mut notes);
         }
     }
+    let unchecked = report
+        .shapes
+        .iter()
+        .flat_map(|s| &s.probes)
+        .flat_map(|p| &p.exports)
+        .find_map(|e| match &e.acceptance {
+            Acceptance::NotChecked(why) => Some(format!("{}: not checked ({why})", e.export)),
+            _ => None,
+        });
+    if let Some(line) = unchecked {
+        notes.push(format!("{line}: --engines runs the real engines"));
+    }
     for b in &report.prompt.prefix_breaks {
         notes.push(format!(
             "prompt after {} messages is not a prefix of the next at byte {} ({:?} became {:?}): {}",
