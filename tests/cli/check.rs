@@ -357,3 +357,122 @@ fn the_response_template_goes_into_a_tokenizer_config() {
         stderr(&out)
     );
 }
+
+/// The interpreter `--engines` and `--response-template` run, when set
+/// (`tools/test.sh` sets it to `.venv`'s); the test says so and passes without.
+fn python() -> Option<String> {
+    let python = std::env::var("CHAT_AUTOPARSER_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty());
+    if python.is_none() {
+        println!("skipped: CHAT_AUTOPARSER_PYTHON is not set");
+    }
+    python
+}
+
+#[test]
+fn a_hand_written_response_template_is_cross_checked_in_transformers() {
+    let Some(_) = python() else {
+        return;
+    };
+    let dir = folder("cross", &[]);
+    let ours = dir.join("tokenizer_config.json");
+    let ours_path = ours.to_str().unwrap();
+    let out = run(
+        &[
+            "check",
+            "templates/hermes-think.jinja",
+            "--emit-response-template",
+            ours_path,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Our own export agrees with our parser on every probe but the one whose
+    // string argument holds `</tool_call>`: parse_response's JSON region
+    // ends at the marker.
+    let (code, doc) = {
+        let out = run(
+            &[
+                "check",
+                "templates/hermes-think.jinja",
+                "--response-template",
+                ours_path,
+                "--json",
+            ],
+            b"",
+        );
+        (
+            out.status.code(),
+            serde_json::from_slice::<Value>(&out.stdout).unwrap(),
+        )
+    };
+    assert_eq!(code, Some(3), "{doc:#}");
+    let whats: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["what"].as_str().unwrap())
+        .collect();
+    assert_eq!(whats.len(), 1, "{whats:#?}");
+    assert!(whats[0].starts_with("default/markers-in-args: your response_template disagrees"));
+    assert_eq!(doc["engines"][0]["engine"], "transformers");
+    // An author's template that names the reasoning field otherwise
+    // disagrees wherever there is reasoning.
+    let text = std::fs::read_to_string(&ours).unwrap().replacen(
+        "\"reasoning_content\"",
+        "\"thoughts\"",
+        1,
+    );
+    let theirs = dir.join("theirs.json");
+    std::fs::write(&theirs, text).unwrap();
+    let out = run(
+        &[
+            "check",
+            "templates/hermes-think.jinja",
+            "--response-template",
+            theirs.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let text = stdout(&out);
+    for probe in [
+        "thinking-on/reasoning+content",
+        "thinking-on/reasoning+call",
+    ] {
+        assert!(
+            text.contains(&format!(
+                "  warning: {probe}: your response_template disagrees with our parse: ours {{"
+            )),
+            "{probe}: {text}"
+        );
+    }
+}
+
+#[test]
+fn absent_engines_are_skipped_with_why() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chat-autoparser"))
+        .args([
+            "check",
+            "templates/hermes-think.jinja",
+            "--engines",
+            "--json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CHAT_AUTOPARSER_PYTHON")
+        .env_remove("CHAT_AUTOPARSER_LLAMA_BIN")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_schema(&doc);
+    assert_eq!(
+        doc["engines"],
+        json!([
+            {"status": "skipped", "engine": "llama.cpp", "why": "CHAT_AUTOPARSER_LLAMA_BIN is not set"},
+            {"status": "skipped", "engine": "xgrammar", "why": "CHAT_AUTOPARSER_PYTHON is not set"},
+            {"status": "skipped", "engine": "transformers", "why": "CHAT_AUTOPARSER_PYTHON is not set"}
+        ])
+    );
+}
