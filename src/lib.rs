@@ -42,7 +42,7 @@
 //!   output to an [`AssistantMessage`], complete or streamed as [`message::Delta`]s;
 //! - [`grammar`]: GBNF, structural tag, Lark and `response_template` exports;
 //! - [`spans`]: training text with the byte ranges of each assistant turn;
-//! - [`check`]: a verdict with evidence: probes parsed back, exports checked.
+//! - [`check`](mod@check): a verdict with evidence: probes parsed back, exports checked.
 //!
 //! What follows is the README: its library example walks a server through
 //! the front door with a cached analysis, minted call ids, streaming bytes

@@ -77,7 +77,7 @@ impl ExportCheck {
 
 /// Every export of `prepared`.
 pub fn build(prepared: &Prepared) -> Vec<Built> {
-    let built = |export, result: crate::Result<(Value, Vec<String>)>| {
+    let built = |export, result: crate::error::Result<(Value, Vec<String>)>| {
         let (value, error, warnings) = match result {
             Ok((value, warnings)) => (Ok(value), None, warnings),
             Err(e) => (Err(e.to_string()), Some(e.to_string()), Vec::new()),

@@ -97,7 +97,7 @@ pub struct ProbeReport {
     pub turn: turn::Turn,
     /// Our parser's message for the output.
     #[serde(skip)]
-    pub parsed: Option<crate::AssistantMessage>,
+    pub parsed: Option<crate::message::AssistantMessage>,
     /// The text the output continues (see [`turn::RenderedTurn::prompt`]).
     #[serde(skip)]
     pub prompt: String,
@@ -223,7 +223,7 @@ struct Setup {
     prompt: String,
     built: Vec<Built>,
     gbnf: exports::GbnfChecker,
-    parser: crate::Result<crate::OutputParser>,
+    parser: crate::error::Result<crate::parser::OutputParser>,
 }
 
 impl Setup {
@@ -339,7 +339,7 @@ fn dropped(output: &str, turn: &turn::Turn) -> Option<String> {
 fn run_probe(
     mut report: ProbeReport,
     setup: &Setup,
-    analysis: &crate::Analysis,
+    analysis: &crate::analysis::Analysis,
     rendered: turn::RenderedTurn,
 ) -> ProbeReport {
     let Ok(parser) = &setup.parser else {
