@@ -152,6 +152,10 @@ pub struct CheckReport {
     pub prompt: PromptReport,
     /// Lint findings that matter for parsing.
     pub lint: Vec<Finding>,
+    /// The renders ran out of fuel (the template is too costly to render
+    /// all the probes with one render's fuel): what was skipped is unknown.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub out_of_fuel: bool,
 }
 
 impl CheckReport {
@@ -205,7 +209,10 @@ pub fn check(chat: &Chat) -> CheckReport {
         shapes,
         prompt: prompt::inspect(template, analysis, &tools),
         lint,
+        out_of_fuel: false,
     };
+    // Renders refused for want of fuel would read as the template's own refusals.
+    report.out_of_fuel = crate::template::RunFuel::left() == Some(0);
     report.decide();
     report
 }
@@ -363,4 +370,41 @@ fn run_probe(
     report.parsed = Some(batch);
     report.output = Some(output);
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::template::{ChatTemplate, Limits, TemplateConfig};
+
+    /// ChatML whose every render burns `{{ n }}` loop steps of fuel.
+    fn costly(n: u32) -> String {
+        format!(
+            "{{%- for i in range({n}) %}}{{%- endfor %}}\
+             {{%- for m in messages %}}<|im_start|>{{{{ m.role }}}}\n{{{{ m.content }}}}<|im_end|>\n{{% endfor %}}\
+             {{%- if add_generation_prompt %}}<|im_start|>assistant\n{{% endif %}}"
+        )
+    }
+
+    fn checked(n: u32, fuel: u64) -> Option<CheckReport> {
+        let config = TemplateConfig::default().with_limits(Limits::default().with_fuel(fuel));
+        let chat = Chat::new(ChatTemplate::new(&costly(n), &config).ok()?).ok()?;
+        Some(chat.check())
+    }
+
+    #[test]
+    fn probes_that_run_out_of_fuel_make_the_template_unsupported() {
+        let cheap = checked(10, 5_000_000).expect("analyses");
+        assert!(!cheap.out_of_fuel);
+        // Costly enough that the analysis passes and the check's many more renders do not.
+        let report = (200..4000)
+            .step_by(200)
+            .filter_map(|n| checked(n, 200_000))
+            .find(|r| r.out_of_fuel)
+            .expect("some loop length runs the check out of fuel");
+        assert_eq!(report.verdict, Verdict::Unsupported);
+        assert!(report.warnings[0]
+            .what
+            .starts_with("the probes ran out of render fuel"));
+    }
 }

@@ -1,6 +1,7 @@
 //! The verdict rules of `check`, and one warning per problem with what to do.
 //!
-//! - **unsupported**: the template does not render a user turn; or no
+//! - **unsupported**: the probes ran out of render fuel; or the template
+//!   does not render a user turn; or no
 //!   parser can be built for a plain request; or the default shape's plain
 //!   answer (`no-call`) or, for a template that renders calls, its single
 //!   call (`one-call`) does not parse back whole: the basic round trip fails.
@@ -106,6 +107,15 @@ fn warning(what: String, todo: &str) -> Warning {
 pub fn decide(report: &CheckReport) -> (super::Verdict, Vec<Warning>, Vec<String>) {
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
+    if report.out_of_fuel {
+        let mut w = warning(
+            "the probes ran out of render fuel: the template is too costly to render them all"
+                .into(),
+            "raise `Limits::fuel`, or simplify the template",
+        );
+        w.fatal = true;
+        warnings.push(w);
+    }
     for f in &report.lint {
         let mut w = warning(
             format!("lint {}: {}", f.kind.name(), f.detail),
