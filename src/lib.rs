@@ -41,7 +41,8 @@
 //! - [`parser`]: the output parser generated from an [`Analysis`]: model
 //!   output to an [`AssistantMessage`], complete or streamed as [`message::Delta`]s;
 //! - [`grammar`]: GBNF, structural tag, Lark and `response_template` exports;
-//! - [`spans`]: training text with the byte ranges of each assistant turn.
+//! - [`spans`]: training text with the byte ranges of each assistant turn;
+//! - [`check`](mod@check): a verdict with evidence: probes parsed back, exports checked.
 //!
 //! What follows is the README: its library example walks a server through
 //! the front door with a cached analysis, minted call ids, streaming bytes
@@ -54,6 +55,7 @@
 mod setters;
 
 pub mod analysis;
+pub mod check;
 mod error;
 pub mod grammar;
 mod json_schema;
@@ -66,6 +68,7 @@ pub mod spans;
 pub mod template;
 
 pub use analysis::Analysis;
+pub use check::{check, CheckReport, Verdict};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use grammar::{Grammar, Trigger, TriggerKind};
 pub use message::{AssistantMessage, Delta, FunctionCall, ToolCall};

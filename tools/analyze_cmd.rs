@@ -40,7 +40,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
 }
 
 /// A folder holding templates, not a model folder.
-fn is_template_folder(path: &Path) -> bool {
+pub(crate) fn is_template_folder(path: &Path) -> bool {
     path.is_dir() && !is_model_folder(path)
 }
 
@@ -57,7 +57,7 @@ fn is_model_folder(path: &Path) -> bool {
 /// The templates of a folder: `.jinja` and `.gguf` files and model folders,
 /// sorted; a folder with none is an input error (a header alone would look
 /// like success).
-fn templates_in(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+pub(crate) fn templates_in(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
         Failure::Library(Error::new(ErrorKind::Io, format!("{}: {e}", dir.display())))
     })?;
@@ -136,6 +136,7 @@ fn failure_text(f: &Failure) -> String {
         Failure::Library(e) => e.to_string(),
         Failure::Usage(m) => m.clone(),
         Failure::ReaderGone => "stdout closed".into(),
+        Failure::Exit(code) => format!("exit {code}"),
     }
 }
 

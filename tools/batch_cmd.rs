@@ -419,6 +419,8 @@ fn answer(cache: &mut Cache, line: &str) -> Value {
         Err(Failure::Usage(m)) => failure(id, "usage", &m),
         // A request writes nothing to stdout itself; only the result line does.
         Err(Failure::ReaderGone) => failure(id, "input", "stdout closed"),
+        // No batch request runs a command with an exit code of its own.
+        Err(Failure::Exit(code)) => failure(id, "input", &format!("exit {code}")),
         Err(Failure::Library(e)) => {
             let kind = match e.kind() {
                 ErrorKind::Input | ErrorKind::Io => "input",

@@ -8,6 +8,8 @@
 
 mod analyze_cmd;
 mod batch_cmd;
+mod check_cmd;
+mod check_engines;
 mod grammar_cmd;
 mod lint_cmd;
 mod parse_cmd;
@@ -47,6 +49,8 @@ enum Command {
     Lint(lint_cmd::Args),
     /// One JSON request per stdin line, one JSON result per stdout line
     Batch(batch_cmd::Args),
+    /// Will this template work? A verdict with evidence (exit 0 works, 3 warnings, 4 unsupported)
+    Check(check_cmd::Args),
 }
 
 /// The template every command but `batch` reads.
@@ -83,13 +87,15 @@ pub fn kwargs(text: &str) -> Result<Map<String, Value>, String> {
     }
 }
 
-/// A command-line failure: bad usage (exit 2), a library error (exit 1), or
+/// A command-line failure: bad usage (exit 2), a library error (exit 1),
 /// stdout closed by its reader (`| head`): the output ends quietly, exit 0,
-/// as Unix tools end (a panic on the broken pipe before).
+/// as Unix tools end (a panic on the broken pipe before); or a command's own
+/// exit code, its output written (`check`'s verdicts).
 pub enum Failure {
     Usage(String),
     Library(Error),
     ReaderGone,
+    Exit(u8),
 }
 
 /// Writes `text` to stdout.
@@ -131,6 +137,7 @@ fn main() -> ExitCode {
         Command::Grammar(a) => grammar_cmd::run(&a),
         Command::Lint(a) => lint_cmd::run(&a),
         Command::Batch(a) => batch_cmd::run(&a),
+        Command::Check(a) => check_cmd::run(&a),
     };
     match result {
         Ok(()) | Err(Failure::ReaderGone) => ExitCode::SUCCESS,
@@ -142,6 +149,7 @@ fn main() -> ExitCode {
             eprintln!("chat-autoparser: {e}");
             ExitCode::from(1)
         }
+        Err(Failure::Exit(code)) => ExitCode::from(code),
     }
 }
 

@@ -109,6 +109,10 @@ class ChatTemplate:
         """The analysis (turn, reasoning, content and tool-call markers) as a dict."""
     def analysis_json(self) -> str:
         """The analysis as deterministic JSON text, to cache and pass back as ``analysis=``."""
+    def check(self) -> dict[str, Any]:
+        """Will this template work? ``{"verdict": "works"|"warnings"|"unsupported", "warnings",
+        "notes", "detection", "shapes", "prompt", "lint"}``, as ``chat-autoparser check --json``
+        (docs/check.md) without the engines."""
     def parser(
         self, tools: Optional[Sequence[Mapping[str, Any]]] = None, tool_choice: ToolChoice = None,
         parallel_tool_calls: bool = True, enable_thinking: Optional[bool] = None, prompt: Optional[str] = None,

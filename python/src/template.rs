@@ -151,6 +151,14 @@ impl PyChatTemplate {
         serde_to_py(py, &*analysis)
     }
 
+    /// `check`: will this template work? The verdict and its evidence, as
+    /// the command line's `check --json` (docs/check.md) minus the engines.
+    fn check<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let chat = self.chat(py)?;
+        let report = py.detach(|| chat.check());
+        serde_to_py(py, &report)
+    }
+
     /// The analysis as JSON text, to cache and pass back as `analysis=` (deterministic).
     fn analysis_json(&self, py: Python<'_>) -> PyResult<String> {
         let analysis = self.analysis(py)?;

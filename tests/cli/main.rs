@@ -7,6 +7,7 @@
 mod common;
 
 mod batch;
+mod check;
 mod contract;
 mod grammar;
 mod inputs;

@@ -206,51 +206,6 @@ pub fn thinking_on() -> serde_json::Map<String, Value> {
     extra
 }
 
-/// Where `full` leaves `prompt`: their longest common prefix, backed off to
-/// before a marker it cuts (an unclosed `<` or `[`), as llama.cpp's test
-/// harness cuts (`init_delta` in `tests/test-chat.cpp`).
-pub fn common_prefix(prompt: &str, full: &str) -> usize {
-    let mut at = prompt
-        .bytes()
-        .zip(full.bytes())
-        .take_while(|(a, b)| a == b)
-        .count();
-    while !full.is_char_boundary(at) {
-        at -= 1;
-    }
-    let head = &full[..at];
-    let open = head
-        .rfind(['<', '['])
-        .filter(|&i| !head[i..].contains(['>', ']']));
-    open.unwrap_or(at)
-}
-
-/// The output less the end of turn: `end_of_turn` when the text ends with
-/// it, or when what follows it is what `closing` (the user turn rendered
-/// alone, without a generation prompt) ends with too: text the template
-/// writes after any conversation. Else the stop marker after trailing
-/// whitespace.
-pub fn strip_end<'a>(rest: &'a str, analysis: &Analysis, closing: &str) -> &'a str {
-    let eot = analysis.turn.end_of_turn.as_str();
-    let stop = analysis.turn.stop_marker.as_str();
-    if !eot.is_empty() {
-        if let Some(s) = rest.strip_suffix(eot) {
-            return s;
-        }
-        if let Some(s) = rest.trim_end().strip_suffix(eot.trim_end()) {
-            return s;
-        }
-        if let Some((at, _)) = rest
-            .match_indices(eot)
-            .find(|(at, _)| closing.ends_with(&rest[*at..]))
-        {
-            return &rest[..at];
-        }
-    }
-    if !stop.is_empty() {
-        if let Some(s) = rest.trim_end().strip_suffix(stop) {
-            return s;
-        }
-    }
-    rest
-}
+// Where a render leaves its prompt, and the output less the end of turn:
+// the library's own, which `check` cuts its probe outputs with.
+pub use chat_autoparser::check::turn::{common_prefix, strip_end};

@@ -6,6 +6,7 @@
 mod call_names;
 mod call_wrappers;
 mod channels;
+mod check_verdicts;
 #[path = "../common/mod.rs"]
 mod common;
 mod coverage_blocks;

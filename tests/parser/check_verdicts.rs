@@ -1,0 +1,95 @@
+//! `check`'s verdict against the round-trip tier (issue 29's target): over
+//! every corpus template (`../shared/corpus/llamacpp/*.jinja`, skipped with
+//! a message when absent) and the shipped `templates/*.jinja`, a template
+//! `check` calls `works` must pass the round-trip tier's own cases
+//! (`common/roundtrip.rs`, rendered and compared by that tier's code, not
+//! `check`'s): each prefix-renderable case the template writes whole must
+//! parse back. A template that is not `works` must say why (a warning), and
+//! no template may be `unsupported` without a fatal warning. Prints the
+//! verdict counts.
+
+use std::collections::BTreeMap;
+
+use chat_autoparser::{Chat, ChatTemplate, TemplateConfig, Verdict};
+
+use crate::common::roundtrip::{cases, compare, crate_dir, render_case};
+use crate::common::turns::jinja_files;
+
+/// Why a `works` template fails a round-trip case, if it does.
+fn round_trip_failures(tmpl: &ChatTemplate, chat: &Chat) -> Vec<String> {
+    let analysis = chat.analysis();
+    let mut failures = Vec::new();
+    for case in cases(analysis) {
+        let Ok(r) = render_case(tmpl, analysis, &case) else {
+            continue; // the template refuses the case
+        };
+        let written = [case.content, case.reasoning]
+            .iter()
+            .all(|t| r.output.contains(t.trim()))
+            && case.calls.iter().all(|(name, _)| r.output.contains(name));
+        if !r.prefix_renderable || !written {
+            continue; // counted apart by the round-trip tier too
+        }
+        let parser = match analysis.parser(&r.config) {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(format!("{}: no parser: {e}", case.name));
+                continue;
+            }
+        };
+        if let Err(why) = compare(&parser.parse(&r.output), &case) {
+            failures.push(format!("{}: {why}", case.name));
+        }
+    }
+    failures
+}
+
+#[test]
+fn no_template_works_while_its_round_trip_fails() {
+    let corpus = crate_dir().join("../shared/corpus/llamacpp");
+    let mut files = jinja_files(&crate_dir().join("templates"));
+    let corpus_files = jinja_files(&corpus);
+    if corpus_files.is_empty() {
+        println!("skipped the corpus: {} is absent", corpus.display());
+    }
+    files.extend(corpus_files);
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    for path in &files {
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let source = std::fs::read_to_string(path).unwrap();
+        let Ok(tmpl) = ChatTemplate::new(&source, &TemplateConfig::default()) else {
+            continue;
+        };
+        let Ok(chat) = Chat::new(ChatTemplate::new(&source, &TemplateConfig::default()).unwrap())
+        else {
+            continue;
+        };
+        let report = chat.check();
+        *counts.entry(report.verdict.as_str()).or_default() += 1;
+        match report.verdict {
+            Verdict::Works => {
+                assert!(report.warnings.is_empty(), "{stem}: works with warnings");
+                for failure in round_trip_failures(&tmpl, &chat) {
+                    wrong.push(format!("{stem} works but {failure}"));
+                }
+            }
+            Verdict::Unsupported => {
+                assert!(
+                    report.warnings.iter().any(|w| w.fatal),
+                    "{stem}: unsupported without a fatal warning"
+                )
+            }
+            _ => assert!(
+                !report.warnings.is_empty(),
+                "{stem}: warnings without a warning"
+            ),
+        }
+    }
+    println!("check verdicts over {} templates: {counts:?}", files.len());
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(
+        counts.values().sum::<usize>() >= files.len() - 2,
+        "most templates analyse"
+    );
+}
