@@ -27,7 +27,7 @@ pub const EXPORTS: [&str; 4] = ["gbnf", "structural-tag", "lark", "response-temp
 pub struct Built {
     /// `gbnf`, `structural-tag`, `lark` or `response-template`.
     pub export: &'static str,
-    /// The export (DESIGN §5 JSON shape), or why it could not be built.
+    /// The export (the JSON shape in docs/cli.md), or why it could not be built.
     #[serde(skip)]
     pub value: Result<Value, String>,
     /// Its error, when it could not be built.
