@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -194,11 +196,31 @@ def test_import_registers_both_parsers_and_the_composition():
                                  enable_auto_tools=True, tokenizer=tok)
 
 
-def test_the_entry_point_names_register():
-    from importlib.metadata import entry_points
+def test_the_entry_point_registers_in_a_fresh_vllm_process():
+    # What `vllm serve` does at startup in each process: load_general_plugins().
+    code = ("import sys; from vllm.plugins import load_general_plugins; "
+            "assert 'chat_autoparser.vllm' not in sys.modules; load_general_plugins(); "
+            "from vllm.tool_parsers import ToolParserManager; from vllm.reasoning import ReasoningParserManager; "
+            "print('chat_autoparser' in ToolParserManager.list_registered(), "
+            "'chat_autoparser' in ReasoningParserManager.list_registered())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.stdout.split()[-2:] == ["True", "True"], done.stderr[-2000:]
 
-    (point,) = [e for e in entry_points(group="vllm.general_plugins") if e.name == "chat_autoparser"]
-    assert point.load() is plugin.register
+
+@pytest.mark.parametrize("plugin_flag", [[], ["--tool-parser-plugin", "chat_autoparser.vllm"]])
+def test_the_serve_command_lines_of_docs_serving_md(plugin_flag):
+    """`vllm serve MODEL ...` as docs/serving.md gives it, through vLLM's own
+    argument parser and the checks it runs before loading a model."""
+    from vllm.entrypoints.common.cli_args import init_parser_plugin, make_arg_parser, validate_parsed_serve_args
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    argv = ["MODEL", "--enable-auto-tool-choice", *plugin_flag,
+            "--tool-call-parser", "chat_autoparser", "--reasoning-parser", "chat_autoparser"]
+    args = make_arg_parser(FlexibleArgumentParser()).parse_args(argv)
+    validate_parsed_serve_args(args)
+    init_parser_plugin(args)
+    assert args.tool_call_parser in ToolParserManager.list_registered()
+    assert args.reasoning_parser in ReasoningParserManager.list_registered()
 
 
 @pytest.mark.parametrize("label,path", CASES, ids=[f"{label}/{p.stem}" for label, p in CASES])
