@@ -295,3 +295,32 @@ def test_adjust_request_attaches_a_tag_xgrammar_takes(label, path, report):
         if not accepted:
             rejected.add(name)
     assert rejected == KNOWN_REJECTED.get(path.stem, set())
+
+
+def test_reasoning_end_and_reasoning_tokens_on_hermes_think():
+    """`is_reasoning_end` reads where the prompt left reasoning; `count_reasoning_tokens`
+    counts the tokens of the reasoning text, not its markers; the registered reasoning
+    parser alone (vLLM's engine-side grammar gate) sees the end marker go by."""
+    from conftest import ROOT
+
+    template = ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja")
+    output = "<think>Rain and sun.</think>\n\nTake an umbrella."
+    tok = tokenizer_for(template, [template.source, output])
+    parser_cls = vllm_parser_cls(tok)
+
+    def reasoning_end(thinking: bool) -> bool:
+        prompt = template.render([USER], tools=TOOLS, enable_thinking=thinking)
+        parser = parser_cls(tok, None, chat_template_kwargs={"enable_thinking": thinking}, model_config=None)
+        return parser.is_reasoning_end(tok.encode(prompt, add_special_tokens=False))
+
+    # Thinking off: the prompt writes the empty block; on: the model may open one.
+    assert (reasoning_end(False), reasoning_end(True)) == (True, False)
+    parser = parser_cls(tok, None, chat_template_kwargs={}, model_config=None)
+    ids = tok.encode(output, add_special_tokens=False)
+    assert parser.count_reasoning_tokens(ids) == len(tok.encode("Rain and sun.", add_special_tokens=False))
+    assert parser.count_reasoning_tokens(tok.encode("Take an umbrella.", add_special_tokens=False)) == 0
+    alone = plugin.ChatAutoparserReasoningParser(tok)
+    head = tok.encode("<think>Rain and sun.", add_special_tokens=False)
+    end = tok.encode("</think>", add_special_tokens=False)
+    assert not alone.is_reasoning_end_streaming(head, head[-1:])
+    assert alone.is_reasoning_end_streaming(head + end, end)
