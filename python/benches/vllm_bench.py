@@ -50,13 +50,18 @@ def steps(tok, ids):
     return out
 
 
-def per_delta_us(parser_cls, tok, request, prompt_ids, pieces) -> float:
+def per_delta_us(parser_cls, tok, request, prompt_ids, pieces) -> tuple[float, int]:
+    """µs per step, and how many calls the stream announced (a check that it parsed)."""
     parser = parser_cls(tok, request.tools, chat_template_kwargs={}, model_config=None)
     processor = ChatStreamProcessor(request, parser, enable_auto_tools=True, parser_cls=parser_cls)
+    results = []
     started = time.perf_counter()
     for at, (text, ids) in enumerate(pieces):
-        processor.step(text, ids, "stop" if at + 1 == len(pieces) else None, prompt_ids if at == 0 else None)
-    return (time.perf_counter() - started) * 1e6 / len(pieces)
+        results.append(processor.step(text, ids, "stop" if at + 1 == len(pieces) else None,
+                                      prompt_ids if at == 0 else None))
+    elapsed = time.perf_counter() - started
+    calls = {c.index for r in results if r.delta for c in r.delta.tool_calls if c.function and c.function.name}
+    return elapsed * 1e6 / len(pieces), len(calls)
 
 
 def main() -> None:
@@ -75,8 +80,10 @@ def main() -> None:
         for label, (tool, reasoning) in pairs.items():
             cls = ParserManager.get_parser(tool_parser_name=tool, reasoning_parser_name=reasoning,
                                            enable_auto_tools=True, tokenizer=tok)
-            best = min(per_delta_us(cls, tok, request, prompt_ids, pieces) for _ in range(args.rounds))
-            print(f"{label:16s} arguments of {arg_len:5d} chars, {len(pieces):5d} deltas: {best:7.1f} µs per delta")
+            runs = [per_delta_us(cls, tok, request, prompt_ids, pieces) for _ in range(args.rounds)]
+            best, calls = min(runs)
+            print(f"{label:16s} arguments of {arg_len:5d} chars, {len(pieces):5d} deltas, {calls} calls: "
+                  f"{best:7.1f} µs per delta")
 
 
 if __name__ == "__main__":
