@@ -324,3 +324,22 @@ def test_reasoning_end_and_reasoning_tokens_on_hermes_think():
     end = tok.encode("</think>", add_special_tokens=False)
     assert not alone.is_reasoning_end_streaming(head, head[-1:])
     assert alone.is_reasoning_end_streaming(head + end, end)
+
+
+def test_responses_api_tools_are_read_as_chat_tools():
+    """The Responses API writes a function tool's fields beside `type`
+    (`{"type": "function", "name": ...}`): the parser reads them as the
+    Chat Completions shape."""
+    from types import SimpleNamespace
+
+    from conftest import ROOT
+
+    template = ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja")
+    output = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    tok = tokenizer_for(template, [template.source, output])
+    tools = [{"type": "function", "name": "get_weather",
+              "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+    request = SimpleNamespace(tools=tools, tool_choice="auto", parallel_tool_calls=True, chat_template=None)
+    parser = vllm_parser_cls(tok)(tok, tools, chat_template_kwargs={}, model_config=None)
+    _, content, calls = parser.parse(output, request, enable_auto_tools=True)
+    assert (content, [(c.name, c.arguments) for c in calls]) == (None, [("get_weather", '{"city": "Paris"}')])
