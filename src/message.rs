@@ -177,6 +177,13 @@ impl MessageBuilder {
         }
     }
 
+    /// The indices of the calls that have no id yet.
+    pub(crate) fn calls_without_id(&self) -> Vec<usize> {
+        (0..self.calls.len())
+            .filter(|&i| self.calls[i].id.is_none())
+            .collect()
+    }
+
     /// Call `index`, created (with the calls before it) when new. Always
     /// inlined: a stream's plain push of a tagged string value asks it.
     #[inline(always)]

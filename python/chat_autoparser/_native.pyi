@@ -16,7 +16,7 @@ class FunctionCall(TypedDict):
     arguments: str  # JSON text
 
 class ToolCall(TypedDict):
-    id: Optional[str]  # the id the model wrote, if its format has one
+    id: Optional[str]  # the model's own id, else one minted from ``call_ids``, else None
     type: Literal["function"]
     function: FunctionCall
 
@@ -99,7 +99,9 @@ class ChatTemplate:
     ) -> str:
         """The prompt text, byte-identical to transformers' ``apply_chat_template(...,
         tokenize=False)`` with the same arguments (``enable_thinking=...``,
-        ``reasoning_effort=...`` and any other template variable as keywords).
+        ``reasoning_effort=...`` and any other template variable as keywords), except
+        that a tool without ``description`` or ``parameters`` (the OpenAI API allows
+        both) is given ``""`` and an empty object schema first, as the CLI does.
         ``continue_final_message=True`` ends the prompt inside the final message's
         content, with no generation prompt, as transformers cuts it."""
     def capabilities(self) -> dict[str, Any]:
@@ -108,7 +110,9 @@ class ChatTemplate:
     def analyze(self) -> dict[str, Any]:
         """The analysis (turn, reasoning, content and tool-call markers) as a dict."""
     def analysis_json(self) -> str:
-        """The analysis as deterministic JSON text, to cache and pass back as ``analysis=``."""
+        """The analysis as deterministic JSON text. Cache it (keyed by the template text) and
+        pass it to ``from_str``/``from_file``/``from_pretrained(..., analysis=text)`` to skip
+        analysing the same template again."""
     def check(self) -> dict[str, Any]:
         """Will this template work? ``{"verdict": "works"|"warnings"|"unsupported", "warnings",
         "notes", "detection", "shapes", "prompt", "lint"}``, as ``chat-autoparser check --json``
@@ -120,12 +124,16 @@ class ChatTemplate:
         reasoning: Literal["extract", "inline"] = "extract",
         response_schema: Optional[Mapping[str, Any]] = None,
         continue_final_message: Union[bool, Literal["none", "auto", "reasoning", "content"], None] = None,
+        call_ids: Optional[int] = None,
     ) -> Parser:
         """A parser for the outputs of one request shape. ``prompt``: the rendered prompt
         the output continues; when None it is rendered from ``messages`` (default one
         user turn) with these tools and ``enable_thinking``, as the CLI does. A prompt
         that does not render gives a ``UserWarning`` saying why and a parser built
-        without it."""
+        without it. ``call_ids``: a seed (an unsigned 64-bit int) from which calls the
+        model wrote without an id get OpenAI-style ids (``call_`` + 24 letters and
+        digits), in messages and in the first delta of each call; the same seed gives
+        the same ids, so a server passes a fresh one per request. None: such ids are None."""
     def grammar(
         self, tools: Optional[Sequence[Mapping[str, Any]]] = None, tool_choice: ToolChoice = None,
         parallel_tool_calls: bool = True, response_schema: Optional[Mapping[str, Any]] = None,
@@ -150,6 +158,9 @@ class Parser:
         """Raises ``ParseError`` (``kind``, byte ``offset``) at the first problem."""
     def parse_report(self, output: Output, partial: bool = False) -> tuple[Message, list[Diagnostic]]:
         """The lenient parse and the problems it found."""
+    @property
+    def start(self) -> Literal["free", "in_reasoning", "after_reasoning"]:
+        """Where outputs start relative to reasoning, as the prompt left it."""
     def stream(self, errors: Literal["strict", "replace"] = "strict") -> Stream:
         """A stream for one output; ``errors`` for invalid UTF-8 in ``bytes`` chunks."""
 

@@ -17,6 +17,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use chat_autoparser::protocol::Start;
 use chat_autoparser::{Delta, OutputParser, OutputStream};
 use pyo3::exceptions::{PyRuntimeError, PyUnicodeDecodeError, PyValueError};
 use pyo3::prelude::*;
@@ -142,6 +143,21 @@ impl Parser {
             started.elapsed()
         });
         Ok(elapsed.as_secs_f64() * 1e6 / f64::from(repeat))
+    }
+
+    /// Where outputs start relative to reasoning, as the prompt left it:
+    /// `"free"` (the model may open a reasoning block), `"in_reasoning"`
+    /// (the prompt opened one) or `"after_reasoning"` (the prompt closed it,
+    /// or thinking is off). A server gating a grammar on the end of
+    /// reasoning (vLLM's `is_reasoning_end`) reads it.
+    #[getter]
+    fn start(&self) -> &'static str {
+        match self.inner.start() {
+            Start::InReasoning => "in_reasoning",
+            Start::AfterReasoning => "after_reasoning",
+            // `Free`, and whatever a later version adds (the enum is non-exhaustive).
+            _ => "free",
+        }
     }
 
     /// A stream for one output. `errors`: `"strict"` (invalid UTF-8 in

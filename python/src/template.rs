@@ -111,6 +111,9 @@ impl PyChatTemplate {
     /// `apply_chat_template(messages, tools=tools, add_generation_prompt=...,
     /// tokenize=False, **template_kwargs)` does; `continue_final_message=True`
     /// ends the prompt inside the final message (no generation prompt), as there.
+    /// A tool without `description` or `parameters` (the OpenAI API allows
+    /// both) renders as one with `""` and an empty object schema, as the
+    /// command line and the front door fill them: many templates read both.
     #[pyo3(signature = (messages, tools=None, add_generation_prompt=true, **template_kwargs))]
     fn render(
         &self,
@@ -128,7 +131,8 @@ impl PyChatTemplate {
             .with_messages(to_json_list(messages, "messages")?)
             .with_tools(optional_list(tools, "tools")?)
             .with_add_generation_prompt(add_generation_prompt && !continued)
-            .with_extra(extra);
+            .with_extra(extra)
+            .with_tool_defaults();
         let template = &self.template;
         if !continued {
             return py.detach(|| template.render(&request)).py_err();
@@ -169,14 +173,16 @@ impl PyChatTemplate {
     /// output continues is `prompt` when given, else rendered from
     /// `messages` (default: one user turn) with these tools and switches, as
     /// the command line does; a prompt that does not render gives a
-    /// `UserWarning` and a parser built without it. `policy` says what
+    /// `UserWarning` and a parser built without it. `call_ids`: a seed from
+    /// which calls the model wrote without an id get OpenAI-style ones
+    /// (`call_` + 24 letters and digits; the same seed, the same ids). `policy` says what
     /// off-script output becomes: `"lossless"` (the default), `"compatible"`
     /// or a dict of policy fields (`{"unknown_tool": "call"}`, over
     /// `"lossless"` or the preset its `"preset"` key names; docs/policies.md).
     #[pyo3(signature = (
         tools=None, tool_choice=None, parallel_tool_calls=true, enable_thinking=None, prompt=None,
         *, messages=None, reasoning="extract", response_schema=None, continue_final_message=None,
-        policy=None
+        call_ids=None, policy=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn parser(
@@ -191,6 +197,7 @@ impl PyChatTemplate {
         reasoning: &str,
         response_schema: Option<&Bound<'_, PyAny>>,
         continue_final_message: Option<&Bound<'_, PyAny>>,
+        call_ids: Option<u64>,
         policy: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Parser> {
         let policy = match policy {
@@ -210,7 +217,8 @@ impl PyChatTemplate {
             .with_response_schema(schema(response_schema)?)
             .with_continue_final_message(continue_mode(continue_final_message)?)
             .with_policy(policy)
-            .with_prompt(prompt);
+            .with_prompt(prompt)
+            .with_call_ids(call_ids);
         let chat = self.chat(py)?;
         let (parser, diagnostics) = py.detach(|| {
             let prepared = chat.prepare(&request);

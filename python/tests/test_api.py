@@ -181,3 +181,13 @@ def test_parser_warns_when_the_prompt_does_not_render():
         "the prompt does not render (raised error at line 1, column 83: roles must alternate); "
         "parsed without it"]
     assert parser.parse("Hello.") == {"role": "assistant", "content": "Hello."}
+
+
+def test_parser_start_says_where_reasoning_stands(template):
+    user = [{"role": "user", "content": "hi"}]
+    prompt = template.render(user)
+    assert template.parser(prompt=prompt).start == "free"
+    assert template.parser(prompt=prompt + "<think>\n").start == "in_reasoning"
+    assert template.parser(enable_thinking=False).start == "after_reasoning"
+    assert template.parser(prompt=prompt + "<think>\n").parse("Hm.</think>\n\nHi.") == \
+        {"role": "assistant", "content": "Hi.", "reasoning_content": "Hm."}

@@ -1,7 +1,8 @@
 """A real client: the official `openai` package's own stream accumulation
 (`ChatCompletionStreamState`) turns our deltas, sent as
 `chat.completion.chunk` objects token by token, into the same message as
-our batch parse, for every round-trip output with tool calls."""
+our batch parse, ids included (`call_ids` mints those the model does not
+write), for every round-trip output with tool calls."""
 
 from __future__ import annotations
 
@@ -62,9 +63,13 @@ def test_openai_accumulates_our_deltas(label, path, report):
     except ca.Error as e:
         pytest.skip(f"analysis fails: {e}")
     for name, options, output in outputs(template):
-        parser = template.parser(**options)
-        want = parser.parse(output)
+        # Two parsers with one seed: each one's first output gets the same ids.
+        parser = template.parser(**options, call_ids=7)
+        want = template.parser(**options, call_ids=7).parse(output)
         if not want.get("tool_calls"):
             continue
+        # Every call has an id, the model's own or one minted from the seed,
+        # and the client rebuilds it from the first delta of the call.
+        assert all(isinstance(c["id"], str) and c["id"] for c in want["tool_calls"]), name
         assert as_ours(client_message(parser, output)) == want, name
-        report[f"{label} outputs with tool calls: openai's ChatCompletionStreamState accumulates our chunks into our batch parse"] += 1
+        report[f"{label} outputs with tool calls: openai's ChatCompletionStreamState accumulates our chunks, ids included, into our batch parse"] += 1

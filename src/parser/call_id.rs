@@ -4,10 +4,17 @@
 //! Ids are a pure function of the caller's seed, the stream's number within
 //! its parser and the call's index: the same seed gives the same ids (tests,
 //! replays), and a server that wants ids unique across requests passes a
-//! fresh seed (a random number, a request counter). Ids are minted when a
-//! call is announced; an id the model writes after the call's name (a
-//! format whose id follows the name) replaces the minted one in the
-//! message, and its delta says so.
+//! fresh seed (a random number, a request counter).
+//!
+//! When the model's formats write no id, ids are minted when a call is
+//! announced, so the call's first delta carries its id. When a format has an
+//! id of its own (Mistral's `[CALL_ID]`, Kimi's `functions.NAME:0`, a JSON
+//! `"id"` member), the model's id comes after the name, and it is the one
+//! the template reads back next turn: the minted id then waits for the end
+//! of the output and goes only to calls that ended without one, in a delta
+//! of its own. Either way a call's id is sent once, so a client that
+//! accumulates deltas (the `openai` package concatenates strings) rebuilds
+//! exactly the message's id.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -19,13 +26,17 @@ use crate::message::{Delta, MessageBuilder, ToolCallDelta};
 pub(crate) struct CallIdSource {
     seed: u64,
     streams: Arc<AtomicU64>,
+    /// The model may write ids: mint only at the end, for calls without.
+    late: bool,
 }
 
 impl CallIdSource {
-    pub(crate) fn new(seed: u64) -> CallIdSource {
+    /// Ids from `seed`; `model_writes_ids`: a call format has an id slot.
+    pub(crate) fn new(seed: u64, model_writes_ids: bool) -> CallIdSource {
         CallIdSource {
             seed,
             streams: Arc::new(AtomicU64::new(0)),
+            late: model_writes_ids,
         }
     }
 
@@ -35,6 +46,7 @@ impl CallIdSource {
         let stream = self.streams.fetch_add(1, Ordering::Relaxed);
         StreamIds {
             key: mix(self.seed ^ mix(stream)),
+            late: self.late,
         }
     }
 }
@@ -43,12 +55,16 @@ impl CallIdSource {
 #[derive(Debug, Clone)]
 pub(crate) struct StreamIds {
     key: u64,
+    late: bool,
 }
 
 impl StreamIds {
     /// Gives every call announced in `deltas` without an id a minted one,
-    /// in the deltas and in `builder`.
+    /// in the deltas and in `builder` (unless the model may still write it).
     pub(crate) fn fill(&self, deltas: &mut [Delta], builder: &mut MessageBuilder) {
+        if self.late {
+            return;
+        }
         for call in deltas.iter_mut().flat_map(|d| d.tool_calls.iter_mut()) {
             if call.kind.is_some() && call.id.is_none() {
                 let id = self.id(call.index);
@@ -59,6 +75,24 @@ impl StreamIds {
                 });
                 call.id = Some(id);
             }
+        }
+    }
+
+    /// At the end of the output: a minted id, each in a delta of its own
+    /// appended to `deltas`, for every call that ended without one (only
+    /// when the model may write ids; otherwise `fill` gave them already).
+    pub(crate) fn finish(&self, deltas: &mut Vec<Delta>, builder: &mut MessageBuilder) {
+        if !self.late {
+            return;
+        }
+        for index in builder.calls_without_id() {
+            let piece = ToolCallDelta {
+                index,
+                id: Some(self.id(index)),
+                ..Default::default()
+            };
+            builder.apply_call(&piece);
+            deltas.push(Delta::tool_call(piece));
         }
     }
 
@@ -94,7 +128,7 @@ mod tests {
 
     #[test]
     fn ids_are_openai_shaped_distinct_and_repeatable() {
-        let source = CallIdSource::new(7);
+        let source = CallIdSource::new(7, false);
         let (first, second) = (source.next_stream(), source.next_stream());
         let id = first.id(0);
         assert_eq!(id.len(), 29);
@@ -104,7 +138,7 @@ mod tests {
         );
         assert_ne!(id, first.id(1));
         assert_ne!(id, second.id(0));
-        assert_eq!(id, CallIdSource::new(7).next_stream().id(0));
-        assert_ne!(id, CallIdSource::new(8).next_stream().id(0));
+        assert_eq!(id, CallIdSource::new(7, false).next_stream().id(0));
+        assert_ne!(id, CallIdSource::new(8, false).next_stream().id(0));
     }
 }

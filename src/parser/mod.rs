@@ -119,7 +119,10 @@ pub struct ParserConfig {
     /// Mint OpenAI-style ids (`call_` + 24 letters and digits) for calls the
     /// model wrote without one, from this seed: the same seed gives the same
     /// ids; a server wanting ids unique across requests passes a fresh one.
-    /// `None` (the default) leaves such ids `null`.
+    /// A call's first delta carries its id, except in formats where the
+    /// model writes ids of its own: there a call that ends without one gets
+    /// its minted id at the end of the output. `None` (the default) leaves
+    /// such ids `null`.
     pub call_ids: Option<u64>,
     /// What to do with output written off script (`docs/policies.md`);
     /// lossless by default.
@@ -240,6 +243,7 @@ impl OutputParser {
             (true, Start::Free, None) => std::mem::take(&mut protocol.prompt.reasoning),
             _ => String::new(),
         };
+        let model_writes_ids = formats.iter().any(|f| f.id.is_some());
         let tools = protocol.tools.take().map(|s| s.tools).unwrap_or_default();
         Ok(OutputParser {
             program,
@@ -250,7 +254,9 @@ impl OutputParser {
             prefill: config.prefill.clone().unwrap_or_default(),
             start,
             nested,
-            ids: config.call_ids.map(call_id::CallIdSource::new),
+            ids: config
+                .call_ids
+                .map(|seed| call_id::CallIdSource::new(seed, model_writes_ids)),
             policy: config.policy,
         })
     }

@@ -204,6 +204,7 @@ impl OutputStream {
         self.step("", true, out);
         if let Some(ids) = &self.ids {
             ids.fill(out, &mut self.builder);
+            ids.finish(out, &mut self.builder);
         }
     }
 

@@ -152,6 +152,18 @@ setters!(RenderRequest {
     with_enable_thinking => enable_thinking: bool,
 });
 
+impl RenderRequest {
+    /// This request with what the OpenAI API leaves optional in its tools
+    /// filled as [`ChatTemplate::render_chat`] fills it: a missing
+    /// `description` is `""`, missing `parameters` an empty object schema.
+    /// For a caller of [`ChatTemplate::render`] (the template as written)
+    /// whose tools come from an API request: many templates read both.
+    pub fn with_tool_defaults(mut self) -> RenderRequest {
+        polyfill::fill_tool_defaults(self.tools.iter_mut().flatten());
+        self
+    }
+}
+
 /// A compiled chat template, ready to render.
 pub struct ChatTemplate {
     env: Environment<'static>,

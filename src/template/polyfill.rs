@@ -137,7 +137,22 @@ fn writable(request: &RenderRequest, writer: Option<&dyn CallWriter>) -> bool {
 /// was missing.
 pub(crate) fn fill_optional(request: &RenderRequest) -> Option<RenderRequest> {
     let mut out = request.clone();
-    for tool in out.tools.iter_mut().flatten() {
+    fill_tool_defaults(out.tools.iter_mut().flatten());
+    for message in &mut out.messages {
+        let skip = role(message) == "assistant" && has_calls(message);
+        if let (false, Some(map)) = (skip, message.as_object_mut()) {
+            map.entry("content").or_insert_with(|| Json::from(""));
+        }
+    }
+    (out != *request).then_some(out)
+}
+
+/// Fills what the OpenAI API leaves optional in tool definitions: a
+/// missing `description` becomes `""`, missing `parameters` an empty object
+/// schema (in `function`, or in the tool itself when it has no `function`
+/// object).
+pub(crate) fn fill_tool_defaults<'a>(tools: impl Iterator<Item = &'a mut Json>) {
+    for tool in tools {
         let function = match tool.get("function") {
             Some(Json::Object(_)) => &mut tool["function"],
             _ => &mut *tool,
@@ -148,13 +163,6 @@ pub(crate) fn fill_optional(request: &RenderRequest) -> Option<RenderRequest> {
                 .or_insert_with(|| json!({"type": "object", "properties": {}}));
         }
     }
-    for message in &mut out.messages {
-        let skip = role(message) == "assistant" && has_calls(message);
-        if let (false, Some(map)) = (skip, message.as_object_mut()) {
-            map.entry("content").or_insert_with(|| Json::from(""));
-        }
-    }
-    (out != *request).then_some(out)
 }
 
 /// The request rewritten by `plan`; `None` when nothing needs to change.

@@ -9,7 +9,9 @@
 //!   splits, give the message of one `String::from_utf8_lossy` of the whole,
 //!   parsed; the deltas add up to it;
 //! - call ids: `call_` + 24 letters and digits where the model wrote none,
-//!   the same in the deltas and the message, repeatable with the same seed.
+//!   the same in the deltas and the message, repeatable with the same seed;
+//!   where the format has ids of its own (`templates/mistral-tool-calls.jinja`)
+//!   the model's id is kept, and each call's id is sent once.
 
 use crate::common::streaming;
 use chat_autoparser::Options;
@@ -153,6 +155,56 @@ fn minted_call_ids_are_openai_shaped_and_repeatable() {
     assert_ne!(next[0].as_deref(), Some(ids[0].as_str()));
     // Without the option, ids stay null.
     assert_eq!(parser(None).parse(output).tool_calls[0].id, None);
+}
+
+#[test]
+fn a_model_written_id_is_kept_and_every_id_is_sent_once() {
+    // Mistral's JSON calls carry an "id" member after the arguments: the
+    // model's id is the one its template reads back, and a call without
+    // one gets a minted id at the end of the output.
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/templates/mistral-tool-calls.jinja"
+    ))
+    .unwrap();
+    let p = analyze(&source)
+        .parser(
+            &ParserConfig::from(Options::default().with_tools(weather_tools())).with_call_ids(42),
+        )
+        .unwrap();
+    let output = "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}, \"id\": \"abc123XYZ\"}, \
+                  {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}]";
+    let mut stream = p.stream();
+    let mut sent: Vec<(usize, String)> = Vec::new();
+    let mut deltas = Vec::new();
+    for chunk in output.as_bytes().chunks(3) {
+        deltas.extend(stream.push_bytes(chunk));
+    }
+    deltas.extend(stream.finish());
+    for d in &deltas {
+        sent.extend(
+            d.tool_calls
+                .iter()
+                .filter_map(|c| Some((c.index, c.id.clone()?))),
+        );
+    }
+    let ids: Vec<String> = stream
+        .message()
+        .tool_calls
+        .iter()
+        .map(|c| c.id.clone().unwrap())
+        .collect();
+    assert_eq!(ids[0], "abc123XYZ");
+    assert!(ids[1].starts_with("call_") && ids[1].len() == 29, "{ids:?}");
+    // One id per call in the deltas, the message's: a client that
+    // concatenates what it is sent rebuilds exactly these.
+    assert_eq!(sent, vec![(0, ids[0].clone()), (1, ids[1].clone())]);
+    let fresh = analyze(&source)
+        .parser(
+            &ParserConfig::from(Options::default().with_tools(weather_tools())).with_call_ids(42),
+        )
+        .unwrap();
+    assert_eq!(fresh.parse(output), stream.message());
 }
 
 /// Pieces that make interesting byte strings: markers, characters of every

@@ -4,7 +4,8 @@
 //!   `content` optional: on every corpus template that renders a described
 //!   tool, the same tool without them renders too (and exactly as the tool
 //!   with an empty description and empty object schema), while `render`
-//!   stays the template as written;
+//!   stays the template as written (`RenderRequest::with_tool_defaults`
+//!   fills the tools for it);
 //! - `auto` tool formatting keeps a template's own tools block when the
 //!   conversation needs nothing it lacks (templates that list tools but
 //!   never replay calls render a first turn exactly as written);
@@ -62,6 +63,13 @@ fn tools_without_description_or_parameters_render_on_the_corpus() {
             .render_chat(&bare)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert_eq!(got, expected, "{}", path.display());
+        // The template as written, given the request's tools filled.
+        assert_eq!(
+            t.render(&bare.clone().with_tool_defaults()).ok(),
+            t.render(&full).ok(),
+            "{}",
+            path.display()
+        );
         if t.render(&bare).is_err() {
             fixed_by_filling.push(path.file_stem().unwrap().to_string_lossy().into_owned());
         }

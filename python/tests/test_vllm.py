@@ -1,0 +1,345 @@
+"""The vLLM tier: `chat_autoparser.vllm` inside vLLM 0.33's own classes.
+
+Runs in the pinned vLLM virtualenv (`bash tools/vllm_test.sh`); elsewhere
+it skips with a message. No model is downloaded: each template gets a tiny
+byte-level BPE tokenizer trained in the test (`tokenizers`), its markers
+(the grammar's preserved tokens) and BOS/EOS added as special tokens,
+wrapped as a transformers fast tokenizer with `chat_template` set, and given
+to vLLM's `ParserManager` as a server gives it.
+
+For every shipped and corpus template whose analysis finds tools, each
+round-trip output (`roundtrip.outputs`: content, reasoning, one call, two
+calls, content + call, reasoning + call, tricky arguments), tokenized with
+that tokenizer, must come out of vLLM equal to our own parse for the same
+prompt:
+- batch: the composed `Parser.parse` then `assemble_chat_message_fields`,
+  as `serving.py` builds a message;
+- streamed: `ChatStreamProcessor.step` over the output's tokens, 1 and 3
+  tokens per step, detokenized incrementally, its deltas accumulated by the
+  official `openai` client (`ChatCompletionStreamState`), and the chat
+  `finish_reason` (`tool_calls` when calls were streamed, else `stop`).
+Calls our parse leaves without id must carry a minted `call_...` id.
+For `tool_choice: required`, `adjust_request` attaches our structural tag:
+vLLM's xgrammar validation accepts it and it accepts the call outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+vllm = pytest.importorskip("vllm", reason="the vLLM tier runs in the pinned vLLM venv: bash tools/vllm_test.sh")
+
+import chat_autoparser as ca  # noqa: E402
+import chat_autoparser.vllm as plugin  # noqa: E402
+from conftest import template_sets  # noqa: E402
+from openai.lib.streaming.chat import ChatCompletionStreamState  # noqa: E402
+from openai.types.chat import ChatCompletionChunk  # noqa: E402
+from roundtrip import TOOLS, USER, outputs  # noqa: E402
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
+from transformers import PreTrainedTokenizerFast  # noqa: E402
+from vllm.entrypoints.openai.chat_completion.message_assembly import assemble_chat_message_fields  # noqa: E402
+from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest  # noqa: E402
+from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor  # noqa: E402
+from vllm.parser.parser_manager import ParserManager  # noqa: E402
+from vllm.reasoning import ReasoningParserManager  # noqa: E402
+from vllm.tool_parsers import ToolParserManager  # noqa: E402
+
+# Round-trip call outputs that the `required` structural tag of their
+# template rejects (found by this test; a grammar question, docs/grammar.md):
+# the set is exact, so a fix or a new rejection shows here.
+# Measured 2026-11-27: 28 of 216 corpus outputs, in 10 templates; every shipped one accepted.
+# Some are round-trip artefacts: a template that drops reasoning from history renders a
+# "reasoning+call" turn without the "</think>" that closes the block its prompt opened, which
+# the tag rightly requires (DeepSeek-R1 distills). Others (a call output that starts with
+# whitespace, Apriel's "\n<tool_calls>") are not examined one by one yet.
+KNOWN_REJECTED: dict[str, set[str]] = {
+    "Apriel-1.6-15b-Thinker-fixed": {"call", "parallel", "tricky-args"},
+    "ByteDance-Seed-OSS": {"tricky-args"},
+    "Cohere2MoE": {"call", "parallel", "reasoning+call", "tricky-args"},
+    "MiniMax-M2": {"call", "parallel", "tricky-args"},
+    "NVIDIA-Nemotron-Nano-v2": {"call", "parallel", "reasoning+call", "tricky-args"},
+    "Qwen-QwQ-32B": {"reasoning+call"},
+    "deepseek-ai-DeepSeek-R1-Distill-Llama-8B": {"call", "parallel", "reasoning+call", "tricky-args"},
+    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": {"reasoning+call"},
+    "deepseek-ai-DeepSeek-V3.2": {"call", "parallel", "tricky-args"},
+    "llama-cpp-deepseek-r1": {"call", "parallel", "reasoning+call", "tricky-args"},
+}
+
+CASES = [(label, path) for label, paths in template_sets() for path in paths]
+MINTED = re.compile(r"call_[0-9A-Za-z]{24}")
+RESULTS: Counter[str] = Counter()
+
+
+def tokenizer_for(template: ca.ChatTemplate, texts: list[str]) -> PreTrainedTokenizerFast:
+    """A byte-level BPE trained on `texts`, the template's markers special tokens."""
+    markers = template.grammar(tools=TOOLS)["preserved_tokens"]
+    specials = sorted({m for m in markers + [template.bos_token or "", template.eos_token or ""] if m})
+    model = Tokenizer(models.BPE())
+    model.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    model.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=specials, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    model.train_from_iterator(texts, trainer)
+    tok = PreTrainedTokenizerFast(tokenizer_object=model, bos_token=template.bos_token,
+                                  eos_token=template.eos_token, clean_up_tokenization_spaces=False)
+    tok.chat_template = template.source
+    return tok
+
+
+def vllm_parser_cls(tok):
+    return ParserManager.get_parser(tool_parser_name="chat_autoparser", reasoning_parser_name="chat_autoparser",
+                                    enable_auto_tools=True, model_name="test", tokenizer=tok)
+
+
+def chat_request(options: dict, **extra) -> ChatCompletionRequest:
+    kwargs = {"enable_thinking": True, "reasoning_effort": "high"} if options["enable_thinking"] else {}
+    return ChatCompletionRequest(model="test", messages=[USER], tools=TOOLS, chat_template_kwargs=kwargs, **extra)
+
+
+def prompt_of(template: ca.ChatTemplate, options: dict) -> str:
+    kwargs = {"enable_thinking": True, "reasoning_effort": "high"} if options["enable_thinking"] else {}
+    return template.render([USER], tools=TOOLS, add_generation_prompt=True, **kwargs)
+
+
+def ours(message: dict, got: dict) -> dict:
+    """`got` with each minted id (where our parse has none) checked and set to None."""
+    out = json.loads(json.dumps(got))
+    for want, call in zip(message.get("tool_calls", []), out.get("tool_calls", [])):
+        if want["id"] is None:
+            assert MINTED.fullmatch(call["id"] or ""), call
+            call["id"] = None
+    return out
+
+
+def batch(tok, parser_cls, request, prompt_ids, output) -> dict:
+    """What serving.py makes of a whole output."""
+    parser = parser_cls(tok, request.tools, chat_template_kwargs=request.chat_template_kwargs, model_config=None)
+    parser.set_prompt_token_ids(prompt_ids)
+    ids = tok.encode(output, add_special_tokens=False)
+    reasoning, content, calls = parser.parse(output, request, enable_auto_tools=True, model_output_token_ids=ids)
+    fields = assemble_chat_message_fields(request, reasoning, content, calls, enable_auto_tools=True,
+                                          parser_cls=parser_cls)
+    message = {"role": "assistant", "content": fields.content}
+    if fields.reasoning:
+        message["reasoning_content"] = fields.reasoning
+    if fields.tool_calls:
+        message["tool_calls"] = [{"id": c.id, "type": "function", "function": {
+            "name": c.function.name, "arguments": c.function.arguments}} for c in fields.tool_calls]
+    return message
+
+
+def chunk(delta: dict, finish_reason=None) -> ChatCompletionChunk:
+    return ChatCompletionChunk.model_validate({
+        "id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0, "model": "test",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    })
+
+
+def streamed(tok, parser_cls, request, prompt_ids, output, size) -> tuple[dict, str]:
+    """What a client accumulates from serving.py's stream of `output`, `size` tokens a step."""
+    parser = parser_cls(tok, request.tools, chat_template_kwargs=request.chat_template_kwargs, model_config=None)
+    processor = ChatStreamProcessor(request, parser, enable_auto_tools=True, parser_cls=parser_cls)
+    state = ChatCompletionStreamState()
+    state.handle_chunk(chunk({"role": "assistant"}))
+    ids = tok.encode(output, add_special_tokens=False)
+    emitted, finish = "", None
+    for at in range(0, len(ids), size):
+        last = at + size >= len(ids)
+        text = tok.decode(ids[:at + size], skip_special_tokens=False)
+        delta_text = "" if text.endswith("\ufffd") and not last else text[len(emitted):]
+        emitted = emitted if not delta_text else text
+        step = processor.step(delta_text, ids[at:at + size], "stop" if last else None,
+                              prompt_ids if at == 0 else None)
+        if step.delta is not None:
+            d = step.delta.model_dump(exclude_none=True)
+            if "reasoning" in d:
+                d["reasoning_content"] = d.pop("reasoning")
+            state.handle_chunk(chunk(d))
+        finish = step.finish_reason or finish
+    state.handle_chunk(chunk({}, finish))
+    m = state.get_final_completion().choices[0].message
+    message = {"role": "assistant", "content": m.content}
+    reasoning = getattr(m, "reasoning_content", None)
+    if reasoning:
+        message["reasoning_content"] = reasoning
+    if m.tool_calls:
+        message["tool_calls"] = [{"id": c.id, "type": c.type, "function": {
+            "name": c.function.name, "arguments": c.function.arguments}} for c in m.tool_calls]
+    # The client's None for "no content chunk" is our "" (None only beside calls).
+    if message["content"] == "" and "tool_calls" in message:
+        message["content"] = None
+    if message["content"] is None and "tool_calls" not in message:
+        message["content"] = ""
+    return message, finish
+
+
+def test_import_registers_both_parsers_and_the_composition():
+    assert ToolParserManager.get_tool_parser("chat_autoparser") is plugin.ChatAutoparserToolParser
+    assert ReasoningParserManager.get_reasoning_parser("chat_autoparser") is plugin.ChatAutoparserReasoningParser
+    assert plugin.ChatAutoparserToolParser.supports_required_and_named
+    # `--tool-parser-plugin chat_autoparser.vllm`: vLLM imports it by module name.
+    ToolParserManager.import_tool_parser("chat_autoparser.vllm")
+    template = ca.ChatTemplate.from_file(template_sets()[0][1][0])
+    tok = tokenizer_for(template, [template.source])
+    cls = vllm_parser_cls(tok)
+    assert issubclass(cls, plugin.ChatAutoparserParser)
+    assert (cls.tool_parser_cls, cls.reasoning_parser_cls) == \
+        (plugin.ChatAutoparserToolParser, plugin.ChatAutoparserReasoningParser)
+    with pytest.raises(TypeError, match="cannot be combined"):
+        ParserManager.get_parser(tool_parser_name="chat_autoparser", reasoning_parser_name="qwen3",
+                                 enable_auto_tools=True, tokenizer=tok)
+
+
+def test_the_entry_point_registers_in_a_fresh_vllm_process():
+    # What `vllm serve` does at startup in each process: load_general_plugins().
+    code = ("import sys; from vllm.plugins import load_general_plugins; "
+            "assert 'chat_autoparser.vllm' not in sys.modules; load_general_plugins(); "
+            "from vllm.tool_parsers import ToolParserManager; from vllm.reasoning import ReasoningParserManager; "
+            "print('chat_autoparser' in ToolParserManager.list_registered(), "
+            "'chat_autoparser' in ReasoningParserManager.list_registered())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.stdout.split()[-2:] == ["True", "True"], done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("plugin_flag", [[], ["--tool-parser-plugin", "chat_autoparser.vllm"]])
+def test_the_serve_command_lines_of_docs_serving_md(plugin_flag):
+    """`vllm serve MODEL ...` as docs/serving.md gives it, through vLLM's own
+    argument parser and the checks it runs before loading a model."""
+    from vllm.entrypoints.common.cli_args import init_parser_plugin, make_arg_parser, validate_parsed_serve_args
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    argv = ["MODEL", "--enable-auto-tool-choice", *plugin_flag,
+            "--tool-call-parser", "chat_autoparser", "--reasoning-parser", "chat_autoparser"]
+    args = make_arg_parser(FlexibleArgumentParser()).parse_args(argv)
+    validate_parsed_serve_args(args)
+    init_parser_plugin(args)
+    assert args.tool_call_parser in ToolParserManager.list_registered()
+    assert args.reasoning_parser in ReasoningParserManager.list_registered()
+
+
+@pytest.mark.parametrize("label,path", CASES, ids=[f"{label}/{p.stem}" for label, p in CASES])
+def test_vllm_parses_as_we_do(label, path, report):
+    template = ca.ChatTemplate.from_file(path)
+    try:
+        analysis = template.analyze()
+    except ca.Error as e:
+        pytest.skip(f"analysis fails: {e}")
+    if not analysis.get("tools"):
+        pytest.skip("the analysis finds no tool calls")
+    cases = list(outputs(template))
+    if not cases:
+        pytest.skip("no round-trip output renders")
+    tok = tokenizer_for(template, [template.source] + [o for _, _, o in cases])
+    parser_cls = vllm_parser_cls(tok)
+    failures = []
+    for name, options, output in cases:
+        prompt = prompt_of(template, options)
+        prompt_ids = tok.encode(prompt, add_special_tokens=False)
+        assert tok.decode(prompt_ids, skip_special_tokens=False) == prompt
+        want = template.parser(tools=TOOLS, enable_thinking=options["enable_thinking"], prompt=prompt).parse(output)
+        request = chat_request(options)
+        calls = "tool outputs" if want.get("tool_calls") else "other outputs"
+        got = {"batch": batch(tok, parser_cls, request, prompt_ids, output)}
+        finishes = {}
+        for size in (1, 3):
+            got[f"{size} token(s) a step"], finishes[size] = streamed(tok, parser_cls, request, prompt_ids,
+                                                                      output, size)
+        for how, message in got.items():
+            ok = ours(want, message) == want
+            ok = ok and all(f == ("tool_calls" if want.get("tool_calls") else "stop") for f in finishes.values())
+            report[f"{label} {calls} equal to our parse through vLLM ({how}): {'yes' if ok else 'NO'}"] += 1
+            if not ok:
+                failures.append((name, how, message, want))
+    assert not failures, failures[0]
+
+
+@pytest.mark.parametrize("label,path", CASES, ids=[f"{label}/{p.stem}" for label, p in CASES])
+def test_adjust_request_attaches_a_tag_xgrammar_takes(label, path, report):
+    from vllm.sampling_params import SamplingParams
+    from vllm.v1.structured_output.backend_xgrammar import validate_xgrammar_grammar
+    import xgrammar as xgr
+
+    template = ca.ChatTemplate.from_file(path)
+    try:
+        analysis = template.analyze()
+    except ca.Error as e:
+        pytest.skip(f"analysis fails: {e}")
+    if not analysis.get("tools"):
+        pytest.skip("the analysis finds no tool calls")
+    cases = [c for c in outputs(template) if c[0] in ("call", "parallel", "tricky-args", "reasoning+call")]
+    tok = tokenizer_for(template, [template.source] + [o for _, _, o in cases])
+    parser_cls = vllm_parser_cls(tok)
+    vocab = [bytes([b]) for b in range(256)] + [b"</s>"]
+    compiler = xgr.GrammarCompiler(xgr.TokenizerInfo(vocab, xgr.VocabType.RAW, stop_token_ids=[256]),
+                                   cache_enabled=False)
+    rejected = set()
+    for name, options, output in cases:
+        prompt = prompt_of(template, options)
+        request = chat_request(options, tool_choice="required")
+        parser = parser_cls(tok, request.tools, chat_template_kwargs=request.chat_template_kwargs, model_config=None)
+        parser.set_prompt_token_ids(tok.encode(prompt, add_special_tokens=False))
+        request = parser.adjust_request(request)
+        assert request.skip_special_tokens is False
+        tag = request.structured_outputs.structural_tag
+        validate_xgrammar_grammar(SamplingParams(structured_outputs=request.structured_outputs))
+        matcher = xgr.GrammarMatcher(compiler.compile_structural_tag(tag))
+        accepted = matcher.accept_string(output) and matcher.accept_token(256) and matcher.is_terminated()
+        report[f"{label} required-call tags that vLLM's xgrammar loads and that accept the output: "
+               f"{'yes' if accepted else 'NO'}"] += 1
+        if not accepted:
+            rejected.add(name)
+    assert rejected == KNOWN_REJECTED.get(path.stem, set())
+
+
+def test_reasoning_end_and_reasoning_tokens_on_hermes_think():
+    """`is_reasoning_end` reads where the prompt left reasoning; `count_reasoning_tokens`
+    counts the tokens of the reasoning text, not its markers; the registered reasoning
+    parser alone (vLLM's engine-side grammar gate) sees the end marker go by."""
+    from conftest import ROOT
+
+    template = ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja")
+    output = "<think>Rain and sun.</think>\n\nTake an umbrella."
+    tok = tokenizer_for(template, [template.source, output])
+    parser_cls = vllm_parser_cls(tok)
+
+    def reasoning_end(thinking: bool) -> bool:
+        prompt = template.render([USER], tools=TOOLS, enable_thinking=thinking)
+        parser = parser_cls(tok, None, chat_template_kwargs={"enable_thinking": thinking}, model_config=None)
+        return parser.is_reasoning_end(tok.encode(prompt, add_special_tokens=False))
+
+    # Thinking off: the prompt writes the empty block; on: the model may open one.
+    assert (reasoning_end(False), reasoning_end(True)) == (True, False)
+    parser = parser_cls(tok, None, chat_template_kwargs={}, model_config=None)
+    ids = tok.encode(output, add_special_tokens=False)
+    assert parser.count_reasoning_tokens(ids) == len(tok.encode("Rain and sun.", add_special_tokens=False))
+    assert parser.count_reasoning_tokens(tok.encode("Take an umbrella.", add_special_tokens=False)) == 0
+    alone = plugin.ChatAutoparserReasoningParser(tok)
+    head = tok.encode("<think>Rain and sun.", add_special_tokens=False)
+    end = tok.encode("</think>", add_special_tokens=False)
+    assert not alone.is_reasoning_end_streaming(head, head[-1:])
+    assert alone.is_reasoning_end_streaming(head + end, end)
+
+
+def test_responses_api_tools_are_read_as_chat_tools():
+    """The Responses API writes a function tool's fields beside `type`
+    (`{"type": "function", "name": ...}`): the parser reads them as the
+    Chat Completions shape."""
+    from types import SimpleNamespace
+
+    from conftest import ROOT
+
+    template = ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja")
+    output = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    tok = tokenizer_for(template, [template.source, output])
+    tools = [{"type": "function", "name": "get_weather",
+              "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+    request = SimpleNamespace(tools=tools, tool_choice="auto", parallel_tool_calls=True, chat_template=None)
+    parser = vllm_parser_cls(tok)(tok, tools, chat_template_kwargs={}, model_config=None)
+    _, content, calls = parser.parse(output, request, enable_auto_tools=True)
+    assert (content, [(c.name, c.arguments) for c in calls]) == (None, [("get_weather", '{"city": "Paris"}')])
