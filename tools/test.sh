@@ -79,16 +79,15 @@ else
     done
 fi
 
-# --- optional: the SGLang adapter inside SGLang (python/tests/test_sglang.py) ---
-# Runs when SGLang's pinned venv exists (tools/sglang_env.sh makes it once
-# per machine, ~11 GB); the script rebuilds and installs our package into
-# it. CHAT_AUTOPARSER_SGLANG=0 skips it.
-sglang_venv="${CHAT_AUTOPARSER_CACHE:-$HOME/.cache/chat-autoparser}/sglang-0.5.23/venv"
-if [ "${CHAT_AUTOPARSER_SGLANG:-1}" = 0 ] || [ $# -ne 0 ]; then
-    echo "sglang tier: skipped (CHAT_AUTOPARSER_SGLANG=0 or a filtered run)"
-elif [ ! -x "$sglang_venv/bin/python" ]; then
-    echo "sglang tier: skipped, no SGLang venv at $sglang_venv (bash tools/sglang_env.sh creates it)"
+# The server tiers: our parser plugins inside vLLM 0.33 (python/tests/test_vllm.py)
+# and SGLang 0.5.23 (python/tests/test_sglang.py), each run in its pinned
+# virtualenv outside the checkout (tools/vllm_env.sh, tools/sglang_env.sh make
+# them once per machine: ~10 GB and some minutes each; then they only
+# reinstall this checkout's package). CHAT_AUTOPARSER_SERVERS=0 skips both.
+if [ $# -ne 0 ] || [ "${CHAT_AUTOPARSER_SERVERS:-1}" = 0 ]; then
+    echo "server tiers: skipped (a filtered run or CHAT_AUTOPARSER_SERVERS=0)"
 else
+    bash tools/vllm_test.sh
     sglang_py="$(bash tools/sglang_env.sh | tail -n1)"
-    "$sglang_py" -m pytest python/tests/test_sglang.py -q -rs
+    "$sglang_py" -m pytest python/tests/test_sglang.py -q -rs -p no:warnings
 fi
