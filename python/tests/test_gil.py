@@ -22,9 +22,9 @@ CALL = '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>\n'
 # Long enough (about 1 MB, milliseconds to parse) for the other thread to
 # wake up and take the GIL while the library holds none.
 OUTPUT = "<think>Hm.</think>\n\n" + CALL * 20_000
-# A call cut off inside its arguments (16 MB): `finish` gives it back as
-# content, about 100 ms of work.
-CUT_CALL = '<tool_call>\n{"name": "f", "arguments": {"a": "' + "x" * 16_000_000
+# Twenty thousand calls, the last one's closer missing (about 1 MB):
+# `finish` closes it, milliseconds of parsing.
+CUT_CALL = OUTPUT[: -len("</tool_call>\n")]
 
 
 def count_while(work) -> int:
@@ -80,9 +80,12 @@ def test_push_releases_the_gil(parser):
 
 
 def test_finish_releases_the_gil(parser):
-    stream = parser.stream()
-    stream.push(CUT_CALL)
-    assert count_while(stream.finish) > 0
+    # `finish` on one output is a few milliseconds of work, about the time a
+    # loaded machine takes to wake the counter: eight in a row give it room.
+    streams = [parser.stream() for _ in range(8)]
+    for stream in streams:
+        stream.push(CUT_CALL)
+    assert count_while(lambda: [stream.finish() for stream in streams]) > 0
 
 
 def test_pure_python_work_does_not_let_the_counter_run():
