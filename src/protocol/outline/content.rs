@@ -18,6 +18,7 @@
 
 use serde_json::Value;
 
+use super::super::Marker;
 use super::sections::{self, Section};
 use super::{Kind, Lowering, Node, Produces, ValueNode, ValueNotation};
 
@@ -91,17 +92,30 @@ fn content_until(lower: &Lowering, stop: &str) -> Node {
 }
 
 /// `text` inside the template's content wrapper, when it has one: then
-/// the text runs to the wrapper's end instead.
+/// the text runs to the wrapper's end instead (when it has an end).
 fn wrapped(lower: &Lowering, text: Node) -> Node {
     let c = &lower.protocol.content;
-    if c.start.trim().is_empty() || c.end.trim().is_empty() {
+    if c.start.trim().is_empty() || opens_reasoning(lower, &c.start) {
         return text;
+    }
+    if c.end.trim().is_empty() {
+        // An opening alone (`all\n`): the text runs on as it would.
+        return Node::seq([Node::marker(&c.start), text]);
     }
     let inner = Node::new(Kind::Until {
         stops: vec![c.end.clone()],
     })
     .producing(Produces::Content);
     Node::seq([Node::marker(&c.start), inner, Node::marker(&c.end)])
+}
+
+/// Whether `marker` opens with the reasoning block's opening: then it is
+/// the block the template writes empty, not a content wrapper (a reader
+/// takes it as reasoning).
+fn opens_reasoning(lower: &Lowering, marker: &str) -> bool {
+    let core = |raw: &str| Marker::new(raw).first_core().map(str::to_string);
+    let reasoning = lower.protocol.markup.reasoning.as_ref();
+    reasoning.is_some_and(|r| core(&r.start).is_some() && core(&r.start) == core(marker))
 }
 
 /// An empty content block before forced calls, as templates with a content

@@ -216,6 +216,10 @@ pub struct Outline {
     pub root: Node,
     /// Subtrees referenced by [`Kind::Rule`] (one per tool's call).
     pub rules: Vec<Rule>,
+    /// Reasoning the prompt wrote for the model (delimiter reasoning's
+    /// `Here are my reasoning steps:`): the message's reasoning begins with
+    /// it whenever the output writes reasoning.
+    pub prompt_reasoning: String,
     /// What could only be expressed loosely, one line each.
     pub warnings: Vec<String>,
 }
@@ -241,6 +245,7 @@ impl Protocol {
         Outline {
             root,
             rules: lower.rules,
+            prompt_reasoning: self.prompt.reasoning.clone(),
             warnings: lower.warnings,
         }
     }

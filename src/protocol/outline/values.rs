@@ -58,11 +58,13 @@ pub(super) fn tagged_value(g: &TaggedArguments, key: &str, prop: &Value, root: &
                 typed(ValueNotation::Python),
             ]),
         };
-        options.push(Node::seq([
-            Node::marker(prefix),
-            typed,
-            Node::marker(&close),
-        ]));
+        // A bare typed value (`days:3`) has no close either: the template's
+        // value markers are a string's quotes.
+        let close = match prefix.trim().is_empty() && g.typed_value_prefix.is_some() {
+            true => Node::empty(),
+            false => Node::marker(&close),
+        };
+        options.push(Node::seq([Node::marker(prefix), typed, close]));
     }
     Node::choice(options)
 }
