@@ -70,8 +70,8 @@ use crate::error::{Error, ErrorKind, Result};
 pub(crate) use layout::{text_pieces, HeaderAttributes, TaggedName, TextPiece};
 pub use layout::{Arguments, CallLayout, IdShape, Segment};
 pub use marker::Marker;
-pub use outline::Outline;
 pub use notation::Notation;
+pub use outline::Outline;
 pub use tools::{nameless_tool, read_tools, Tool, ToolChoice};
 
 /// Where the output starts, relative to reasoning.

@@ -119,8 +119,19 @@ struct Sampler<'o> {
 /// Words raw text is made of: letters, punctuation the formats use, a
 /// quote, non-ASCII.
 const WORDS: &[&str] = &[
-    "Paris", "rain", "ok", "x1", "naïve", "東京", "a-b", "it's", "say \"hi\"", "50%", "a+b",
-    "yes.", "🙂",
+    "Paris",
+    "rain",
+    "ok",
+    "x1",
+    "naïve",
+    "東京",
+    "a-b",
+    "it's",
+    "say \"hi\"",
+    "50%",
+    "a+b",
+    "yes.",
+    "🙂",
 ];
 
 impl Sampler<'_> {
@@ -160,7 +171,7 @@ impl Sampler<'_> {
         match &node.kind {
             Kind::Marker(raw) | Kind::Literal(raw) => self.out.text.push_str(raw),
             Kind::FreeText { exclude } => {
-                let text = self.text(&[], exclude, node.produces);
+                let text = self.text(&[], exclude);
                 self.produce_text(node.produces, text);
             }
             Kind::Until { stops } => {
@@ -168,7 +179,7 @@ impl Sampler<'_> {
                     .iter()
                     .filter_map(|s| Marker::new(s).first_core().map(str::to_string))
                     .collect();
-                let text = self.text(&stops, &[], node.produces);
+                let text = self.text(&stops, &[]);
                 self.produce_text(node.produces, text);
             }
             Kind::Value(v) => {
@@ -323,9 +334,10 @@ impl Sampler<'_> {
     }
 
     /// Raw text of one to five words (sometimes a line break between), with
-    /// none of `stops` in it and not beginning with any of `exclude`; a
-    /// string value may hold a marker of the template that is no stop.
-    fn text(&mut self, stops: &[String], exclude: &[String], what: Produces) -> String {
+    /// none of `stops` (nor of the markers that follow) in it and not
+    /// beginning with any of `exclude`; a string of a quoting notation may
+    /// hold a marker of the template.
+    fn text(&mut self, stops: &[String], exclude: &[String]) -> String {
         for _ in 0..16 {
             let words = 1 + self.rng.below(5);
             let mut text = String::new();
@@ -394,7 +406,11 @@ impl Sampler<'_> {
             "array" if depth < 4 => {
                 let items = schema.get("items").cloned().unwrap_or(json!({}));
                 let n = self.rng.below(3);
-                Value::Array((0..n).map(|_| self.value(&items, root, depth + 1)).collect())
+                Value::Array(
+                    (0..n)
+                        .map(|_| self.value(&items, root, depth + 1))
+                        .collect(),
+                )
             }
             "integer" => json!(self.rng.below(2001) as i64 - 1000),
             "number" => {
@@ -403,7 +419,7 @@ impl Sampler<'_> {
             }
             "boolean" => json!(self.rng.coin()),
             "null" => Value::Null,
-            _ => Value::String(self.text(&[], &[], Produces::Value)),
+            _ => Value::String(self.text(&[], &[])),
         }
     }
 }
@@ -422,6 +438,10 @@ pub fn write(value: &Value, notation: &ValueNotation) -> String {
         ValueNotation::Json => value.to_string(),
         ValueNotation::JsonInString => json!(value.to_string()).to_string(),
         ValueNotation::Python => python(value),
+        ValueNotation::Raw => match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        },
         ValueNotation::Template(n) => match value {
             Value::String(s) => format!("{}{s}{}", n.quote_open, n.quote_close),
             Value::Array(items) => {
@@ -481,7 +501,11 @@ fn python(value: &Value) -> String {
         Value::Bool(false) => "False".into(),
         Value::Number(n) => n.to_string(),
         Value::String(s) => {
-            let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+            let quote = if s.contains('\'') && !s.contains('"') {
+                '"'
+            } else {
+                '\''
+            };
             let mut out = String::from(quote);
             for c in s.chars() {
                 match c {

@@ -1,7 +1,7 @@
 //! Agreement by generation (issue 30, item 3): outputs sampled from a
 //! request's output grammar (`Protocol::outline`) are read back by the
 //! parser into exactly the sampled message, with no diagnostic, and the
-//! in-process exports accept the strict ones: the Lark grammar inside
+//! in-process exports are measured on the strict ones: the Lark grammar inside
 //! llguidance (one byte a token), the GBNF grammar in the Earley
 //! recognizer (from its first trigger when lazy).
 //!
@@ -13,15 +13,16 @@
 //! `common/outline_sample.rs`); lenient samples (lenient nodes taken too)
 //! are checked by the parser alone.
 //!
-//! Size: `CHAT_AUTOPARSER_OUTLINE_CASES` cases (default 256, which
+//! Size: `CHAT_AUTOPARSER_OUTLINE_CASES` cases (default 128, which
 //! `cargo test` affords); the documented long run is
 //! `CHAT_AUTOPARSER_OUTLINE_CASES=100000 cargo test --release --test
 //! properties outline:: -- --nocapture`.
 //!
-//! What is asserted: the parser on every sample (strict and lenient); the
-//! exports on the request shapes they are known to serve, per
-//! [`export_known_gap`] (the shapes issue 30 lists as failing are counted
-//! and printed, not asserted, until the printers read the tree).
+//! What is asserted: the parser on every sample (strict and lenient), in
+//! the proptest property and over every request shape; the exports'
+//! rejections of strict samples over every request shape are counted,
+//! printed and held to a ceiling ([`LARK_REJECTS`], [`GBNF_REJECTS`]) until
+//! the printers read the tree.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -29,8 +30,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use chat_autoparser::grammar::{lark, Recognizer};
-use chat_autoparser::protocol::outline::Outline;
 use chat_autoparser::parser::{Diagnostic, DiagnosticKind};
+use chat_autoparser::protocol::outline::Outline;
 use chat_autoparser::protocol::Options;
 use chat_autoparser::{
     Analysis, ChatTemplate, Grammar, OutputParser, ParserConfig, Protocol, TemplateConfig,
@@ -47,10 +48,12 @@ use crate::common::turns;
 /// object with a list and a boolean.
 fn tools() -> Vec<Value> {
     let mut tools = turns::engine_tools();
-    tools.push(json!({"type": "function", "function": {"name": "set_level", "parameters": {
+    tools.push(
+        json!({"type": "function", "function": {"name": "set_level", "parameters": {
         "type": "object",
         "properties": {"level": {"type": "number"}, "note": {"type": "string"}},
-        "required": ["level"]}}}));
+        "required": ["level"]}}}),
+    );
     tools
 }
 
@@ -206,12 +209,6 @@ fn first_trigger(g: &Grammar, text: &str) -> Option<usize> {
         .min()
 }
 
-/// Request shapes an export is known not to serve yet (issue 30's table):
-/// a failure there is counted, not asserted.
-fn export_known_gap(_case: &Case) -> bool {
-    true
-}
-
 fn check(index: usize, seed: u64) -> Result<(), TestCaseError> {
     let case = &cases()[index % cases().len()];
     let strict = sample(&case.outline, seed, true);
@@ -228,17 +225,6 @@ fn check(index: usize, seed: u64) -> Result<(), TestCaseError> {
             case.name, lenient.text
         )));
     }
-    for (what, accepts) in [
-        ("lark", lark_accepts(case, &strict.text)),
-        ("gbnf", gbnf_accepts(case, &strict.text)),
-    ] {
-        if accepts == Some(false) && !export_known_gap(case) {
-            return Err(TestCaseError::fail(format!(
-                "{}: {what} rejects seed {seed}: {:?}",
-                case.name, strict.text
-            )));
-        }
-    }
     Ok(())
 }
 
@@ -246,7 +232,7 @@ fn case_count() -> u32 {
     std::env::var("CHAT_AUTOPARSER_OUTLINE_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(256)
+        .unwrap_or(128)
 }
 
 proptest! {
@@ -262,11 +248,21 @@ proptest! {
     }
 }
 
-/// Every case, a few seeds each, with counts per consumer printed (the
-/// acceptance table for the generated outputs).
+/// Strict samples of every request shape the in-process exports reject,
+/// at most: the Lark export inside llguidance, the GBNF export in the
+/// Earley recognizer, on the [`every_request_shape_reads_back`] samples
+/// with the corpus present (fewer without it). The rejected shapes are the
+/// ones issue 30 lists (special-token-quoted strings, element values,
+/// multi-marker message closers); lower these as the printers read the tree.
+const LARK_REJECTS: usize = 26;
+const GBNF_REJECTS: usize = 7;
+
+/// Every case, two seeds each: the parser reads each back; the exports'
+/// rejections are printed (`CHAT_AUTOPARSER_OUTLINE_SHOW=1` prints each
+/// rejected sample) and held to [`LARK_REJECTS`] and [`GBNF_REJECTS`].
 #[test]
 fn every_request_shape_reads_back() {
-    let seeds = 4;
+    let seeds = 2;
     let mut failures = Vec::new();
     let (mut lark_no, mut gbnf_no, mut total) = (0, 0, 0);
     for (i, case) in cases().iter().enumerate() {
@@ -277,8 +273,18 @@ fn every_request_shape_reads_back() {
             if let Some(why) = parser_mismatch(case, &s) {
                 failures.push(format!("{}: seed {seed}: {why}\n  {:?}", case.name, s.text));
             }
-            lark_no += usize::from(lark_accepts(case, &s.text) == Some(false));
-            gbnf_no += usize::from(gbnf_accepts(case, &s.text) == Some(false));
+            if lark_accepts(case, &s.text) == Some(false) {
+                lark_no += 1;
+                if std::env::var_os("CHAT_AUTOPARSER_OUTLINE_SHOW").is_some() {
+                    eprintln!("lark rejects {}: {:?}", case.name, s.text);
+                }
+            }
+            if gbnf_accepts(case, &s.text) == Some(false) {
+                gbnf_no += 1;
+                if std::env::var_os("CHAT_AUTOPARSER_OUTLINE_SHOW").is_some() {
+                    eprintln!("gbnf rejects {}: {:?}", case.name, s.text);
+                }
+            }
         }
     }
     eprintln!(
@@ -287,4 +293,6 @@ fn every_request_shape_reads_back() {
         FALSE_DIAGNOSTICS.load(Ordering::Relaxed)
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(lark_no <= LARK_REJECTS, "lark rejects {lark_no} samples");
+    assert!(gbnf_no <= GBNF_REJECTS, "gbnf rejects {gbnf_no} samples");
 }

@@ -43,13 +43,11 @@ pub(super) fn lower(
 /// `k=v` pairs joined by `, `.
 fn python(tool: &Tool, schema: &Value) -> Node {
     let member = |key: Node, value: Value| {
-        let value =
-            values::value(&value, &tool.parameters, ValueNotation::Python).producing(Produces::Value);
+        let value = values::value(&value, &tool.parameters, ValueNotation::Python)
+            .producing(Produces::Value);
         Node::seq([key, Node::literal("="), value])
     };
-    let list = members(schema, |key, prop| {
-        member(Node::literal(key), prop.clone())
-    });
+    let list = members(schema, |key, prop| member(Node::literal(key), prop.clone()));
     let extra = open(schema).then(|| {
         let key = Node::new(Kind::Until {
             stops: vec!["=".into()],

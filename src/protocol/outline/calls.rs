@@ -4,8 +4,8 @@
 //! The name inside fixed text becomes a [`Kind::ToolName`] (a JSON string
 //! in a JSON call object, bare after a tagged prefix); a name the template
 //! writes twice is a second `ToolName` producing nothing. A layout's
-//! optional group (a JSON id member) is an optional node: the template
-//! writes it, and the parser reads a call without it.
+//! optional group (a JSON id member) is a choice: the group, which the
+//! template writes, or nothing, lenient (the parser reads a call without it).
 //!
 //! Invariant: the call's text, with its optional groups written, is the
 //! layout's: lowering only types the pieces.
@@ -46,9 +46,14 @@ fn pieces(
             Segment::Text(text) => out.extend(text_with_name(text, &tool.name, named)),
             Segment::Id(shape) => out.push(id(shape)),
             Segment::Arguments(a) => out.push(arguments::lower(lower, format, tool, a)),
+            // The template writes the group; a call without it is read
+            // all the same: leaving it out is lenient.
             Segment::Optional(inner) => {
                 let inner = pieces(lower, format, tool, inner, named);
-                out.push(Node::optional(Node::seq(inner)));
+                out.push(Node::choice(vec![
+                    Node::seq(inner),
+                    Node::empty().lenient(),
+                ]));
             }
         }
     }

@@ -66,10 +66,9 @@ fn auto(lower: &Lowering, sections: Vec<Section>, mut exclude: Vec<String>) -> N
         let mut node = section.node;
         node.lazy_start = true;
         options.push(match (&section.opening, with_content) {
-            (Some(opening), true) => Node::seq([
-                Node::optional(content_until(lower, opening)),
-                node,
-            ]),
+            (Some(opening), true) => {
+                Node::seq([Node::optional(content_until(lower, opening)), node])
+            }
             _ => node,
         });
     }

@@ -89,6 +89,9 @@ pub enum ValueNotation {
     Element(Elements),
     /// The template's own notation (`{a:<|"|>x<|"|>}`).
     Template(Notation),
+    /// A string as its text, unquoted (an enum's word in a raw tagged
+    /// value).
+    Raw,
 }
 
 /// A value: what its schema allows, written in a notation.

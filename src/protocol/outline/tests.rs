@@ -11,9 +11,11 @@ fn outline(template: &str, choice: ToolChoice, parallel: bool) -> Outline {
         .unwrap()
         .analyze()
         .unwrap();
-    let tools = vec![json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+    let tools = vec![
+        json!({"type": "function", "function": {"name": "get_weather", "parameters": {
         "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-        "required": ["city"]}}})];
+        "required": ["city"]}}}),
+    ];
     let options = Options {
         tools,
         tool_choice: choice,
@@ -63,12 +65,10 @@ fn auto_is_free_text_or_content_up_to_a_lazy_section() {
         ))
     );
     assert!(with_calls[1].lazy_start, "{:?}", with_calls[1]);
-    let repeat = nodes(&o)
-        .into_iter()
-        .find_map(|n| match &n.kind {
-            Kind::Repeat { min, max, .. } => Some((*min, *max)),
-            _ => None,
-        });
+    let repeat = nodes(&o).into_iter().find_map(|n| match &n.kind {
+        Kind::Repeat { min, max, .. } => Some((*min, *max)),
+        _ => None,
+    });
     assert_eq!(repeat, Some((1, None)));
     let call = o.rule(0);
     assert_eq!(call.produces, Produces::Call);

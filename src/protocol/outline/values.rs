@@ -37,9 +37,13 @@ pub(super) fn tagged_value(g: &TaggedArguments, key: &str, prop: &Value, root: &
     let (may, only) = string_kind(prop, root);
     let mut options = Vec::new();
     if g.raw_strings && may {
-        let raw = Node::new(Kind::Until {
-            stops: vec![close.clone()],
-        })
+        // Strings of an enum are its words, raw; other strings any text.
+        let raw = match enum_strings(prop, root) {
+            true => value(prop, root, ValueNotation::Raw),
+            false => Node::new(Kind::Until {
+                stops: vec![close.clone()],
+            }),
+        }
         .producing(Produces::Value);
         options.push(Node::seq([
             Node::marker(&g.value_prefix),
@@ -69,16 +73,28 @@ pub(super) fn tagged_value(g: &TaggedArguments, key: &str, prop: &Value, root: &
     Node::choice(options)
 }
 
+/// Whether `schema` is an enum of strings only.
+fn enum_strings(schema: &Value, root: &Value) -> bool {
+    let schema = resolved(root, schema).unwrap_or(schema);
+    schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .is_some_and(|v| v.iter().all(Value::is_string))
+}
+
 /// Whether a value of `schema` may be a string, and whether it must be.
 fn string_kind(schema: &Value, root: &Value) -> (bool, bool) {
     let schema = resolved(root, schema).unwrap_or(schema);
-    if schema.get("enum").and_then(Value::as_array).is_some_and(|v| v.iter().all(Value::is_string)) {
+    if enum_strings(schema, root) {
         return (true, true);
     }
     match schema.get("type") {
         Some(Value::String(t)) => (t == "string", t == "string"),
         Some(Value::Array(types)) => {
-            let strings = types.iter().filter(|t| t.as_str() == Some("string")).count();
+            let strings = types
+                .iter()
+                .filter(|t| t.as_str() == Some("string"))
+                .count();
             (strings > 0, strings == types.len())
         }
         _ => (true, false),
