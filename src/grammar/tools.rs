@@ -471,7 +471,7 @@ fn either_order<'k>(
 }
 
 /// Whether `prop` may be an object or a list (or its type is not said).
-fn is_structured(prop: &Value, root: &Value) -> bool {
+pub(super) fn is_structured(prop: &Value, root: &Value) -> bool {
     let prop = resolved(root, prop).unwrap_or(prop);
     match prop.get("type") {
         None => prop.get("enum").is_none() && prop.get("const").is_none(),

@@ -734,3 +734,37 @@ fn long_argument_lists_name_their_tails() {
         }
     }
 }
+
+/// A template with its own value notation (Gemma 4: `{key:<|"|>text<|"|>}`)
+/// writes non-string values bare, with no closing quote after them, and
+/// nests objects and lists in the notation: the Lark grammar takes both
+/// (issue 30's "special-token-quoted strings"), and still rejects a string
+/// left unclosed.
+#[test]
+fn bare_values_and_nested_notation_in_lark() {
+    let Some(tmpl) = crate::common::corpus_template("google-gemma-4-31B-it") else {
+        return;
+    };
+    let analysis = tmpl.analyze().unwrap();
+    let options = Options::default()
+        .with_tools(tools())
+        .with_tool_choice(ToolChoice::Required)
+        .with_enable_thinking(Some(false));
+    let grammar = lark(&Protocol::new(&analysis, &options)).unwrap().lark;
+    let mut engine = Engine::new();
+    let q = "<|\"|>";
+    for (text, accepted) in [
+        (format!("<|tool_call>call:get_weather{{city:{q}Paris{q},days:3}}<tool_call|><|tool_response>"), true),
+        (
+            format!("<|tool_call>call:search{{query:{q}x{q},filters:{{tags:[{q}a{q},{q}b{q}],exact:true}},limit:10}}<tool_call|><|tool_response>"),
+            true,
+        ),
+        (format!("<|tool_call>call:get_weather{{city:{q}Paris}}<tool_call|><|tool_response>"), false),
+    ] {
+        assert_eq!(
+            engine.accepts(&grammar, &text),
+            Ok(accepted),
+            "{text}\n{grammar}"
+        );
+    }
+}
