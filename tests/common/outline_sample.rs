@@ -185,7 +185,18 @@ impl Sampler<'_> {
             Kind::Value(v) => {
                 // Markers inside strings only where quotes keep them text.
                 self.quoted = !matches!(v.notation, ValueNotation::Element(_));
+                // A string in the template's notation runs to its quote.
+                let quote = match &v.notation {
+                    ValueNotation::Template(n) => {
+                        Marker::new(&n.quote_close).first_core().map(str::to_string)
+                    }
+                    _ => None,
+                };
+                let pushed = quote.map(|q| self.forbid.push(q)).is_some();
                 let value = self.value(&v.schema, &v.root, 0);
+                if pushed {
+                    self.forbid.pop();
+                }
                 self.quoted = false;
                 let written = write(&value, &v.notation);
                 self.out.text.push_str(&written);
