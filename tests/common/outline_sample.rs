@@ -233,11 +233,10 @@ impl Sampler<'_> {
                 let pick = allowed[self.rng.below(allowed.len())];
                 self.node(pick);
             }
-            Kind::Optional(inner) => {
-                if !(self.strict && inner.lenient) && self.rng.coin() {
-                    self.node(inner);
-                }
+            Kind::Optional(inner) if !(self.strict && inner.lenient) && self.rng.coin() => {
+                self.node(inner)
             }
+            Kind::Optional(_) => {}
             Kind::Repeat {
                 node: inner,
                 min,
