@@ -17,15 +17,10 @@ use serde_json::{json, Map, Value};
 
 use super::super::{Arguments, Tool};
 use super::{values, Kind, Lowering, Member, Node, Order, Produces, ValueNotation};
-use crate::analysis::{TaggedArguments, ToolFormat};
+use crate::analysis::TaggedArguments;
 use crate::json_schema::required_names;
 
-pub(super) fn lower(
-    lower: &mut Lowering,
-    _format: &ToolFormat,
-    tool: &Tool,
-    arguments: &Arguments,
-) -> Node {
+pub(super) fn lower(lower: &mut Lowering, tool: &Tool, arguments: &Arguments) -> Node {
     let schema = object_schema(&tool.parameters);
     match arguments {
         Arguments::Json { as_string } => {

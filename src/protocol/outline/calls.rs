@@ -18,7 +18,7 @@ use crate::analysis::ToolFormat;
 pub(super) fn lower(lower: &mut Lowering, format: &ToolFormat, tool: &Tool) -> Node {
     let layout = CallLayout::new(format, &tool.name);
     let mut named = false;
-    let nodes = pieces(lower, format, tool, &layout.segments, &mut named);
+    let nodes = pieces(lower, tool, &layout.segments, &mut named);
     Node::seq(nodes)
 }
 
@@ -32,24 +32,18 @@ pub(super) fn first_text(format: &ToolFormat, name: &str) -> Option<String> {
     })
 }
 
-fn pieces(
-    lower: &mut Lowering,
-    format: &ToolFormat,
-    tool: &Tool,
-    segments: &[Segment],
-    named: &mut bool,
-) -> Vec<Node> {
+fn pieces(lower: &mut Lowering, tool: &Tool, segments: &[Segment], named: &mut bool) -> Vec<Node> {
     let mut out = Vec::new();
     for segment in segments {
         match segment {
             Segment::Marker(raw) => out.push(Node::marker(raw)),
             Segment::Text(text) => out.extend(text_with_name(text, &tool.name, named)),
             Segment::Id(shape) => out.push(id(shape)),
-            Segment::Arguments(a) => out.push(arguments::lower(lower, format, tool, a)),
+            Segment::Arguments(a) => out.push(arguments::lower(lower, tool, a)),
             // The template writes the group; a call without it is read
             // all the same: leaving it out is lenient.
             Segment::Optional(inner) => {
-                let inner = pieces(lower, format, tool, inner, named);
+                let inner = pieces(lower, tool, inner, named);
                 out.push(Node::choice(vec![
                     Node::seq(inner),
                     Node::empty().lenient(),
