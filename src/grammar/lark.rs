@@ -52,12 +52,13 @@ use serde_json::{json, Value};
 
 use super::markers::{split, Piece};
 use super::schema::{member_starts, tail_blocks, Block, Member};
-use super::tools::{closed, is_structured, object_schema, properties, string_kind, StringKind};
+use super::tools::{closed, is_structured};
 use crate::analysis::{Header, NameSlot, TaggedArguments, ToolFormat};
 use crate::error::Result;
 use crate::json_schema::{
     loosened, map_subschemas, portable, required_names, resolved, too_large, Allowance, MAX_DEPTH,
 };
+use crate::json_schema::{object_schema, properties, string_kind, StringKind};
 use crate::protocol::{
     text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Notation, Protocol, Segment,
     TextPiece, Tool, ToolSection,
@@ -1374,26 +1375,11 @@ fn ident(hint: &str, terminal: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Options, ToolChoice};
-    use crate::{ChatTemplate, TemplateConfig};
+    use crate::protocol::testing::{weather_parameters, weather_protocol};
+    use crate::protocol::ToolChoice;
 
     fn protocol(template: &str, choice: ToolChoice, parallel: bool) -> Protocol {
-        let analysis = ChatTemplate::new(template, &TemplateConfig::default())
-            .unwrap()
-            .analyze()
-            .unwrap();
-        let tools = vec![
-            json!({"type": "function", "function": {"name": "get_weather", "parameters": {
-            "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}}),
-        ];
-        let options = Options {
-            tools,
-            tool_choice: choice,
-            parallel_tool_calls: parallel,
-            enable_thinking: Some(true),
-            ..Default::default()
-        };
-        Protocol::new(&analysis, &options)
+        weather_protocol(template, weather_parameters(), choice, parallel)
     }
 
     const HERMES: &str = include_str!("../../templates/hermes-think.jinja");

@@ -58,6 +58,8 @@ pub(crate) mod marker;
 mod notation;
 pub mod outline;
 pub(crate) mod start;
+#[cfg(test)]
+pub(crate) mod testing;
 mod tools;
 pub(crate) mod write;
 

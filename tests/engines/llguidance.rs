@@ -21,9 +21,7 @@ use std::path::{Path, PathBuf};
 use chat_autoparser::analysis::{NameSlot, ReasoningMode};
 use chat_autoparser::grammar::{lark, lark_with, LarkOptions};
 use chat_autoparser::protocol::Options;
-use chat_autoparser::{
-    Analysis, ChatTemplate, Protocol, TemplateConfig, TemplateSource, ToolChoice,
-};
+use chat_autoparser::{Analysis, ChatTemplate, Protocol, TemplateConfig, ToolChoice};
 use serde_json::{json, Value};
 
 use crate::common::llguidance::Engine;
@@ -128,9 +126,7 @@ fn templates(dir: &Path) -> Vec<Template> {
     turns::jinja_files(dir)
         .into_iter()
         .filter_map(|p| {
-            let source = TemplateSource::load(&p).ok()?;
-            let tmpl = ChatTemplate::from_source(&source, &TemplateConfig::default()).ok()?;
-            let analysis = tmpl.analyze().ok()?;
+            let (tmpl, analysis) = turns::analyzed(&p)?;
             analysis.tools.as_ref()?;
             Some(Template {
                 name: p.file_stem()?.to_string_lossy().into_owned(),

@@ -34,8 +34,7 @@ use chat_autoparser::parser::{Diagnostic, DiagnosticKind};
 use chat_autoparser::protocol::outline::Outline;
 use chat_autoparser::protocol::Options;
 use chat_autoparser::{
-    Analysis, ChatTemplate, Grammar, OutputParser, ParserConfig, Protocol, TemplateConfig,
-    TemplateSource, ToolChoice, TriggerKind,
+    Analysis, Grammar, OutputParser, ParserConfig, Protocol, ToolChoice, TriggerKind,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -73,9 +72,7 @@ fn analyses() -> Vec<(String, Analysis)> {
     files
         .into_iter()
         .filter_map(|p| {
-            let source = TemplateSource::load(&p).ok()?;
-            let tmpl = ChatTemplate::from_source(&source, &TemplateConfig::default()).ok()?;
-            let analysis = tmpl.analyze().ok()?;
+            let (_, analysis) = turns::analyzed(&p)?;
             analysis.tools.as_ref()?;
             Some((p.file_stem()?.to_string_lossy().into_owned(), analysis))
         })
@@ -228,16 +225,9 @@ fn check(index: usize, seed: u64) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn case_count() -> u32 {
-    std::env::var("CHAT_AUTOPARSER_OUTLINE_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(128)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: case_count(),
+        cases: turns::case_count("CHAT_AUTOPARSER_OUTLINE_CASES", 128),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

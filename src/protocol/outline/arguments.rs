@@ -13,12 +13,12 @@
 //! Invariant: the node producing [`Produces::Arguments`] holds every
 //! argument; each member's value produces [`Produces::Value`].
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::super::{Arguments, Tool};
 use super::{values, Kind, Lowering, Member, Node, Order, Produces, ValueNotation};
 use crate::analysis::TaggedArguments;
-use crate::json_schema::required_names;
+use crate::json_schema::{object_schema, properties, required_names};
 
 pub(super) fn lower(lower: &mut Lowering, tool: &Tool, arguments: &Arguments) -> Node {
     let schema = object_schema(&tool.parameters);
@@ -114,25 +114,6 @@ fn members(schema: &Value, mut node: impl FnMut(&str, &Value) -> Node) -> Vec<Me
             node: node(key, prop),
         })
         .collect()
-}
-
-/// A tool's parameters as an object schema (any object when absent).
-fn object_schema(parameters: &Value) -> Value {
-    match parameters {
-        Value::Object(m)
-            if m.contains_key("properties") || m.contains_key("type") || m.contains_key("$ref") =>
-        {
-            parameters.clone()
-        }
-        _ => json!({"type": "object"}),
-    }
-}
-
-fn properties(schema: &Value) -> Map<String, Value> {
-    match schema.get("properties") {
-        Some(Value::Object(p)) => p.clone(),
-        _ => Map::new(),
-    }
 }
 
 /// A schema that declares no properties and does not close the object:

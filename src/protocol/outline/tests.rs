@@ -1,29 +1,18 @@
 //! The lowering on shipped templates: what each pass makes of them.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::*;
-use crate::protocol::{Options, ToolChoice};
-use crate::{ChatTemplate, TemplateConfig};
+use crate::protocol::testing::{weather_parameters, weather_protocol};
+use crate::protocol::ToolChoice;
 
 fn outline(template: &str, choice: ToolChoice, parallel: bool) -> Outline {
-    let analysis = ChatTemplate::new(template, &TemplateConfig::default())
-        .unwrap()
-        .analyze()
-        .unwrap();
-    let tools = vec![
-        json!({"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-        "required": ["city"]}}}),
-    ];
-    let options = Options {
-        tools,
-        tool_choice: choice,
-        parallel_tool_calls: parallel,
-        enable_thinking: Some(true),
-        ..Default::default()
-    };
-    Protocol::new(&analysis, &options).outline()
+    outline_for(template, weather_parameters(), choice, parallel)
+}
+
+/// The outline of `template` for one tool, `get_weather`, of `parameters`.
+fn outline_for(template: &str, parameters: Value, choice: ToolChoice, parallel: bool) -> Outline {
+    weather_protocol(template, parameters, choice, parallel).outline()
 }
 
 const HERMES: &str = include_str!("../../../templates/hermes-think.jinja");
@@ -104,30 +93,53 @@ fn required_and_single_calls_are_applied_once() {
 #[test]
 fn tagged_arguments_are_members_with_raw_or_typed_values() {
     let o = outline(QWEN_XML, ToolChoice::Auto, true);
-    let members = nodes(&o)
-        .into_iter()
-        .find_map(|n| match &n.kind {
-            Kind::Members { list, .. } => Some(list.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let members = first_members(&o);
     let keys: Vec<(&str, bool)> = members
         .iter()
         .map(|m| (m.key.as_str(), m.required))
         .collect();
     assert_eq!(keys, [("city", true), ("days", false)]);
-    let raw = |m: &Member| {
-        let mut stack = vec![&m.node];
-        while let Some(n) = stack.pop() {
-            if n.produces == Produces::Value && matches!(n.kind, Kind::Until { .. }) {
-                return true;
-            }
-            stack.extend(n.children());
-        }
-        false
-    };
     assert!(raw(&members[0]), "a string is raw up to its closer");
     assert!(!raw(&members[1]), "an integer is typed");
+}
+
+/// The members of the first object in the tree.
+fn first_members(o: &Outline) -> Vec<Member> {
+    nodes(o)
+        .into_iter()
+        .find_map(|n| match &n.kind {
+            Kind::Members { list, .. } => Some(list.clone()),
+            _ => None,
+        })
+        .unwrap()
+}
+
+/// Whether a member's value may be raw text up to its closer.
+fn raw(m: &Member) -> bool {
+    let mut stack = vec![&m.node];
+    while let Some(n) = stack.pop() {
+        if n.produces == Produces::Value && matches!(n.kind, Kind::Until { .. }) {
+            return true;
+        }
+        stack.extend(n.children());
+    }
+    false
+}
+
+#[test]
+fn values_no_branch_of_which_is_a_string_are_typed_as_in_the_exports() {
+    let parameters = json!({"type": "object", "properties": {
+        "when": {"anyOf": [{"type": "integer"}, {"type": "object"}]},
+        "where": {"properties": {"lat": {"type": "number"}}},
+        "unit": {"anyOf": [{"type": "string"}, {"const": "C"}]}}});
+    let o = outline_for(QWEN_XML, parameters, ToolChoice::Auto, true);
+    let raw: Vec<(String, bool)> = first_members(&o)
+        .iter()
+        .map(|m| (m.key.clone(), raw(m)))
+        .collect();
+    let expected = [("when", false), ("where", false), ("unit", true)];
+    let expected: Vec<(String, bool)> = expected.iter().map(|(k, r)| (k.to_string(), *r)).collect();
+    assert_eq!(raw, expected);
 }
 
 #[test]

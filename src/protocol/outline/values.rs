@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::super::Notation;
 use super::{Kind, Node, Produces, ValueNode, ValueNotation};
 use crate::analysis::TaggedArguments;
-use crate::json_schema::resolved;
+use crate::json_schema::{string_kind, StringKind};
 
 /// A value of `schema` (`$ref`s in `root`) written in `notation`.
 pub(super) fn value(schema: &Value, root: &Value, notation: ValueNotation) -> Node {
@@ -34,13 +34,13 @@ pub(super) fn template_notation(g: &TaggedArguments) -> Option<Notation> {
 /// prefix and closing marker.
 pub(super) fn tagged_value(g: &TaggedArguments, key: &str, prop: &Value, root: &Value) -> Node {
     let close = g.close_for(key);
-    let (may, only) = string_kind(prop, root);
+    let kind = string_kind(prop, root);
     let mut options = Vec::new();
-    if g.raw_strings && may {
+    if g.raw_strings && kind != StringKind::Never {
         // Strings of an enum are its words, raw; other strings any text.
-        let raw = match enum_strings(prop, root) {
-            true => value(prop, root, ValueNotation::Raw),
-            false => Node::new(Kind::Until {
+        let raw = match kind {
+            StringKind::Enum(_) => value(prop, root, ValueNotation::Raw),
+            _ => Node::new(Kind::Until {
                 stops: vec![close.clone()],
             }),
         }
@@ -51,7 +51,7 @@ pub(super) fn tagged_value(g: &TaggedArguments, key: &str, prop: &Value, root: &
             Node::marker(&close),
         ]));
     }
-    if !(g.raw_strings && only) {
+    if !(g.raw_strings && kind == StringKind::Only) {
         let prefix = g.typed_value_prefix.as_deref().unwrap_or(&g.value_prefix);
         let typed = |notation| value(prop, root, notation).producing(Produces::Value);
         let typed = match (&g.elements, template_notation(g)) {
@@ -71,32 +71,4 @@ pub(super) fn tagged_value(g: &TaggedArguments, key: &str, prop: &Value, root: &
         options.push(Node::seq([Node::marker(prefix), typed, close]));
     }
     Node::choice(options)
-}
-
-/// Whether `schema` is an enum of strings only.
-fn enum_strings(schema: &Value, root: &Value) -> bool {
-    let schema = resolved(root, schema).unwrap_or(schema);
-    schema
-        .get("enum")
-        .and_then(Value::as_array)
-        .is_some_and(|v| v.iter().all(Value::is_string))
-}
-
-/// Whether a value of `schema` may be a string, and whether it must be.
-fn string_kind(schema: &Value, root: &Value) -> (bool, bool) {
-    let schema = resolved(root, schema).unwrap_or(schema);
-    if enum_strings(schema, root) {
-        return (true, true);
-    }
-    match schema.get("type") {
-        Some(Value::String(t)) => (t == "string", t == "string"),
-        Some(Value::Array(types)) => {
-            let strings = types
-                .iter()
-                .filter(|t| t.as_str() == Some("string"))
-                .count();
-            (strings > 0, strings == types.len())
-        }
-        _ => (true, false),
-    }
 }
