@@ -285,6 +285,15 @@ pub enum StringKind {
     Some,
 }
 
+impl StringKind {
+    /// Whether every value is a string (an enum of strings included): a
+    /// format that writes strings raw then has no other spelling for it,
+    /// as a quoted word would read back as a string holding its quotes.
+    pub fn always(&self) -> bool {
+        matches!(self, StringKind::Only | StringKind::Enum(_))
+    }
+}
+
 /// The string kind of `schema` (its `$ref`s looked up in `root`). A choice
 /// (`anyOf`, `oneOf`) is never a string when no branch is, so `oneOf:
 /// [integer, object]` gets no raw-text option; an object or a list implied

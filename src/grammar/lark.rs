@@ -570,7 +570,7 @@ impl SectionWriter<'_, '_> {
             }
             options.push(p.render(self.w));
         }
-        if !(g.raw_strings && kind == StringKind::Only) {
+        if !(g.raw_strings && kind.always()) {
             let mut p = Seq::default();
             match g.typed_word() {
                 // The type word the probes did not render (`object`) fits too.

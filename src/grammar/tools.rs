@@ -307,7 +307,7 @@ impl Builder<'_> {
             }
             options.push(p.render());
         }
-        if !(g.raw_strings && kind == StringKind::Only) {
+        if !(g.raw_strings && kind.always()) {
             let json = self.typed_value(tool, prop, g, &hint);
             let mut p = Pieces::new();
             match g.typed_word() {

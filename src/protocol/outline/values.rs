@@ -51,7 +51,7 @@ pub(super) fn tagged_value(g: &TaggedArguments, key: &str, prop: &Value, root: &
             Node::marker(&close),
         ]));
     }
-    if !(g.raw_strings && kind == StringKind::Only) {
+    if !(g.raw_strings && kind.always()) {
         let prefix = g.typed_value_prefix.as_deref().unwrap_or(&g.value_prefix);
         let typed = |notation| value(prop, root, notation).producing(Produces::Value);
         let typed = match (&g.elements, template_notation(g)) {
