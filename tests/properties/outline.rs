@@ -26,11 +26,9 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use chat_autoparser::grammar::{lark, Recognizer};
-use chat_autoparser::parser::{Diagnostic, DiagnosticKind};
 use chat_autoparser::protocol::outline::Outline;
 use chat_autoparser::protocol::Options;
 use chat_autoparser::{
@@ -138,28 +136,11 @@ fn parser_mismatch(case: &Case, s: &Sample) -> Option<String> {
             return Some(format!("id {:?}", got.id));
         }
     }
-    let unexplained = parsed
+    parsed
         .diagnostics
-        .iter()
-        .find(|d| !known_false_diagnostic(case, d));
-    unexplained.map(|d| format!("diagnostic {d:?}"))
+        .first()
+        .map(|d| format!("diagnostic {d:?}"))
 }
-
-/// A diagnostic the parser gives on output the template writes, with the
-/// message read right: content in a format whose calls open with the bare
-/// name (`>>>` then `all\n` content or `NAME\n` a call) is reported as a
-/// call of an unknown tool. Counted and printed, not asserted; the parser
-/// is to stop reporting it (issue 30).
-fn known_false_diagnostic(_case: &Case, d: &Diagnostic) -> bool {
-    let known = d.kind == DiagnosticKind::UnknownTool;
-    if known {
-        FALSE_DIAGNOSTICS.fetch_add(1, Ordering::Relaxed);
-    }
-    known
-}
-
-/// How many [`known_false_diagnostic`]s were met.
-static FALSE_DIAGNOSTICS: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether the Lark export accepts `text` (`None`: no grammar).
 fn lark_accepts(case: &Case, text: &str) -> Option<bool> {
@@ -280,9 +261,8 @@ fn every_request_shape_reads_back() {
         }
     }
     eprintln!(
-        "outline samples: {total}; parser mismatches {}; false unknown-tool diagnostics {}; lark rejects {lark_no}; gbnf rejects {gbnf_no}",
-        failures.len(),
-        FALSE_DIAGNOSTICS.load(Ordering::Relaxed)
+        "outline samples: {total}; parser mismatches {}; lark rejects {lark_no}; gbnf rejects {gbnf_no}",
+        failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(lark_no <= LARK_REJECTS, "lark rejects {lark_no} samples");
