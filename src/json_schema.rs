@@ -1,8 +1,10 @@
 //! Reading JSON Schema documents, as every schema walk does: `$ref`s into the
 //! document, `allOf` over objects merged into one, an object's `required`
-//! names, and the one nesting bound they all stop at ([`MAX_DEPTH`]). The
-//! grammar exporters (`grammar`) and the output parser's typed values
-//! (`parser`) both read tool schemas; this is what they share.
+//! names, whether a value may or must be a string ([`string_kind`]), and the
+//! one nesting bound they all stop at ([`MAX_DEPTH`]). The grammar exporters
+//! (`grammar`), the output outline (`protocol::outline`) and the output
+//! parser's typed values (`parser`) all read tool schemas; this is what they
+//! share, so that they agree on what a schema allows.
 //!
 //! Invariants: never panics on any JSON input; a reference that leads outside
 //! the document, or a `$ref` chain longer than 8, resolves to `None`;
@@ -11,6 +13,7 @@
 //! request data: `allOf` merging must not multiply them).
 
 use std::cell::Cell;
+use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
@@ -271,4 +274,115 @@ fn portable_at(
         ]),
     );
     Value::Object(wrapper)
+}
+
+/// Whether a schema's values are strings: only, never, or some of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StringKind {
+    Only,
+    Enum(Vec<String>),
+    Never,
+    Some,
+}
+
+impl StringKind {
+    /// Whether every value is a string (an enum of strings included): a
+    /// format that writes strings raw then has no other spelling for it,
+    /// as a quoted word would read back as a string holding its quotes.
+    pub fn always(&self) -> bool {
+        matches!(self, StringKind::Only | StringKind::Enum(_))
+    }
+}
+
+/// The string kind of `schema` (its `$ref`s looked up in `root`). A choice
+/// (`anyOf`, `oneOf`) is never a string when no branch is, so `oneOf:
+/// [integer, object]` gets no raw-text option; an object or a list implied
+/// by its keywords alone (`properties`, `items`) is never a string either.
+pub fn string_kind(schema: &Value, root: &Value) -> StringKind {
+    kind_of(schema, root, 0, &mut HashMap::new())
+}
+
+/// [`string_kind`] at `depth`; `known` holds the kind of each `$ref`
+/// already met, so that references fanning out (`anyOf: [A, A]` at every
+/// level) are read once each. A reference met again while it is being
+/// read (a cycle) is `Some`, as the depth bound would make it.
+fn kind_of<'v>(
+    schema: &'v Value,
+    root: &'v Value,
+    depth: usize,
+    known: &mut HashMap<&'v str, StringKind>,
+) -> StringKind {
+    if depth > MAX_DEPTH {
+        return StringKind::Some;
+    }
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        if let Some(kind) = known.get(r) {
+            return kind.clone();
+        }
+        known.insert(r, StringKind::Some);
+        let kind = match lookup(root, r) {
+            Some(target) => kind_of(target, root, depth + 1, known),
+            None => StringKind::Some,
+        };
+        known.insert(r, kind.clone());
+        return kind;
+    }
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        if values.iter().all(Value::is_string) {
+            return StringKind::Enum(
+                values
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect(),
+            );
+        }
+        return StringKind::Some;
+    }
+    if let Some(Value::String(c)) = schema.get("const") {
+        return StringKind::Enum(vec![c.clone()]);
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(subs)) = schema.get(key) {
+            let kinds: Vec<StringKind> = subs
+                .iter()
+                .map(|s| kind_of(s, root, depth + 1, known))
+                .collect();
+            return match () {
+                _ if kinds.iter().all(|k| *k == StringKind::Never) => StringKind::Never,
+                _ if kinds.iter().all(|k| *k == StringKind::Only) => StringKind::Only,
+                _ => StringKind::Some,
+            };
+        }
+    }
+    let shaped = ["properties", "additionalProperties", "items", "prefixItems"]
+        .iter()
+        .any(|k| schema.get(k).is_some());
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "string" => StringKind::Only,
+        Some(Value::String(_)) => StringKind::Never,
+        Some(Value::Array(ts)) if !ts.iter().any(|t| t == "string") => StringKind::Never,
+        None if shaped => StringKind::Never,
+        _ => StringKind::Some,
+    }
+}
+
+/// A tool's parameters as an object schema (`{}` and non-objects mean any
+/// object).
+pub fn object_schema(parameters: &Value) -> Value {
+    match parameters {
+        Value::Object(m)
+            if m.contains_key("properties") || m.contains_key("type") || m.contains_key("$ref") =>
+        {
+            parameters.clone()
+        }
+        _ => serde_json::json!({"type": "object"}),
+    }
+}
+
+/// The declared properties of `schema` (none when it declares none).
+pub fn properties(schema: &Value) -> Map<String, Value> {
+    match schema.get("properties") {
+        Some(Value::Object(p)) => p.clone(),
+        _ => Map::new(),
+    }
 }

@@ -52,15 +52,16 @@ use serde_json::{json, Value};
 
 use super::markers::{split, Piece};
 use super::schema::{member_starts, tail_blocks, Block, Member};
-use super::tools::{closed, object_schema, properties, string_kind, StringKind};
+use super::tools::{closed, is_structured};
 use crate::analysis::{Header, NameSlot, TaggedArguments, ToolFormat};
 use crate::error::Result;
 use crate::json_schema::{
     loosened, map_subschemas, portable, required_names, resolved, too_large, Allowance, MAX_DEPTH,
 };
+use crate::json_schema::{object_schema, properties, string_kind, StringKind};
 use crate::protocol::{
-    text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Protocol, Segment, TextPiece,
-    Tool, ToolSection,
+    text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Notation, Protocol, Segment,
+    TextPiece, Tool, ToolSection,
 };
 
 /// A Lark grammar for llguidance (`docs/cli.md`'s shape: `{"lark": ..., "preserved_tokens": [...]}`).
@@ -570,7 +571,7 @@ impl SectionWriter<'_, '_> {
             }
             options.push(p.render(self.w));
         }
-        if !(g.raw_strings && kind == StringKind::Only) {
+        if !(g.raw_strings && kind.always()) {
             let mut p = Seq::default();
             match g.typed_word() {
                 // The type word the probes did not render (`object`) fits too.
@@ -588,9 +589,33 @@ impl SectionWriter<'_, '_> {
                 &tool.parameters,
                 &format!("value_{}_{key}", tool.name),
             );
-            // Templates print values with `tojson` or with Python's `str()`.
+            // Templates print values with `tojson` or with Python's `str()`;
+            // a template with a value notation nests objects and lists in it
+            // (their members not typed by the schema, as in the GBNF export).
             let py = self.w.python_typed(prop, &tool.parameters);
-            p.expr(format!("( {json} | {py} )")).marker(&close);
+            let nested = Notation::of(g).filter(|_| is_structured(prop, &tool.parameters));
+            let value = match nested {
+                Some(n) => format!("( {json} | {py} | {} )", self.w.notation_value(&n)),
+                None => format!("( {json} | {py} )"),
+            };
+            p.expr(value);
+            // A bare typed value (no marker before it, `days:3`) has none
+            // after it either; the close is optional, as in the GBNF export.
+            let bare = g
+                .typed_value_prefix
+                .as_deref()
+                .is_some_and(|t| t.trim().is_empty());
+            match bare {
+                true => {
+                    let closed = Seq::from_marker(&close);
+                    if !closed.is_empty() {
+                        p.expr(format!("( {} )?", closed.render(self.w)));
+                    }
+                }
+                false => {
+                    p.marker(&close);
+                }
+            }
             options.push(p.render(self.w));
         }
         format!("( {} )", options.join(" | "))
@@ -1175,6 +1200,38 @@ impl<'o> Writer<'o> {
         )
     }
 
+    /// A value in the template's own notation (`{a:<|"|>x<|"|>,n:3}`):
+    /// quoted strings, bare scalars, objects with bare or quoted keys,
+    /// lists; the same language as the GBNF export's `nt-value`.
+    fn notation_value(&mut self, n: &Notation) -> String {
+        let mut string = Seq::from_marker(&n.quote_open);
+        string.extend(self.until(&n.quote_close, "nt_text"));
+        let string = string.render(self);
+        let string = self.rule("nt_string", &string);
+        let scalar = self.terminal(
+            "NT_SCALAR",
+            r"/-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?|true|false|null|True|False|None/",
+        );
+        let key = self.terminal("NT_KEY", "/[a-zA-Z0-9_]+/");
+        let (sep, key_end) = (quote(&n.separator), quote(&n.key_end));
+        self.rule(
+            "nt_member",
+            &format!("( {string} | {key} ) WS? {key_end} WS? nt_value"),
+        );
+        self.rule(
+            "nt_object",
+            &format!("\"{{\" WS? ( nt_member ( WS? {sep} WS? nt_member )* WS? )? \"}}\""),
+        );
+        self.rule(
+            "nt_array",
+            &format!("\"[\" WS? ( nt_value ( WS? {sep} WS? nt_value )* WS? )? \"]\""),
+        );
+        self.rule(
+            "nt_value",
+            &format!("nt_object | nt_array | {string} | {scalar}"),
+        )
+    }
+
     fn render(&mut self) -> String {
         if self.rules.iter().any(|(_, body)| body.contains("WS?")) {
             self.ws();
@@ -1319,26 +1376,11 @@ fn ident(hint: &str, terminal: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Options, ToolChoice};
-    use crate::{ChatTemplate, TemplateConfig};
+    use crate::protocol::testing::{weather_parameters, weather_protocol};
+    use crate::protocol::ToolChoice;
 
     fn protocol(template: &str, choice: ToolChoice, parallel: bool) -> Protocol {
-        let analysis = ChatTemplate::new(template, &TemplateConfig::default())
-            .unwrap()
-            .analyze()
-            .unwrap();
-        let tools = vec![
-            json!({"type": "function", "function": {"name": "get_weather", "parameters": {
-            "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}}),
-        ];
-        let options = Options {
-            tools,
-            tool_choice: choice,
-            parallel_tool_calls: parallel,
-            enable_thinking: Some(true),
-            ..Default::default()
-        };
-        Protocol::new(&analysis, &options)
+        weather_protocol(template, weather_parameters(), choice, parallel)
     }
 
     const HERMES: &str = include_str!("../../templates/hermes-think.jinja");

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use super::elements::ElementsCompiler;
 use super::gbnf::{alt, literal, until, until_in_line, Rules};
@@ -26,7 +26,9 @@ use super::markers::{split, Piece, Pieces};
 use super::schema::{members, primitive, Compiler, Member, ValueSyntax};
 use super::walk::ValueRules;
 use crate::analysis::{Header, TaggedArguments, ToolFormat};
-use crate::json_schema::{lookup, required_names, resolved, MAX_DEPTH};
+use crate::json_schema::{
+    object_schema, properties, required_names, resolved, string_kind, StringKind,
+};
 use crate::protocol::{
     text_pieces, Arguments, CallLayout, HeaderAttributes, IdShape, Notation, Segment, TextPiece,
     Tool,
@@ -305,7 +307,7 @@ impl Builder<'_> {
             }
             options.push(p.render());
         }
-        if !(g.raw_strings && kind == StringKind::Only) {
+        if !(g.raw_strings && kind.always()) {
             let json = self.typed_value(tool, prop, g, &hint);
             let mut p = Pieces::new();
             match g.typed_word() {
@@ -471,7 +473,7 @@ fn either_order<'k>(
 }
 
 /// Whether `prop` may be an object or a list (or its type is not said).
-fn is_structured(prop: &Value, root: &Value) -> bool {
+pub(super) fn is_structured(prop: &Value, root: &Value) -> bool {
     let prop = resolved(root, prop).unwrap_or(prop);
     match prop.get("type") {
         None => prop.get("enum").is_none() && prop.get("const").is_none(),
@@ -544,106 +546,6 @@ fn push_suffix(p: &mut Pieces, suffix: &str) {
 /// The first literal piece of a marker.
 pub(super) fn first_lit(raw: &str) -> Option<String> {
     super::markers::first_word(raw)
-}
-
-/// Whether a schema's values are strings: only, never, or some of them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum StringKind {
-    Only,
-    Enum(Vec<String>),
-    Never,
-    Some,
-}
-
-/// The string kind of `schema` (its `$ref`s looked up in `root`). A choice
-/// (`anyOf`, `oneOf`) is never a string when no branch is, so `oneOf:
-/// [integer, object]` gets no raw-text option; an object or a list implied
-/// by its keywords alone (`properties`, `items`) is never a string either.
-pub(super) fn string_kind(schema: &Value, root: &Value) -> StringKind {
-    kind_of(schema, root, 0, &mut HashMap::new())
-}
-
-/// [`string_kind`] at `depth`; `known` holds the kind of each `$ref`
-/// already met, so that references fanning out (`anyOf: [A, A]` at every
-/// level) are read once each. A reference met again while it is being
-/// read (a cycle) is `Some`, as the depth bound would make it.
-fn kind_of<'v>(
-    schema: &'v Value,
-    root: &'v Value,
-    depth: usize,
-    known: &mut HashMap<&'v str, StringKind>,
-) -> StringKind {
-    if depth > MAX_DEPTH {
-        return StringKind::Some;
-    }
-    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
-        if let Some(kind) = known.get(r) {
-            return kind.clone();
-        }
-        known.insert(r, StringKind::Some);
-        let kind = match lookup(root, r) {
-            Some(target) => kind_of(target, root, depth + 1, known),
-            None => StringKind::Some,
-        };
-        known.insert(r, kind.clone());
-        return kind;
-    }
-    if let Some(Value::Array(values)) = schema.get("enum") {
-        if values.iter().all(Value::is_string) {
-            return StringKind::Enum(
-                values
-                    .iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect(),
-            );
-        }
-        return StringKind::Some;
-    }
-    if let Some(Value::String(c)) = schema.get("const") {
-        return StringKind::Enum(vec![c.clone()]);
-    }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(subs)) = schema.get(key) {
-            let kinds: Vec<StringKind> = subs
-                .iter()
-                .map(|s| kind_of(s, root, depth + 1, known))
-                .collect();
-            return match () {
-                _ if kinds.iter().all(|k| *k == StringKind::Never) => StringKind::Never,
-                _ if kinds.iter().all(|k| *k == StringKind::Only) => StringKind::Only,
-                _ => StringKind::Some,
-            };
-        }
-    }
-    let shaped = ["properties", "additionalProperties", "items", "prefixItems"]
-        .iter()
-        .any(|k| schema.get(k).is_some());
-    match schema.get("type") {
-        Some(Value::String(t)) if t == "string" => StringKind::Only,
-        Some(Value::String(_)) => StringKind::Never,
-        Some(Value::Array(ts)) if !ts.iter().any(|t| t == "string") => StringKind::Never,
-        None if shaped => StringKind::Never,
-        _ => StringKind::Some,
-    }
-}
-
-/// The parameters as an object schema (`{}` and non-objects mean any object).
-pub(super) fn object_schema(parameters: &Value) -> Value {
-    match parameters {
-        Value::Object(m)
-            if m.contains_key("properties") || m.contains_key("type") || m.contains_key("$ref") =>
-        {
-            parameters.clone()
-        }
-        _ => json!({"type": "object"}),
-    }
-}
-
-pub(super) fn properties(schema: &Value) -> Map<String, Value> {
-    match schema.get("properties") {
-        Some(Value::Object(p)) => p.clone(),
-        _ => Map::new(),
-    }
 }
 
 /// An object schema that admits no other keys than its properties.

@@ -198,11 +198,14 @@ fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a
     // A wrapper is recognised by its first core: the model stops before
     // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
     alternatives.extend(silent.iter().map(|core| seq([lit(core), ws()])));
+    // What follows a wrapper word is content, up to the next part: never
+    // a call, so never an unknown one.
+    let word_content = opt(seq([not(literals(&triggers)), content(&triggers)]));
     if let Some(opener) = &opener {
         alternatives.extend(
             words
                 .iter()
-                .map(|w| seq([lit(opener), ws(), w.expr(), ws()])),
+                .map(|w| seq([lit(opener), ws(), w.expr(), ws(), word_content.clone()])),
         );
     }
     alternatives.extend(sections.alternatives());
@@ -236,7 +239,11 @@ fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a
     }));
     alternatives.push(content(&triggers));
     // A wrapper word opens the first part without an opener: the prompt wrote it.
-    let first_part = opt(seq([choice(words.iter().map(Marker::expr)), ws()]));
+    let first_part = opt(seq([
+        choice(words.iter().map(Marker::expr)),
+        ws(),
+        word_content,
+    ]));
     let echo = protocol
         .prompt
         .trailing_marker

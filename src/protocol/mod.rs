@@ -56,7 +56,10 @@
 mod layout;
 pub(crate) mod marker;
 mod notation;
+pub mod outline;
 pub(crate) mod start;
+#[cfg(test)]
+pub(crate) mod testing;
 mod tools;
 pub(crate) mod write;
 
@@ -69,7 +72,8 @@ use crate::error::{Error, ErrorKind, Result};
 pub(crate) use layout::{text_pieces, HeaderAttributes, TaggedName, TextPiece};
 pub use layout::{Arguments, CallLayout, IdShape, Segment};
 pub use marker::Marker;
-pub(crate) use notation::Notation;
+pub use notation::Notation;
+pub use outline::Outline;
 pub use tools::{nameless_tool, read_tools, Tool, ToolChoice};
 
 /// Where the output starts, relative to reasoning.

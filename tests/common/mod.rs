@@ -9,6 +9,7 @@ pub mod deviations;
 pub mod elements_template;
 pub mod llguidance;
 pub mod mutations;
+pub mod outline_sample;
 pub mod prompted;
 pub mod reference;
 pub mod roundtrip;

@@ -14,8 +14,26 @@
 #![allow(dead_code)] // Each test uses the part it needs.
 
 use chat_autoparser::parser::template_messages;
-use chat_autoparser::{Analysis, ChatTemplate, RenderRequest};
+use chat_autoparser::{Analysis, ChatTemplate, RenderRequest, TemplateConfig, TemplateSource};
 use serde_json::{json, Value};
+
+/// The template at `path` with its analysis (default configuration); `None`
+/// when it does not load, compile or analyze.
+pub fn analyzed(path: &std::path::Path) -> Option<(ChatTemplate, Analysis)> {
+    let source = TemplateSource::load(path).ok()?;
+    let tmpl = ChatTemplate::from_source(&source, &TemplateConfig::default()).ok()?;
+    let analysis = tmpl.analyze().ok()?;
+    Some((tmpl, analysis))
+}
+
+/// How many cases a property runs: the number in the environment variable
+/// `var` when set (a longer search), `default` otherwise.
+pub fn case_count(var: &str, default: u32) -> u32 {
+    std::env::var(var)
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
 
 /// The `.jinja` files of `dir`, sorted (none when it does not exist).
 pub fn jinja_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

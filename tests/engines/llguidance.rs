@@ -21,9 +21,7 @@ use std::path::{Path, PathBuf};
 use chat_autoparser::analysis::{NameSlot, ReasoningMode};
 use chat_autoparser::grammar::{lark, lark_with, LarkOptions};
 use chat_autoparser::protocol::Options;
-use chat_autoparser::{
-    Analysis, ChatTemplate, Protocol, TemplateConfig, TemplateSource, ToolChoice,
-};
+use chat_autoparser::{Analysis, ChatTemplate, Protocol, TemplateConfig, ToolChoice};
 use serde_json::{json, Value};
 
 use crate::common::llguidance::Engine;
@@ -128,9 +126,7 @@ fn templates(dir: &Path) -> Vec<Template> {
     turns::jinja_files(dir)
         .into_iter()
         .filter_map(|p| {
-            let source = TemplateSource::load(&p).ok()?;
-            let tmpl = ChatTemplate::from_source(&source, &TemplateConfig::default()).ok()?;
-            let analysis = tmpl.analyze().ok()?;
+            let (tmpl, analysis) = turns::analyzed(&p)?;
             analysis.tools.as_ref()?;
             Some(Template {
                 name: p.file_stem()?.to_string_lossy().into_owned(),
@@ -732,5 +728,39 @@ fn long_argument_lists_name_their_tails() {
                 "{template}: {text}"
             );
         }
+    }
+}
+
+/// A template with its own value notation (Gemma 4: `{key:<|"|>text<|"|>}`)
+/// writes non-string values bare, with no closing quote after them, and
+/// nests objects and lists in the notation: the Lark grammar takes both
+/// (issue 30's "special-token-quoted strings"), and still rejects a string
+/// left unclosed.
+#[test]
+fn bare_values_and_nested_notation_in_lark() {
+    let Some(tmpl) = crate::common::corpus_template("google-gemma-4-31B-it") else {
+        return;
+    };
+    let analysis = tmpl.analyze().unwrap();
+    let options = Options::default()
+        .with_tools(tools())
+        .with_tool_choice(ToolChoice::Required)
+        .with_enable_thinking(Some(false));
+    let grammar = lark(&Protocol::new(&analysis, &options)).unwrap().lark;
+    let mut engine = Engine::new();
+    let q = "<|\"|>";
+    for (text, accepted) in [
+        (format!("<|tool_call>call:get_weather{{city:{q}Paris{q},days:3}}<tool_call|><|tool_response>"), true),
+        (
+            format!("<|tool_call>call:search{{query:{q}x{q},filters:{{tags:[{q}a{q},{q}b{q}],exact:true}},limit:10}}<tool_call|><|tool_response>"),
+            true,
+        ),
+        (format!("<|tool_call>call:get_weather{{city:{q}Paris}}<tool_call|><|tool_response>"), false),
+    ] {
+        assert_eq!(
+            engine.accepts(&grammar, &text),
+            Ok(accepted),
+            "{text}\n{grammar}"
+        );
     }
 }

@@ -28,9 +28,7 @@ use chat_autoparser::analysis::{NameSlot, ReasoningMode};
 use chat_autoparser::grammar::{legacy, structural_tag};
 use chat_autoparser::parser::template_messages;
 use chat_autoparser::protocol::{Options, Protocol};
-use chat_autoparser::{
-    Analysis, ChatTemplate, RenderRequest, TemplateConfig, TemplateSource, ToolChoice,
-};
+use chat_autoparser::{Analysis, ChatTemplate, RenderRequest, ToolChoice};
 use serde_json::{json, Value};
 
 use crate::common::turns;
@@ -103,9 +101,7 @@ fn templates() -> Vec<Template> {
     paths
         .into_iter()
         .filter_map(|p| {
-            let source = TemplateSource::load(&p).ok()?;
-            let tmpl = ChatTemplate::from_source(&source, &TemplateConfig::default()).ok()?;
-            let analysis = tmpl.analyze().ok()?;
+            let (tmpl, analysis) = turns::analyzed(&p)?;
             analysis.tools.as_ref()?;
             let dir = p.parent()?.file_name()?.to_string_lossy().into_owned();
             Some(Template {

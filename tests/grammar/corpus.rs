@@ -14,8 +14,7 @@ use std::path::PathBuf;
 use chat_autoparser::analysis::ReasoningMode;
 use chat_autoparser::grammar::{syntax, Recognizer};
 use chat_autoparser::{
-    Analysis, ChatTemplate, Grammar, Options, RenderRequest, TemplateConfig, TemplateSource,
-    ToolChoice, TriggerKind,
+    Analysis, ChatTemplate, Grammar, Options, RenderRequest, ToolChoice, TriggerKind,
 };
 use serde_json::{json, Value};
 
@@ -121,9 +120,7 @@ fn templates() -> Vec<Template> {
     paths
         .into_iter()
         .filter_map(|p| {
-            let source = TemplateSource::load(&p).ok()?;
-            let tmpl = ChatTemplate::from_source(&source, &TemplateConfig::default()).ok()?;
-            let analysis = tmpl.analyze().ok()?;
+            let (tmpl, analysis) = turns::analyzed(&p)?;
             let dir = p.parent()?.file_name()?.to_string_lossy().into_owned();
             Some(Template {
                 name: format!("{dir}/{}", p.file_stem()?.to_string_lossy()),

@@ -6,7 +6,8 @@
 
 use chat_autoparser::grammar::{syntax, Recognizer};
 use chat_autoparser::{
-    ChatTemplate, Grammar, Options, TemplateConfig, TemplateSource, ToolChoice, TriggerKind,
+    ChatTemplate, Grammar, Options, ParserConfig, TemplateConfig, TemplateSource, ToolChoice,
+    TriggerKind,
 };
 use serde_json::json;
 
@@ -118,6 +119,44 @@ fn tag_tagged_raw_string_values() {
     let r = Recognizer::new(&g.gbnf).unwrap();
     assert!(r.accepts("<tool_call>\n<function=get_weather>\n<parameter=city>\na </b> & \"q\"\n</parameter>\n</function>\n</tool_call>"));
     assert!(!r.accepts("<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"));
+}
+
+/// A value of an enum of strings in a format that writes strings raw is one
+/// of its words, raw: quoted (`"celsius"`) the parser would read the quotes
+/// as part of a string outside the enum.
+#[test]
+fn tagged_enum_values_are_their_raw_words_only() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/qwen-coder-xml.jinja");
+    let analysis = ChatTemplate::from_source(
+        &TemplateSource::load(&path).unwrap(),
+        &TemplateConfig::default(),
+    )
+    .unwrap()
+    .analyze()
+    .unwrap();
+    let tools = vec![
+        json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"unit": {"enum": ["celsius", "fahrenheit"]}}}}}),
+    ];
+    let options = Options::default()
+        .with_tools(tools)
+        .with_tool_choice(ToolChoice::Required);
+    let g = analysis.grammar(&options).unwrap();
+    let r = Recognizer::new(&g.gbnf).unwrap();
+    let call = |v: &str| {
+        format!("<tool_call>\n<function=get_weather>\n<parameter=unit>\n{v}\n</parameter>\n</function>\n</tool_call>")
+    };
+    let parser = analysis.parser(&ParserConfig::from(options)).unwrap();
+    let read = parser.parse(&call("celsius"));
+    assert_eq!(
+        read.tool_calls[0].function.arguments,
+        r#"{"unit": "celsius"}"#
+    );
+    assert_eq!(
+        ["celsius", "\"celsius\"", "'celsius'", "kelvin"].map(|v| r.accepts(&call(v))),
+        [true, false, false, false]
+    );
 }
 
 #[test]

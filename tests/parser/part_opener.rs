@@ -96,3 +96,25 @@ fn a_bare_name_is_a_call_only_once_its_arguments_begin() {
     let m = streaming::parse_and_stream(&parser, "ping\n{\"n\": 1}");
     assert_eq!(calls(&m), [("ping", "{\"n\": 1}")]);
 }
+
+/// After the wrapper word the part is content: a first line that reads
+/// like a name (`Paris`) is no call of an unknown tool, and is not
+/// reported as one.
+#[test]
+fn content_after_the_wrapper_word_is_no_unknown_call() {
+    let parser = analysis()
+        .parser(&ParserConfig::from(Options::default().with_tools(tools())))
+        .unwrap();
+    for (output, content) in [
+        ("all\nParis", "Paris"),
+        ("all\nParis\nis nice", "Paris\nis nice"),
+        (
+            "get_weather\n{\"city\": \"Rome\"}>>>all\nRome\nnext",
+            "Rome\nnext",
+        ),
+    ] {
+        let report = parser.parse_report(output, false);
+        assert_eq!(report.message.content_text(), content, "{output:?}");
+        assert_eq!(report.diagnostics, [], "{output:?}");
+    }
+}

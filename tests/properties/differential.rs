@@ -26,10 +26,7 @@ use std::sync::OnceLock;
 
 use chat_autoparser::analysis::ArgumentsSlot;
 use chat_autoparser::protocol::Options;
-use chat_autoparser::{
-    Analysis, ChatTemplate, OutputParser, ParserConfig, Protocol, TemplateConfig, TemplateSource,
-    ToolChoice,
-};
+use chat_autoparser::{Analysis, ChatTemplate, OutputParser, ParserConfig, Protocol, ToolChoice};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -50,9 +47,7 @@ fn fixtures() -> &'static [Fixture] {
         turns::jinja_files(&dir)
             .into_iter()
             .filter_map(|p| {
-                let source = TemplateSource::load(&p).ok()?;
-                let tmpl = ChatTemplate::from_source(&source, &TemplateConfig::default()).ok()?;
-                let analysis = tmpl.analyze().ok()?;
+                let (tmpl, analysis) = turns::analyzed(&p)?;
                 analysis.tools.as_ref()?;
                 let name = p.file_stem()?.to_string_lossy().into_owned();
                 Some(Fixture {
@@ -239,10 +234,7 @@ fn grammar_accepts(engine: &mut Engine, f: &Fixture, case: &Case) -> Result<bool
 }
 
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64)
+    turns::case_count("PROPTEST_CASES", 64)
 }
 
 proptest! {

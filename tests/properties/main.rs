@@ -7,5 +7,6 @@
 mod common;
 mod concurrency;
 mod differential;
+mod outline;
 mod parser;
 mod stream_memory;

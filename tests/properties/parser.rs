@@ -576,10 +576,7 @@ fn inside_header(f: &Fixture, out: &str) -> bool {
 
 /// 512 cases a property, or `PROPTEST_CASES` when set (a longer search).
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(512)
+    crate::common::turns::case_count("PROPTEST_CASES", 512)
 }
 
 /// The length (bytes) of a long output, (e): several times the smallest

@@ -1,0 +1,124 @@
+//! Lowering pass: a call's arguments — a JSON object (or its text inside a
+//! JSON string), Python keyword arguments, or one marker-tagged pair per
+//! argument.
+//!
+//! Keyed arguments are [`Kind::Members`] in the schema's order (required
+//! ones must be written); a schema that declares no properties and leaves
+//! others open takes members of any key instead. A tagged value is a raw
+//! string up to its closing marker where the schema allows a string and
+//! the template writes strings raw, and a typed value (the template's
+//! value notation, or a Python literal as `str()` prints it) where it
+//! allows anything else.
+//!
+//! Invariant: the node producing [`Produces::Arguments`] holds every
+//! argument; each member's value produces [`Produces::Value`].
+
+use serde_json::{json, Value};
+
+use super::super::{Arguments, Tool};
+use super::{values, Kind, Lowering, Member, Node, Order, Produces, ValueNotation};
+use crate::analysis::TaggedArguments;
+use crate::json_schema::{object_schema, properties, required_names};
+
+pub(super) fn lower(lower: &mut Lowering, tool: &Tool, arguments: &Arguments) -> Node {
+    let schema = object_schema(&tool.parameters);
+    match arguments {
+        Arguments::Json { as_string } => {
+            let notation = match as_string {
+                true => ValueNotation::JsonInString,
+                false => ValueNotation::Json,
+            };
+            values::value(&schema, &tool.parameters, notation).producing(Produces::Arguments)
+        }
+        Arguments::Python => python(tool, &schema),
+        Arguments::Tagged(g) => tagged(lower, tool, &schema, g),
+    }
+}
+
+/// `k=v` pairs joined by `, `.
+fn python(tool: &Tool, schema: &Value) -> Node {
+    let member = |key: Node, value: Value| {
+        let value = values::value(&value, &tool.parameters, ValueNotation::Python)
+            .producing(Produces::Value);
+        Node::seq([key, Node::literal("="), value])
+    };
+    let list = members(schema, |key, prop| member(Node::literal(key), prop.clone()));
+    let extra = open(schema).then(|| {
+        let key = Node::new(Kind::Until {
+            stops: vec!["=".into()],
+        });
+        Box::new(member(key, json!({})))
+    });
+    Node::new(Kind::Members {
+        list,
+        separator: Box::new(Node::literal(", ")),
+        order: Order::Listed,
+        extra,
+    })
+    .producing(Produces::Arguments)
+}
+
+/// One marker-wrapped pair per argument, then the arguments' end marker.
+fn tagged(lower: &mut Lowering, tool: &Tool, schema: &Value, g: &TaggedArguments) -> Node {
+    if g.elements.is_some() && values::template_notation(g).is_some() {
+        lower.warn(format!(
+            "{}: a value notation and nested elements at once; elements used",
+            tool.name
+        ));
+    }
+    let list = members(schema, |key, prop| {
+        Node::seq([
+            Node::marker(&g.name_prefix),
+            Node::literal(key),
+            Node::marker(&g.name_suffix),
+            values::tagged_value(g, key, prop, &tool.parameters),
+        ])
+    });
+    let extra = open(schema).then(|| {
+        let any = |stop: &str| {
+            Node::new(Kind::Until {
+                stops: vec![stop.to_string()],
+            })
+        };
+        let mut pair = vec![
+            Node::marker(&g.name_prefix),
+            any(&g.name_suffix),
+            Node::marker(&g.name_suffix),
+            Node::marker(&g.value_prefix),
+            any(&g.value_suffix).producing(Produces::Value),
+            Node::marker(&g.value_suffix),
+        ];
+        if let Some(after) = &g.named_close {
+            pair.extend([any(after), Node::marker(after)]);
+        }
+        Box::new(Node::seq(pair))
+    });
+    let members = Node::new(Kind::Members {
+        list,
+        separator: Box::new(Node::marker(&g.separator)),
+        order: Order::Listed,
+        extra,
+    })
+    .producing(Produces::Arguments);
+    Node::seq([members, Node::marker(&g.end)])
+}
+
+/// The declared properties as members, in the schema's order.
+fn members(schema: &Value, mut node: impl FnMut(&str, &Value) -> Node) -> Vec<Member> {
+    let required = schema.as_object().map(required_names).unwrap_or_default();
+    properties(schema)
+        .iter()
+        .map(|(key, prop)| Member {
+            key: key.clone(),
+            required: required.contains(key),
+            node: node(key, prop),
+        })
+        .collect()
+}
+
+/// A schema that declares no properties and does not close the object:
+/// any key may be an argument.
+fn open(schema: &Value) -> bool {
+    schema.get("properties").is_none()
+        && schema.get("additionalProperties") != Some(&Value::Bool(false))
+}

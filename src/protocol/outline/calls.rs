@@ -1,0 +1,92 @@
+//! Lowering pass: one tool's call, from its [`CallLayout`] — markers,
+//! fixed text with the tool's name in it, the id, the arguments.
+//!
+//! The name inside fixed text becomes a [`Kind::ToolName`] (a JSON string
+//! in a JSON call object, bare after a tagged prefix); a name the template
+//! writes twice is a second `ToolName` producing nothing. A layout's
+//! optional group (a JSON id member) is a choice: the group, which the
+//! template writes, or nothing, lenient (the parser reads a call without it).
+//!
+//! Invariant: the call's text, with its optional groups written, is the
+//! layout's: lowering only types the pieces.
+
+use super::super::{CallLayout, IdShape, Segment, Tool};
+use super::{arguments, Kind, Lowering, Node, Produces};
+use crate::analysis::ToolFormat;
+
+/// The call of `tool` in `format`.
+pub(super) fn lower(lower: &mut Lowering, format: &ToolFormat, tool: &Tool) -> Node {
+    let layout = CallLayout::new(format, &tool.name);
+    let mut named = false;
+    let nodes = pieces(lower, tool, &layout.segments, &mut named);
+    Node::seq(nodes)
+}
+
+/// The first fixed text of a call of `name` in `format`, when the call has
+/// no opening marker.
+pub(super) fn first_text(format: &ToolFormat, name: &str) -> Option<String> {
+    let layout = CallLayout::new(format, name);
+    layout.segments.iter().find_map(|s| match s {
+        Segment::Text(t) => t.trim_start().chars().next().map(String::from),
+        _ => None,
+    })
+}
+
+fn pieces(lower: &mut Lowering, tool: &Tool, segments: &[Segment], named: &mut bool) -> Vec<Node> {
+    let mut out = Vec::new();
+    for segment in segments {
+        match segment {
+            Segment::Marker(raw) => out.push(Node::marker(raw)),
+            Segment::Text(text) => out.extend(text_with_name(text, &tool.name, named)),
+            Segment::Id(shape) => out.push(id(shape)),
+            Segment::Arguments(a) => out.push(arguments::lower(lower, tool, a)),
+            // The template writes the group; a call without it is read
+            // all the same: leaving it out is lenient.
+            Segment::Optional(inner) => {
+                let inner = pieces(lower, tool, inner, named);
+                out.push(Node::choice(vec![
+                    Node::seq(inner),
+                    Node::empty().lenient(),
+                ]));
+            }
+        }
+    }
+    out
+}
+
+/// Fixed text, the tool's name in it typed: as a JSON string
+/// (`"name": "f"`) or bare (`f:`, `f(`); the first occurrence produces
+/// the name, a later one (an echo) nothing.
+fn text_with_name(text: &str, name: &str, named: &mut bool) -> Vec<Node> {
+    let quoted = serde_json::to_string(name).unwrap_or_default();
+    // A JSON name is a member's value (`"name": "f"`), not a key.
+    let as_value = text.find(&format!(": {quoted}")).map(|at| at + 2);
+    let (at, len, is_quoted) = match (as_value.or_else(|| text.find(&quoted)), text.find(name)) {
+        (Some(at), _) => (at, quoted.len(), true),
+        (None, Some(at)) if at == 0 || *named => (at, name.len(), false),
+        _ => return vec![Node::literal(text)],
+    };
+    let produces = match *named {
+        true => Produces::Nothing,
+        false => Produces::Name,
+    };
+    *named = true;
+    let name_node = Node::new(Kind::ToolName {
+        name: name.to_string(),
+        quoted: is_quoted,
+    })
+    .producing(produces);
+    let mut out = vec![Node::literal(&text[..at]), name_node];
+    out.extend(text_with_name(&text[at + len..], name, named));
+    out.retain(|n| !n.is_empty());
+    out
+}
+
+fn id(shape: &IdShape) -> Node {
+    let node = Node::new(Kind::Id(shape.clone())).producing(Produces::Id);
+    match shape {
+        // Mistral's `[CALL_ID]…[ARGS]`: the model may leave the id out.
+        IdShape::Tagged { .. } => Node::optional(node),
+        _ => node,
+    }
+}

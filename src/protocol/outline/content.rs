@@ -1,0 +1,160 @@
+//! Lowering pass: the body after reasoning — free text, calls, or the
+//! answer — with `tool_choice` applied.
+//!
+//! - no calls and no answer: optional free text;
+//! - `auto`: free text, or text up to a section's opening marker then the
+//!   section (a lazy grammar starts at the section); a section with no
+//!   opening marker (a bare JSON object or Python call) only opens the
+//!   body, and free text may not begin the way it does;
+//! - `required` or a named function: an optional empty content block, then
+//!   a section; with a response schema, the answer instead is an option;
+//! - a response schema alone: the answer, a JSON value, as the content.
+//!
+//! Content inside the template's content wrapper (`<response>` …) is the
+//! wrapper's markers around text up to its end marker.
+//!
+//! Invariant: free text never begins with what the structure after it
+//! begins with (the reasoning opening, a marker-less section's opening).
+
+use serde_json::Value;
+
+use super::super::Marker;
+use super::sections::{self, Section};
+use super::{Kind, Lowering, Node, Produces, ValueNode, ValueNotation};
+
+pub(super) fn lower(lower: &mut Lowering) -> Node {
+    let p = lower.protocol;
+    let calls = p.tools.as_ref().filter(|s| !s.tools.is_empty());
+    let answer = p.response_schema.as_ref().map(|s| answer(lower, s));
+    let exclude = reasoning_openings(lower);
+    match (calls, answer) {
+        (None, None) => Node::optional(free_content(lower, exclude)),
+        (Some(section), None) if !section.required => {
+            let sections = sections::lower(lower);
+            auto(lower, sections, exclude)
+        }
+        (Some(_), answer) => {
+            let sections = sections::lower(lower);
+            let calls = Node::seq([
+                Node::optional(empty_content(lower)),
+                Node::choice(sections.into_iter().map(|s| s.node).collect()),
+            ]);
+            match answer {
+                Some(a) => Node::choice(vec![calls, a]),
+                None => calls,
+            }
+        }
+        (None, Some(a)) => a,
+    }
+}
+
+/// `auto`: free text, text up to a section, or a marker-less section.
+fn auto(lower: &Lowering, sections: Vec<Section>, mut exclude: Vec<String>) -> Node {
+    let with_content = lower
+        .protocol
+        .tools
+        .as_ref()
+        .is_some_and(|s| s.formats.iter().any(|f| f.content_with_calls));
+    exclude.extend(
+        sections
+            .iter()
+            .filter(|s| s.opening.is_none())
+            .filter_map(|s| s.first_text.clone()),
+    );
+    let mut options = vec![Node::optional(free_content(lower, exclude))];
+    for section in sections {
+        let mut node = section.node;
+        node.lazy_start = true;
+        options.push(match (&section.opening, with_content) {
+            (Some(opening), true) => {
+                Node::seq([Node::optional(content_until(lower, opening)), node])
+            }
+            _ => node,
+        });
+    }
+    Node::choice(options)
+}
+
+/// Content text to the end of the output.
+fn free_content(lower: &Lowering, exclude: Vec<String>) -> Node {
+    let text = Node::new(Kind::FreeText { exclude }).producing(Produces::Content);
+    wrapped(lower, text)
+}
+
+/// Content text up to `stop` (a section's opening marker).
+fn content_until(lower: &Lowering, stop: &str) -> Node {
+    let text = Node::new(Kind::Until {
+        stops: vec![stop.to_string()],
+    })
+    .producing(Produces::Content);
+    wrapped(lower, text)
+}
+
+/// `text` inside the template's content wrapper, when it has one: then
+/// the text runs to the wrapper's end instead (when it has an end).
+fn wrapped(lower: &Lowering, text: Node) -> Node {
+    let c = &lower.protocol.content;
+    if c.start.trim().is_empty() || opens_reasoning(lower, &c.start) {
+        return text;
+    }
+    if c.end.trim().is_empty() {
+        // An opening alone (`all\n`): the text runs on as it would.
+        return Node::seq([Node::marker(&c.start), text]);
+    }
+    let inner = Node::new(Kind::Until {
+        stops: vec![c.end.clone()],
+    })
+    .producing(Produces::Content);
+    Node::seq([Node::marker(&c.start), inner, Node::marker(&c.end)])
+}
+
+/// Whether `marker` opens with the reasoning block's opening: then it is
+/// the block the template writes empty, not a content wrapper (a reader
+/// takes it as reasoning).
+fn opens_reasoning(lower: &Lowering, marker: &str) -> bool {
+    let core = |raw: &str| Marker::new(raw).first_core().map(str::to_string);
+    let reasoning = lower.protocol.markup.reasoning.as_ref();
+    reasoning.is_some_and(|r| core(&r.start).is_some() && core(&r.start) == core(marker))
+}
+
+/// An empty content block before forced calls, as templates with a content
+/// wrapper write it.
+fn empty_content(lower: &Lowering) -> Node {
+    let c = &lower.protocol.content;
+    if c.start.trim().is_empty() || c.end.trim().is_empty() {
+        return Node::empty();
+    }
+    Node::seq([Node::marker(&c.start), Node::marker(&c.end)])
+}
+
+/// The JSON answer, as the content, inside the wrapper (whose opening a
+/// model may leave out: lenient).
+fn answer(lower: &Lowering, schema: &Value) -> Node {
+    let c = &lower.protocol.content;
+    let value = Node::new(Kind::Value(Box::new(ValueNode {
+        schema: schema.clone(),
+        root: schema.clone(),
+        notation: ValueNotation::Json,
+    })))
+    .producing(Produces::Content);
+    if c.start.trim().is_empty() {
+        return Node::seq([value, Node::marker(&c.end)]);
+    }
+    let open = Node::marker(&c.start);
+    let bare = Node::seq([value.clone(), Node::marker(&c.end)]).lenient();
+    Node::choice(vec![Node::seq([open, value, Node::marker(&c.end)]), bare])
+}
+
+/// What an optional reasoning block opens with: free text may not begin
+/// with it.
+fn reasoning_openings(lower: &Lowering) -> Vec<String> {
+    let Some(r) = lower.protocol.reasoning.as_ref().filter(|r| !r.opened) else {
+        return Vec::new();
+    };
+    let mut out = vec![r.start.trim().to_string()];
+    if r.bare_end {
+        out.push(r.end.trim().to_string());
+    }
+    out.retain(|o| !o.is_empty());
+    out
+}

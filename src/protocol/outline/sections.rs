@@ -1,0 +1,74 @@
+//! Lowering pass: one tool section per call format — its opening marker,
+//! its calls (any of the request's tools) repeated with the format's
+//! separator, its closing marker.
+//!
+//! `parallel_tool_calls` is applied here, once: several calls only when
+//! the request allows them and the template renders them (else a repeat
+//! of at most one). A closing marker the template writes only after
+//! several calls is optional.
+//!
+//! Invariant: one rule per (format, tool) call, shared by the first call
+//! and the calls after it.
+
+use super::super::Marker;
+use super::{calls, Kind, Lowering, Node, Produces};
+use crate::analysis::{NameSlot, ToolFormat};
+
+/// A format's section and how it opens.
+pub(super) struct Section {
+    /// The section's tree.
+    pub node: Node,
+    /// The first marker core every call of the section opens with (the
+    /// section's own opening, or the call's, or a tagged name's prefix):
+    /// where content before it stops and a lazy grammar may start.
+    pub opening: Option<String>,
+    /// For a section with no opening marker, the first fixed text of its
+    /// first call (`{`, a name): what free text may not begin with.
+    pub first_text: Option<String>,
+}
+
+/// Every allowed format's section, in the protocol's order.
+pub(super) fn lower(lower: &mut Lowering) -> Vec<Section> {
+    let Some(section) = lower.protocol.tools.as_ref() else {
+        return Vec::new();
+    };
+    let (formats, tools, parallel) = (&section.formats, &section.tools, section.parallel);
+    let mut out = Vec::new();
+    for (index, format) in formats.iter().enumerate() {
+        let calls: Vec<Node> = tools
+            .iter()
+            .map(|tool| {
+                let call = calls::lower(lower, format, tool).producing(Produces::Call);
+                lower.rule(format!("call_{index}_{}", tool.name), call)
+            })
+            .collect();
+        let first_text = calls::first_text(format, tools.first().map_or("", |t| &t.name));
+        let repeat = Node::new(Kind::Repeat {
+            node: Box::new(Node::choice(calls)),
+            min: 1,
+            max: (!(parallel && format.parallel)).then_some(1),
+            separator: Box::new(Node::marker(&format.call_separator)),
+        });
+        let end = match format.section_end_optional {
+            true => Node::optional(Node::marker(&format.section_end)),
+            false => Node::marker(&format.section_end),
+        };
+        out.push(Section {
+            node: Node::seq([Node::marker(&format.section_start), repeat, end]),
+            opening: opening(format),
+            first_text,
+        });
+    }
+    out
+}
+
+/// The first marker core a section of `format` opens with, if any.
+pub(super) fn opening(format: &ToolFormat) -> Option<String> {
+    let prefix = match &format.name {
+        NameSlot::Tagged { prefix, .. } => prefix.as_str(),
+        _ => "",
+    };
+    [format.section_start.as_str(), &format.call_start, prefix]
+        .into_iter()
+        .find_map(|raw| Marker::new(raw).first_core().map(str::to_string))
+}

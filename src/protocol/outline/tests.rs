@@ -1,0 +1,156 @@
+//! The lowering on shipped templates: what each pass makes of them.
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::protocol::testing::{weather_parameters, weather_protocol};
+use crate::protocol::ToolChoice;
+
+fn outline(template: &str, choice: ToolChoice, parallel: bool) -> Outline {
+    outline_for(template, weather_parameters(), choice, parallel)
+}
+
+/// The outline of `template` for one tool, `get_weather`, of `parameters`.
+fn outline_for(template: &str, parameters: Value, choice: ToolChoice, parallel: bool) -> Outline {
+    weather_protocol(template, parameters, choice, parallel).outline()
+}
+
+const HERMES: &str = include_str!("../../../templates/hermes-think.jinja");
+const QWEN_XML: &str = include_str!("../../../templates/qwen-coder-xml.jinja");
+const PYTHON: &str = include_str!("../../../templates/python-calls.jinja");
+
+/// Every node of the tree, rules included, depth first.
+fn nodes(outline: &Outline) -> Vec<&Node> {
+    let mut out = Vec::new();
+    let mut stack: Vec<&Node> = vec![&outline.root];
+    stack.extend(outline.rules.iter().map(|r| &r.node));
+    while let Some(node) = stack.pop() {
+        out.push(node);
+        stack.extend(node.children());
+    }
+    out
+}
+
+#[test]
+fn auto_is_free_text_or_content_up_to_a_lazy_section() {
+    let o = outline(HERMES, ToolChoice::Auto, true);
+    let Kind::Sequence(parts) = &o.root.kind else {
+        panic!("{:?}", o.root)
+    };
+    let Kind::Choice(body) = &parts[1].kind else {
+        panic!("{:?}", parts[1])
+    };
+    assert!(matches!(&body[0].kind, Kind::Optional(t) if t.produces == Produces::Content));
+    let Kind::Sequence(with_calls) = &body[1].kind else {
+        panic!("{:?}", body[1])
+    };
+    assert_eq!(
+        with_calls[0].kind,
+        Kind::Optional(Box::new(
+            Node::new(Kind::Until {
+                stops: vec!["<tool_call>".into()]
+            })
+            .producing(Produces::Content)
+        ))
+    );
+    assert!(with_calls[1].lazy_start, "{:?}", with_calls[1]);
+    let repeat = nodes(&o).into_iter().find_map(|n| match &n.kind {
+        Kind::Repeat { min, max, .. } => Some((*min, *max)),
+        _ => None,
+    });
+    assert_eq!(repeat, Some((1, None)));
+    let call = o.rule(0);
+    assert_eq!(call.produces, Produces::Call);
+    let names: Vec<&Node> = nodes(&o)
+        .into_iter()
+        .filter(|n| n.produces == Produces::Name)
+        .collect();
+    assert_eq!(
+        names[0].kind,
+        Kind::ToolName {
+            name: "get_weather".into(),
+            quoted: true
+        }
+    );
+}
+
+#[test]
+fn required_and_single_calls_are_applied_once() {
+    let o = outline(HERMES, ToolChoice::Required, false);
+    assert!(
+        !nodes(&o)
+            .iter()
+            .any(|n| matches!(n.kind, Kind::FreeText { .. })),
+        "no free text beside a required call"
+    );
+    assert!(nodes(&o)
+        .iter()
+        .any(|n| matches!(n.kind, Kind::Repeat { max: Some(1), .. })));
+    let none = outline(HERMES, ToolChoice::None, true);
+    assert!(none.rules.is_empty());
+}
+
+#[test]
+fn tagged_arguments_are_members_with_raw_or_typed_values() {
+    let o = outline(QWEN_XML, ToolChoice::Auto, true);
+    let members = first_members(&o);
+    let keys: Vec<(&str, bool)> = members
+        .iter()
+        .map(|m| (m.key.as_str(), m.required))
+        .collect();
+    assert_eq!(keys, [("city", true), ("days", false)]);
+    assert!(raw(&members[0]), "a string is raw up to its closer");
+    assert!(!raw(&members[1]), "an integer is typed");
+}
+
+/// The members of the first object in the tree.
+fn first_members(o: &Outline) -> Vec<Member> {
+    nodes(o)
+        .into_iter()
+        .find_map(|n| match &n.kind {
+            Kind::Members { list, .. } => Some(list.clone()),
+            _ => None,
+        })
+        .unwrap()
+}
+
+/// Whether a member's value may be raw text up to its closer.
+fn raw(m: &Member) -> bool {
+    let mut stack = vec![&m.node];
+    while let Some(n) = stack.pop() {
+        if n.produces == Produces::Value && matches!(n.kind, Kind::Until { .. }) {
+            return true;
+        }
+        stack.extend(n.children());
+    }
+    false
+}
+
+#[test]
+fn values_no_branch_of_which_is_a_string_are_typed_as_in_the_exports() {
+    let parameters = json!({"type": "object", "properties": {
+        "when": {"anyOf": [{"type": "integer"}, {"type": "object"}]},
+        "where": {"properties": {"lat": {"type": "number"}}},
+        "unit": {"anyOf": [{"type": "string"}, {"const": "C"}]}}});
+    let o = outline_for(QWEN_XML, parameters, ToolChoice::Auto, true);
+    let raw: Vec<(String, bool)> = first_members(&o)
+        .iter()
+        .map(|m| (m.key.clone(), raw(m)))
+        .collect();
+    let expected = [("when", false), ("where", false), ("unit", true)];
+    let expected: Vec<(String, bool)> = expected.iter().map(|(k, r)| (k.to_string(), *r)).collect();
+    assert_eq!(raw, expected);
+}
+
+#[test]
+fn python_calls_are_keyword_members() {
+    let o = outline(PYTHON, ToolChoice::Auto, true);
+    let arguments = nodes(&o)
+        .into_iter()
+        .find(|n| n.produces == Produces::Arguments)
+        .unwrap();
+    let Kind::Members { separator, .. } = &arguments.kind else {
+        panic!("{arguments:?}")
+    };
+    assert_eq!(separator.kind, Kind::Literal(", ".into()));
+}

@@ -1,0 +1,74 @@
+//! Lowering pass: values — a schema and the notation it is written in.
+//!
+//! A tagged argument's value is a choice: raw text up to the argument's
+//! closing marker, where the schema allows a string and the template
+//! writes strings raw; a typed value otherwise (the template's own
+//! notation, nested elements, or JSON — and a Python literal beside JSON,
+//! as templates print values with `tojson` or with `str()`), with a typed
+//! prefix when the template marks typed values apart.
+//!
+//! Invariant: a raw value is an `Until` stopped by its closing marker only.
+
+use serde_json::Value;
+
+use super::super::Notation;
+use super::{Kind, Node, Produces, ValueNode, ValueNotation};
+use crate::analysis::TaggedArguments;
+use crate::json_schema::{string_kind, StringKind};
+
+/// A value of `schema` (`$ref`s in `root`) written in `notation`.
+pub(super) fn value(schema: &Value, root: &Value, notation: ValueNotation) -> Node {
+    Node::new(Kind::Value(Box::new(ValueNode {
+        schema: schema.clone(),
+        root: root.clone(),
+        notation,
+    })))
+}
+
+/// The template's own value notation for nested values, if it has one.
+pub(super) fn template_notation(g: &TaggedArguments) -> Option<Notation> {
+    Notation::of(g)
+}
+
+/// The value of the tagged argument `key` of schema `prop`, with its
+/// prefix and closing marker.
+pub(super) fn tagged_value(g: &TaggedArguments, key: &str, prop: &Value, root: &Value) -> Node {
+    let close = g.close_for(key);
+    let kind = string_kind(prop, root);
+    let mut options = Vec::new();
+    if g.raw_strings && kind != StringKind::Never {
+        // Strings of an enum are its words, raw; other strings any text.
+        let raw = match kind {
+            StringKind::Enum(_) => value(prop, root, ValueNotation::Raw),
+            _ => Node::new(Kind::Until {
+                stops: vec![close.clone()],
+            }),
+        }
+        .producing(Produces::Value);
+        options.push(Node::seq([
+            Node::marker(&g.value_prefix),
+            raw,
+            Node::marker(&close),
+        ]));
+    }
+    if !(g.raw_strings && kind.always()) {
+        let prefix = g.typed_value_prefix.as_deref().unwrap_or(&g.value_prefix);
+        let typed = |notation| value(prop, root, notation).producing(Produces::Value);
+        let typed = match (&g.elements, template_notation(g)) {
+            (Some(e), _) => typed(ValueNotation::Element(e.clone())),
+            (None, Some(n)) => typed(ValueNotation::Template(n)),
+            (None, None) => Node::choice(vec![
+                typed(ValueNotation::Json),
+                typed(ValueNotation::Python),
+            ]),
+        };
+        // A bare typed value (`days:3`) has no close either: the template's
+        // value markers are a string's quotes.
+        let close = match prefix.trim().is_empty() && g.typed_value_prefix.is_some() {
+            true => Node::empty(),
+            false => Node::marker(&close),
+        };
+        options.push(Node::seq([Node::marker(prefix), typed, close]));
+    }
+    Node::choice(options)
+}
