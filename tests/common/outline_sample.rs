@@ -184,7 +184,13 @@ impl Sampler<'_> {
             }
             Kind::Value(v) => {
                 // Markers inside strings only where quotes keep them text.
-                self.quoted = !matches!(v.notation, ValueNotation::Element(_));
+                // A tagged argument's value (a member value outside Python's
+                // `k=v`) is read as text up to its closer, or up to a closer
+                // around it where its own never came (docs/parser.md), so a
+                // quote there does not keep the call's closer text.
+                let tagged = node.produces == Produces::Value
+                    && !matches!(v.notation, ValueNotation::Python);
+                self.quoted = !tagged && !matches!(v.notation, ValueNotation::Element(_));
                 // A string in the template's notation runs to its quote.
                 let quote = match &v.notation {
                     ValueNotation::Template(n) => {
