@@ -534,7 +534,6 @@ fn tagged_reasoning(protocol: &Protocol, stops: &[String]) -> Expr {
         None => start.expr(),
     };
     seq([
-        ws(),
         stuttered_token(&start),
         opener,
         commit(),
@@ -588,7 +587,9 @@ fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
         .filter(|t| t.len() > 1)
         .cloned()
         .collect();
-    let close = seq([end.expr_exact_head(), ws()]);
+    // Whitespace after the end marker is the text's that follows: content
+    // between two blocks is kept byte for byte.
+    let close = end.expr_exact_head();
     // The end's first token, and the rest, when it is several.
     let (cut, rest) = match leading_token(end) {
         Some((token, rest)) if !rest.is_empty() => (Some(token.to_string()), rest),

@@ -580,6 +580,9 @@ impl Decoder {
                 let decoded = decode_string(text.as_bytes()).unwrap_or_else(|| text.to_string());
                 self.arguments(&decoded, out);
             }
+            // Each block is trimmed as the first is: the whitespace just
+            // inside its markers is the template's, not the model's text.
+            REASONING => self.reasoning = Edges::default(),
             ARG_KEY => self.begin_pair(text.trim(), out),
             ARG_STRING => {
                 let piece = match self.arg.as_ref() {

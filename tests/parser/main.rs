@@ -13,6 +13,7 @@ mod deviations;
 mod dialects;
 mod fallback_dialects;
 mod fuzz_regressions;
+mod joins;
 mod json_call_members;
 mod late_section_end;
 mod long_calls;
