@@ -823,7 +823,7 @@ impl<'a> ToolGrammar<'a> {
         let item = if f.call_separator.is_empty() {
             seq([ws(), self.call()])
         } else {
-            seq([cap(SECTION_OPEN, sep.expr()), self.call()])
+            seq([cap(SECTION_OPEN, seq([ws(), sep.expr()])), self.call()])
         };
         let more = match self.next_in_wrapper() {
             Some(next) => star(choice([item, next])),
@@ -837,13 +837,16 @@ impl<'a> ToolGrammar<'a> {
             None if droppable => opt(start),
             None => start,
         };
-        seq([
-            start,
-            self.call(),
-            more,
-            opt(cap(FRAME, Marker::new(&f.section_end).closer_expr())),
-            ws(),
-        ])
+        seq([start, self.call(), more, self.section_end()])
+    }
+
+    /// The section's closer, when it has one, and the whitespace before it.
+    fn section_end(&self) -> Expr {
+        let end = Marker::new(&self.format.section_end);
+        match end.is_blank() {
+            true => empty(),
+            false => opt(cap(FRAME, seq([ws(), end.closer_expr()]))),
+        }
     }
 
     /// JSON calls with no marker of their own, as models write them: in a

@@ -7,30 +7,38 @@
 use chat_autoparser::parser::char_chunks;
 use chat_autoparser::{AssistantMessage, Options, OutputParser, ParserConfig, Policy};
 
+use crate::common::streaming::weather_tools;
 use crate::common::{corpus_template, shipped_template};
 
-/// The batch message, after checking that every chunking and both presets
-/// give the same one.
+/// The batch message under `policy`, after checking that every chunking
+/// gives the same one.
+fn message_under(
+    policy: Policy,
+    parsers: impl Fn(Policy) -> Option<OutputParser>,
+    output: &str,
+) -> Option<AssistantMessage> {
+    let p = parsers(policy)?;
+    let batch = p.parse_report(output, false).message;
+    for size in [1, 2, 3, 7] {
+        let mut stream = p.stream();
+        for piece in char_chunks(output, size) {
+            stream.push(piece);
+        }
+        stream.finish();
+        assert_eq!(stream.message(), batch, "{size}: {output:?}");
+    }
+    Some(batch)
+}
+
+/// The batch message, the same under both presets and every chunking.
 fn message(
     parsers: impl Fn(Policy) -> Option<OutputParser>,
     output: &str,
 ) -> Option<AssistantMessage> {
-    let mut messages = Vec::new();
-    for policy in [Policy::lossless(), Policy::compatible()] {
-        let p = parsers(policy)?;
-        let batch = p.parse_report(output, false).message;
-        for size in [1, 2, 3, 7] {
-            let mut stream = p.stream();
-            for piece in char_chunks(output, size) {
-                stream.push(piece);
-            }
-            stream.finish();
-            assert_eq!(stream.message(), batch, "{size}: {output:?}");
-        }
-        messages.push(batch);
-    }
-    assert_eq!(messages[0], messages[1], "presets differ: {output:?}");
-    messages.pop()
+    let lossless = message_under(Policy::lossless(), &parsers, output)?;
+    let compatible = message_under(Policy::compatible(), &parsers, output)?;
+    assert_eq!(lossless, compatible, "presets differ: {output:?}");
+    Some(lossless)
 }
 
 fn hermes(policy: Policy) -> Option<OutputParser> {
@@ -76,4 +84,37 @@ fn every_reasoning_block_drops_the_whitespace_inside_its_markers() {
         return;
     };
     assert_eq!(fields(&m), (Some("mid  done"), "ab"));
+}
+
+fn hermes_tools(policy: Policy) -> Option<OutputParser> {
+    let (_, analysis) = shipped_template("hermes-think");
+    let options = Options::default().with_tools(weather_tools());
+    Some(
+        analysis
+            .parser(&ParserConfig::from(options).with_policy(policy))
+            .unwrap(),
+    )
+}
+
+const CALL: &str =
+    r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>"#;
+
+/// Whitespace around a tool section is the text's: the call's markers
+/// hold none on their outer sides. Whitespace between calls is the
+/// separator's (scaffolding).
+#[test]
+fn text_around_tool_calls_keeps_its_whitespace() {
+    for (output, content) in [
+        (format!("a {CALL} b"), "a  b"),
+        (format!("a {CALL} {CALL} b"), "a  b"),
+        (format!("a\n\n{CALL}\n\nb"), "a\n\n\n\nb"),
+        (format!("a{CALL}\n{CALL}  \n b"), "a  \n b"),
+    ] {
+        let m = message_under(Policy::lossless(), hermes_tools, &output).unwrap();
+        assert_eq!(m.content.as_deref(), Some(content), "{output:?}");
+        assert!(!m.tool_calls.is_empty(), "{output:?}");
+        // `compatible` drops the text after the calls.
+        let m = message_under(Policy::compatible(), hermes_tools, &output).unwrap();
+        assert_eq!(m.content.as_deref(), Some("a"), "{output:?}");
+    }
 }
