@@ -197,7 +197,18 @@ fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a
     }
     // A wrapper is recognised by its first core: the model stops before
     // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
-    alternatives.extend(silent.iter().map(|core| seq([lit(core), ws()])));
+    // The content wrapper's opener opens a channel's message (`decode`).
+    let opens_content = Marker::new(&protocol.content.start)
+        .first_core()
+        .map(str::to_string);
+    alternatives.extend(
+        silent
+            .iter()
+            .map(|core| match Some(core) == opens_content.as_ref() {
+                true => seq([lit(core), ws(), cap(CHANNEL, empty())]),
+                false => seq([lit(core), ws()]),
+            }),
+    );
     if let Some(opener) = &opener {
         alternatives.extend(
             words

@@ -111,6 +111,9 @@ pub struct Decoder {
     /// The raw end of the last dropped text, and whether a `Dropped`
     /// diagnostic covers the run it ends (contiguous drops merge).
     drop_chain: Option<(usize, bool)>,
+    /// Whether the text here is in a channel's message, when content
+    /// outside channels is dropped (`None`: it never is).
+    in_channel: Option<bool>,
 }
 
 /// The call being decoded.
@@ -245,6 +248,27 @@ impl Decoder {
             after_calls: false,
             after_dropped: false,
             drop_chain: None,
+            in_channel: None,
+        }
+    }
+
+    /// Content outside channels is left out (`text_outside_channels:
+    /// drop` on a channel format); `opened`: the prompt opened a channel.
+    pub fn dropping_outside_channels(mut self, opened: bool) -> Decoder {
+        self.in_channel = Some(opened);
+        self
+    }
+
+    /// Content text from here on is left out: after the calls, or outside
+    /// any channel, as the policy says.
+    fn drops_content_text(&self) -> bool {
+        self.drops_content() || self.in_channel == Some(false)
+    }
+
+    /// The channel's message ended (its block, its call, a message break).
+    fn leave_channel(&mut self) {
+        if self.in_channel.is_some() {
+            self.in_channel = Some(false);
         }
     }
 
@@ -424,7 +448,8 @@ impl Decoder {
                 // A call withdrawn for its length: its text is content.
                 CALL if oversized => Run::Content,
                 _ if oversized => continue,
-                CONTENT | BROKEN if self.drops_content() => Run::Dropped,
+                CONTENT if self.drops_content_text() => Run::Dropped,
+                BROKEN if self.drops_content() => Run::Dropped,
                 CONTENT => Run::Content,
                 // A withdrawn call's rest comes with the whole call.
                 BROKEN if self.call.as_ref().is_some_and(|c| c.withdrawn) => continue,
@@ -537,6 +562,8 @@ impl Decoder {
             UNKNOWN_LABEL => self
                 .diagnostics
                 .push(Diagnostic::new(DiagnosticKind::UnknownLabel, start)),
+            CHANNEL if self.in_channel.is_some() => self.in_channel = Some(true),
+            CHANNEL_END => self.leave_channel(),
             REASONING if !self.reasoning_prefix.is_empty() => {
                 let prefix = std::mem::take(&mut self.reasoning_prefix);
                 self.reasoning.push(&prefix, |t| out.reasoning(t));
@@ -558,6 +585,7 @@ impl Decoder {
         match tag {
             BROKEN if self.call.as_ref().is_some_and(|c| c.withdrawn) => {}
             BROKEN if self.call.as_ref().is_some_and(|c| c.dropped) => self.drop_text(text),
+            CONTENT if self.drops_content_text() => self.drop_text(text),
             CONTENT | BROKEN => self.output_content(text, out),
             REASONING => self.reasoning.push(text, |t| out.reasoning(t)),
             ARGS => self.arguments(text, out),
@@ -582,7 +610,10 @@ impl Decoder {
             }
             // Each block is trimmed as the first is: the whitespace just
             // inside its markers is the template's, not the model's text.
-            REASONING => self.reasoning = Edges::default(),
+            REASONING => {
+                self.reasoning = Edges::default();
+                self.leave_channel();
+            }
             ARG_KEY => self.begin_pair(text.trim(), out),
             ARG_STRING => {
                 let piece = match self.arg.as_ref() {
@@ -649,7 +680,10 @@ impl Decoder {
                 self.arguments(&piece, out);
             }
             ARG => self.arg = None,
-            CALL => self.end_call(text, out),
+            CALL => {
+                self.end_call(text, out);
+                self.leave_channel();
+            }
             EXTRA => self.extra(text),
             // A repeated name, or a closing tag's, that is not the one it
             // repeats is text the model wrote.

@@ -165,6 +165,9 @@ pub struct OutputParser {
     nested: decode::Nested,
     ids: Option<call_id::CallIdSource>,
     policy: Policy,
+    /// Content outside channels is dropped (`Some`), and whether the
+    /// prompt opened one.
+    channels: Option<bool>,
 }
 
 /// A parse with the problems found.
@@ -240,6 +243,9 @@ impl OutputParser {
             (true, Start::Free, None) => std::mem::take(&mut protocol.prompt.reasoning),
             _ => String::new(),
         };
+        let channels = (config.policy.text_outside_channels == TextOutsideChannels::Drop
+            && !protocol.headers().is_empty())
+        .then(|| prompt_opened_channel(&protocol, config.prefill.as_ref()));
         let tools = protocol.tools.take().map(|s| s.tools).unwrap_or_default();
         Ok(OutputParser {
             program,
@@ -252,6 +258,7 @@ impl OutputParser {
             nested,
             ids: config.call_ids.map(call_id::CallIdSource::new),
             policy: config.policy,
+            channels,
         })
     }
 
@@ -336,7 +343,26 @@ impl OutputParser {
             self.policy,
         )
         .reasoning_starts_with(&self.reasoning_prefix);
+        let decoder = match self.channels {
+            Some(opened) => decoder.dropping_outside_channels(opened),
+            None => decoder,
+        };
         OutputStream::new(&self.program, decoder, &self.prefill)
             .with_ids(self.ids.as_ref().map(|s| s.next_stream()))
     }
+}
+
+/// Whether the output starts inside a channel's message: the prompt ends
+/// with a section header's closing marker or the content wrapper's opener
+/// (`...<|channel|>final<|message|>`), or a prefill's content goes on.
+fn prompt_opened_channel(protocol: &Protocol, prefill: Option<&Prefill>) -> bool {
+    if prefill.is_some_and(|p| p.part == PrefillPart::Content && !p.continued().is_empty()) {
+        return true;
+    }
+    let Some(tail) = protocol.prompt.trailing_marker.as_deref() else {
+        return false;
+    };
+    let content_start = protocol.content.start.trim();
+    protocol.headers().iter().any(|h| h.close.trim() == tail)
+        || (!content_start.is_empty() && content_start.ends_with(tail))
 }
