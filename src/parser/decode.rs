@@ -449,11 +449,12 @@ impl Decoder {
                 CALL if oversized => Run::Content,
                 _ if oversized => continue,
                 CONTENT if self.drops_content_text() => Run::Dropped,
-                BROKEN if self.drops_content() => Run::Dropped,
                 CONTENT => Run::Content,
-                // A withdrawn call's rest comes with the whole call.
+                // As `text` does: a withdrawn call's rest comes with the
+                // whole call, even where content is dropped.
                 BROKEN if self.call.as_ref().is_some_and(|c| c.withdrawn) => continue,
                 BROKEN if self.call.as_ref().is_some_and(|c| c.dropped) => Run::Dropped,
+                BROKEN if self.drops_content() => Run::Dropped,
                 BROKEN => Run::Content,
                 REASONING => Run::Reasoning,
                 ARGS | ARG_STRING => {

@@ -286,3 +286,20 @@ fn text_in_channels_is_kept_under_both_presets() {
         assert!(parsed.diagnostics.is_empty(), "{parsed:?}");
     }
 }
+
+/// Text of a broken call that comes with the whole call (withdrawn, then
+/// dropped as a piece) is not also dropped as it streams: one range, at
+/// every chunking (found by the streaming property on glm-arg-pairs).
+#[test]
+fn a_dropped_broken_call_after_a_call_is_one_range() {
+    let (_, analysis) = crate::common::shipped_template("glm-arg-pairs");
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    let p = analysis
+        .parser(&config.with_policy(Policy::compatible()))
+        .unwrap();
+    let call = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>";
+    let output = format!("{call}<tool_call>ébbbbbbb .bb");
+    let parsed = report_of(&p, &output);
+    assert_eq!(parsed.message.tool_calls.len(), 1);
+    assert_eq!(dropped(&parsed, &output), ["<tool_call>ébbbbbbb .bb"]);
+}
