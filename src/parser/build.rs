@@ -1112,9 +1112,20 @@ impl<'a> ToolGrammar<'a> {
             None => header_or_suffix,
         };
         if let Some(separator) = t.counter {
-            let prefix = seq([prefix, name.clone()]);
+            // Models write a namespace's name without it (`get_weather:0`
+            // for `functions.get_weather:0`), and whitespace before the
+            // special token after the id.
+            let prefix = match is_namespace(t.prefix) {
+                true => choice([seq([prefix, name.clone()]), name.clone()]),
+                false => seq([prefix, name.clone()]),
+            };
+            let space = match starts_with_token(t.suffix) {
+                true => ws(),
+                false => empty(),
+            };
             return seq([
                 counted_name(prefix, separator, &self.name_stops()),
+                space,
                 suffix_expr,
             ]);
         }
@@ -1562,7 +1573,22 @@ fn name_chars() -> ByteSet {
 fn counted_name(prefix: Expr, separator: &str, stops: &[String]) -> Expr {
     let digits = plus(class(ByteSet::range(b'0', b'9')));
     let name = cap(NAME, tagged_name(&Marker::new(separator), stops));
-    cap(ID, seq([prefix, name, lit(separator), digits]))
+    // The counter is left out too (`functions.get_weather`): the id is
+    // what was written.
+    cap(ID, seq([prefix, name, opt(seq([lit(separator), digits]))]))
+}
+
+/// A name's prefix that is a namespace (`functions.`): a word and a dot.
+fn is_namespace(prefix: &str) -> bool {
+    let word = prefix.trim().strip_suffix('.').unwrap_or_default();
+    !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// The marker starts with a special token (`<|tool_call_argument_begin|>`).
+fn starts_with_token(marker: &str) -> bool {
+    Marker::new(marker)
+        .first_core()
+        .is_some_and(|c| crate::analysis::markers::marker_at(c, 0).is_some())
 }
 
 /// An id between markers.

@@ -8,6 +8,7 @@ mod call_wrappers;
 mod channels;
 #[path = "../common/mod.rs"]
 mod common;
+mod counted_names;
 mod delimiter_reasoning;
 mod deviations;
 mod dialects;

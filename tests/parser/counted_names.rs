@@ -1,0 +1,87 @@
+//! A name written with a namespace and a call counter (`functions.NAME:0`,
+//! Kimi-K2's layout) as models write it: with whitespace between the
+//! special tokens and the name or id, without the namespace, without the
+//! counter. Each is the call the template's own form is; streams in 1-, 2-,
+//! 3- and 7-byte pieces equal the batch, under both presets.
+
+use chat_autoparser::parser::char_chunks;
+use chat_autoparser::{AssistantMessage, Options, ParserConfig, Policy};
+
+use crate::common::corpus_template;
+use crate::common::streaming::weather_tools;
+
+/// The batch message under both presets (the same), after checking every
+/// chunking; `None` when the corpus is absent.
+fn message(output: &str) -> Option<AssistantMessage> {
+    let analysis = corpus_template("moonshotai-Kimi-K2")?.analyze().unwrap();
+    let mut messages = Vec::new();
+    for policy in [Policy::lossless(), Policy::compatible()] {
+        let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+        let p = analysis.parser(&config.with_policy(policy)).unwrap();
+        let batch = p.parse_report(output, false);
+        assert!(batch.diagnostics.is_empty(), "{output:?}: {batch:?}");
+        for size in [1, 2, 3, 7] {
+            let mut stream = p.stream();
+            for piece in char_chunks(output, size) {
+                stream.push(piece);
+            }
+            stream.finish();
+            assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
+        }
+        messages.push(batch.message);
+    }
+    assert_eq!(messages[0], messages[1], "{output:?}");
+    messages.pop()
+}
+
+fn section(call: &str) -> String {
+    format!("<|tool_calls_section_begin|>{call}<|tool_calls_section_end|>")
+}
+
+const ARGS: &str = r#"<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>"#;
+
+#[test]
+fn counted_names_in_the_shapes_models_write() {
+    for (head, id) in [
+        ("functions.get_weather:0", "functions.get_weather:0"),
+        (" functions.get_weather:0 ", "functions.get_weather:0"),
+        ("\nfunctions.get_weather:0\n", "functions.get_weather:0"),
+        ("get_weather:0", "get_weather:0"),
+        ("functions.get_weather", "functions.get_weather"),
+        ("get_weather", "get_weather"),
+    ] {
+        let output = section(&format!("<|tool_call_begin|>{head}{ARGS}"));
+        let Some(m) = message(&output) else {
+            return;
+        };
+        assert_eq!(m.content, None, "{output:?}");
+        assert_eq!(m.tool_calls.len(), 1, "{output:?}");
+        let call = &m.tool_calls[0];
+        assert_eq!(call.function.name, "get_weather", "{output:?}");
+        assert_eq!(
+            call.function.arguments, r#"{"city": "Paris"}"#,
+            "{output:?}"
+        );
+        assert_eq!(call.id.as_deref(), Some(id), "{output:?}");
+    }
+}
+
+#[test]
+fn a_namespace_alone_is_no_name() {
+    // `functions.` with no name after it, or a name the request lacks,
+    // stays text.
+    for head in ["functions.:0", "functions.get_time:0", "get_time"] {
+        let output = section(&format!("<|tool_call_begin|>{head}{ARGS}"));
+        let Some(m) = message_lossless(&output) else {
+            return;
+        };
+        assert!(m.tool_calls.is_empty(), "{output:?}: {m:?}");
+        assert_eq!(m.content.as_deref(), Some(output.as_str()));
+    }
+}
+
+fn message_lossless(output: &str) -> Option<AssistantMessage> {
+    let analysis = corpus_template("moonshotai-Kimi-K2")?.analyze().unwrap();
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    Some(analysis.parser(&config).unwrap().parse(output))
+}
