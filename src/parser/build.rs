@@ -1200,7 +1200,7 @@ impl<'a> ToolGrammar<'a> {
             (_, Some(Arguments::Json { as_string: true })) => {
                 seq([ws(), cap(ARGS_STRING, json_string()), ws()])
             }
-            _ => seq([ws(), cap(ARGS, json()), ws()]),
+            _ => seq([ws(), json_arguments(), ws()]),
         }
     }
 
@@ -1433,7 +1433,7 @@ fn member(path: &[String], paths: &JsonPaths, level: usize, streaming: bool) -> 
                     .into_iter()
                     .map(|k| lit(json_key(&k))),
             );
-            let value = choice([cap(ARGS_STRING, json_string()), cap(ARGS, json())]);
+            let value = choice([cap(ARGS_STRING, json_string()), json_arguments()]);
             alts.push(seq([keys, settle(), ws(), lit(":"), ws(), value]));
         }
     }
@@ -1576,6 +1576,17 @@ fn counted_name(prefix: Expr, separator: &str, stops: &[String]) -> Expr {
     // The counter is left out too (`functions.get_weather`): the id is
     // what was written.
     cap(ID, seq([prefix, name, opt(seq([lit(separator), digits]))]))
+}
+
+/// A JSON arguments object, streamed as written; or one a model wrote as
+/// a Python dict (its first key single-quoted), converted when whole. The
+/// JSON reading comes last so that its text streams.
+fn json_arguments() -> Expr {
+    let python_dict = seq([lit("{"), ws(), lit("'")]);
+    choice([
+        seq([and(python_dict), cap(ARGS_PYTHON, python())]),
+        cap(ARGS, json()),
+    ])
 }
 
 /// A name's prefix that is a namespace (`functions.`): a word and a dot.

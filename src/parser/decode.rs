@@ -609,6 +609,12 @@ impl Decoder {
                 let decoded = decode_string(text.as_bytes()).unwrap_or_else(|| text.to_string());
                 self.arguments(&decoded, out);
             }
+            // Not convertible: the text as written, which is no JSON, so
+            // the call is withdrawn (or salvaged) as any broken one.
+            ARGS_PYTHON => {
+                let json = python::to_json(text.as_bytes()).unwrap_or_else(|_| text.to_string());
+                self.arguments(&json, out);
+            }
             // Each block is trimmed as the first is: the whitespace just
             // inside its markers is the template's, not the model's text.
             REASONING => {

@@ -70,3 +70,6 @@ pub const CHANNEL: Tag = Tag(24);
 /// Empty, where a message of a channel format ends (a message break): text
 /// after it is outside any channel until the next header.
 pub const CHANNEL_END: Tag = Tag(25);
+/// The arguments as a Python dict literal (`{'city': 'Paris', 'ok':
+/// True}`, a model writing `str()` of them): converted to JSON when whole.
+pub const ARGS_PYTHON: Tag = Tag(26);
