@@ -1550,12 +1550,24 @@ fn spaced_names(names: &[String]) -> Expr {
 fn known_name_alternatives(names: &[String], quoted: bool) -> Expr {
     let mut sorted: Vec<&String> = names.iter().collect();
     sorted.sort_by_key(|n| std::cmp::Reverse(n.len()));
-    let word = |n: &String| match quoted {
-        true => lit(serde_json::to_string(n).unwrap_or_default()),
-        false => seq([lit(n), not(class(name_chars()))]),
+    // Also in OpenAI's namespace (`functions.get_weather`): the decoder
+    // reads that as the request's function.
+    let word = |n: &String| {
+        let (open, rest) = match quoted {
+            true => {
+                let json = serde_json::to_string(n).unwrap_or_default();
+                (lit("\""), lit(&json[1..]))
+            }
+            false => (empty(), seq([lit(n), not(class(name_chars()))])),
+        };
+        seq([open, opt(lit(NAMESPACE)), rest])
     };
     choice(sorted.into_iter().map(word))
 }
+
+/// OpenAI's namespace of function names, which models write before a
+/// name where their template writes none.
+pub const NAMESPACE: &str = "functions.";
 
 /// Characters of a function name (or a keyword argument's): ASCII word
 /// characters, `-` and `.`, and every non-ASCII character (the bytes of its

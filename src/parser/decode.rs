@@ -42,6 +42,7 @@ use crate::analysis::Elements;
 use crate::message::{FunctionDelta, ToolCallDelta};
 use chat_autoparser_peg::{json::decode_string, python, Event, Tag};
 
+use super::build::NAMESPACE;
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::json_check;
 use super::policy::{MalformedSection, Policy, TextAfterCalls, UnclosedCall, UnknownTool};
@@ -732,6 +733,13 @@ impl Decoder {
             decode_string(raw.as_bytes()).unwrap_or_else(|| raw.to_string())
         } else {
             raw.trim().to_string()
+        };
+        // A request's function in OpenAI's namespace (`functions.NAME`).
+        let name = match name.strip_prefix(NAMESPACE) {
+            Some(bare) if !self.schemas.knows(&name) && self.schemas.knows(bare) => {
+                bare.to_string()
+            }
+            _ => name,
         };
         if self.policy.unknown_tool == UnknownTool::Call && !self.schemas.knows(&name) {
             self.diagnostics

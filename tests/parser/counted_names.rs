@@ -85,3 +85,46 @@ fn message_lossless(output: &str) -> Option<AssistantMessage> {
     let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
     Some(analysis.parser(&config).unwrap().parse(output))
 }
+
+/// A request's function named in OpenAI's `functions.` namespace, in a
+/// template that writes bare names (a JSON name, a tagged one): the call
+/// of that function, under both presets and every chunking.
+#[test]
+fn a_namespaced_name_is_the_requests_function() {
+    use crate::common::shipped_template;
+    for (template, output) in [
+        (
+            "hermes-think",
+            r#"<tool_call>{"name": "functions.get_weather", "arguments": {"city": "Paris"}}</tool_call>"#,
+        ),
+        (
+            "qwen-coder-xml",
+            "<tool_call>\n<function=functions.get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+        ),
+    ] {
+        let (_, analysis) = shipped_template(template);
+        let mut messages = Vec::new();
+        for policy in [Policy::lossless(), Policy::compatible()] {
+            let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+            let p = analysis.parser(&config.with_policy(policy)).unwrap();
+            let batch = p.parse_report(output, false);
+            assert!(batch.diagnostics.is_empty(), "{template}: {batch:?}");
+            for size in [1, 2, 3, 7] {
+                let mut stream = p.stream();
+                for piece in char_chunks(output, size) {
+                    stream.push(piece);
+                }
+                stream.finish();
+                assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
+            }
+            messages.push(batch.message);
+        }
+        assert_eq!(messages[0], messages[1]);
+        let m = &messages[0];
+        assert_eq!(m.content, None, "{template}");
+        assert_eq!(m.tool_calls.len(), 1, "{template}");
+        assert_eq!(m.tool_calls[0].function.name, "get_weather", "{template}");
+        let args: serde_json::Value = serde_json::from_str(&m.tool_calls[0].function.arguments).unwrap();
+        assert_eq!(args, serde_json::json!({"city": "Paris"}), "{template}");
+    }
+}
