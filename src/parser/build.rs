@@ -499,7 +499,10 @@ fn prelude(protocol: &Protocol, plan: Plan<'_>, stops: &[String]) -> Expr {
         // A model may write the opener the prompt already wrote: scaffolding.
         Start::InReasoning => choice([
             seq([left_open, ws()]),
-            seq([reopened(protocol), reasoning_body(&end, stops)]),
+            seq([
+                reopened(protocol),
+                reasoning_body(&end, stops, &header_opens(protocol)),
+            ]),
         ]),
         // A lone end marker first closes an empty block (some templates
         // write one; models write it where their prompt opened none).
@@ -548,7 +551,7 @@ fn tagged_reasoning(protocol: &Protocol, stops: &[String]) -> Expr {
         stuttered_token(&start),
         opener,
         commit(),
-        reasoning_body(&end, stops),
+        reasoning_body(&end, stops, &header_opens(protocol)),
     ])
 }
 
@@ -588,11 +591,13 @@ fn stuttered_token(start: &Marker) -> Expr {
 ///
 /// An end marker of several tokens (`<|end|><|start|>assistant`) cut after
 /// its first at the very end of the output closes the block: a stop string
-/// took the rest. Elsewhere that token is reasoning text. The rest of such
+/// took the rest; so does that token before a section header (`headers`:
+/// their openings), the model having skipped the role header between.
+/// Elsewhere that token is reasoning text. The rest of such
 /// a marker without its first token (`<|start|>assistant`, the next
 /// message's header) ends a block that does not close later: the model
 /// left out the message end, and the header is read as such.
-fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
+fn reasoning_body(end: &Marker, tool_starts: &[String], headers: &[String]) -> Expr {
     let starts: Vec<String> = tool_starts
         .iter()
         .filter(|t| t.len() > 1)
@@ -606,7 +611,16 @@ fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
         Some((token, rest)) if !rest.is_empty() => (Some(token.to_string()), rest),
         _ => (None, ""),
     };
-    let cut_close = cut.as_ref().map(|t| seq([lit(t), ws(), eoi()]));
+    // Its first token then the end of the output (a stop string took the
+    // rest), or then the next section's header (the model skipped the role
+    // header between: `<|end|><|channel|>final`).
+    let cut_close = cut.as_ref().map(|t| {
+        let next = match headers.is_empty() {
+            true => eoi(),
+            false => choice([eoi(), and(literals(headers))]),
+        };
+        seq([lit(t), ws(), next])
+    });
     let text = if starts.is_empty() && cut.is_none() {
         until(end.delimiters())
     } else {
@@ -637,6 +651,11 @@ fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
         None => close,
     };
     seq([cap(REASONING, text), opt(closing)])
+}
+
+/// The opening markers of the turn's section headers (`<|channel|>`).
+fn header_opens(protocol: &Protocol) -> Vec<String> {
+    protocol.headers().iter().map(|h| h.open.clone()).collect()
 }
 
 /// One tool grammar per format the output may hold: the template's own, or
