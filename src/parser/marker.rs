@@ -10,7 +10,8 @@ pub use crate::protocol::Marker;
 
 impl Marker {
     /// Cores exactly, any whitespace around and between them, and after a
-    /// marker that ends with a special token (`<tool_call>`, `[ARGS]`):
+    /// marker that ends with a special token (`<tool_call>`, `[ARGS]`) or
+    /// opens a JSON list (`[`):
     /// models put a space or a newline after one where the template writes
     /// none (`<|function_call|> {...}`, `<tool_call>\nget_weather`).
     pub fn expr(&self) -> Expr {
@@ -72,9 +73,11 @@ impl Marker {
         }))
     }
 
-    /// The last piece is a core closed by a bracket (`>`, `]`).
+    /// The last piece is a core closed by a bracket (`>`, `]`), or one
+    /// that opens a JSON list (`[` of `[TOOL_CALLS][`), inside which
+    /// whitespace is JSON's.
     fn ends_with_token(&self) -> bool {
-        matches!(self.pieces.last(), Some(Piece::Core(c)) if c.ends_with(['>', ']']))
+        matches!(self.pieces.last(), Some(Piece::Core(c)) if c.ends_with(['>', ']', '[']))
     }
 
     /// Like [`Marker::expr`], but only the template's exact trailing

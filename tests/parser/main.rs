@@ -3,12 +3,12 @@
 //! One test binary per concern (`cargo test --test parser`); each module below
 //! was a binary of its own. Shared fixtures live in `tests/common/`.
 
+mod call_forms;
 mod call_names;
 mod call_wrappers;
 mod channels;
 #[path = "../common/mod.rs"]
 mod common;
-mod counted_names;
 mod delimiter_reasoning;
 mod deviations;
 mod dialects;

@@ -1,8 +1,12 @@
-//! A name written with a namespace and a call counter (`functions.NAME:0`,
-//! Kimi-K2's layout) as models write it: with whitespace between the
-//! special tokens and the name or id, without the namespace, without the
-//! counter. Each is the call the template's own form is; streams in 1-, 2-,
-//! 3- and 7-byte pieces equal the batch, under both presets.
+//! Calls as models write them beyond their template's form, each the call
+//! the template's own form is, under both presets, streams in 1-, 2-, 3-
+//! and 7-byte pieces equal to the batch:
+//! - a name with a namespace and a call counter (`functions.NAME:0`,
+//!   Kimi-K2's layout) with whitespace between the special tokens and the
+//!   name or id, without the namespace, without the counter;
+//! - a request's function in OpenAI's `functions.` namespace where the
+//!   template writes bare names;
+//! - whitespace inside a JSON call list's brackets (`[TOOL_CALLS][ {...} ]`).
 
 use chat_autoparser::parser::char_chunks;
 use chat_autoparser::{AssistantMessage, Options, ParserConfig, Policy};
@@ -126,5 +130,36 @@ fn a_namespaced_name_is_the_requests_function() {
         assert_eq!(m.tool_calls[0].function.name, "get_weather", "{template}");
         let args: serde_json::Value = serde_json::from_str(&m.tool_calls[0].function.arguments).unwrap();
         assert_eq!(args, serde_json::json!({"city": "Paris"}), "{template}");
+    }
+}
+
+/// A JSON list of calls opened after a special token, with whitespace
+/// inside its brackets (`[TOOL_CALLS][ {...} ]`): JSON whitespace, so the
+/// calls, under both presets and every chunking.
+#[test]
+fn whitespace_inside_a_call_lists_brackets_is_json_whitespace() {
+    use crate::common::shipped_template;
+    let (_, analysis) = shipped_template("mistral-tool-calls");
+    let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+    for output in [
+        format!("[TOOL_CALLS][ {call} ]"),
+        format!("[TOOL_CALLS] [\n  {call} ,\n  {call}\n]"),
+    ] {
+        for policy in [Policy::lossless(), Policy::compatible()] {
+            let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+            let p = analysis.parser(&config.with_policy(policy)).unwrap();
+            let batch = p.parse_report(&output, false);
+            assert!(batch.diagnostics.is_empty(), "{output:?}: {batch:?}");
+            assert_eq!(batch.message.content, None, "{output:?}");
+            assert!(!batch.message.tool_calls.is_empty(), "{output:?}");
+            for size in [1, 2, 3, 7] {
+                let mut stream = p.stream();
+                for piece in char_chunks(&output, size) {
+                    stream.push(piece);
+                }
+                stream.finish();
+                assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
+            }
+        }
     }
 }
