@@ -197,7 +197,18 @@ fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a
     }
     // A wrapper is recognised by its first core: the model stops before
     // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
-    alternatives.extend(silent.iter().map(|core| seq([lit(core), ws()])));
+    // The content wrapper's opener opens a channel's message (`decode`).
+    let opens_content = Marker::new(&protocol.content.start)
+        .first_core()
+        .map(str::to_string);
+    alternatives.extend(
+        silent
+            .iter()
+            .map(|core| match Some(core) == opens_content.as_ref() {
+                true => seq([lit(core), ws(), cap(CHANNEL, empty())]),
+                false => seq([lit(core), ws()]),
+            }),
+    );
     // What follows a wrapper word is content, up to the next part: never
     // a call, so never an unknown one.
     let word_content = opt(seq([not(literals(&triggers)), content(&triggers)]));
@@ -495,7 +506,10 @@ fn prelude(protocol: &Protocol, plan: Plan<'_>, stops: &[String]) -> Expr {
         // A model may write the opener the prompt already wrote: scaffolding.
         Start::InReasoning => choice([
             seq([left_open, ws()]),
-            seq([reopened(protocol), reasoning_body(&end, stops)]),
+            seq([
+                reopened(protocol),
+                reasoning_body(&end, stops, &header_opens(protocol)),
+            ]),
         ]),
         // A lone end marker first closes an empty block (some templates
         // write one; models write it where their prompt opened none).
@@ -541,11 +555,10 @@ fn tagged_reasoning(protocol: &Protocol, stops: &[String]) -> Expr {
         None => start.expr(),
     };
     seq([
-        ws(),
         stuttered_token(&start),
         opener,
         commit(),
-        reasoning_body(&end, stops),
+        reasoning_body(&end, stops, &header_opens(protocol)),
     ])
 }
 
@@ -585,23 +598,36 @@ fn stuttered_token(start: &Marker) -> Expr {
 ///
 /// An end marker of several tokens (`<|end|><|start|>assistant`) cut after
 /// its first at the very end of the output closes the block: a stop string
-/// took the rest. Elsewhere that token is reasoning text. The rest of such
+/// took the rest; so does that token before a section header (`headers`:
+/// their openings), the model having skipped the role header between.
+/// Elsewhere that token is reasoning text. The rest of such
 /// a marker without its first token (`<|start|>assistant`, the next
 /// message's header) ends a block that does not close later: the model
 /// left out the message end, and the header is read as such.
-fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
+fn reasoning_body(end: &Marker, tool_starts: &[String], headers: &[String]) -> Expr {
     let starts: Vec<String> = tool_starts
         .iter()
         .filter(|t| t.len() > 1)
         .cloned()
         .collect();
-    let close = seq([end.expr_exact_head(), ws()]);
+    // Whitespace after the end marker is the text's that follows: content
+    // between two blocks is kept byte for byte.
+    let close = end.expr_exact_head();
     // The end's first token, and the rest, when it is several.
     let (cut, rest) = match leading_token(end) {
         Some((token, rest)) if !rest.is_empty() => (Some(token.to_string()), rest),
         _ => (None, ""),
     };
-    let cut_close = cut.as_ref().map(|t| seq([lit(t), ws(), eoi()]));
+    // Its first token then the end of the output (a stop string took the
+    // rest), or then the next section's header (the model skipped the role
+    // header between: `<|end|><|channel|>final`).
+    let cut_close = cut.as_ref().map(|t| {
+        let next = match headers.is_empty() {
+            true => eoi(),
+            false => choice([eoi(), and(literals(headers))]),
+        };
+        seq([lit(t), ws(), next])
+    });
     let text = if starts.is_empty() && cut.is_none() {
         until(end.delimiters())
     } else {
@@ -632,6 +658,11 @@ fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
         None => close,
     };
     seq([cap(REASONING, text), opt(closing)])
+}
+
+/// The opening markers of the turn's section headers (`<|channel|>`).
+fn header_opens(protocol: &Protocol) -> Vec<String> {
+    protocol.headers().iter().map(|h| h.open.clone()).collect()
 }
 
 /// One tool grammar per format the output may hold: the template's own, or
@@ -829,7 +860,7 @@ impl<'a> ToolGrammar<'a> {
         let item = if f.call_separator.is_empty() {
             seq([ws(), self.call()])
         } else {
-            seq([cap(SECTION_OPEN, sep.expr()), self.call()])
+            seq([cap(SECTION_OPEN, seq([ws(), sep.expr()])), self.call()])
         };
         let more = match self.next_in_wrapper() {
             Some(next) => star(choice([item, next])),
@@ -843,13 +874,16 @@ impl<'a> ToolGrammar<'a> {
             None if droppable => opt(start),
             None => start,
         };
-        seq([
-            start,
-            self.call(),
-            more,
-            opt(cap(FRAME, Marker::new(&f.section_end).closer_expr())),
-            ws(),
-        ])
+        seq([start, self.call(), more, self.section_end()])
+    }
+
+    /// The section's closer, when it has one, and the whitespace before it.
+    fn section_end(&self) -> Expr {
+        let end = Marker::new(&self.format.section_end);
+        match end.is_blank() {
+            true => empty(),
+            false => opt(cap(FRAME, seq([ws(), end.closer_expr()]))),
+        }
     }
 
     /// JSON calls with no marker of their own, as models write them: in a
@@ -1104,9 +1138,20 @@ impl<'a> ToolGrammar<'a> {
             None => header_or_suffix,
         };
         if let Some(separator) = t.counter {
-            let prefix = seq([prefix, name.clone()]);
+            // Models write a namespace's name without it (`get_weather:0`
+            // for `functions.get_weather:0`), and whitespace before the
+            // special token after the id.
+            let prefix = match is_namespace(t.prefix) {
+                true => choice([seq([prefix, name.clone()]), name.clone()]),
+                false => seq([prefix, name.clone()]),
+            };
+            let space = match starts_with_token(t.suffix) {
+                true => ws(),
+                false => empty(),
+            };
             return seq([
                 counted_name(prefix, separator, &self.name_stops()),
+                space,
                 suffix_expr,
             ]);
         }
@@ -1181,7 +1226,7 @@ impl<'a> ToolGrammar<'a> {
             (_, Some(Arguments::Json { as_string: true })) => {
                 seq([ws(), cap(ARGS_STRING, json_string()), ws()])
             }
-            _ => seq([ws(), cap(ARGS, json()), ws()]),
+            _ => seq([ws(), json_arguments(), ws()]),
         }
     }
 
@@ -1414,7 +1459,7 @@ fn member(path: &[String], paths: &JsonPaths, level: usize, streaming: bool) -> 
                     .into_iter()
                     .map(|k| lit(json_key(&k))),
             );
-            let value = choice([cap(ARGS_STRING, json_string()), cap(ARGS, json())]);
+            let value = choice([cap(ARGS_STRING, json_string()), json_arguments()]);
             alts.push(seq([keys, settle(), ws(), lit(":"), ws(), value]));
         }
     }
@@ -1531,12 +1576,24 @@ fn spaced_names(names: &[String]) -> Expr {
 fn known_name_alternatives(names: &[String], quoted: bool) -> Expr {
     let mut sorted: Vec<&String> = names.iter().collect();
     sorted.sort_by_key(|n| std::cmp::Reverse(n.len()));
-    let word = |n: &String| match quoted {
-        true => lit(serde_json::to_string(n).unwrap_or_default()),
-        false => seq([lit(n), not(class(name_chars()))]),
+    // Also in OpenAI's namespace (`functions.get_weather`): the decoder
+    // reads that as the request's function.
+    let word = |n: &String| {
+        let (open, rest) = match quoted {
+            true => {
+                let json = serde_json::to_string(n).unwrap_or_default();
+                (lit("\""), lit(&json[1..]))
+            }
+            false => (empty(), seq([lit(n), not(class(name_chars()))])),
+        };
+        seq([open, opt(lit(NAMESPACE)), rest])
     };
     choice(sorted.into_iter().map(word))
 }
+
+/// OpenAI's namespace of function names, which models write before a
+/// name where their template writes none.
+pub const NAMESPACE: &str = "functions.";
 
 /// Characters of a function name (or a keyword argument's): ASCII word
 /// characters, `-` and `.`, and every non-ASCII character (the bytes of its
@@ -1554,7 +1611,33 @@ fn name_chars() -> ByteSet {
 fn counted_name(prefix: Expr, separator: &str, stops: &[String]) -> Expr {
     let digits = plus(class(ByteSet::range(b'0', b'9')));
     let name = cap(NAME, tagged_name(&Marker::new(separator), stops));
-    cap(ID, seq([prefix, name, lit(separator), digits]))
+    // The counter is left out too (`functions.get_weather`): the id is
+    // what was written.
+    cap(ID, seq([prefix, name, opt(seq([lit(separator), digits]))]))
+}
+
+/// A JSON arguments object, streamed as written; or one a model wrote as
+/// a Python dict (its first key single-quoted), converted when whole. The
+/// JSON reading comes last so that its text streams.
+fn json_arguments() -> Expr {
+    let python_dict = seq([lit("{"), ws(), lit("'")]);
+    choice([
+        seq([and(python_dict), cap(ARGS_PYTHON, python())]),
+        cap(ARGS, json()),
+    ])
+}
+
+/// A name's prefix that is a namespace (`functions.`): a word and a dot.
+fn is_namespace(prefix: &str) -> bool {
+    let word = prefix.trim().strip_suffix('.').unwrap_or_default();
+    !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// The marker starts with a special token (`<|tool_call_argument_begin|>`).
+fn starts_with_token(marker: &str) -> bool {
+    Marker::new(marker)
+        .first_core()
+        .is_some_and(|c| crate::analysis::markers::marker_at(c, 0).is_some())
 }
 
 /// An id between markers.

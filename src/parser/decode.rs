@@ -42,6 +42,7 @@ use crate::analysis::Elements;
 use crate::message::{FunctionDelta, ToolCallDelta};
 use chat_autoparser_peg::{json::decode_string, python, Event, Tag};
 
+use super::build::NAMESPACE;
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::json_check;
 use super::policy::{MalformedSection, Policy, TextAfterCalls, UnclosedCall, UnknownTool};
@@ -111,6 +112,9 @@ pub struct Decoder {
     /// The raw end of the last dropped text, and whether a `Dropped`
     /// diagnostic covers the run it ends (contiguous drops merge).
     drop_chain: Option<(usize, bool)>,
+    /// Whether the text here is in a channel's message, when content
+    /// outside channels is dropped (`None`: it never is).
+    in_channel: Option<bool>,
 }
 
 /// The call being decoded.
@@ -245,6 +249,27 @@ impl Decoder {
             after_calls: false,
             after_dropped: false,
             drop_chain: None,
+            in_channel: None,
+        }
+    }
+
+    /// Content outside channels is left out (`text_outside_channels:
+    /// drop` on a channel format); `opened`: the prompt opened a channel.
+    pub fn dropping_outside_channels(mut self, opened: bool) -> Decoder {
+        self.in_channel = Some(opened);
+        self
+    }
+
+    /// Content text from here on is left out: after the calls, or outside
+    /// any channel, as the policy says.
+    fn drops_content_text(&self) -> bool {
+        self.drops_content() || self.in_channel == Some(false)
+    }
+
+    /// The channel's message ended (its block, its call, a message break).
+    fn leave_channel(&mut self) {
+        if self.in_channel.is_some() {
+            self.in_channel = Some(false);
         }
     }
 
@@ -424,11 +449,13 @@ impl Decoder {
                 // A call withdrawn for its length: its text is content.
                 CALL if oversized => Run::Content,
                 _ if oversized => continue,
-                CONTENT | BROKEN if self.drops_content() => Run::Dropped,
+                CONTENT if self.drops_content_text() => Run::Dropped,
                 CONTENT => Run::Content,
-                // A withdrawn call's rest comes with the whole call.
+                // As `text` does: a withdrawn call's rest comes with the
+                // whole call, even where content is dropped.
                 BROKEN if self.call.as_ref().is_some_and(|c| c.withdrawn) => continue,
                 BROKEN if self.call.as_ref().is_some_and(|c| c.dropped) => Run::Dropped,
+                BROKEN if self.drops_content() => Run::Dropped,
                 BROKEN => Run::Content,
                 REASONING => Run::Reasoning,
                 ARGS | ARG_STRING => {
@@ -537,6 +564,8 @@ impl Decoder {
             UNKNOWN_LABEL => self
                 .diagnostics
                 .push(Diagnostic::new(DiagnosticKind::UnknownLabel, start)),
+            CHANNEL if self.in_channel.is_some() => self.in_channel = Some(true),
+            CHANNEL_END => self.leave_channel(),
             REASONING if !self.reasoning_prefix.is_empty() => {
                 let prefix = std::mem::take(&mut self.reasoning_prefix);
                 self.reasoning.push(&prefix, |t| out.reasoning(t));
@@ -558,6 +587,7 @@ impl Decoder {
         match tag {
             BROKEN if self.call.as_ref().is_some_and(|c| c.withdrawn) => {}
             BROKEN if self.call.as_ref().is_some_and(|c| c.dropped) => self.drop_text(text),
+            CONTENT if self.drops_content_text() => self.drop_text(text),
             CONTENT | BROKEN => self.output_content(text, out),
             REASONING => self.reasoning.push(text, |t| out.reasoning(t)),
             ARGS => self.arguments(text, out),
@@ -579,6 +609,18 @@ impl Decoder {
             ARGS_STRING => {
                 let decoded = decode_string(text.as_bytes()).unwrap_or_else(|| text.to_string());
                 self.arguments(&decoded, out);
+            }
+            // Not convertible: the text as written, which is no JSON, so
+            // the call is withdrawn (or salvaged) as any broken one.
+            ARGS_PYTHON => {
+                let json = python::to_json(text.as_bytes()).unwrap_or_else(|_| text.to_string());
+                self.arguments(&json, out);
+            }
+            // Each block is trimmed as the first is: the whitespace just
+            // inside its markers is the template's, not the model's text.
+            REASONING => {
+                self.reasoning = Edges::default();
+                self.leave_channel();
             }
             ARG_KEY => self.begin_pair(text.trim(), out),
             ARG_STRING => {
@@ -646,7 +688,10 @@ impl Decoder {
                 self.arguments(&piece, out);
             }
             ARG => self.arg = None,
-            CALL => self.end_call(text, out),
+            CALL => {
+                self.end_call(text, out);
+                self.leave_channel();
+            }
             EXTRA => self.extra(text),
             // A repeated name, or a closing tag's, that is not the one it
             // repeats is text the model wrote.
@@ -688,6 +733,13 @@ impl Decoder {
             decode_string(raw.as_bytes()).unwrap_or_else(|| raw.to_string())
         } else {
             raw.trim().to_string()
+        };
+        // A request's function in OpenAI's namespace (`functions.NAME`).
+        let name = match name.strip_prefix(NAMESPACE) {
+            Some(bare) if !self.schemas.knows(&name) && self.schemas.knows(bare) => {
+                bare.to_string()
+            }
+            _ => name,
         };
         if self.policy.unknown_tool == UnknownTool::Call && !self.schemas.knows(&name) {
             self.diagnostics

@@ -10,7 +10,8 @@ pub use crate::protocol::Marker;
 
 impl Marker {
     /// Cores exactly, any whitespace around and between them, and after a
-    /// marker that ends with a special token (`<tool_call>`, `[ARGS]`):
+    /// marker that ends with a special token (`<tool_call>`, `[ARGS]`) or
+    /// opens a JSON list (`[`):
     /// models put a space or a newline after one where the template writes
     /// none (`<|function_call|> {...}`, `<tool_call>\nget_weather`).
     pub fn expr(&self) -> Expr {
@@ -27,22 +28,27 @@ impl Marker {
     /// A closer of several cores as a model may leave it: whole; its last
     /// cores from one that is a bracketed token on (`<|tool_call_end|>` of
     /// `]<|tool_call_end|>`: the bracket left out); or its first cores at
-    /// the very end of the output (`]`: a stop string ate the rest). A
-    /// closer of one core is [`Marker::expr`].
+    /// the very end of the output (`]`: a stop string ate the rest).
+    ///
+    /// After its last core it takes only what the template writes there
+    /// (or the start of it): any further whitespace is the text's that
+    /// follows, so content after a call is the output's bytes. What may
+    /// follow a closer inside its section (a separator, the section's
+    /// closer) reads its own whitespace before it.
     pub fn closer_expr(&self) -> Expr {
         let cores: Vec<usize> = (0..self.pieces.len())
             .filter(|&i| matches!(self.pieces[i], Piece::Core(_)))
             .collect();
-        if cores.len() < 2 {
-            return self.expr();
-        }
         let part = |pieces: &[Piece]| Marker {
             pieces: pieces.to_vec(),
         };
-        let mut ways = vec![self.expr()];
+        if cores.len() < 2 {
+            return self.expr_template_tail();
+        }
+        let mut ways = vec![self.expr_template_tail()];
         for &i in &cores[1..] {
             if matches!(&self.pieces[i], Piece::Core(c) if is_token(c)) {
-                ways.push(part(&self.pieces[i..]).expr());
+                ways.push(part(&self.pieces[i..]).expr_template_tail());
             }
         }
         for &j in cores[..cores.len() - 1].iter().rev() {
@@ -51,9 +57,27 @@ impl Marker {
         choice(ways)
     }
 
-    /// The last piece is a core closed by a bracket (`>`, `]`).
+    /// Like [`Marker::expr`], but after the last core only the template's
+    /// whitespace there, or a start of it (`\n` of `\n\n`).
+    fn expr_template_tail(&self) -> Expr {
+        let n = self.pieces.len();
+        seq(self.pieces.iter().enumerate().map(|(i, p)| match p {
+            Piece::Core(c) => lit(c),
+            Piece::Space(s) if i + 1 == n => opt(choice(
+                (1..=s.len())
+                    .rev()
+                    .filter(|&k| s.is_char_boundary(k))
+                    .map(|k| lit(&s[..k])),
+            )),
+            Piece::Space(_) => ws(),
+        }))
+    }
+
+    /// The last piece is a core closed by a bracket (`>`, `]`), or one
+    /// that opens a JSON list (`[` of `[TOOL_CALLS][`), inside which
+    /// whitespace is JSON's.
     fn ends_with_token(&self) -> bool {
-        matches!(self.pieces.last(), Some(Piece::Core(c)) if c.ends_with(['>', ']']))
+        matches!(self.pieces.last(), Some(Piece::Core(c)) if c.ends_with(['>', ']', '[']))
     }
 
     /// Like [`Marker::expr`], but only the template's exact trailing

@@ -168,6 +168,9 @@ pub struct OutputParser {
     nested: decode::Nested,
     ids: Option<call_id::CallIdSource>,
     policy: Policy,
+    /// Content outside channels is dropped (`Some`), and whether the
+    /// prompt opened one.
+    channels: Option<bool>,
 }
 
 /// A parse with the problems found.
@@ -244,6 +247,9 @@ impl OutputParser {
             _ => String::new(),
         };
         let model_writes_ids = formats.iter().any(|f| f.id.is_some());
+        let channels = (config.policy.text_outside_channels == TextOutsideChannels::Drop
+            && !protocol.headers().is_empty())
+        .then(|| prompt_opened_channel(&protocol, config.prefill.as_ref()));
         let tools = protocol.tools.take().map(|s| s.tools).unwrap_or_default();
         Ok(OutputParser {
             program,
@@ -258,6 +264,7 @@ impl OutputParser {
                 .call_ids
                 .map(|seed| call_id::CallIdSource::new(seed, model_writes_ids)),
             policy: config.policy,
+            channels,
         })
     }
 
@@ -342,7 +349,26 @@ impl OutputParser {
             self.policy,
         )
         .reasoning_starts_with(&self.reasoning_prefix);
+        let decoder = match self.channels {
+            Some(opened) => decoder.dropping_outside_channels(opened),
+            None => decoder,
+        };
         OutputStream::new(&self.program, decoder, &self.prefill)
             .with_ids(self.ids.as_ref().map(|s| s.next_stream()))
     }
+}
+
+/// Whether the output starts inside a channel's message: the prompt ends
+/// with a section header's closing marker or the content wrapper's opener
+/// (`...<|channel|>final<|message|>`), or a prefill's content goes on.
+fn prompt_opened_channel(protocol: &Protocol, prefill: Option<&Prefill>) -> bool {
+    if prefill.is_some_and(|p| p.part == PrefillPart::Content && !p.continued().is_empty()) {
+        return true;
+    }
+    let Some(tail) = protocol.prompt.trailing_marker.as_deref() else {
+        return false;
+    };
+    let content_start = protocol.content.start.trim();
+    protocol.headers().iter().any(|h| h.close.trim() == tail)
+        || (!content_start.is_empty() && content_start.ends_with(tail))
 }

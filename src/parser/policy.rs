@@ -156,8 +156,7 @@ impl Policy {
 
     /// What vLLM's and SGLang's tool parsers do where they agree (and, for
     /// an unknown tool, where they differ, vLLM's choice: the call is
-    /// returned, flagged); see `docs/policies.md`. Text outside channels
-    /// stays content: dropping it is not built yet.
+    /// returned, flagged); see `docs/policies.md`.
     pub fn compatible() -> Policy {
         Policy {
             unknown_tool: UnknownTool::Call,
@@ -165,19 +164,17 @@ impl Policy {
             unclosed_call_at_end: UnclosedCall::Recover,
             malformed_section: MalformedSection::Drop,
             calls_in_reasoning: CallsInReasoning::Reasoning,
-            // Both engines drop it; not built yet (`check_supported`).
-            text_outside_channels: TextOutsideChannels::Content,
+            // The parity run found both engines drop it.
+            text_outside_channels: TextOutsideChannels::Drop,
         }
     }
 
     /// Refuses the choices the parser does not implement yet (calls read
-    /// inside reasoning, text outside channels dropped), rather than
-    /// ignoring them quietly.
+    /// inside reasoning), rather than ignoring them quietly.
     pub fn check_supported(&self) -> crate::Result<()> {
-        let missing = match (self.calls_in_reasoning, self.text_outside_channels) {
-            (CallsInReasoning::Call | CallsInReasoning::Both, _) => "calls_in_reasoning",
-            (_, TextOutsideChannels::Drop) => "text_outside_channels",
-            _ => return Ok(()),
+        let missing = match self.calls_in_reasoning {
+            CallsInReasoning::Call | CallsInReasoning::Both => "calls_in_reasoning",
+            CallsInReasoning::Reasoning => return Ok(()),
         };
         Err(crate::Error::new(
             crate::ErrorKind::Input,

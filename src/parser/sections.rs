@@ -26,6 +26,9 @@
 //! - a message break is dropped, with or without the message end before it;
 //! - inline reasoning (not extracted) keeps its own block verbatim, up to and
 //!   including the message end: only the break's reopening is scaffolding.
+//! - a header that opens a message leaves an empty `CHANNEL` capture after
+//!   it, a message break an empty `CHANNEL_END` before it: the decoder
+//!   knows which content is outside any channel (`text_outside_channels`).
 //!
 //! Invariant: every expression here starts with a learned marker's first
 //! core, and those cores are content triggers ([`Sections::triggers`]), so
@@ -39,7 +42,7 @@ use chat_autoparser_peg::{
 };
 
 use super::marker::Marker;
-use super::tags::{CONTENT, UNKNOWN_LABEL};
+use super::tags::{CHANNEL, CHANNEL_END, CONTENT, UNKNOWN_LABEL};
 use super::vocabulary::Vocabulary;
 
 /// The section scaffolding of one protocol.
@@ -133,7 +136,7 @@ impl<'a> Sections<'a> {
             cap(CONTENT, lit(&h.open)),
         ]);
         let own = self.tool_markers(h).map(not);
-        let header = choice([seq([known, ws()]), unknown]);
+        let header = choice([seq([known, ws(), cap(CHANNEL, empty())]), unknown]);
         seq(reserved.chain(own).chain([header]))
     }
 
@@ -164,7 +167,12 @@ impl<'a> Sections<'a> {
             return None;
         }
         let end = Marker::new(&turn.message_end);
-        Some(seq([opt(seq([end.expr(), ws()])), start.expr(), ws()]))
+        Some(seq([
+            cap(CHANNEL_END, empty()),
+            opt(seq([end.expr(), ws()])),
+            start.expr(),
+            ws(),
+        ]))
     }
 
     /// Inline reasoning in a turn with message breaks: the reasoning block,
@@ -177,10 +185,13 @@ impl<'a> Sections<'a> {
         if self.extract_reasoning || start.is_blank() || end.is_blank() {
             return None;
         }
-        Some(cap(
-            CONTENT,
-            seq([start.expr(), until(end.delimiters()), end.expr_exact_head()]),
-        ))
+        Some(seq([
+            cap(CHANNEL, empty()),
+            cap(
+                CONTENT,
+                seq([start.expr(), until(end.delimiters()), end.expr_exact_head()]),
+            ),
+        ]))
     }
 }
 

@@ -64,3 +64,12 @@ pub const ECHO: Tag = Tag(22);
 /// The name in an argument's closing marker (`</city>`): text the model
 /// wrote when it is not the argument's name.
 pub const CLOSE_NAME: Tag = Tag(23);
+/// Empty, where a channel's message opens (after a section header, or a
+/// content wrapper's opener): its text is in a channel.
+pub const CHANNEL: Tag = Tag(24);
+/// Empty, where a message of a channel format ends (a message break): text
+/// after it is outside any channel until the next header.
+pub const CHANNEL_END: Tag = Tag(25);
+/// The arguments as a Python dict literal (`{'city': 'Paris', 'ok':
+/// True}`, a model writing `str()` of them): converted to JSON when whole.
+pub const ARGS_PYTHON: Tag = Tag(26);

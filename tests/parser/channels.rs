@@ -298,3 +298,29 @@ fn numbered_call_headers_parse_in_parallel() {
         ]
     );
 }
+
+#[test]
+fn a_header_after_the_message_end_ends_reasoning_without_the_role_header() {
+    // The model skipped `<|start|>assistant` between two channels: the
+    // message end and the next header still end the block, and no special
+    // token is left in the reasoning or the content.
+    let output =
+        "<|channel|>analysis<|message|>Sunny?<|end|><|channel|>final<|message|>It is sunny.";
+    let m = extract(CHANNELS, output);
+    assert_eq!(
+        (m.reasoning_content.as_str(), m.content_text()),
+        ("Sunny?", "It is sunny.")
+    );
+    // With the header on the next line.
+    let m = extract(CHANNELS, &output.replace("<|end|>", "<|end|>\n"));
+    assert_eq!(
+        (m.reasoning_content.as_str(), m.content_text()),
+        ("Sunny?", "It is sunny.")
+    );
+    // Inside the block, the same token before other text is still text.
+    let m = extract(CHANNELS, "<|channel|>analysis<|message|>a<|end|>b<|end|><|start|>assistant<|channel|>final<|message|>c");
+    assert_eq!(
+        (m.reasoning_content.as_str(), m.content_text()),
+        ("a<|end|>b", "c")
+    );
+}

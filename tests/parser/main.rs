@@ -3,6 +3,7 @@
 //! One test binary per concern (`cargo test --test parser`); each module below
 //! was a binary of its own. Shared fixtures live in `tests/common/`.
 
+mod call_forms;
 mod call_names;
 mod call_wrappers;
 mod channels;
@@ -15,6 +16,7 @@ mod deviations;
 mod dialects;
 mod fallback_dialects;
 mod fuzz_regressions;
+mod joins;
 mod json_call_members;
 mod late_section_end;
 mod long_calls;

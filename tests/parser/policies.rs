@@ -4,8 +4,8 @@
 //! On the shipped hermes-think template (JSON calls in `<tool_call>`).
 
 use chat_autoparser::parser::{
-    char_chunks, DiagnosticKind, MalformedSection, Parsed, TextAfterCalls, UnclosedCall,
-    UnknownTool,
+    char_chunks, DiagnosticKind, MalformedSection, Parsed, TextAfterCalls, TextOutsideChannels,
+    UnclosedCall, UnknownTool,
 };
 use chat_autoparser::{ChatTemplate, Options, OutputParser, ParserConfig, Policy, TemplateConfig};
 
@@ -28,7 +28,11 @@ fn parser(policy: Policy) -> OutputParser {
 /// The batch report, after checking that streams in 1-, 2-, 3- and 7-byte
 /// pieces give the same message and the same diagnostics.
 fn report(policy: Policy, output: &str) -> Parsed {
-    let p = parser(policy);
+    report_of(&parser(policy), output)
+}
+
+/// [`report`] for parser `p`.
+fn report_of(p: &OutputParser, output: &str) -> Parsed {
     let batch = p.parse_report(output, false);
     for size in [1, 2, 3, 7] {
         let mut stream = p.stream();
@@ -68,7 +72,8 @@ fn text_after_calls_is_kept_or_dropped_with_its_range() {
     let kept = report(Policy::lossless(), &output);
     assert_eq!(
         kept.message.content.as_deref(),
-        Some("Let me check.\nDone, it is sunny.")
+        // The newlines on both sides of the call are the model's.
+        Some("Let me check.\n\nDone, it is sunny.")
     );
     assert!(kept.diagnostics.is_empty());
     let p = Policy::lossless().with_text_after_calls(TextAfterCalls::Drop);
@@ -207,4 +212,94 @@ fn any_name_is_still_a_name_not_punctuation() {
     let parsed = report(p, output);
     assert!(parsed.message.tool_calls.is_empty(), "{parsed:?}");
     assert_eq!(parsed.message.content.as_deref(), Some(output));
+}
+
+/// The shipped channel-harmony template's parser (gpt-oss-style channels,
+/// calls on `commentary`), for the weather tool.
+fn channels(policy: Policy) -> OutputParser {
+    let (_, analysis) = crate::common::shipped_template("channel-harmony");
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    analysis.parser(&config.with_policy(policy)).unwrap()
+}
+
+const FINAL: &str = "<|channel|>final<|message|>";
+
+#[test]
+fn text_outside_channels_is_kept_or_dropped_with_its_range() {
+    let call = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>";
+    let think = "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant";
+    for (output, kept, compatible, dropped_text) in [
+        // Before the first channel.
+        (
+            format!("Sure. {FINAL}Hi."),
+            "Sure. Hi.",
+            "Hi.",
+            vec!["Sure."],
+        ),
+        // After a reasoning block, before the next header.
+        (
+            format!("{think}stray {FINAL}Hi."),
+            "stray Hi.",
+            "Hi.",
+            vec!["stray"],
+        ),
+        // After a call.
+        (
+            format!("{FINAL}Hi.{call} late"),
+            "Hi. late",
+            "Hi.",
+            vec!["late"],
+        ),
+        // No channel at all.
+        (
+            "plain text".to_string(),
+            "plain text",
+            "",
+            vec!["plain text"],
+        ),
+    ] {
+        let lossless = report_of(&channels(Policy::lossless()), &output);
+        assert_eq!(
+            lossless.message.content.as_deref(),
+            Some(kept),
+            "{output:?}"
+        );
+        assert!(lossless.diagnostics.is_empty(), "{output:?}: {lossless:?}");
+        let only = Policy::lossless().with_text_outside_channels(TextOutsideChannels::Drop);
+        for p in [only, Policy::compatible()] {
+            let parsed = report_of(&channels(p), &output);
+            let content = parsed.message.content.as_deref().unwrap_or("");
+            assert_eq!(content, compatible, "{output:?}");
+            assert_eq!(dropped(&parsed, &output), dropped_text, "{output:?}");
+        }
+    }
+}
+
+#[test]
+fn text_in_channels_is_kept_under_both_presets() {
+    let output =
+        format!("<|channel|>analysis<|message|>Think.<|end|><|start|>assistant{FINAL}Hi there.");
+    for p in [Policy::lossless(), Policy::compatible()] {
+        let parsed = report_of(&channels(p), &output);
+        assert_eq!(parsed.message.content.as_deref(), Some("Hi there."));
+        assert_eq!(parsed.message.reasoning_content, "Think.");
+        assert!(parsed.diagnostics.is_empty(), "{parsed:?}");
+    }
+}
+
+/// Text of a broken call that comes with the whole call (withdrawn, then
+/// dropped as a piece) is not also dropped as it streams: one range, at
+/// every chunking (found by the streaming property on glm-arg-pairs).
+#[test]
+fn a_dropped_broken_call_after_a_call_is_one_range() {
+    let (_, analysis) = crate::common::shipped_template("glm-arg-pairs");
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    let p = analysis
+        .parser(&config.with_policy(Policy::compatible()))
+        .unwrap();
+    let call = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>";
+    let output = format!("{call}<tool_call>ébbbbbbb .bb");
+    let parsed = report_of(&p, &output);
+    assert_eq!(parsed.message.tool_calls.len(), 1);
+    assert_eq!(dropped(&parsed, &output), ["<tool_call>ébbbbbbb .bb"]);
 }

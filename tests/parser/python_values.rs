@@ -127,3 +127,37 @@ fn the_template_renders_what_the_parser_reads() {
     );
     assert_eq!(arguments(&parse(output)), args);
 }
+
+/// A JSON call whose arguments object a model wrote as a Python dict
+/// (`{'city': 'Paris', 'ok': True, 'n': None}`, its `str()`): the call, its
+/// arguments converted to JSON, under both presets and every chunking.
+#[test]
+fn python_dict_arguments_of_a_json_call_become_json() {
+    use chat_autoparser::Policy;
+    let (_, analysis) = crate::common::shipped_template("hermes-think");
+    let output = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {'city': 'Paris', 'ok': True, 'n': None, 'l': [1, 'a']}}</tool_call>";
+    for policy in [Policy::lossless(), Policy::compatible()] {
+        let options = Options::default().with_tools(crate::common::streaming::weather_tools());
+        let p = analysis
+            .parser(&ParserConfig::from(options).with_policy(policy))
+            .unwrap();
+        let batch = p.parse_report(output, false);
+        assert!(batch.diagnostics.is_empty(), "{batch:?}");
+        assert_eq!(batch.message.content, None);
+        assert_eq!(batch.message.tool_calls.len(), 1);
+        let args: Value =
+            serde_json::from_str(&batch.message.tool_calls[0].function.arguments).unwrap();
+        assert_eq!(
+            args,
+            json!({"city": "Paris", "ok": true, "n": null, "l": [1, "a"]})
+        );
+        for size in [1, 2, 3, 7] {
+            let mut stream = p.stream();
+            for piece in char_chunks(output, size) {
+                stream.push(piece);
+            }
+            stream.finish();
+            assert_eq!(stream.message(), batch.message, "{size}");
+        }
+    }
+}

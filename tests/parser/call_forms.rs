@@ -1,0 +1,165 @@
+//! Calls as models write them beyond their template's form, each the call
+//! the template's own form is, under both presets, streams in 1-, 2-, 3-
+//! and 7-byte pieces equal to the batch:
+//! - a name with a namespace and a call counter (`functions.NAME:0`,
+//!   Kimi-K2's layout) with whitespace between the special tokens and the
+//!   name or id, without the namespace, without the counter;
+//! - a request's function in OpenAI's `functions.` namespace where the
+//!   template writes bare names;
+//! - whitespace inside a JSON call list's brackets (`[TOOL_CALLS][ {...} ]`).
+
+use chat_autoparser::parser::char_chunks;
+use chat_autoparser::{AssistantMessage, Options, ParserConfig, Policy};
+
+use crate::common::corpus_template;
+use crate::common::streaming::weather_tools;
+
+/// The batch message under both presets (the same), after checking every
+/// chunking; `None` when the corpus is absent.
+fn message(output: &str) -> Option<AssistantMessage> {
+    let analysis = corpus_template("moonshotai-Kimi-K2")?.analyze().unwrap();
+    let mut messages = Vec::new();
+    for policy in [Policy::lossless(), Policy::compatible()] {
+        let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+        let p = analysis.parser(&config.with_policy(policy)).unwrap();
+        let batch = p.parse_report(output, false);
+        assert!(batch.diagnostics.is_empty(), "{output:?}: {batch:?}");
+        for size in [1, 2, 3, 7] {
+            let mut stream = p.stream();
+            for piece in char_chunks(output, size) {
+                stream.push(piece);
+            }
+            stream.finish();
+            assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
+        }
+        messages.push(batch.message);
+    }
+    assert_eq!(messages[0], messages[1], "{output:?}");
+    messages.pop()
+}
+
+fn section(call: &str) -> String {
+    format!("<|tool_calls_section_begin|>{call}<|tool_calls_section_end|>")
+}
+
+const ARGS: &str = r#"<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>"#;
+
+#[test]
+fn counted_names_in_the_shapes_models_write() {
+    for (head, id) in [
+        ("functions.get_weather:0", "functions.get_weather:0"),
+        (" functions.get_weather:0 ", "functions.get_weather:0"),
+        ("\nfunctions.get_weather:0\n", "functions.get_weather:0"),
+        ("get_weather:0", "get_weather:0"),
+        ("functions.get_weather", "functions.get_weather"),
+        ("get_weather", "get_weather"),
+    ] {
+        let output = section(&format!("<|tool_call_begin|>{head}{ARGS}"));
+        let Some(m) = message(&output) else {
+            return;
+        };
+        assert_eq!(m.content, None, "{output:?}");
+        assert_eq!(m.tool_calls.len(), 1, "{output:?}");
+        let call = &m.tool_calls[0];
+        assert_eq!(call.function.name, "get_weather", "{output:?}");
+        assert_eq!(
+            call.function.arguments, r#"{"city": "Paris"}"#,
+            "{output:?}"
+        );
+        assert_eq!(call.id.as_deref(), Some(id), "{output:?}");
+    }
+}
+
+#[test]
+fn a_namespace_alone_is_no_name() {
+    // `functions.` with no name after it, or a name the request lacks,
+    // stays text.
+    for head in ["functions.:0", "functions.get_time:0", "get_time"] {
+        let output = section(&format!("<|tool_call_begin|>{head}{ARGS}"));
+        let Some(m) = message_lossless(&output) else {
+            return;
+        };
+        assert!(m.tool_calls.is_empty(), "{output:?}: {m:?}");
+        assert_eq!(m.content.as_deref(), Some(output.as_str()));
+    }
+}
+
+fn message_lossless(output: &str) -> Option<AssistantMessage> {
+    let analysis = corpus_template("moonshotai-Kimi-K2")?.analyze().unwrap();
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    Some(analysis.parser(&config).unwrap().parse(output))
+}
+
+/// A request's function named in OpenAI's `functions.` namespace, in a
+/// template that writes bare names (a JSON name, a tagged one): the call
+/// of that function, under both presets and every chunking.
+#[test]
+fn a_namespaced_name_is_the_requests_function() {
+    use crate::common::shipped_template;
+    for (template, output) in [
+        (
+            "hermes-think",
+            r#"<tool_call>{"name": "functions.get_weather", "arguments": {"city": "Paris"}}</tool_call>"#,
+        ),
+        (
+            "qwen-coder-xml",
+            "<tool_call>\n<function=functions.get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+        ),
+    ] {
+        let (_, analysis) = shipped_template(template);
+        let mut messages = Vec::new();
+        for policy in [Policy::lossless(), Policy::compatible()] {
+            let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+            let p = analysis.parser(&config.with_policy(policy)).unwrap();
+            let batch = p.parse_report(output, false);
+            assert!(batch.diagnostics.is_empty(), "{template}: {batch:?}");
+            for size in [1, 2, 3, 7] {
+                let mut stream = p.stream();
+                for piece in char_chunks(output, size) {
+                    stream.push(piece);
+                }
+                stream.finish();
+                assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
+            }
+            messages.push(batch.message);
+        }
+        assert_eq!(messages[0], messages[1]);
+        let m = &messages[0];
+        assert_eq!(m.content, None, "{template}");
+        assert_eq!(m.tool_calls.len(), 1, "{template}");
+        assert_eq!(m.tool_calls[0].function.name, "get_weather", "{template}");
+        let args: serde_json::Value = serde_json::from_str(&m.tool_calls[0].function.arguments).unwrap();
+        assert_eq!(args, serde_json::json!({"city": "Paris"}), "{template}");
+    }
+}
+
+/// A JSON list of calls opened after a special token, with whitespace
+/// inside its brackets (`[TOOL_CALLS][ {...} ]`): JSON whitespace, so the
+/// calls, under both presets and every chunking.
+#[test]
+fn whitespace_inside_a_call_lists_brackets_is_json_whitespace() {
+    use crate::common::shipped_template;
+    let (_, analysis) = shipped_template("mistral-tool-calls");
+    let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+    for output in [
+        format!("[TOOL_CALLS][ {call} ]"),
+        format!("[TOOL_CALLS] [\n  {call} ,\n  {call}\n]"),
+    ] {
+        for policy in [Policy::lossless(), Policy::compatible()] {
+            let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+            let p = analysis.parser(&config.with_policy(policy)).unwrap();
+            let batch = p.parse_report(&output, false);
+            assert!(batch.diagnostics.is_empty(), "{output:?}: {batch:?}");
+            assert_eq!(batch.message.content, None, "{output:?}");
+            assert!(!batch.message.tool_calls.is_empty(), "{output:?}");
+            for size in [1, 2, 3, 7] {
+                let mut stream = p.stream();
+                for piece in char_chunks(&output, size) {
+                    stream.push(piece);
+                }
+                stream.finish();
+                assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
+            }
+        }
+    }
+}
