@@ -159,6 +159,47 @@ fn tagged_enum_values_are_their_raw_words_only() {
     );
 }
 
+/// A content wrapper that opens with the call's trigger word
+/// (`<|channel|>final<|message|>` beside `<|channel|>commentary to=...`):
+/// the lazy grammar starts at the call, never at the content, with thinking
+/// on or off.
+#[test]
+fn a_content_wrapper_sharing_the_trigger_word_does_not_fire_it() {
+    let content = "<|channel|>final<|message|>Hi.";
+    let call = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"P\"}<|call|>";
+    let reasoning = "<|channel|>analysis<|message|>Hmm.<|end|><|start|>assistant";
+    for thinking in [true, false] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("templates/channel-harmony.jinja");
+        let analysis = ChatTemplate::from_source(
+            &TemplateSource::load(&path).unwrap(),
+            &TemplateConfig::default(),
+        )
+        .unwrap()
+        .analyze()
+        .unwrap();
+        let tools = vec![
+            json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}}}}),
+        ];
+        let g = analysis
+            .grammar(
+                &Options::default()
+                    .with_tools(tools)
+                    .with_enable_thinking(thinking),
+            )
+            .unwrap();
+        let at = |text: &str| crate::common::first_trigger(&g, text);
+        assert_eq!(at(content), None, "thinking {thinking}: {:?}", g.triggers);
+        let both = format!("{content}{call}");
+        assert_eq!(at(&both), Some(content.len()), "thinking {thinking}");
+        if thinking {
+            let all = format!("{reasoning}{content}{call}");
+            assert_eq!(at(&all), Some(reasoning.len() + content.len()));
+        }
+    }
+}
+
 #[test]
 fn python_call_keywords() {
     let g = grammar("python-calls.jinja", ToolChoice::Auto, false);
