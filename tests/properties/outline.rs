@@ -202,12 +202,14 @@ proptest! {
 /// most (the GBNF export rejects none): the Lark export inside llguidance, the GBNF export in the
 /// Earley recognizer, on the [`every_request_shape_reads_back`] samples
 /// with the corpus present (fewer without it). The rejected shapes are the
-/// ones issue 30 lists: element values (MiniMax-M3) and channel messages
-/// closed by several markers (`<|eom|><|start|>assistant`). (GBNF rejected
-/// 7, content in a channel wrapper whose marker is also the lazy trigger,
-/// until the trigger learned to skip that wrapper.) Lower it as the Lark
-/// printer reads the tree.
-const LARK_REJECTS: usize = 8;
+/// ones issue 30 lists: element values (MiniMax-M3) and muse-glimmer's
+/// reasoning header (`to=self<|message|>`), which the lazy `to=` head
+/// lexeme ends at before the block's opener can match. (Lark rejected 8
+/// until content in a wrapper opening with the trigger, ` to=user<|message|>`,
+/// was read after it; GBNF rejected 7, content in a channel wrapper whose
+/// marker is also the lazy trigger, until the trigger skipped that
+/// wrapper.) Lower it as the Lark printer reads the tree.
+const LARK_REJECTS: usize = 6;
 
 /// Every case, two seeds each: the parser reads each back; the exports'
 /// rejections are printed (`CHAT_AUTOPARSER_OUTLINE_SHOW=1` prints each
