@@ -6,20 +6,21 @@
 
 use chat_autoparser::grammar::{syntax, Recognizer};
 use chat_autoparser::{
-    ChatTemplate, Grammar, Options, ParserConfig, TemplateConfig, TemplateSource, ToolChoice,
-    TriggerKind,
+    Analysis, ChatTemplate, Grammar, Options, ParserConfig, TemplateConfig, TemplateSource,
+    ToolChoice, TriggerKind,
 };
 use serde_json::json;
 
-fn grammar(template: &str, choice: ToolChoice, parallel: bool) -> Grammar {
+/// The analysis of the shipped template `name` (in `templates/`).
+fn shipped(name: &str) -> Analysis {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("templates")
-        .join(template);
-    let source = TemplateSource::load(&path).unwrap();
-    let analysis = ChatTemplate::from_source(&source, &TemplateConfig::default())
-        .unwrap()
-        .analyze()
-        .unwrap();
+        .join(name);
+    crate::common::turns::analyzed(&path).unwrap().1
+}
+
+fn grammar(template: &str, choice: ToolChoice, parallel: bool) -> Grammar {
+    let analysis = shipped(template);
     let tools = vec![
         json!({"type": "function", "function": {"name": "get_weather", "parameters": {
         "type": "object",
@@ -126,15 +127,7 @@ fn tag_tagged_raw_string_values() {
 /// as part of a string outside the enum.
 #[test]
 fn tagged_enum_values_are_their_raw_words_only() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/qwen-coder-xml.jinja");
-    let analysis = ChatTemplate::from_source(
-        &TemplateSource::load(&path).unwrap(),
-        &TemplateConfig::default(),
-    )
-    .unwrap()
-    .analyze()
-    .unwrap();
+    let analysis = shipped("qwen-coder-xml.jinja");
     let tools = vec![
         json!({"type": "function", "function": {"name": "get_weather", "parameters": {
         "type": "object", "properties": {"unit": {"enum": ["celsius", "fahrenheit"]}}}}}),
@@ -169,15 +162,7 @@ fn a_content_wrapper_sharing_the_trigger_word_does_not_fire_it() {
     let call = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"P\"}<|call|>";
     let reasoning = "<|channel|>analysis<|message|>Hmm.<|end|><|start|>assistant";
     for thinking in [true, false] {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("templates/channel-harmony.jinja");
-        let analysis = ChatTemplate::from_source(
-            &TemplateSource::load(&path).unwrap(),
-            &TemplateConfig::default(),
-        )
-        .unwrap()
-        .analyze()
-        .unwrap();
+        let analysis = shipped("channel-harmony.jinja");
         let tools = vec![
             json!({"type": "function", "function": {"name": "get_weather", "parameters": {
             "type": "object", "properties": {"city": {"type": "string"}}}}}),
