@@ -177,9 +177,7 @@ fn body(w: &mut Writer, protocol: &Protocol, exclude: &[String]) -> String {
             let text = w.text(exclude);
             format!("{text}?")
         }
-        (Some(section), None) if !section.required => {
-            auto_body(w, section, protocol.headers(), exclude)
-        }
+        (Some(section), None) if !section.required => auto_body(w, section, protocol, exclude),
         (Some(section), answer) => {
             let sections = sections(w, section, protocol.headers());
             let empty = empty_content(w, protocol);
@@ -196,12 +194,18 @@ fn body(w: &mut Writer, protocol: &Protocol, exclude: &[String]) -> String {
 
 /// `auto`: free text, or text up to a section's first marker and the rest
 /// of the section; marker-less formats only at the start of the body.
+///
+/// A content wrapper that opens with a section's trigger (muse-glimmer's
+/// ` to=user<|message|>` beside its calls' `to=NAME<|message|>`) is the
+/// trigger then the wrapper's rest: content follows, or text up to a
+/// section.
 fn auto_body(
     w: &mut Writer,
     section: &ToolSection,
-    headers: &[Header],
+    protocol: &Protocol,
     exclude: &[String],
 ) -> String {
+    let headers = protocol.headers();
     let mut exclude = exclude.to_vec();
     let mut options = Vec::new();
     let mut bare = Vec::new();
@@ -225,9 +229,14 @@ fn auto_body(
     }
     let text = w.text(&exclude);
     let mut alts = vec![format!("{text}?")];
+    let wrapper = protocol.content.start.trim();
     for (trigger, tail) in options {
         let head = w.head(&trigger, &exclude, "head");
         alts.push(format!("{head} {tail} WS?"));
+        if let Some(rest) = wrapper.strip_prefix(&trigger).filter(|r| !r.is_empty()) {
+            let rest = Seq::from_marker(rest).render(w);
+            alts.push(format!("{head} {rest} ( {text}? | {head} {tail} WS? )"));
+        }
     }
     for whole in bare {
         alts.push(format!("WS? {whole} WS?"));

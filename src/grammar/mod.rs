@@ -165,6 +165,7 @@ fn lazy_triggers(protocol: &Protocol, section: &ToolSection) -> Vec<Trigger> {
         triggers::triggers(
             f,
             protocol.reasoning.as_ref(),
+            &protocol.content.start,
             &section.tools,
             &protocol.preserved_tokens,
         )

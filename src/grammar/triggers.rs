@@ -77,6 +77,7 @@ enum Opening {
 pub fn triggers(
     format: &ToolFormat,
     reasoning: Option<&ReasoningBlock>,
+    content_start: &str,
     tools: &[Tool],
     preserved: &[String],
 ) -> Vec<Trigger> {
@@ -88,19 +89,24 @@ pub fn triggers(
         Opening::Word(w) => escape(w),
         Opening::Pattern(p) => p.clone(),
     };
+    // The markers the opening word may begin without opening a call: the
+    // reasoning block's start, the content wrapper's.
+    let open = reasoning.map_or("", |r| r.start.trim());
+    let guard = opener_guard(&opening, &[open, content_start.trim()]);
     let Some(reasoning) = reasoning else {
-        return plain(opening, anchored, &body, preserved);
+        return match guard.is_empty() {
+            true => plain(opening, anchored, &body, preserved),
+            false => vec![full(&format!("[\\s\\S]*?({body}){guard}"))],
+        };
     };
     let gap = if anchored { "\\s*" } else { "[\\s\\S]*?" };
     let end = escape(&reasoning.end);
     if reasoning.opened {
         // The output starts inside the block: it must close first.
-        return inside_block(&end, gap, &body);
+        return inside_block(&end, gap, &format!("({body}){guard}"));
     }
-    let open = reasoning.start.trim();
-    let with_block = format!("\\s*{}[\\s\\S]*?{end}{gap}({body})", escape(open));
+    let with_block = format!("\\s*{}[\\s\\S]*?{end}{gap}({body}){guard}", escape(open));
     // `??`: prefer no skipped text, so the first call is where the grammar starts.
-    let guard = opener_guard(&opening, open);
     let without_block = format!(
         "\\s*(?:(?:{}){gap})??({body}){guard}",
         not_starting_with(open)
@@ -113,20 +119,26 @@ pub fn triggers(
 /// never closes as ending it, but while tokens stream in nothing tells that
 /// from a model musing about the marker: reasoning stays free, as llama.cpp's
 /// own forced-open formats keep it.)
-fn inside_block(end: &str, gap: &str, body: &str) -> Vec<Trigger> {
-    vec![full(&format!("[\\s\\S]*?{end}{gap}({body})"))]
+fn inside_block(end: &str, gap: &str, call: &str) -> Vec<Trigger> {
+    vec![full(&format!("[\\s\\S]*?{end}{gap}{call}"))]
 }
 
-/// When the section's opening word begins the reasoning's start marker
-/// (`to=` of `to=self<|message|>`), what must follow the word for it not to
-/// be that marker (empty otherwise): else the block's start fires the trigger.
-fn opener_guard(opening: &Opening, open: &str) -> String {
-    match opening {
-        Opening::Word(w) => match open.strip_prefix(w.as_str()) {
-            Some(rest) if !rest.is_empty() => format!("(?:{})", not_starting_with(rest)),
-            _ => String::new(),
-        },
-        Opening::Pattern(_) => String::new(),
+/// When the section's opening word begins one of `markers` (`to=` of the
+/// reasoning's `to=self<|message|>`, `<|channel|>` of the content's
+/// `<|channel|>final<|message|>`), what must follow the word for it to be
+/// none of them (empty otherwise): else that marker fires the trigger.
+fn opener_guard(opening: &Opening, markers: &[&str]) -> String {
+    let Opening::Word(w) = opening else {
+        return String::new();
+    };
+    let rests: Vec<&str> = markers
+        .iter()
+        .filter_map(|m| m.strip_prefix(w.as_str()))
+        .filter(|rest| !rest.is_empty())
+        .collect();
+    match rests.is_empty() {
+        true => String::new(),
+        false => format!("(?:{})", not_starting_with_any(&rests)),
     }
 }
 
@@ -186,18 +198,41 @@ pub fn escape(text: &str) -> String {
 /// first non-ASCII one (a text that shares the marker's start up to there
 /// and then differs is not recognised, and stays free).
 fn not_starting_with(start: &str) -> String {
-    let chars: Vec<char> = start.chars().take_while(char::is_ascii).collect();
+    not_starting_with_any(&[start])
+}
+
+/// A regex for "a text that begins with none of `starts`" (each read as
+/// [`not_starting_with`] reads one): where the text leaves every start it
+/// still shares, it differs from all of them.
+fn not_starting_with_any(starts: &[&str]) -> String {
+    let starts: Vec<Vec<char>> = starts
+        .iter()
+        .map(|s| s.chars().take_while(char::is_ascii).collect())
+        .collect();
     let mut options = Vec::new();
-    for (i, c) in chars.iter().enumerate() {
-        let prefix: String = chars[..i].iter().collect();
-        let other = if i == 0 {
-            format!("[^\\s{}]", class_escape(*c))
-        } else {
-            format!("[^{}]", class_escape(*c))
-        };
-        options.push(format!("{}{other}", escape(&prefix)));
-    }
+    differing(&starts, 0, &mut options);
     options.join("|")
+}
+
+/// The alternatives of [`not_starting_with_any`] past the `depth` characters
+/// that all of `starts` share: a character none of them has next, or one
+/// some have, then what differs from those.
+fn differing(starts: &[Vec<char>], depth: usize, options: &mut Vec<String>) {
+    if starts.iter().any(|s| s.len() == depth) {
+        // A start ends here: the text has begun with it.
+        return;
+    }
+    let prefix: String = starts[0][..depth].iter().collect();
+    let mut next: Vec<char> = starts.iter().map(|s| s[depth]).collect();
+    next.sort_unstable();
+    next.dedup();
+    let class: String = next.iter().map(|c| class_escape(*c)).collect();
+    let space = if depth == 0 { "\\s" } else { "" };
+    options.push(format!("{}[^{space}{class}]", escape(&prefix)));
+    for c in next {
+        let sharing: Vec<Vec<char>> = starts.iter().filter(|s| s[depth] == c).cloned().collect();
+        differing(&sharing, depth + 1, options);
+    }
 }
 
 /// An ASCII character inside a class: letters and digits as they are, the
@@ -402,12 +437,12 @@ mod tests {
 
     #[test]
     fn an_opener_that_begins_the_block_start_needs_what_differs() {
-        let guard = opener_guard(&Opening::Word("to=".into()), "to=self<|message|>");
+        let guard = opener_guard(&Opening::Word("to=".into()), &["to=self<|message|>"]);
         let re = regex::Regex::new(&format!("^(to=){guard}")).unwrap();
         assert!(re.is_match("to=get_weather<|message|>"));
         assert!(!re.is_match("to=self<|message|>"));
         assert_eq!(
-            opener_guard(&Opening::Word("<tool_call>".into()), "<think>"),
+            opener_guard(&Opening::Word("<tool_call>".into()), &["<think>"]),
             ""
         );
     }
@@ -416,6 +451,23 @@ mod tests {
     fn not_starting_with_stops_at_non_ascii() {
         // `std::regex` reads bytes: no class may hold a multi-byte character.
         assert_eq!(not_starting_with("<é>"), "[^\\s\\x3C]");
+    }
+
+    #[test]
+    fn not_starting_with_any_rejects_each_start_only() {
+        let pattern = not_starting_with_any(&["ab>", "ac", "ab"]);
+        assert_eq!(pattern, "[^\\sa]|a[^bc]");
+        let pattern = not_starting_with_any(&["final>", "analysis>"]);
+        let re = regex::Regex::new(&format!("^(?:{pattern})")).unwrap();
+        for (text, differs) in [
+            ("final>", false),
+            ("analysis>", false),
+            ("commentary", true),
+            ("fin", false),
+            ("analyse", true),
+        ] {
+            assert_eq!(re.is_match(text), differs, "{text}");
+        }
     }
 
     #[test]

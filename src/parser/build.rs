@@ -82,8 +82,8 @@ use crate::analysis::{
     ToolFormat,
 };
 use chat_autoparser_peg::{
-    and, any_char, cap, choice, class, commit, cut, empty, eoi, json, json_string, lit, literals,
-    not, opt, plus, python, recover, rule, seq, star, until, ws, ByteSet, Expr, Grammar,
+    and, any_char, cap, choice, class, commit, cut, empty, eoi, fail, json, json_string, lit,
+    literals, not, opt, plus, python, recover, rule, seq, star, until, ws, ByteSet, Expr, Grammar,
 };
 
 use super::marker::Marker;
@@ -1828,7 +1828,7 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String], enclosing: &[Mark
         Some(typed) => {
             let typed_marker = Marker::new(typed);
             let typed_value = if typed_marker.is_blank() {
-                bare_value(t, bare_stops)
+                bare_value(t, bare_stops, &value_end)
             } else {
                 cap(ARG_JSON, until(value_end.delimiters()))
             };
@@ -1888,12 +1888,27 @@ fn typed_prefix(t: &TaggedArguments, typed: &str) -> Expr {
 /// A value with no marker before it: a nested object or list in the
 /// arguments' notation, when one is complete and a stop follows it; else
 /// text up to the next separator or closing marker.
-fn bare_value(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
-    let text = cap(ARG_JSON, until(bare_stops));
+///
+/// The value's closing marker right before a stop (`n:3<|q|>}`,
+/// `c:{a:1}<|q|>,`) closes nothing the model opened: it ends the value, as
+/// the grammars allow it there (the caller reads it as the optional close).
+fn bare_value(t: &TaggedArguments, bare_stops: &[String], close: &Marker) -> Expr {
+    let stop = and(seq([ws(), choice(bare_stops.iter().map(lit))]));
+    let closed_text = match close.first_core() {
+        Some(core) => {
+            let stops = bare_stops.iter().map(String::as_str).chain([core]);
+            seq([
+                cap(ARG_JSON, until(stops)),
+                and(seq([close.expr(), stop.clone()])),
+            ])
+        }
+        None => fail(),
+    };
+    let text = choice([closed_text, cap(ARG_JSON, until(bare_stops))]);
     let Some(notation) = Notation::of(t) else {
         return text;
     };
-    let stop = and(seq([ws(), choice(bare_stops.iter().map(lit))]));
+    let stop = and(seq([opt(close.expr()), stop]));
     choice([
         seq([
             cap(ARG_NOTATION, rule(&notation_rule_name(&notation))),

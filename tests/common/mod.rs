@@ -58,3 +58,23 @@ pub fn weather_parser(name: &str) -> chat_autoparser::OutputParser {
         .parser(&chat_autoparser::ParserConfig::from(options))
         .expect("shipped templates build a parser")
 }
+
+/// Where the first trigger of a lazy grammar fires in `text`.
+pub fn first_trigger(g: &chat_autoparser::Grammar, text: &str) -> Option<usize> {
+    use chat_autoparser::TriggerKind;
+    g.triggers
+        .iter()
+        .filter_map(|t| match t.kind {
+            TriggerKind::Word | TriggerKind::Token => text.find(&t.value),
+            TriggerKind::Pattern | TriggerKind::PatternFull => {
+                let anchored = match t.kind {
+                    TriggerKind::PatternFull => format!("^(?s:{})$", t.value),
+                    _ => t.value.clone(),
+                };
+                let caps = regex::Regex::new(&anchored).ok()?.captures(text)?;
+                Some(caps.get(1).or(caps.get(0))?.start())
+            }
+            _ => None,
+        })
+        .min()
+}

@@ -6,20 +6,21 @@
 
 use chat_autoparser::grammar::{syntax, Recognizer};
 use chat_autoparser::{
-    ChatTemplate, Grammar, Options, ParserConfig, TemplateConfig, TemplateSource, ToolChoice,
-    TriggerKind,
+    Analysis, ChatTemplate, Grammar, Options, ParserConfig, TemplateConfig, TemplateSource,
+    ToolChoice, TriggerKind,
 };
 use serde_json::json;
 
-fn grammar(template: &str, choice: ToolChoice, parallel: bool) -> Grammar {
+/// The analysis of the shipped template `name` (in `templates/`).
+fn shipped(name: &str) -> Analysis {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("templates")
-        .join(template);
-    let source = TemplateSource::load(&path).unwrap();
-    let analysis = ChatTemplate::from_source(&source, &TemplateConfig::default())
-        .unwrap()
-        .analyze()
-        .unwrap();
+        .join(name);
+    crate::common::turns::analyzed(&path).unwrap().1
+}
+
+fn grammar(template: &str, choice: ToolChoice, parallel: bool) -> Grammar {
+    let analysis = shipped(template);
     let tools = vec![
         json!({"type": "function", "function": {"name": "get_weather", "parameters": {
         "type": "object",
@@ -126,15 +127,7 @@ fn tag_tagged_raw_string_values() {
 /// as part of a string outside the enum.
 #[test]
 fn tagged_enum_values_are_their_raw_words_only() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/qwen-coder-xml.jinja");
-    let analysis = ChatTemplate::from_source(
-        &TemplateSource::load(&path).unwrap(),
-        &TemplateConfig::default(),
-    )
-    .unwrap()
-    .analyze()
-    .unwrap();
+    let analysis = shipped("qwen-coder-xml.jinja");
     let tools = vec![
         json!({"type": "function", "function": {"name": "get_weather", "parameters": {
         "type": "object", "properties": {"unit": {"enum": ["celsius", "fahrenheit"]}}}}}),
@@ -157,6 +150,39 @@ fn tagged_enum_values_are_their_raw_words_only() {
         ["celsius", "\"celsius\"", "'celsius'", "kelvin"].map(|v| r.accepts(&call(v))),
         [true, false, false, false]
     );
+}
+
+/// A content wrapper that opens with the call's trigger word
+/// (`<|channel|>final<|message|>` beside `<|channel|>commentary to=...`):
+/// the lazy grammar starts at the call, never at the content, with thinking
+/// on or off.
+#[test]
+fn a_content_wrapper_sharing_the_trigger_word_does_not_fire_it() {
+    let content = "<|channel|>final<|message|>Hi.";
+    let call = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"P\"}<|call|>";
+    let reasoning = "<|channel|>analysis<|message|>Hmm.<|end|><|start|>assistant";
+    for thinking in [true, false] {
+        let analysis = shipped("channel-harmony.jinja");
+        let tools = vec![
+            json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}}}}),
+        ];
+        let g = analysis
+            .grammar(
+                &Options::default()
+                    .with_tools(tools)
+                    .with_enable_thinking(thinking),
+            )
+            .unwrap();
+        let at = |text: &str| crate::common::first_trigger(&g, text);
+        assert_eq!(at(content), None, "thinking {thinking}: {:?}", g.triggers);
+        let both = format!("{content}{call}");
+        assert_eq!(at(&both), Some(content.len()), "thinking {thinking}");
+        if thinking {
+            let all = format!("{reasoning}{content}{call}");
+            assert_eq!(at(&all), Some(reasoning.len() + content.len()));
+        }
+    }
 }
 
 #[test]

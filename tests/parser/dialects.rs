@@ -295,6 +295,42 @@ fn nested_values_in_the_templates_notation_become_json() {
     );
 }
 
+/// A bare value the model closes with the string quote marker (`n:3<|q|>`)
+/// is the value: the quote closes nothing, and the grammars admit it there
+/// (before `,` or `}`). Elsewhere the marker stays text of the value.
+#[test]
+fn a_bare_value_closed_by_the_quote_marker_is_the_value() {
+    let tools = vec![
+        json!({"type": "function", "function": {"name": "set", "parameters": {"type": "object", "properties": {
+        "level": {"type": "number"}, "note": {"type": "string"}, "config": {"type": "object"}}}}}),
+    ];
+    let analysis = template(OWN_NOTATION).analyze().unwrap();
+    let parser = analysis
+        .parser(&ParserConfig::from(Options::default().with_tools(tools)))
+        .unwrap();
+    for (output, arguments) in [
+        (
+            "<|call|>set{level:861.5<|q|>}<|/call|>",
+            r#"{"level": 861.5}"#,
+        ),
+        (
+            "<|call|>set{level:-2<|q|>,note:<|q|>hi<|q|>}<|/call|>",
+            r#"{"level": -2, "note": "hi"}"#,
+        ),
+        (
+            "<|call|>set{level:1<|q|>2}<|/call|>",
+            r#"{"level": "1<|q|>2"}"#,
+        ),
+    ] {
+        let report = parser.parse_report(output, false);
+        assert_eq!(
+            report.message.tool_calls[0].function.arguments, arguments,
+            "{output:?}"
+        );
+        assert_eq!(report.diagnostics, [], "{output:?}");
+    }
+}
+
 /// The same notation, from a template that prints every value between one
 /// quote marker (`n:<|q|>3<|q|>`), as FunctionGemma-style templates do; one
 /// call per wrapper, its name after `call:`.

@@ -21,8 +21,8 @@
 //! What is asserted: the parser on every sample (strict and lenient), in
 //! the proptest property and over every request shape; the exports'
 //! rejections of strict samples over every request shape are counted,
-//! printed and held to a ceiling ([`LARK_REJECTS`], [`GBNF_REJECTS`]) until
-//! the printers read the tree.
+//! printed and held to a ceiling: none for GBNF, [`LARK_REJECTS`] for Lark
+//! until its printer reads the tree.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -31,9 +31,7 @@ use std::sync::{Mutex, OnceLock};
 use chat_autoparser::grammar::{lark, Recognizer};
 use chat_autoparser::protocol::outline::Outline;
 use chat_autoparser::protocol::Options;
-use chat_autoparser::{
-    Analysis, Grammar, OutputParser, ParserConfig, Protocol, ToolChoice, TriggerKind,
-};
+use chat_autoparser::{Analysis, Grammar, OutputParser, ParserConfig, Protocol, ToolChoice};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -157,7 +155,7 @@ fn gbnf_accepts(case: &Case, text: &str) -> Option<bool> {
     static RECOGNIZERS: OnceLock<Mutex<HashMap<String, Option<Recognizer>>>> = OnceLock::new();
     let g = case.gbnf.as_ref().filter(|g| !g.is_empty())?;
     let from = match g.lazy {
-        true => first_trigger(g, text)?,
+        true => crate::common::first_trigger(g, text)?,
         false => 0,
     };
     let recognizers = RECOGNIZERS.get_or_init(Default::default);
@@ -166,25 +164,6 @@ fn gbnf_accepts(case: &Case, text: &str) -> Option<bool> {
         .entry(g.gbnf.clone())
         .or_insert_with(|| Recognizer::new(&g.gbnf).ok());
     Some(r.as_ref().is_some_and(|r| r.accepts(&text[from..])))
-}
-
-/// Where the first trigger of a lazy grammar fires in `text`.
-fn first_trigger(g: &Grammar, text: &str) -> Option<usize> {
-    g.triggers
-        .iter()
-        .filter_map(|t| match t.kind {
-            TriggerKind::Word | TriggerKind::Token => text.find(&t.value),
-            TriggerKind::Pattern | TriggerKind::PatternFull => {
-                let anchored = match t.kind {
-                    TriggerKind::PatternFull => format!("^(?s:{})$", t.value),
-                    _ => t.value.clone(),
-                };
-                let caps = regex::Regex::new(&anchored).ok()?.captures(text)?;
-                Some(caps.get(1).or(caps.get(0))?.start())
-            }
-            _ => None,
-        })
-        .min()
 }
 
 fn check(index: usize, seed: u64) -> Result<(), TestCaseError> {
@@ -219,20 +198,22 @@ proptest! {
     }
 }
 
-/// Strict samples of every request shape the in-process exports reject,
-/// at most: the Lark export inside llguidance, the GBNF export in the
+/// Strict samples of every request shape the Lark export rejects, at
+/// most (the GBNF export rejects none): the Lark export inside llguidance, the GBNF export in the
 /// Earley recognizer, on the [`every_request_shape_reads_back`] samples
 /// with the corpus present (fewer without it). The rejected shapes are the
-/// ones issue 30 lists: Lark, element values (MiniMax-M3) and channel
-/// messages closed by several markers (`<|eom|><|start|>assistant`); GBNF,
-/// content in a channel wrapper whose marker is also the lazy trigger.
-/// Lower these as the printers read the tree.
-const LARK_REJECTS: usize = 8;
-const GBNF_REJECTS: usize = 7;
+/// ones issue 30 lists: element values (MiniMax-M3) and muse-glimmer's
+/// reasoning header (`to=self<|message|>`), which the lazy `to=` head
+/// lexeme ends at before the block's opener can match. (Lark rejected 8
+/// until content in a wrapper opening with the trigger, ` to=user<|message|>`,
+/// was read after it; GBNF rejected 7, content in a channel wrapper whose
+/// marker is also the lazy trigger, until the trigger skipped that
+/// wrapper.) Lower it as the Lark printer reads the tree.
+const LARK_REJECTS: usize = 6;
 
 /// Every case, two seeds each: the parser reads each back; the exports'
 /// rejections are printed (`CHAT_AUTOPARSER_OUTLINE_SHOW=1` prints each
-/// rejected sample) and held to [`LARK_REJECTS`] and [`GBNF_REJECTS`].
+/// rejected sample) and held to [`LARK_REJECTS`] (Lark) and none (GBNF).
 #[test]
 fn every_request_shape_reads_back() {
     let seeds = 2;
@@ -266,5 +247,5 @@ fn every_request_shape_reads_back() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(lark_no <= LARK_REJECTS, "lark rejects {lark_no} samples");
-    assert!(gbnf_no <= GBNF_REJECTS, "gbnf rejects {gbnf_no} samples");
+    assert_eq!(gbnf_no, 0, "gbnf rejects {gbnf_no} samples");
 }

@@ -63,9 +63,10 @@ pub(super) fn tagged_value(g: &TaggedArguments, key: &str, prop: &Value, root: &
             ]),
         };
         // A bare typed value (`days:3`) has no close either: the template's
-        // value markers are a string's quotes.
+        // value markers are a string's quotes. One the model writes anyway
+        // (`days:3<|"|>`) closes nothing; the parser and the exports admit it.
         let close = match prefix.trim().is_empty() && g.typed_value_prefix.is_some() {
-            true => Node::empty(),
+            true => Node::optional(Node::marker(&close)),
             false => Node::marker(&close),
         };
         options.push(Node::seq([Node::marker(prefix), typed, close]));
