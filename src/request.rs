@@ -30,7 +30,7 @@ use crate::analysis::{Analysis, ToolFormat};
 use crate::error::Result;
 use crate::grammar::{self, Grammar, Lark, ResponseTemplate, StructuralTag};
 use crate::parser::{continuation_prompt, Continue, OutputParser, ParserConfig, Prefill};
-use crate::parser::{ReasoningFormat, Start};
+use crate::parser::{Policy, ReasoningFormat, Start};
 use crate::protocol::{write, Options, Protocol, ToolChoice};
 use crate::template::{CallWriter, ChatTemplate, RenderRequest};
 
@@ -60,6 +60,8 @@ pub struct ChatRequest {
     pub reasoning: ReasoningFormat,
     /// Mint OpenAI-style call ids from this seed where the model wrote none.
     pub call_ids: Option<u64>,
+    /// What the parser does with output written off script.
+    pub policy: Policy,
     /// A prompt the server rendered itself: used as given, nothing is
     /// rendered. Without it and without messages, no prompt is rendered and
     /// the thinking switch alone says where reasoning stands.
@@ -80,6 +82,7 @@ impl Default for ChatRequest {
             add_generation_prompt: true,
             reasoning: ReasoningFormat::Extract,
             call_ids: None,
+            policy: Policy::default(),
             prompt: None,
         }
     }
@@ -99,7 +102,9 @@ setters!(ChatRequest {
     /// Appends the assistant header, or not.
     with_add_generation_prompt => add_generation_prompt: bool,
     /// Extracts reasoning or leaves it inline.
-    with_reasoning => reasoning: ReasoningFormat;
+    with_reasoning => reasoning: ReasoningFormat,
+    /// Sets the output policy.
+    with_policy => policy: Policy;
     optional:
     /// Sets the tool definitions (`None`: the request gives none).
     with_tools => tools: Vec<Value>,
@@ -203,6 +208,7 @@ impl Chat {
             reasoning: request.reasoning,
             prefill: prefill.clone(),
             call_ids: request.call_ids,
+            policy: request.policy,
         };
         Prepared {
             analysis: &self.analysis,

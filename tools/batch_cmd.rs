@@ -11,7 +11,9 @@
 //! `cached` (whether the template's compile and analysis came from the
 //! cache, so were not timed); `template_name` picks among named templates;
 //! `kwargs` (an object) adds template variables; `call_ids: SEED` mints call
-//! ids; `repeat: N` (at most 10 000) parses the input N times and adds
+//! ids; `policy` (a preset's name, `lossless` or `compatible`, or an object of
+//! policy fields, with an optional `preset` under them; docs/policies.md)
+//! chooses what off-script output becomes; `repeat: N` (at most 10 000) parses the input N times and adds
 //! `parse_us`, the mean time of one parse alone; `format` picks a grammar
 //! export (`gbnf`, `structural-tag`, `lark`, `response-template`).
 //!
@@ -41,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use chat_autoparser::parser::{char_chunks, Continue};
 use chat_autoparser::{
-    Chat, ChatRequest, ErrorKind, Export, OutputParser, TemplateSource, ToolChoice,
+    Chat, ChatRequest, ErrorKind, Export, OutputParser, Policy, TemplateSource, ToolChoice,
 };
 use serde_json::{json, Value};
 
@@ -78,6 +80,7 @@ const FIELDS: &[(&str, Type)] = &[
     ("timing", Type::Flag),
     ("kwargs", Type::Object),
     ("call_ids", Type::Count(u64::MAX)),
+    ("policy", Type::TextOrObject),
     ("repeat", Type::Count(MAX_REPEAT)),
     ("format", Type::Text),
 ];
@@ -509,6 +512,9 @@ fn options(request: &Value) -> Result<ChatRequest, Failure> {
         o.kwargs = map.clone();
     }
     o.call_ids = request.get("call_ids").and_then(Value::as_u64);
+    if let Some(p) = request.get("policy").filter(|v| !v.is_null()) {
+        o.policy = Policy::from_json(p).map_err(Failure::Usage)?;
+    }
     Ok(o)
 }
 

@@ -1,5 +1,6 @@
 //! `chat-autoparser parse TEMPLATE [--tools FILE] [--messages FILE] [--thinking on|off]
-//! [--reasoning extract|inline] [--partial] [--strict] [--kwargs JSON] [--call-ids SEED]` < output:
+//! [--reasoning extract|inline] [--partial] [--strict] [--kwargs JSON] [--call-ids SEED]
+//! [--policy lossless|compatible] [--unknown-tool ...] [--text-after-calls ...] ...` < output:
 //! decode raw model output into an OpenAI-shaped assistant message (JSON).
 //!
 //! The output is read as bytes and decoded leniently (invalid UTF-8 becomes
@@ -14,8 +15,8 @@
 
 use std::path::PathBuf;
 
-use chat_autoparser::parser::Parsed;
-use chat_autoparser::{Chat, ChatRequest, ReasoningFormat};
+use chat_autoparser::parser::{Parsed, POLICY_FIELDS};
+use chat_autoparser::{Chat, ChatRequest, Policy, ReasoningFormat};
 use serde_json::{json, Map, Value};
 
 use crate::{
@@ -51,6 +52,60 @@ pub struct Args {
     /// Mint OpenAI-style call ids (call_...) from this seed where the model wrote none
     #[arg(long, value_name = "SEED")]
     call_ids: Option<u64>,
+    #[command(flatten)]
+    policy: PolicyArgs,
+}
+
+/// `--policy` and its per-field overrides (docs/policies.md).
+#[derive(clap::Args, Debug)]
+pub struct PolicyArgs {
+    /// What off-script output becomes: lossless (nothing lost) or compatible (as vLLM and SGLang)
+    #[arg(long, value_name = "PRESET", default_value = "lossless")]
+    policy: String,
+    /// A call of a function the request does not have: content or call
+    #[arg(long, value_name = "CHOICE")]
+    unknown_tool: Option<String>,
+    /// Content after the first call: keep or drop
+    #[arg(long, value_name = "CHOICE")]
+    text_after_calls: Option<String>,
+    /// A call the output ends in: recover, drop or content
+    #[arg(long, value_name = "CHOICE")]
+    unclosed_call_at_end: Option<String>,
+    /// A call broken before the end: content, salvage or drop
+    #[arg(long, value_name = "CHOICE")]
+    malformed_section: Option<String>,
+    /// A call inside reasoning: reasoning, call or both
+    #[arg(long, value_name = "CHOICE")]
+    calls_in_reasoning: Option<String>,
+    /// Text outside any channel (channel formats): content or drop
+    #[arg(long, value_name = "CHOICE")]
+    text_outside_channels: Option<String>,
+}
+
+impl PolicyArgs {
+    /// The preset with the fields given set.
+    fn policy(&self) -> Result<Policy, Failure> {
+        let mut policy = Policy::preset(&self.policy).ok_or_else(|| {
+            Failure::Usage(format!(
+                "--policy takes lossless or compatible, not {:?}",
+                self.policy
+            ))
+        })?;
+        let fields = [
+            &self.unknown_tool,
+            &self.text_after_calls,
+            &self.unclosed_call_at_end,
+            &self.malformed_section,
+            &self.calls_in_reasoning,
+            &self.text_outside_channels,
+        ];
+        for (name, value) in POLICY_FIELDS.iter().zip(fields) {
+            if let Some(value) = value {
+                policy.set(name, value).map_err(Failure::Usage)?;
+            }
+        }
+        Ok(policy)
+    }
 }
 
 /// `--reasoning`.
@@ -71,7 +126,8 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             Reasoning::Inline => ReasoningFormat::Inline,
         })
         .with_kwargs(args.kwargs.clone().unwrap_or_default())
-        .with_call_ids(args.call_ids);
+        .with_call_ids(args.call_ids)
+        .with_policy(args.policy.policy()?);
     if let Some(path) = &args.messages {
         request.messages = read_array(path)?;
     }

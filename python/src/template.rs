@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 
 use chat_autoparser::parser::Continue;
 use chat_autoparser::{
-    Analysis, Chat, ChatRequest, ChatTemplate, Export, ReasoningFormat, RenderRequest,
+    Analysis, Chat, ChatRequest, ChatTemplate, Export, Policy, ReasoningFormat, RenderRequest,
     TemplateConfig, TemplateSource, ToolChoice,
 };
 use pyo3::exceptions::PyUserWarning;
@@ -169,10 +169,14 @@ impl PyChatTemplate {
     /// output continues is `prompt` when given, else rendered from
     /// `messages` (default: one user turn) with these tools and switches, as
     /// the command line does; a prompt that does not render gives a
-    /// `UserWarning` and a parser built without it.
+    /// `UserWarning` and a parser built without it. `policy` says what
+    /// off-script output becomes: `"lossless"` (the default), `"compatible"`
+    /// or a dict of policy fields (`{"unknown_tool": "call"}`, over
+    /// `"lossless"` or the preset its `"preset"` key names; docs/policies.md).
     #[pyo3(signature = (
         tools=None, tool_choice=None, parallel_tool_calls=true, enable_thinking=None, prompt=None,
-        *, messages=None, reasoning="extract", response_schema=None, continue_final_message=None
+        *, messages=None, reasoning="extract", response_schema=None, continue_final_message=None,
+        policy=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn parser(
@@ -187,7 +191,12 @@ impl PyChatTemplate {
         reasoning: &str,
         response_schema: Option<&Bound<'_, PyAny>>,
         continue_final_message: Option<&Bound<'_, PyAny>>,
+        policy: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Parser> {
+        let policy = match policy {
+            Some(p) => Policy::from_json(&to_json(p)?).map_err(input)?,
+            None => Policy::default(),
+        };
         let request = ChatRequest::default()
             .with_messages(match messages {
                 Some(m) => to_json_list(m, "messages")?,
@@ -200,6 +209,7 @@ impl PyChatTemplate {
             .with_reasoning(reasoning_format(reasoning)?)
             .with_response_schema(schema(response_schema)?)
             .with_continue_final_message(continue_mode(continue_final_message)?)
+            .with_policy(policy)
             .with_prompt(prompt);
         let chat = self.chat(py)?;
         let (parser, diagnostics) = py.detach(|| {

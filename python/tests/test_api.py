@@ -69,6 +69,23 @@ def test_parse_strict_raises_with_offset(template):
                            {"kind": "withdrawn_tool_call", "offset": 0}]
 
 
+def test_policy(template):
+    output = OUTPUT + "\nDone."
+    assert template.parser(tools=TOOLS).parse(output)["content"] == "Let me check.\nDone."
+    compatible = template.parser(tools=TOOLS, policy="compatible")
+    message, diagnostics = compatible.parse_report(output)
+    assert message == MESSAGE
+    start = output.index("Done.")
+    assert diagnostics == [{"kind": "dropped", "offset": start, "end": start + 5}]
+    unknown = '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
+    flagged = template.parser(tools=TOOLS, policy={"unknown_tool": "call"})
+    assert flagged.parse(unknown)["tool_calls"][0]["function"]["name"] == "get_time"
+    with pytest.raises(ca.InputError, match="unknown_tool takes content or call"):
+        template.parser(tools=TOOLS, policy={"unknown_tool": "maybe"})
+    with pytest.raises(ca.InputError, match="policy takes"):
+        template.parser(tools=TOOLS, policy="strict")
+
+
 def test_stream_deltas(template):
     stream = template.parser(tools=TOOLS).stream()
     deltas = [stream.push(OUTPUT[i:i + 8]) for i in range(0, len(OUTPUT), 8)] + [stream.finish()]

@@ -112,6 +112,9 @@ pub struct Plan<'a> {
     pub json_response: bool,
     /// The request's function names: a call must name one (empty: any).
     pub names: &'a [String],
+    /// A call may name any function, the request's or not
+    /// (`unknown_tool: call`): the decoder flags the others.
+    pub any_name: bool,
     /// The tool formats the output may hold (the protocol's).
     pub formats: &'a [ToolFormat],
 }
@@ -142,7 +145,8 @@ pub fn grammar(protocol: &Protocol, plan: Plan<'_>) -> Grammar {
 /// grammars whose call rules it names.
 fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a>>) {
     let vocabulary = Rc::new(Vocabulary::new(protocol));
-    let tool_sections = tool_grammars(protocol, plan.formats, plan.names, &vocabulary);
+    let checked: &[String] = if plan.any_name { &[] } else { plan.names };
+    let tool_sections = tool_grammars(protocol, plan.formats, (checked, plan.names), &vocabulary);
     // Tool sections keep their text when tools are not parsed: a header
     // never takes their opening marker.
     let tool_starts: Vec<String> = tool_sections
@@ -628,7 +632,7 @@ fn reasoning_body(end: &Marker, tool_starts: &[String]) -> Expr {
 fn tool_grammars<'a>(
     protocol: &'a Protocol,
     formats: &'a [ToolFormat],
-    names: &[String],
+    names: (&[String], &[String]),
     vocabulary: &Rc<Vocabulary>,
 ) -> Vec<ToolGrammar<'a>> {
     let opener = part_opener(protocol);
@@ -688,8 +692,10 @@ impl<'a> ToolGrammar<'a> {
         headers: &'a [Header],
         opener: Option<String>,
         markers: Vec<String>,
-        names: &[String],
+        (names, all_names): (&[String], &[String]),
     ) -> ToolGrammar<'a> {
+        // `names` are the names a call must have (empty: any); `all_names`
+        // the request's, which a name slot may hold with spaces in them.
         let (known_name, known_json_name) = (known_name(names, false), known_name(names, true));
         let unknown = |quoted| match names.is_empty() {
             true => chat_autoparser_peg::fail(),
@@ -705,7 +711,7 @@ impl<'a> ToolGrammar<'a> {
             triggers: Vec::new(),
             known_name,
             known_json_name,
-            spaced_names: spaced_names(names),
+            spaced_names: spaced_names(all_names),
             unknown_name,
             unknown_json_name,
             wrappers: Vec::new(),
@@ -834,7 +840,7 @@ impl<'a> ToolGrammar<'a> {
             start,
             self.call(),
             more,
-            opt(cap(FRAME, Marker::new(&f.section_end).expr())),
+            opt(cap(FRAME, Marker::new(&f.section_end).closer_expr())),
             ws(),
         ])
     }
@@ -941,7 +947,7 @@ impl<'a> ToolGrammar<'a> {
     /// A call after its start marker: head, arguments and end.
     fn body(&self) -> Expr {
         let f = self.format;
-        let end = Marker::new(self.layout.end()).expr();
+        let end = Marker::new(self.layout.end()).closer_expr();
         let end = match self.shared_wrapper() {
             Some((close, prefix)) => choice([end, seq([lit(&close), and(lit(&prefix))])]),
             None => end,
@@ -1472,15 +1478,31 @@ fn space_set() -> ByteSet {
 /// Matches (without consuming) one of `names` where a function name starts:
 /// as a JSON string when `quoted`, else as a word not followed by another
 /// name character. Longest names first, so a name that is a prefix of
-/// another does not hide it. Empty when there are no names: any name is
-/// then read. A call of a function the request does not have then fails
+/// another does not hide it. With no names (no tools, or `unknown_tool:
+/// call`): any name that starts as one does ([`name_start`]). With names,
+/// a call of a function the request does not have fails
 /// before it commits, and its text stays content, verbatim: a server could
 /// not dispatch it.
 fn known_name(names: &[String], quoted: bool) -> Expr {
     if names.is_empty() {
-        return empty();
+        // Any name, but a name: it starts with a letter, a digit, `_` or a
+        // non-ASCII character, never with punctuation (`[`, `{`).
+        let start = class(name_start());
+        return and(match quoted {
+            true => seq([lit("\""), start]),
+            false => start,
+        });
     }
     and(known_name_alternatives(names, quoted))
+}
+
+/// The bytes a function name may start with.
+fn name_start() -> ByteSet {
+    ByteSet::range(b'a', b'z')
+        .union(ByteSet::range(b'A', b'Z'))
+        .union(ByteSet::range(b'0', b'9'))
+        .union(ByteSet::of(b"_"))
+        .union(ByteSet::range(0x80, 0xFF))
 }
 
 /// The names in `names` that hold whitespace, as literals, longest first:
@@ -1613,7 +1635,7 @@ fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
     let arg = seq([
         not_end(&end),
         not_end(&Marker::new(call_end)),
-        tagged_argument(t, &bare_stops),
+        tagged_argument(t, &bare_stops, &enclosing_closers(t, call_end)),
     ]);
     let sep = Marker::new(&t.separator);
     let more = if sep.is_blank() {
@@ -1624,17 +1646,63 @@ fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
     seq([ws(), opt(seq([arg, more])), ws(), end.expr()])
 }
 
-/// One `name-prefix KEY name-suffix value` pair.
-fn tagged_argument(t: &TaggedArguments, bare_stops: &[String]) -> Expr {
+/// The closers around a tagged value that a value left unclosed ends at
+/// (`NYC\n</function>` with no `</parameter>`: the arguments' and the
+/// call's end markers), so an unclosed value never swallows them: those
+/// with a distinctive first core (a bracketed token) other than the
+/// value's own closer's, in formats whose value closer names no argument.
+fn enclosing_closers(t: &TaggedArguments, call_end: &str) -> Vec<Marker> {
+    // A closer that names its argument (`</city>`) is read by nesting
+    // (`value_close`); its values keep their rules.
+    if t.named_close.is_some() {
+        return Vec::new();
+    }
+    let own = Marker::new(&t.value_suffix)
+        .first_core()
+        .map(str::to_string);
+    let mut out: Vec<Marker> = Vec::new();
+    for m in [t.end.as_str(), call_end].map(Marker::new) {
+        let distinct = m.first_core().is_some_and(|core| {
+            core.len() >= 3
+                && core.starts_with(['<', '['])
+                && own.as_deref().is_some_and(|own| own != core)
+        });
+        if distinct && !out.iter().any(|o| o.first_core() == m.first_core()) {
+            out.push(m);
+        }
+    }
+    out
+}
+
+/// One `name-prefix KEY name-suffix value` pair; `enclosing`: the closers
+/// an unclosed value ends at (see [`enclosing_closers`]).
+fn tagged_argument(t: &TaggedArguments, bare_stops: &[String], enclosing: &[Marker]) -> Expr {
     let name_suffix = Marker::new(&t.name_suffix);
     let key = match name_suffix.first_core() {
         Some(core) => until([core, "\n"]),
         None => identifier(),
     };
     let value_end = Marker::new(&t.value_suffix);
-    let close = value_close(t, &value_end);
+    // A value whose closer never came ends where its arguments or its
+    // call close (those stay for the rules after the value).
+    let close = match enclosing.is_empty() {
+        true => value_close(t, &value_end),
+        false => choice([
+            value_close(t, &value_end),
+            and(choice(enclosing.iter().map(|m| seq([ws(), m.expr()])))),
+        ]),
+    };
     let raw_value = |tag| {
-        let stops = value_end.delimiters();
+        let mut stops = value_end.delimiters();
+        if !stops.is_empty() {
+            // A newline before these is the line the closers sit on, not
+            // the value's (`NYC\n</function>`): the template writes the
+            // value's own closer there.
+            for core in enclosing.iter().filter_map(Marker::first_core) {
+                stops.push(format!("\n{core}"));
+                stops.push(core.to_string());
+            }
+        }
         let text = if stops.is_empty() {
             until([",", "}"])
         } else {

@@ -20,7 +20,16 @@
 //!   is decided when the call closes (or breaks), so a partial parse may
 //!   still show a call whose arguments are incomplete;
 //! - a call whose text passes [`LONGEST_CALL`] while open is withdrawn at
-//!   once, and its text is content (see [`Decoder::outgrows`]).
+//!   once, and its text is content (see [`Decoder::outgrows`]);
+//! - the output [`Policy`] decides what off-script text becomes: content
+//!   after the first kept call, a call the output ends in (its break opens
+//!   during the finishing step: only the end of the output decides there
+//!   is no closer, whatever the chunking; inside a block whose events wait
+//!   for the end, a call broken earlier counts so too, which only the
+//!   non-default `unclosed_call_at_end` choices can tell), a broken call, an unknown
+//!   tool's call. Text a policy leaves out is reported as `Dropped` ranges,
+//!   merged where the dropped text is contiguous, so the ranges do not
+//!   depend on the chunking either.
 //!
 //! Invariant: the deltas depend only on the events, and the events of a
 //! stream equal those of a batch parse, so streaming equals batch.
@@ -35,6 +44,7 @@ use chat_autoparser_peg::{json::decode_string, python, Event, Tag};
 
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::json_check;
+use super::policy::{MalformedSection, Policy, TextAfterCalls, UnclosedCall, UnknownTool};
 use super::schema::{ArgType, ToolSchemas};
 use super::sink::{Field, Sink};
 use super::tags::*;
@@ -45,6 +55,9 @@ use crate::protocol::Notation;
 /// the stream lets the engine drop the output behind them while they are
 /// open (`peg::Stream::text_only`). A tag added to `close` leaves this list.
 pub const TEXT_ONLY: [Tag; 4] = [REASONING, CONTENT, ARGS, BROKEN];
+
+/// The tags of a tagged argument's value.
+const VALUES: [Tag; 4] = [ARG_STRING, ARG_JSON, ARG_NOTATION, ARG_ELEMENTS];
 
 /// The longest a call's text may grow while it is open, in bytes (4 MiB):
 /// a longer call is withdrawn at once, and its text, that far and on, is
@@ -84,6 +97,20 @@ pub struct Decoder {
     after_withdrawn: bool,
     /// Indices of the calls withdrawn so far.
     pub withdrawn: Vec<usize>,
+    /// What off-script text becomes.
+    policy: Policy,
+    /// The events being applied come from the finishing step: the output
+    /// has ended (set by the stream).
+    pub at_end: bool,
+    /// Where the output ends, once it has (set by the stream).
+    pub output_end: Option<usize>,
+    /// A call was kept: content from here on is text after the calls.
+    after_calls: bool,
+    /// The last call that closed was dropped (framing after it is too).
+    after_dropped: bool,
+    /// The raw end of the last dropped text, and whether a `Dropped`
+    /// diagnostic covers the run it ends (contiguous drops merge).
+    drop_chain: Option<(usize, bool)>,
 }
 
 /// The call being decoded.
@@ -112,6 +139,12 @@ struct Call {
     /// A value was cut short by the end of the output: the call is not
     /// what the model meant to write, whatever JSON it would make.
     cut_value: bool,
+    /// The output ended where the call's closer was due.
+    unclosed: bool,
+    /// Kept with its arguments as written, JSON or not (`salvage`).
+    salvaged: bool,
+    /// Its text is left out, not content (a policy's `drop`).
+    dropped: bool,
     /// Members the format does not have (`EXTRA`), content once the call
     /// is known to be kept (a withdrawn call's text holds them already),
     /// and where each starts.
@@ -160,6 +193,8 @@ pub enum Run {
     /// Argument text of call `index`, escaped into a JSON string (a tagged
     /// string value).
     Escaped(usize),
+    /// Content a policy leaves out.
+    Dropped,
 }
 
 /// Which field a prefill left open: its leading whitespace is text.
@@ -178,6 +213,7 @@ impl Decoder {
         continues: Continues,
         opened: &str,
         nested: Nested,
+        policy: Policy,
     ) -> Decoder {
         Decoder {
             notation: nested.notation,
@@ -203,7 +239,60 @@ impl Decoder {
             lead: String::new(),
             after_withdrawn: false,
             withdrawn: Vec::new(),
+            policy,
+            at_end: false,
+            output_end: None,
+            after_calls: false,
+            after_dropped: false,
+            drop_chain: None,
         }
+    }
+
+    /// Content from here on is left out (`text_after_calls: drop`).
+    fn drops_content(&self) -> bool {
+        self.after_calls && self.policy.text_after_calls == TextAfterCalls::Drop
+    }
+
+    /// Content text of the output, ending where the decoder is: content,
+    /// or left out when the policy drops it.
+    fn output_content(&mut self, text: &str, out: &mut Sink) {
+        if self.drops_content() {
+            self.drop_text(text);
+        } else {
+            self.raw_content(text, out);
+        }
+    }
+
+    /// Leaves out `text`, which ends where the decoder is.
+    fn drop_text(&mut self, text: &str) {
+        let end = self.consumed;
+        let start = end.saturating_sub(text.len());
+        let lead = text.len() - text.trim_start().len();
+        let trail = text.len() - text.trim_end().len();
+        self.drop_range(start, end, (start + lead).min(end), end - trail);
+    }
+
+    /// Reports output `start..end` left out; `seen_from..seen_to` is the
+    /// part that is not edge whitespace (empty: none), reported merged with
+    /// the run of dropped text it continues.
+    fn drop_range(&mut self, start: usize, end: usize, seen_from: usize, seen_to: usize) {
+        let contiguous = self.drop_chain.filter(|&(at, _)| at == start);
+        let reported = if seen_from < seen_to {
+            match (contiguous, self.diagnostics.last_mut()) {
+                (Some((_, true)), Some(last)) if last.kind == DiagnosticKind::Dropped => {
+                    last.end = Some(seen_to);
+                }
+                _ => self.diagnostics.push(Diagnostic::range(
+                    DiagnosticKind::Dropped,
+                    seen_from,
+                    seen_to,
+                )),
+            }
+            true
+        } else {
+            contiguous.is_some_and(|(_, reported)| reported)
+        };
+        self.drop_chain = Some((end, reported));
     }
 
     /// The reasoning block starts with `text`, which the prompt wrote.
@@ -229,6 +318,14 @@ impl Decoder {
             Event::Text { tag, end, .. } => self.more_text(tag, end, text, out),
             Event::Close { tag, end, .. } => {
                 self.consumed = self.consumed.max(end);
+                if self.output_end == Some(end) && VALUES.contains(&tag) {
+                    // The value runs to the end of the output: no closer
+                    // came, so it is cut short (as a JSON string cut by
+                    // the end is), however it would read.
+                    if let Some(call) = self.call.as_mut() {
+                        call.cut_value = true;
+                    }
+                }
                 self.close(tag, text, out);
             }
         }
@@ -327,9 +424,11 @@ impl Decoder {
                 // A call withdrawn for its length: its text is content.
                 CALL if oversized => Run::Content,
                 _ if oversized => continue,
+                CONTENT | BROKEN if self.drops_content() => Run::Dropped,
                 CONTENT => Run::Content,
                 // A withdrawn call's rest comes with the whole call.
                 BROKEN if self.call.as_ref().is_some_and(|c| c.withdrawn) => continue,
+                BROKEN if self.call.as_ref().is_some_and(|c| c.dropped) => Run::Dropped,
                 BROKEN => Run::Content,
                 REASONING => Run::Reasoning,
                 ARGS | ARG_STRING => {
@@ -365,6 +464,7 @@ impl Decoder {
         match run {
             Run::Nowhere => {}
             Run::Content => self.content.push(text, |t| out.put(Field::Content, t)),
+            Run::Dropped => self.drop_text(text),
             Run::Reasoning => self.reasoning.push(text, |t| out.put(Field::Reasoning, t)),
             Run::Arguments(index) => out.delta(Field::Arguments(index), text),
             // Most pieces of a value have nothing to escape.
@@ -389,6 +489,7 @@ impl Decoder {
                         .push(Diagnostic::new(DiagnosticKind::ExtraToolCall, start));
                 }
                 self.after_withdrawn = false;
+                self.after_dropped = false;
                 self.call = Some(Call {
                     index,
                     capture: id,
@@ -405,10 +506,28 @@ impl Decoder {
                 // streams as content or comes with the whole call.
                 let cut = self.call.as_ref().is_some_and(Call::cut_short);
                 let complete = !cut && self.arguments_complete(out);
+                let (at_end, policy) = (self.at_end, self.policy);
                 if let Some(call) = self.call.as_mut() {
-                    call.withdrawn = !complete;
+                    call.unclosed = at_end;
+                    match (
+                        at_end,
+                        policy.unclosed_call_at_end,
+                        policy.malformed_section,
+                    ) {
+                        (true, UnclosedCall::Recover, _) => call.withdrawn = !complete,
+                        (true, UnclosedCall::Drop, _) => {
+                            (call.withdrawn, call.dropped) = (true, true)
+                        }
+                        (true, UnclosedCall::Content, _) => call.withdrawn = true,
+                        (false, _, MalformedSection::Content) => call.withdrawn = !complete,
+                        (false, _, MalformedSection::Drop) => {
+                            (call.withdrawn, call.dropped) = (!complete, true)
+                        }
+                        (false, _, MalformedSection::Salvage) => call.salvaged = !complete,
+                    }
                 }
-                if complete {
+                let kept = self.call.as_ref().is_some_and(|c| !c.withdrawn);
+                if kept {
                     self.keep_extra(out);
                 }
             }
@@ -438,7 +557,8 @@ impl Decoder {
     fn text(&mut self, tag: Tag, text: &str, out: &mut Sink) {
         match tag {
             BROKEN if self.call.as_ref().is_some_and(|c| c.withdrawn) => {}
-            CONTENT | BROKEN => self.raw_content(text, out),
+            BROKEN if self.call.as_ref().is_some_and(|c| c.dropped) => self.drop_text(text),
+            CONTENT | BROKEN => self.output_content(text, out),
             REASONING => self.reasoning.push(text, |t| out.reasoning(t)),
             ARGS => self.arguments(text, out),
             ARG_STRING if self.arg.as_ref().is_some_and(|a| a.streaming) => {
@@ -536,7 +656,8 @@ impl Decoder {
             CLOSE_NAME if self.arg.as_ref().map(|a| a.key.as_str()) != Some(text.trim()) => {
                 self.extra(text)
             }
-            SECTION_OPEN | FRAME if self.after_withdrawn => self.raw_content(text, out),
+            SECTION_OPEN | FRAME if self.after_dropped => self.drop_text(text),
+            SECTION_OPEN | FRAME if self.after_withdrawn => self.output_content(text, out),
             SECTION_OPEN => self.lead.push_str(text),
             OPENED => {
                 let opened = std::mem::take(&mut self.opened);
@@ -568,6 +689,10 @@ impl Decoder {
         } else {
             raw.trim().to_string()
         };
+        if self.policy.unknown_tool == UnknownTool::Call && !self.schemas.knows(&name) {
+            self.diagnostics
+                .push(Diagnostic::new(DiagnosticKind::UnknownToolCall, call.start));
+        }
         call.name = Some(name.clone());
         out.tool_call(ToolCallDelta {
             index: call.index,
@@ -621,8 +746,28 @@ impl Decoder {
     /// The call closes; `text` is all of it.
     fn end_call(&mut self, text: &str, out: &mut Sink) {
         let complete = self.arguments_complete(out);
-        if let Some(call) = self.call.take() {
-            if call.withdrawn || call.cut_value || !complete {
+        if let Some(mut call) = self.call.take() {
+            let broken = call.withdrawn || call.cut_value || !complete;
+            if broken && !call.unclosed && !call.withdrawn {
+                // Broken at its close (arguments that are not JSON, a
+                // value the output cut): the malformed-section policy.
+                match self.policy.malformed_section {
+                    MalformedSection::Content => {}
+                    MalformedSection::Drop => call.dropped = true,
+                    MalformedSection::Salvage => call.salvaged = true,
+                }
+            }
+            if call.salvaged {
+                self.diagnostics.push(Diagnostic::new(
+                    DiagnosticKind::SalvagedToolCall,
+                    call.start,
+                ));
+                self.after_withdrawn = false;
+                self.after_dropped = false;
+                self.after_calls = true;
+            } else if broken && call.dropped {
+                self.discard(call, out);
+            } else if broken {
                 self.withdraw(call, text, out);
             } else {
                 if let Some(c) = closing(&call) {
@@ -631,6 +776,7 @@ impl Decoder {
                 self.call = Some(call);
                 self.keep_extra(out);
                 self.call = None;
+                self.after_calls = true;
             }
         }
         self.arg = None;
@@ -671,9 +817,31 @@ impl Decoder {
             out.withdraw(call.index);
             self.withdrawn.push(call.index);
         }
-        self.raw_content(&call.lead, out);
-        self.raw_content(text, out);
+        if self.drops_content() {
+            let start = call.start.saturating_sub(call.lead.len());
+            let end = self.consumed;
+            self.drop_range(start, end, start, end);
+        } else {
+            self.raw_content(&call.lead, out);
+            self.raw_content(text, out);
+        }
         self.after_withdrawn = true;
+        self.after_dropped = false;
+    }
+
+    /// Leaves `call` out of the message and its text too (a policy's
+    /// `drop`): its framing and text, to where the decoder is, are
+    /// reported as dropped.
+    fn discard(&mut self, call: Call, out: &mut Sink) {
+        if call.name.is_some() {
+            out.withdraw(call.index);
+            self.withdrawn.push(call.index);
+        }
+        let start = call.start.saturating_sub(call.lead.len());
+        let end = self.consumed;
+        self.drop_range(start, end, start, end);
+        self.after_withdrawn = false;
+        self.after_dropped = true;
     }
 
     /// Sends argument text for the current call (held until its name is known).

@@ -1,9 +1,11 @@
 //! Problems found in model output: what lenient parsing reports and strict
 //! parsing returns as an error.
 //!
-//! Invariant: a diagnostic never changes the message; lenient parsing keeps
-//! every byte (a broken call's text is content, an extra call is kept, a
-//! withdrawn call's text is content).
+//! Invariant: a diagnostic never changes the message; under the lossless
+//! policy (the default) parsing keeps every byte (a broken call's text is
+//! content, an extra call is kept, a withdrawn call's text is content).
+//! Text another policy leaves out is named by a `Dropped` diagnostic with
+//! its byte range.
 
 use std::fmt;
 
@@ -14,6 +16,9 @@ pub struct Diagnostic {
     pub kind: DiagnosticKind,
     /// Byte offset in the output where it starts.
     pub offset: usize,
+    /// Where the text it concerns ends, when it names a range (`Dropped`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end: Option<usize>,
 }
 
 /// Kinds of problems in model output.
@@ -48,12 +53,35 @@ pub enum DiagnosticKind {
     UnknownLabel,
     /// The parser could not go on; the rest of the output is content.
     Unparsed,
+    /// Text a policy leaves out of the message (`offset..end`): content
+    /// after the calls, a call cut off or broken, text outside any channel.
+    /// Never under the lossless policy.
+    Dropped,
+    /// A broken call kept with its arguments as written so far, which may
+    /// not be JSON (`malformed_section: salvage`).
+    SalvagedToolCall,
+    /// A call of a function the request does not have, kept as a call
+    /// (`unknown_tool: call`).
+    UnknownToolCall,
 }
 
 impl Diagnostic {
     /// A diagnostic of `kind` at `offset`.
     pub fn new(kind: DiagnosticKind, offset: usize) -> Diagnostic {
-        Diagnostic { kind, offset }
+        Diagnostic {
+            kind,
+            offset,
+            end: None,
+        }
+    }
+
+    /// A diagnostic of `kind` about the text at `offset..end`.
+    pub fn range(kind: DiagnosticKind, offset: usize, end: usize) -> Diagnostic {
+        Diagnostic {
+            kind,
+            offset,
+            end: Some(end),
+        }
     }
 }
 
@@ -74,8 +102,18 @@ impl fmt::Display for Diagnostic {
                 "a header label the template does not write, kept as content"
             }
             DiagnosticKind::Unparsed => "output the parser could not read",
+            DiagnosticKind::Dropped => "text left out by the output policy",
+            DiagnosticKind::SalvagedToolCall => {
+                "malformed tool call kept with its arguments as written"
+            }
+            DiagnosticKind::UnknownToolCall => {
+                "tool call to a function the request does not have, kept as a call"
+            }
         };
-        write!(f, "{what} at byte {}", self.offset)
+        match self.end {
+            Some(end) => write!(f, "{what} at bytes {}..{end}", self.offset),
+            None => write!(f, "{what} at byte {}", self.offset),
+        }
     }
 }
 

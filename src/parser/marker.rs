@@ -4,7 +4,7 @@
 //! trailing whitespace may be skipped ([`Marker::expr_exact_tail`]).
 
 use crate::protocol::marker::Piece;
-use chat_autoparser_peg::{lit, opt, seq, ws, Expr};
+use chat_autoparser_peg::{choice, eoi, lit, opt, seq, ws, Expr};
 
 pub use crate::protocol::Marker;
 
@@ -22,6 +22,33 @@ impl Marker {
             true => seq(pieces.chain([ws()])),
             false => seq(pieces),
         }
+    }
+
+    /// A closer of several cores as a model may leave it: whole; its last
+    /// cores from one that is a bracketed token on (`<|tool_call_end|>` of
+    /// `]<|tool_call_end|>`: the bracket left out); or its first cores at
+    /// the very end of the output (`]`: a stop string ate the rest). A
+    /// closer of one core is [`Marker::expr`].
+    pub fn closer_expr(&self) -> Expr {
+        let cores: Vec<usize> = (0..self.pieces.len())
+            .filter(|&i| matches!(self.pieces[i], Piece::Core(_)))
+            .collect();
+        if cores.len() < 2 {
+            return self.expr();
+        }
+        let part = |pieces: &[Piece]| Marker {
+            pieces: pieces.to_vec(),
+        };
+        let mut ways = vec![self.expr()];
+        for &i in &cores[1..] {
+            if matches!(&self.pieces[i], Piece::Core(c) if is_token(c)) {
+                ways.push(part(&self.pieces[i..]).expr());
+            }
+        }
+        for &j in cores[..cores.len() - 1].iter().rev() {
+            ways.push(seq([part(&self.pieces[..=j]).expr(), ws(), eoi()]));
+        }
+        choice(ways)
     }
 
     /// The last piece is a core closed by a bracket (`>`, `]`).
@@ -51,6 +78,14 @@ impl Marker {
             Piece::Space(_) => ws(),
         }))
     }
+}
+
+/// A bracketed special token (`<|tool_call_end|>`, `</tool_call>`,
+/// `[/TOOL_CALLS]`): distinctive enough to close by itself.
+fn is_token(core: &str) -> bool {
+    core.len() >= 3
+        && ((core.starts_with('<') && core.ends_with('>'))
+            || (core.starts_with('[') && core.ends_with(']')))
 }
 
 #[cfg(test)]

@@ -51,6 +51,7 @@ mod elements;
 mod json_check;
 mod marker;
 mod notation;
+mod policy;
 mod prompt;
 mod schema;
 mod sections;
@@ -72,6 +73,10 @@ use chat_autoparser_peg::Program;
 pub use crate::protocol::{Start, ToolChoice};
 pub use decode::LONGEST_CALL;
 pub use diagnostic::{Diagnostic, DiagnosticKind};
+pub use policy::{
+    CallsInReasoning, MalformedSection, Policy, TextAfterCalls, TextOutsideChannels, UnclosedCall,
+    UnknownTool, POLICY_FIELDS,
+};
 pub use prompt::{continuation_prompt, template_messages, Continue, Prefill, PrefillPart};
 pub use schema::ToolSchemas;
 pub use stream::{char_chunks, OutputStream};
@@ -116,6 +121,9 @@ pub struct ParserConfig {
     /// ids; a server wanting ids unique across requests passes a fresh one.
     /// `None` (the default) leaves such ids `null`.
     pub call_ids: Option<u64>,
+    /// What to do with output written off script (`docs/policies.md`);
+    /// lossless by default.
+    pub policy: Policy,
 }
 
 impl From<Options> for ParserConfig {
@@ -130,7 +138,9 @@ impl From<Options> for ParserConfig {
 // What the model may write comes in through `From<Options>`.
 setters!(ParserConfig {
     /// Extracts reasoning or leaves it inline.
-    with_reasoning => reasoning: ReasoningFormat;
+    with_reasoning => reasoning: ReasoningFormat,
+    /// Sets the output policy.
+    with_policy => policy: Policy;
     optional:
     /// Sets the assistant prefill the output continues.
     with_prefill => prefill: Prefill,
@@ -154,6 +164,7 @@ pub struct OutputParser {
     /// How nested argument values are written (see `notation`, `elements`).
     nested: decode::Nested,
     ids: Option<call_id::CallIdSource>,
+    policy: Policy,
 }
 
 /// A parse with the problems found.
@@ -175,6 +186,7 @@ impl Analysis {
 impl OutputParser {
     /// Builds the parser (see [`Analysis::parser`]).
     pub fn new(analysis: &Analysis, config: &ParserConfig) -> Result<OutputParser> {
+        config.policy.check_supported()?;
         let mut protocol = Protocol::new(analysis, &config.options);
         protocol.check_tools()?;
         let mut start = protocol.start;
@@ -207,6 +219,7 @@ impl OutputParser {
             parse_tools,
             json_response: config.options.response_schema.is_some(),
             names: &names,
+            any_name: config.policy.unknown_tool == UnknownTool::Call,
             formats,
         };
         let program = build::grammar(&protocol, plan).compile().map_err(|e| {
@@ -238,6 +251,7 @@ impl OutputParser {
             start,
             nested,
             ids: config.call_ids.map(call_id::CallIdSource::new),
+            policy: config.policy,
         })
     }
 
@@ -319,6 +333,7 @@ impl OutputParser {
             continues,
             &self.prefix,
             self.nested.clone(),
+            self.policy,
         )
         .reasoning_starts_with(&self.reasoning_prefix);
         OutputStream::new(&self.program, decoder, &self.prefill)

@@ -174,6 +174,12 @@ impl ToolSchemas {
         ToolSchemas { tools: out }
     }
 
+    /// Whether the request has a function named `name`; true when it
+    /// names none (any name is read then).
+    pub fn knows(&self, name: &str) -> bool {
+        self.tools.is_empty() || self.tools.contains_key(name)
+    }
+
     /// The type of argument `arg` of tool `tool` (unknown when not declared).
     pub fn arg_type(&self, tool: &str, arg: &str) -> ArgType {
         self.tools

@@ -247,6 +247,11 @@ impl OutputStream {
             self.decoder.raw_content(chunk, &mut sink);
         } else {
             // `push_into` tried the plain-text fast path already.
+            // Events of the finishing step know the output has ended.
+            self.decoder.at_end = fin;
+            if fin {
+                self.decoder.output_end = Some(self.peg.len());
+            }
             let result = if fin {
                 self.peg.finish().map(|_| ())
             } else {

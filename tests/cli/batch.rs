@@ -189,3 +189,25 @@ fn spellings_of_one_template_share_one_analysis() {
     assert!(lines[..300].iter().all(|l| l["result"]["content"] == "b"));
     std::fs::remove_dir_all(&scratch).ok();
 }
+
+#[test]
+fn parse_lines_take_a_policy() {
+    let input = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>\nDone.";
+    let request = |policy: Value| json!({"template": HERMES, "input": input, "policy": policy});
+    let lines = batch(&[
+        request(json!("compatible")),
+        request(json!({"preset": "compatible", "text_after_calls": "keep"})),
+        request(json!("strict")),
+    ]);
+    assert_eq!(lines[0]["result"]["content"], Value::Null, "{}", lines[0]);
+    assert_eq!(lines[1]["result"]["content"], "Done.", "{}", lines[1]);
+    assert_eq!(lines[2]["ok"], false);
+    assert!(
+        lines[2]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("policy takes"),
+        "{}",
+        lines[2]
+    );
+}

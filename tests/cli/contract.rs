@@ -310,3 +310,37 @@ fn parse_refuses_a_tool_without_a_name() {
     );
     std::fs::remove_file(&tools).ok();
 }
+
+#[test]
+fn parse_takes_a_policy_and_per_field_flags() {
+    let output = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>\nDone.";
+    let content = |args: &[&str]| {
+        let out = run_with_input(args, output);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let msg: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON message");
+        (msg["content"].clone(), stderr(&out))
+    };
+    let base = ["parse", "templates/hermes-think.jinja"];
+    assert_eq!(content(&base).0, "Done.");
+    let (dropped, warnings) = content(&[&base[..], &["--policy", "compatible"]].concat());
+    assert_eq!(dropped, serde_json::Value::Null);
+    let at = output.find("Done.").unwrap();
+    let warning = format!(
+        "text left out by the output policy at bytes {at}..{}",
+        at + 5
+    );
+    assert!(warnings.contains(&warning), "{warnings}");
+    // A field flag overrides the preset.
+    let kept = content(
+        &[
+            &base[..],
+            &["--policy", "compatible", "--text-after-calls", "keep"],
+        ]
+        .concat(),
+    );
+    assert_eq!(kept.0, "Done.");
+    // Refused before stdin is read (so none is written: no broken pipe).
+    let out = run_with_input(&[&base[..], &["--unknown-tool", "maybe"]].concat(), "");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("unknown_tool takes content or call, not \"maybe\""));
+}

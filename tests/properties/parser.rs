@@ -17,7 +17,10 @@
 //! (b) streaming equals batch: for any chunking on character boundaries,
 //!     push + finish gives `stream.message() == parser.parse(output)`, and
 //!     the deltas added up by `MessageBuilder` give the same message, also
-//!     through `push_into` with one reused buffer;
+//!     through `push_into` with one reused buffer, and the stream's
+//!     diagnostics are the batch parse's; under both policy presets
+//!     (`Policy::lossless`, the default, and `Policy::compatible`), as are
+//!     (a), (c) and (e);
 //! (c) deltas never retract: after each push, content, reasoning and each
 //!     call's arguments extend what they were, the number of calls does not
 //!     shrink, and a call's name and id never change once set;
@@ -65,9 +68,9 @@ use std::sync::OnceLock;
 
 use chat_autoparser::analysis::{ArgumentsSlot, IdSlot, NameSlot, ReasoningMode};
 use chat_autoparser::message::MessageBuilder;
-use chat_autoparser::parser::{template_messages, OutputStream};
+use chat_autoparser::parser::{template_messages, Diagnostic, OutputStream};
 use chat_autoparser::{
-    Analysis, AssistantMessage, ChatTemplate, OutputParser, ParserConfig, RenderRequest,
+    Analysis, AssistantMessage, ChatTemplate, OutputParser, ParserConfig, Policy, RenderRequest,
     TemplateConfig,
 };
 use proptest::prelude::*;
@@ -87,7 +90,11 @@ const TEMPLATES: [&str; 8] = [
 /// Everything a property needs about one template.
 struct Fixture {
     name: &'static str,
+    /// Built with the lossless policy (the default).
     parser: OutputParser,
+    /// The same, with the compatible policy: (a), (b), (c) and (e) hold
+    /// under it too; (d) is lossless's alone.
+    compatible: OutputParser,
     /// Rendered outputs (generation prompt and end of turn cut off).
     outputs: Vec<String>,
     /// Rendered call-only outputs: well-formed call blocks.
@@ -134,12 +141,14 @@ fn fixture(name: &'static str) -> Fixture {
     let prompt = tmpl
         .render(&request(vec![user.clone()], true))
         .expect("prompt renders");
-    let parser = analysis
-        .parser(&ParserConfig::from(
-            Options::default()
-                .with_tools(tools())
-                .with_prompt(Some(prompt.clone())),
-        ))
+    let config = ParserConfig::from(
+        Options::default()
+            .with_tools(tools())
+            .with_prompt(Some(prompt.clone())),
+    );
+    let parser = analysis.parser(&config).expect("parser builds");
+    let compatible = analysis
+        .parser(&config.with_policy(Policy::compatible()))
         .expect("parser builds");
 
     let call = |i: usize, name: &str, args: Value| {
@@ -219,6 +228,7 @@ fn fixture(name: &'static str) -> Fixture {
     Fixture {
         name,
         parser,
+        compatible,
         outputs,
         calls,
         markers,
@@ -336,6 +346,7 @@ fn split<'a>(text: &'a str, sizes: &[usize]) -> Vec<&'a str> {
 fn stream_checked(
     p: &OutputParser,
     chunks: &[&str],
+    diagnostics: &[Diagnostic],
 ) -> Result<(AssistantMessage, AssistantMessage), TestCaseError> {
     let mut s = p.stream();
     let mut builder = MessageBuilder::default();
@@ -357,6 +368,11 @@ fn stream_checked(
         prop_assert_eq!(&added, &s.message(), "after chunk {:?}", chunk);
         prev = now;
     }
+    prop_assert_eq!(
+        s.diagnostics(),
+        diagnostics,
+        "diagnostics differ from batch"
+    );
     Ok((s.message(), added))
 }
 
@@ -422,11 +438,24 @@ fn extends(prev: &AssistantMessage, now: &AssistantMessage) -> Result<(), String
     Ok(())
 }
 
-/// (b) and (c) for one output and chunking.
+/// (b) and (c) for one output and chunking, under both policy presets.
 fn check_stream(f: &Fixture, output: &str, sizes: &[usize]) -> Result<(), TestCaseError> {
-    let batch = f.parser.parse(output);
+    check_stream_with(f, &f.parser, output, sizes)?;
+    check_stream_with(f, &f.compatible, output, sizes)
+}
+
+/// (b) and (c) for one parser (the fixture's, under one policy); the
+/// diagnostics are the batch parse's too.
+fn check_stream_with(
+    f: &Fixture,
+    parser: &OutputParser,
+    output: &str,
+    sizes: &[usize],
+) -> Result<(), TestCaseError> {
+    let report = parser.parse_report(output, false);
+    let batch = report.message;
     let chunks = split(output, sizes);
-    let (streamed, added) = stream_checked(&f.parser, &chunks)?;
+    let (streamed, added) = stream_checked(parser, &chunks, &report.diagnostics)?;
     prop_assert_eq!(
         &streamed,
         &batch,
@@ -442,7 +471,7 @@ fn check_stream(f: &Fixture, output: &str, sizes: &[usize]) -> Result<(), TestCa
         f.name,
         output
     );
-    let reused = stream_reusing(&f.parser, &chunks);
+    let reused = stream_reusing(parser, &chunks);
     prop_assert_eq!(
         &reused,
         &batch,
@@ -569,14 +598,16 @@ proptest! {
     fn arbitrary_bytes_never_panic(t in 0..TEMPLATES.len(), bytes in prop::collection::vec(any::<u8>(), 0..200), sizes in sizes()) {
         let f = &fixtures()[t];
         let output = String::from_utf8_lossy(&bytes);
-        f.parser.parse(&output);
-        f.parser.parse_partial(&output);
-        f.parser.parse_report(&output, true);
-        let mut s = f.parser.stream();
-        for chunk in split(&output, &sizes) {
-            s.push(chunk);
+        for parser in [&f.parser, &f.compatible] {
+            parser.parse(&output);
+            parser.parse_partial(&output);
+            parser.parse_report(&output, true);
+            let mut s = parser.stream();
+            for chunk in split(&output, &sizes) {
+                s.push(chunk);
+            }
+            s.finish();
         }
-        s.finish();
     }
 
     /// (a) Prefixes of realistic outputs never panic, and (b)/(c) hold on them.
@@ -649,6 +680,9 @@ proptest! {
         let once = assemble(f, &pieces).0.len().max(1);
         let repeated: Vec<Piece> = pieces.iter().cycle().take(pieces.len() * (LONG / once + 1)).cloned().collect();
         let (output, free) = assemble(f, &repeated);
+        let compatible = f.compatible.parse(&output);
+        let streamed = stream_reusing(&f.compatible, &split(&output, &sizes));
+        prop_assert!(streamed == compatible, "[{}] compatible: streaming differs from batch for {:?}", f.name, pieces);
         let batch = f.parser.parse(&output);
         let streamed = stream_reusing(&f.parser, &split(&output, &sizes));
         prop_assert!(streamed == batch, "[{}] streaming differs from batch for {:?}", f.name, pieces);

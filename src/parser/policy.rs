@@ -1,0 +1,278 @@
+//! Output policies: what the parser does with what a model writes off
+//! script (a call of a function the request does not have, narration after
+//! its calls, a call the output cut off, a broken call), named and chosen
+//! by the caller instead of hard-coded.
+//!
+//! Two presets: [`Policy::lossless`] (the default: nothing the model wrote
+//! is lost) and [`Policy::compatible`] (what vLLM's and SGLang's tool
+//! parsers do where they agree; `docs/policies.md` gives the source read for
+//! each choice).
+//!
+//! Invariants: every decision that leaves text out of the message or keeps
+//! a call the request did not ask for leaves a diagnostic with the byte
+//! range it concerns (`decode`), so nothing is silent; a
+//! [`DiagnosticKind::Dropped`](super::DiagnosticKind::Dropped) diagnostic
+//! never appears under [`Policy::lossless`]; each decision depends on the
+//! events alone, so streaming equals batch under every policy.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A call that names a function the request does not have.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum UnknownTool {
+    /// Its text is content (`unknown_tool` diagnostic).
+    #[default]
+    Content,
+    /// It is a call, flagged (`unknown_tool_call` diagnostic).
+    Call,
+}
+
+/// Content the model writes after its first call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TextAfterCalls {
+    /// It is content.
+    #[default]
+    Keep,
+    /// It is left out (`dropped` diagnostic with its range).
+    Drop,
+}
+
+/// A call the output ends in, before its closing marker.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum UnclosedCall {
+    /// It is a call when its arguments are complete (a stop string ate the
+    /// closer); a call cut inside its arguments is content.
+    #[default]
+    Recover,
+    /// It is left out, its text too (`dropped`).
+    Drop,
+    /// Its text is content (`withdrawn_tool_call`).
+    Content,
+}
+
+/// A call the model broke before the output ended (text where its
+/// arguments or closer were due, arguments that are not JSON).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum MalformedSection {
+    /// A call whose arguments are complete is kept; the rest (or the whole
+    /// call, when they are not) is content.
+    #[default]
+    Content,
+    /// The call is kept with its arguments as written so far, JSON or not
+    /// (`salvaged_tool_call`); the rest is content.
+    Salvage,
+    /// The broken text is left out (`dropped`); a call whose arguments are
+    /// complete is kept.
+    Drop,
+}
+
+/// A call written inside a reasoning block.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CallsInReasoning {
+    /// It is reasoning text.
+    #[default]
+    Reasoning,
+    /// It is a call, out of the reasoning.
+    Call,
+    /// It is a call, and its text stays in the reasoning too.
+    Both,
+}
+
+/// Text outside any channel, in a format whose turn is made of channels
+/// (gpt-oss): text before the first header, or after a message's end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TextOutsideChannels {
+    /// It is content.
+    #[default]
+    Content,
+    /// It is left out (`dropped`).
+    Drop,
+}
+
+/// What the parser does with output written off script. See the module doc
+/// and `docs/policies.md`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Policy {
+    /// A call of a function the request does not have.
+    pub unknown_tool: UnknownTool,
+    /// Content after the first call.
+    pub text_after_calls: TextAfterCalls,
+    /// A call the output ends in.
+    pub unclosed_call_at_end: UnclosedCall,
+    /// A call broken before the end.
+    pub malformed_section: MalformedSection,
+    /// A call inside a reasoning block.
+    pub calls_in_reasoning: CallsInReasoning,
+    /// Text outside any channel (channel formats).
+    pub text_outside_channels: TextOutsideChannels,
+}
+
+setters!(Policy {
+    /// Sets what a call of an unknown function becomes.
+    with_unknown_tool => unknown_tool: UnknownTool,
+    /// Sets what content after the first call becomes.
+    with_text_after_calls => text_after_calls: TextAfterCalls,
+    /// Sets what a call the output ends in becomes.
+    with_unclosed_call_at_end => unclosed_call_at_end: UnclosedCall,
+    /// Sets what a broken call becomes.
+    with_malformed_section => malformed_section: MalformedSection,
+    /// Sets what a call inside reasoning becomes.
+    with_calls_in_reasoning => calls_in_reasoning: CallsInReasoning,
+    /// Sets what text outside any channel becomes.
+    with_text_outside_channels => text_outside_channels: TextOutsideChannels,
+});
+
+/// The field names, in declaration order (for messages and the CLI).
+pub const POLICY_FIELDS: [&str; 6] = [
+    "unknown_tool",
+    "text_after_calls",
+    "unclosed_call_at_end",
+    "malformed_section",
+    "calls_in_reasoning",
+    "text_outside_channels",
+];
+
+impl Policy {
+    /// Nothing the model wrote is lost: every byte is in the content, the
+    /// reasoning or a call. The default.
+    pub fn lossless() -> Policy {
+        Policy::default()
+    }
+
+    /// What vLLM's and SGLang's tool parsers do where they agree (and, for
+    /// an unknown tool, where they differ, vLLM's choice: the call is
+    /// returned, flagged); see `docs/policies.md`. Text outside channels
+    /// stays content: dropping it is not built yet.
+    pub fn compatible() -> Policy {
+        Policy {
+            unknown_tool: UnknownTool::Call,
+            text_after_calls: TextAfterCalls::Drop,
+            unclosed_call_at_end: UnclosedCall::Recover,
+            malformed_section: MalformedSection::Drop,
+            calls_in_reasoning: CallsInReasoning::Reasoning,
+            // Both engines drop it; not built yet (`check_supported`).
+            text_outside_channels: TextOutsideChannels::Content,
+        }
+    }
+
+    /// Refuses the choices the parser does not implement yet (calls read
+    /// inside reasoning, text outside channels dropped), rather than
+    /// ignoring them quietly.
+    pub fn check_supported(&self) -> crate::Result<()> {
+        let missing = match (self.calls_in_reasoning, self.text_outside_channels) {
+            (CallsInReasoning::Call | CallsInReasoning::Both, _) => "calls_in_reasoning",
+            (_, TextOutsideChannels::Drop) => "text_outside_channels",
+            _ => return Ok(()),
+        };
+        Err(crate::Error::new(
+            crate::ErrorKind::Input,
+            format!("the {missing} policy supports only its default value so far"),
+        ))
+    }
+
+    /// The preset named `name` (`lossless` or `compatible`).
+    pub fn preset(name: &str) -> Option<Policy> {
+        match name {
+            "lossless" => Some(Policy::lossless()),
+            "compatible" => Some(Policy::compatible()),
+            _ => None,
+        }
+    }
+
+    /// Sets one field by name to a value by name (`("unknown_tool",
+    /// "call")`); the error says what the field takes.
+    pub fn set(&mut self, field: &str, value: &str) -> Result<(), String> {
+        let mut object = serde_json::to_value(*self).map_err(|e| e.to_string())?;
+        let Some(map) = object.as_object_mut().filter(|m| m.contains_key(field)) else {
+            return Err(format!(
+                "unknown policy field {field:?} (fields: {})",
+                POLICY_FIELDS.join(", ")
+            ));
+        };
+        map.insert(field.to_string(), Value::String(value.to_string()));
+        *self = serde_json::from_value(object)
+            .map_err(|_| format!("{field} takes {}, not {value:?}", choices(field)))?;
+        Ok(())
+    }
+
+    /// A policy from JSON: a preset's name, or an object of fields (over
+    /// `lossless`, or over the preset its `preset` member names).
+    pub fn from_json(value: &Value) -> Result<Policy, String> {
+        match value {
+            Value::String(name) => Policy::preset(name).ok_or_else(|| {
+                format!("policy takes \"lossless\", \"compatible\" or an object, not {name:?}")
+            }),
+            Value::Object(map) => {
+                let mut policy = match map.get("preset") {
+                    None => Policy::lossless(),
+                    Some(preset) => Policy::from_json(preset)?,
+                };
+                for (field, v) in map.iter().filter(|(k, _)| *k != "preset") {
+                    let Some(text) = v.as_str() else {
+                        return Err(format!("policy field {field} takes a string, not {v}"));
+                    };
+                    policy.set(field, text)?;
+                }
+                Ok(policy)
+            }
+            other => Err(format!(
+                "policy takes \"lossless\", \"compatible\" or an object, not {other}"
+            )),
+        }
+    }
+}
+
+/// The values `field` takes, for messages.
+fn choices(field: &str) -> &'static str {
+    match field {
+        "unknown_tool" => "content or call",
+        "text_after_calls" => "keep or drop",
+        "unclosed_call_at_end" => "recover, drop or content",
+        "malformed_section" => "content, salvage or drop",
+        "calls_in_reasoning" => "reasoning, call or both",
+        _ => "content or drop",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn presets_and_fields_by_name() {
+        assert_eq!(Policy::preset("lossless"), Some(Policy::default()));
+        let mut p = Policy::lossless();
+        p.set("unknown_tool", "call").unwrap();
+        assert_eq!(p.unknown_tool, UnknownTool::Call);
+        assert_eq!(
+            p.set("unknown_tool", "maybe").unwrap_err(),
+            "unknown_tool takes content or call, not \"maybe\""
+        );
+        assert!(p
+            .set("colour", "red")
+            .unwrap_err()
+            .starts_with("unknown policy field"));
+        let q = Policy::from_json(&json!({"preset": "compatible", "text_after_calls": "keep"}));
+        assert_eq!(
+            q.unwrap(),
+            Policy::compatible().with_text_after_calls(TextAfterCalls::Keep)
+        );
+        assert!(Policy::from_json(&json!("strict")).is_err());
+    }
+}

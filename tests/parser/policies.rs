@@ -1,0 +1,210 @@
+//! Output policies (`Policy`, docs/policies.md): what off-script output
+//! becomes under each choice, the diagnostic each decision leaves, and
+//! streaming equal to batch (message and diagnostics) under every policy.
+//! On the shipped hermes-think template (JSON calls in `<tool_call>`).
+
+use chat_autoparser::parser::{
+    char_chunks, DiagnosticKind, MalformedSection, Parsed, TextAfterCalls, UnclosedCall,
+    UnknownTool,
+};
+use chat_autoparser::{ChatTemplate, Options, OutputParser, ParserConfig, Policy, TemplateConfig};
+
+use crate::common::streaming::weather_tools;
+
+fn parser(policy: Policy) -> OutputParser {
+    let path = format!(
+        "{}/templates/hermes-think.jinja",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let source = std::fs::read_to_string(path).unwrap();
+    let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    analysis.parser(&config.with_policy(policy)).unwrap()
+}
+
+/// The batch report, after checking that streams in 1-, 2-, 3- and 7-byte
+/// pieces give the same message and the same diagnostics.
+fn report(policy: Policy, output: &str) -> Parsed {
+    let p = parser(policy);
+    let batch = p.parse_report(output, false);
+    for size in [1, 2, 3, 7] {
+        let mut stream = p.stream();
+        for piece in char_chunks(output, size) {
+            stream.push(piece);
+        }
+        stream.finish();
+        assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
+        assert_eq!(
+            stream.diagnostics(),
+            batch.diagnostics,
+            "{size}: {output:?}"
+        );
+    }
+    batch
+}
+
+fn kinds(parsed: &Parsed) -> Vec<DiagnosticKind> {
+    parsed.diagnostics.iter().map(|d| d.kind).collect()
+}
+
+/// The output bytes the `Dropped` diagnostics name.
+fn dropped<'a>(parsed: &Parsed, output: &'a str) -> Vec<&'a str> {
+    parsed
+        .diagnostics
+        .iter()
+        .filter(|d| d.kind == DiagnosticKind::Dropped)
+        .map(|d| &output[d.offset..d.end.unwrap()])
+        .collect()
+}
+
+const CALL: &str = r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+
+#[test]
+fn text_after_calls_is_kept_or_dropped_with_its_range() {
+    let output = format!("Let me check.\n{CALL}</tool_call>\nDone, it is sunny.\n");
+    let kept = report(Policy::lossless(), &output);
+    assert_eq!(
+        kept.message.content.as_deref(),
+        Some("Let me check.\nDone, it is sunny.")
+    );
+    assert!(kept.diagnostics.is_empty());
+    let p = Policy::lossless().with_text_after_calls(TextAfterCalls::Drop);
+    let parsed = report(p, &output);
+    assert_eq!(parsed.message.content.as_deref(), Some("Let me check."));
+    assert_eq!(parsed.message.tool_calls.len(), 1);
+    assert_eq!(dropped(&parsed, &output), ["Done, it is sunny."]);
+}
+
+#[test]
+fn text_between_calls_is_after_the_calls() {
+    let output = format!("{CALL}</tool_call>\nand then\n{CALL}</tool_call>");
+    let parsed = report(Policy::compatible(), &output);
+    assert_eq!(parsed.message.tool_calls.len(), 2);
+    assert_eq!(parsed.message.content, None);
+    assert_eq!(dropped(&parsed, &output), ["and then"]);
+}
+
+#[test]
+fn an_unknown_tool_is_content_or_a_flagged_call() {
+    let output = r#"<tool_call>{"name": "get_time", "arguments": {}}</tool_call>"#;
+    let lossless = report(Policy::lossless(), output);
+    assert_eq!(lossless.message.content.as_deref(), Some(output));
+    assert_eq!(kinds(&lossless), [DiagnosticKind::UnknownTool]);
+    let p = Policy::lossless().with_unknown_tool(UnknownTool::Call);
+    let parsed = report(p, output);
+    assert_eq!(parsed.message.content, None);
+    assert_eq!(parsed.message.tool_calls[0].function.name, "get_time");
+    assert_eq!(parsed.message.tool_calls[0].function.arguments, "{}");
+    assert_eq!(kinds(&parsed), [DiagnosticKind::UnknownToolCall]);
+    // A known name is not flagged.
+    assert!(report(p, &format!("{CALL}</tool_call>"))
+        .diagnostics
+        .is_empty());
+}
+
+#[test]
+fn a_call_the_output_ends_in_is_recovered_dropped_or_content() {
+    let recovered = report(Policy::lossless(), CALL);
+    assert_eq!(recovered.message.tool_calls.len(), 1);
+    assert_eq!(recovered.message.content, None);
+
+    let p = Policy::lossless().with_unclosed_call_at_end(UnclosedCall::Drop);
+    let output = format!("Checking.\n{CALL}");
+    let parsed = report(p, &output);
+    assert!(parsed.message.tool_calls.is_empty());
+    assert_eq!(parsed.message.content.as_deref(), Some("Checking."));
+    assert_eq!(dropped(&parsed, &output), [CALL]);
+
+    let p = Policy::lossless().with_unclosed_call_at_end(UnclosedCall::Content);
+    let parsed = report(p, &output);
+    assert!(parsed.message.tool_calls.is_empty());
+    assert_eq!(parsed.message.content.as_deref(), Some(output.as_str()));
+    assert!(kinds(&parsed).contains(&DiagnosticKind::WithdrawnToolCall));
+
+    // A call that closes is no unclosed call, whatever the policy.
+    let closed = format!("{CALL}</tool_call>");
+    assert_eq!(report(p, &closed).message.tool_calls.len(), 1);
+}
+
+#[test]
+fn a_broken_call_is_content_dropped_or_salvaged() {
+    let output = r#"<tool_call>{"name": "get_weather", "arguments": {"city": 3x}}</tool_call> ok"#;
+    let content = report(Policy::lossless(), output);
+    assert!(content.message.tool_calls.is_empty());
+    assert_eq!(content.message.content.as_deref(), Some(output));
+
+    let p = Policy::lossless().with_malformed_section(MalformedSection::Drop);
+    let parsed = report(p, output);
+    assert!(parsed.message.tool_calls.is_empty());
+    // The text after the call is not the call's: content (the space
+    // after its closer is the closer's).
+    assert_eq!(parsed.message.content.as_deref(), Some("ok"));
+    assert_eq!(dropped(&parsed, output), [&output[..output.len() - 2]]);
+
+    let p = Policy::lossless().with_malformed_section(MalformedSection::Salvage);
+    let parsed = report(p, output);
+    assert_eq!(parsed.message.tool_calls[0].function.name, "get_weather");
+    assert_eq!(
+        parsed.message.tool_calls[0].function.arguments,
+        r#"{"city": 3"#
+    );
+    assert!(kinds(&parsed).contains(&DiagnosticKind::SalvagedToolCall));
+}
+
+#[test]
+fn lossless_never_drops() {
+    let outputs = [
+        format!("{CALL}</tool_call>\nDone."),
+        format!("{CALL} trailing</tool_call>"),
+        r#"<tool_call>{"name": "nope", "arguments": {}}</tool_call>"#.to_string(),
+        format!("<think>hm</think>{CALL}"),
+        r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Par"#.to_string(),
+    ];
+    for output in &outputs {
+        let parsed = report(Policy::lossless(), output);
+        assert!(
+            !kinds(&parsed).contains(&DiagnosticKind::Dropped),
+            "{output:?}: {parsed:?}"
+        );
+        let compatible = report(Policy::compatible(), output);
+        for d in compatible.diagnostics.iter().filter(|d| d.end.is_some()) {
+            assert!(d.offset <= d.end.unwrap() && d.end.unwrap() <= output.len());
+        }
+    }
+}
+
+#[test]
+fn choices_not_built_yet_are_refused() {
+    let path = format!(
+        "{}/templates/hermes-think.jinja",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let source = std::fs::read_to_string(path).unwrap();
+    let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let mut policy = Policy::lossless();
+    policy.set("calls_in_reasoning", "call").unwrap();
+    let err = analysis
+        .parser(&ParserConfig::default().with_policy(policy))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "input error: the calls_in_reasoning policy supports only its default value so far"
+    );
+}
+
+#[test]
+fn any_name_is_still_a_name_not_punctuation() {
+    // With names unchecked (`unknown_tool: call`), a name still starts with
+    // a letter, a digit or `_`: bracket punctuation is text.
+    let output = r#"<tool_call>{"name": "[", "arguments": {}}</tool_call>"#;
+    let p = Policy::lossless().with_unknown_tool(UnknownTool::Call);
+    let parsed = report(p, output);
+    assert!(parsed.message.tool_calls.is_empty(), "{parsed:?}");
+    assert_eq!(parsed.message.content.as_deref(), Some(output));
+}

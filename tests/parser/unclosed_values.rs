@@ -1,0 +1,120 @@
+//! Tagged values whose closer never came (issue 26 item 2), on the shipped
+//! qwen-coder-xml (`<parameter=city>\nV\n</parameter>`) and glm-arg-pairs
+//! (`<arg_value>V</arg_value>`) templates:
+//! - a value cut by the end of the output is no call (its text is content),
+//!   as a JSON string cut there is: a missing *last* closer may recover, a
+//!   missing value closer may not;
+//! - a value left unclosed ends at the first closer around it (the
+//!   arguments' or the call's end), which then closes the call, instead of
+//!   swallowing them and the text after them;
+//! - a closer of several cores written in part closes what it closes
+//!   (python-calls' section end `]<|tool_call_end|>`): its last token alone,
+//!   or its first cores at the very end of the output; nothing of it is
+//!   left in the content.
+
+use chat_autoparser::parser::DiagnosticKind;
+use chat_autoparser::{ChatTemplate, Options, OutputParser, ParserConfig, TemplateConfig};
+
+use crate::common::streaming::{calls, parse_and_stream, weather_tools};
+
+fn parser(template: &str) -> OutputParser {
+    let path = format!("{}/templates/{template}.jinja", env!("CARGO_MANIFEST_DIR"));
+    let source = std::fs::read_to_string(path).unwrap();
+    let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let options = Options::default().with_tools(weather_tools());
+    analysis.parser(&ParserConfig::from(options)).unwrap()
+}
+
+const QWEN_OPEN: &str = "<tool_call>\n<function=get_weather>\n<parameter=city>\n";
+const GLM_OPEN: &str = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>";
+
+#[test]
+fn a_value_cut_by_the_end_is_no_call() {
+    for (template, output) in [
+        ("qwen-coder-xml", format!("{QWEN_OPEN}Par")),
+        ("glm-arg-pairs", format!("{GLM_OPEN}Par")),
+    ] {
+        let p = parser(template);
+        let m = parse_and_stream(&p, &output);
+        assert!(m.tool_calls.is_empty(), "{template}: {m:?}");
+        assert_eq!(m.content.as_deref(), Some(output.as_str()), "{template}");
+        let kinds: Vec<_> = p
+            .parse_report(&output, false)
+            .diagnostics
+            .iter()
+            .map(|d| d.kind)
+            .collect();
+        assert!(
+            kinds.contains(&DiagnosticKind::WithdrawnToolCall),
+            "{template}: {kinds:?}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_last_closer_still_recovers() {
+    for (template, output) in [
+        (
+            "qwen-coder-xml",
+            format!("{QWEN_OPEN}Paris\n</parameter>\n</function>"),
+        ),
+        ("qwen-coder-xml", format!("{QWEN_OPEN}Paris\n</parameter>")),
+        ("glm-arg-pairs", format!("{GLM_OPEN}Paris</arg_value>")),
+    ] {
+        let m = parse_and_stream(&parser(template), &output);
+        assert_eq!(
+            calls(&m),
+            [("get_weather", r#"{"city": "Paris"}"#)],
+            "{output:?}"
+        );
+        assert_eq!(m.content, None, "{output:?}");
+    }
+}
+
+#[test]
+fn an_unclosed_value_ends_at_the_closers_around_it() {
+    for (template, output) in [
+        (
+            "qwen-coder-xml",
+            format!("{QWEN_OPEN}NYC\n</function>\n</tool_call>\nThen more."),
+        ),
+        (
+            "glm-arg-pairs",
+            format!("{GLM_OPEN}NYC\n</tool_call>\nThen more."),
+        ),
+    ] {
+        let m = parse_and_stream(&parser(template), &output);
+        assert_eq!(
+            calls(&m),
+            [("get_weather", r#"{"city": "NYC"}"#)],
+            "{output:?}"
+        );
+        assert_eq!(m.content.as_deref(), Some("Then more."), "{output:?}");
+    }
+}
+
+#[test]
+fn part_of_a_multi_part_closer_closes_the_section() {
+    let p = parser("python-calls");
+    let open = r#"<|tool_call_start|>[get_weather(city="Paris")"#;
+    for (output, content) in [
+        (format!("{open}]"), None),
+        (format!("{open}<|tool_call_end|>"), None),
+        (format!("{open}<|tool_call_end|> After."), Some("After.")),
+        (format!("{open}]<|tool_call_end|> After."), Some("After.")),
+        // A bracket with text after it is text: only the end of the output
+        // says the rest of the closer was eaten.
+        (format!("{open}] After."), Some("] After.")),
+    ] {
+        let m = parse_and_stream(&p, &output);
+        assert_eq!(
+            calls(&m),
+            [("get_weather", r#"{"city": "Paris"}"#)],
+            "{output:?}"
+        );
+        assert_eq!(m.content.as_deref(), content, "{output:?}");
+    }
+}
