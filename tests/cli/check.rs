@@ -476,3 +476,54 @@ fn absent_engines_are_skipped_with_why() {
         ])
     );
 }
+
+/// A stand-in Python that logs each start and answers every line with a
+/// disagreement: enough to count how often a folder starts the checkers.
+#[cfg(unix)]
+fn logging_python(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    let (python, log) = (dir.join("python"), dir.join("starts.log"));
+    let _ = std::fs::remove_file(&log);
+    let script = format!(
+        "#!/bin/sh\n# Called as: python -c SCRIPT [--probe]\n\
+         if [ \"$3\" = --probe ]; then echo probe >> {log}; exit 0; fi\n\
+         echo run >> {log}\n\
+         while read -r line; do echo '{{\"ok\": false, \"error\": \"stand-in\"}}'; done\n",
+        log = log.display()
+    );
+    std::fs::write(&python, script).unwrap();
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (python, log)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_folder_starts_each_python_checker_once() {
+    let hermes = include_str!("../../templates/hermes-think.jinja");
+    let dir = folder("one-python", &[("a.jinja", hermes), ("b.jinja", hermes)]);
+    let (python, log) = logging_python(
+        &std::env::temp_dir().join(format!("check-cli-python-{}", std::process::id())),
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chat-autoparser"))
+        .args(["check", dir.to_str().unwrap(), "--engines", "--json"])
+        .env("CHAT_AUTOPARSER_PYTHON", &python)
+        .env_remove("CHAT_AUTOPARSER_LLAMA_BIN")
+        .output()
+        .unwrap();
+    let docs: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(docs.len(), 2, "{}", stderr(&out));
+    for doc in &docs {
+        let transformers = &doc["engines"][2];
+        assert_eq!(transformers["engine"], "transformers", "{doc}");
+        assert_eq!(transformers["status"], "ran", "{doc}");
+        assert!(transformers["failed"].as_u64() > Some(0), "{doc}");
+    }
+    // One import check and one worker per checker (xgrammar, transformers),
+    // not one of each per template.
+    let starts = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(starts, "probe\nrun\nprobe\nrun\n");
+}
