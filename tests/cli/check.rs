@@ -527,3 +527,58 @@ fn a_folder_starts_each_python_checker_once() {
     let starts = std::fs::read_to_string(&log).unwrap();
     assert_eq!(starts, "probe\nrun\nprobe\nrun\n");
 }
+
+/// ChatML that writes an assistant turn's calls before its content.
+const CALLS_FIRST: &str = "{%- if tools %}<|im_start|>system\nTools: {{ tools | tojson }}<|im_end|>\n{% endif %}\
+{%- for m in messages %}<|im_start|>{{ m.role }}\n\
+{%- for tc in m.tool_calls or [] %}<tool_call>\n{{ {'name': tc.function.name, 'arguments': tc.function.arguments} | tojson }}\n</tool_call>\n{% endfor %}\
+{{ m.content or '' }}<|im_end|>\n{% endfor %}\
+{%- if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+
+/// The `content+call` probe of `doc`'s default shape.
+fn content_and_call(doc: &Value) -> &Value {
+    doc["shapes"][0]["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "content+call")
+        .unwrap_or_else(|| panic!("no content+call probe: {doc}"))
+}
+
+#[test]
+fn the_probes_are_parsed_under_the_policy_given() {
+    let dir = folder("policy", &[("calls-first.jinja", CALLS_FIRST)]);
+    let template = dir.join("calls-first.jinja");
+    let checked = |policy: &str| {
+        let args = [
+            "check",
+            template.to_str().unwrap(),
+            "--json",
+            "--policy",
+            policy,
+        ];
+        let out = run(&args, b"");
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+        doc
+    };
+    // lossless keeps the text after the call: the turn round-trips.
+    let lossless = checked("lossless");
+    let probe = content_and_call(&lossless);
+    assert_eq!(
+        probe["output"].as_str().unwrap().find("<tool_call>"),
+        Some(0)
+    );
+    assert!(probe.get("parse_error").is_none(), "{probe}");
+    // compatible drops it (text_after_calls: drop), and says so.
+    let compatible = checked("compatible");
+    assert_eq!(
+        content_and_call(&compatible)["parse_error"],
+        "content \"\", expected \"Let me check the weather.\""
+    );
+    let out = run(
+        &["check", template.to_str().unwrap(), "--policy", "strict"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
