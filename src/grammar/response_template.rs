@@ -62,6 +62,11 @@ pub struct ResponseTemplate {
     pub warnings: Vec<String>,
 }
 
+/// Starts the close pattern of a call whose region is a JSON object: the
+/// close comes only after the object's `}`, so a call's markers quoted inside
+/// a string argument (`"text": "... </tool_call> ..."`) do not end it.
+const JSON_CLOSED: &str = r"(?<=\})";
+
 /// Stands for the function name while a call is laid out; never in a name.
 const NAME: &str = "\u{E000}";
 
@@ -156,11 +161,14 @@ fn content(protocol: &Protocol, call_open: Option<&str>) -> Value {
         }
         return field;
     }
-    field["open_pattern"] = json!(format!(
-        r"{}|\A(?!\s*(?:{}))",
-        flex(start),
-        claimed_at_start(protocol, call_open).join("|")
-    ));
+    field["open_pattern"] = json!(match reasoning_opens_at_start(protocol) {
+        true => flex(start),
+        false => format!(
+            r"{}|\A(?!\s*(?:{}))",
+            flex(start),
+            claimed_at_start(protocol, call_open).join("|")
+        ),
+    });
     if !is_blank(end) {
         field["close_pattern"] = json!(flex(end));
     } else if let Some(open) = call_open {
@@ -168,6 +176,15 @@ fn content(protocol: &Protocol, call_open: Option<&str>) -> Value {
         field["close_pattern"] = json!(format!("{message_end}(?={open})"));
     }
     field
+}
+
+/// The output starts inside the reasoning block (the reasoning field opens
+/// at `\A`, see [`reasoning`]): the start is not content.
+fn reasoning_opens_at_start(protocol: &Protocol) -> bool {
+    protocol
+        .reasoning
+        .as_ref()
+        .is_some_and(|r| r.opened || protocol.start == Start::InReasoning || is_blank(&r.start))
 }
 
 /// What opens something other than content at the start of the output:
@@ -263,7 +280,7 @@ fn whole_json_call(format: &ToolFormat) -> Option<Calls> {
     };
     let open = format!("{}{}", optional_lead(format), flex(&format.call_start));
     let close = format!(
-        "{}{}",
+        "{JSON_CLOSED}{}{}",
         flex(&format.call_end),
         optional(&format.section_end)
     );
@@ -330,8 +347,12 @@ fn laid_out_calls(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String
     let tail_re = segments(tail, names, true, braces, Side::Tail);
     let lead = optional_lead(format);
     let open = format!("{lead}{open_head}");
+    let json_object = notation
+        .as_ref()
+        .is_some_and(|n| n.parser == "json" && !n.braces);
     let close = format!(
-        "{}{tail_re}{}",
+        "{}{}{tail_re}{}",
+        if json_object { JSON_CLOSED } else { "" },
         arguments_end(&layout),
         call_end(format, tail, &bare_head)
     );

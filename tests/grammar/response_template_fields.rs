@@ -64,3 +64,62 @@ fn text_the_prompt_opened_the_wrapper_for_is_content_in_both() {
     );
     assert_eq!(content["close_pattern"], r"<\|close\|>response<\|sep\|>");
 }
+
+/// The call's close pattern, for `tools`, of the template at `path`.
+fn call_close(source: &str) -> String {
+    let template = ChatTemplate::new(source, &TemplateConfig::default()).unwrap();
+    let analysis = template.analyze().unwrap();
+    let tools = vec![
+        serde_json::json!({"type": "function", "function": {"name": "save_note",
+        "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}}),
+    ];
+    let config = ParserConfig::from(chat_autoparser::Options::default().with_tools(tools));
+    let protocol = Protocol::new(&analysis, &config.options);
+    let exported = response_template(&protocol).unwrap();
+    let field = &exported.response_template["fields"]["tool_calls"];
+    field["close_pattern"].as_str().unwrap().to_owned()
+}
+
+/// A JSON call closes only after its object: the call's end marker quoted
+/// in a string argument (`"text": "... </tool_call> ..."`) is text, as our
+/// parser reads it (check's `markers-in-args` probe).
+#[test]
+fn a_json_call_closes_only_after_its_object() {
+    let hermes = include_str!("../../templates/hermes-think.jinja");
+    assert_eq!(call_close(hermes), r"(?<=\})\s*</tool_call>");
+    // Arguments laid out after the name (`functions.f:0<|tool_call_argument_begin|>{...}`).
+    let path = std::path::Path::new("../shared/corpus/llamacpp/Kimi-K2-Instruct.jinja");
+    let Ok(kimi) = std::fs::read_to_string(path) else {
+        println!("skipped: {} is absent", path.display());
+        return;
+    };
+    assert_eq!(
+        call_close(&kimi),
+        r"(?<=\})<\|tool_call_end\|>(?:<\|tool_calls_section_end\|>)?"
+    );
+}
+
+/// Kimi-K3 with thinking on: the prompt opened the reasoning block, so the
+/// output's start is reasoning, never content.
+#[test]
+fn an_output_that_starts_in_reasoning_does_not_start_in_content() {
+    let path = std::path::Path::new("../shared/corpus/llamacpp/Kimi-K3.jinja");
+    let Ok(source) = std::fs::read_to_string(path) else {
+        println!("skipped: {} is absent", path.display());
+        return;
+    };
+    let template = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap();
+    let analysis = template.analyze().unwrap();
+    let config = ParserConfig::from(chat_autoparser::Options::default().with_enable_thinking(true));
+    let protocol = Protocol::new(&analysis, &config.options);
+    let exported = response_template(&protocol).unwrap();
+    let fields = &exported.response_template["fields"];
+    assert!(fields["reasoning_content"]["open_pattern"]
+        .as_str()
+        .unwrap()
+        .starts_with(r"\A"));
+    assert_eq!(
+        fields["content"]["open_pattern"],
+        r"<\|open\|>response<\|sep\|>"
+    );
+}
