@@ -388,9 +388,9 @@ fn a_hand_written_response_template_is_cross_checked_in_transformers() {
         b"",
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    // Our own export agrees with our parser on every probe but the one whose
-    // string argument holds `</tool_call>`: parse_response's JSON region
-    // ends at the marker.
+    // Our own export agrees with our parser on every probe, the one whose
+    // string argument holds `</tool_call>` included (a JSON call closes only
+    // after its object).
     let (code, doc) = {
         let out = run(
             &[
@@ -407,15 +407,10 @@ fn a_hand_written_response_template_is_cross_checked_in_transformers() {
             serde_json::from_slice::<Value>(&out.stdout).unwrap(),
         )
     };
-    assert_eq!(code, Some(3), "{doc:#}");
-    let whats: Vec<&str> = doc["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["what"].as_str().unwrap())
-        .collect();
-    assert_eq!(whats.len(), 1, "{whats:#?}");
-    assert!(whats[0].starts_with("default/markers-in-args: your response_template disagrees"));
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(doc["warnings"], json!([]));
+    assert_eq!(doc["engines"][0]["failed"], 0);
+    assert!(doc["engines"][0]["checked"].as_u64() > Some(10), "{doc:#}");
     assert_eq!(doc["engines"][0]["engine"], "transformers");
     // An author's template that names the reasoning field otherwise
     // disagrees wherever there is reasoning.
