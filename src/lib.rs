@@ -68,7 +68,7 @@ pub mod spans;
 pub mod template;
 
 pub use analysis::Analysis;
-pub use check::{check, CheckReport, Verdict};
+pub use check::{check, check_with_policy, CheckReport, Verdict};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use grammar::{Grammar, Trigger, TriggerKind};
 pub use message::{AssistantMessage, Delta, FunctionCall, ToolCall};

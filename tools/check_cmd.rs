@@ -1,5 +1,6 @@
-//! `chat-autoparser check TEMPLATE|DIR [--json] [--engines]`: a verdict
-//! with evidence (see `chat_autoparser::check` and docs/check.md).
+//! `chat-autoparser check TEMPLATE|DIR [--json] [--engines] [--policy ...]`:
+//! a verdict with evidence (see `chat_autoparser::check` and docs/check.md),
+//! the parsers under the output policy given (as `parse --policy`).
 //!
 //! Exit codes: 0 works, 3 works with warnings, 4 unsupported, 1 a template
 //! or input error, 2 bad usage. A folder of templates (or model folders)
@@ -22,6 +23,7 @@ use serde_json::{json, Map, Value};
 
 use crate::analyze_cmd::{is_template_folder, templates_in};
 use crate::check_engines::{self, EngineStatus};
+use crate::parse_cmd::PolicyArgs;
 use crate::{input_failure, load_path, write_out, Failure, TemplateArg};
 
 /// Exit code of a template that works with warnings.
@@ -53,6 +55,8 @@ pub struct Args {
     /// holding one, or the template alone) against our parse of the probes
     #[arg(long, value_name = "FILE")]
     response_template: Option<PathBuf>,
+    #[command(flatten)]
+    policy: PolicyArgs,
 }
 
 /// One checked template: the report, what the engines did, and the time.
@@ -105,7 +109,7 @@ fn check_one(args: &Args, path: &Path) -> Result<Checked, Failure> {
     let start = Instant::now();
     let template = load_path(path, args.template.template_name.as_deref(), true)?;
     let chat = Chat::new(template)?;
-    let mut report = chat.check();
+    let mut report = chat.check_with_policy(args.policy.policy()?);
     let mut engines = Vec::new();
     if args.engines {
         engines = check_engines::run(&mut report);

@@ -14,11 +14,13 @@
 //!   gives (`tools/response_template_check.py`).
 //!
 //! The Python checkers are compiled into the binary and run with
-//! `python -c`, so the command needs no checkout.
+//! `python -c`, so the command needs no checkout. Each runs as one process
+//! for the whole command (a folder pays its import once).
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 use chat_autoparser::check::{Acceptance, Built, CheckReport, ExportCheck, Warning};
 use chat_autoparser::grammar::{Grammar, TriggerKind};
@@ -130,40 +132,120 @@ fn record(
     rejected
 }
 
-/// Runs `python -c script args` with `input` on stdin; its stdout lines.
-fn run_python(
-    python: &Path,
-    script: &str,
-    args: &[&str],
-    input: &str,
-) -> Result<Vec<String>, String> {
-    let mut child = Command::new(python)
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("{}: {e}", python.display()))?;
-    let mut stdin = child.stdin.take().ok_or("no stdin")?;
-    let input = input.to_owned();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    let _ = writer.join();
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(err.lines().last().unwrap_or("failed").to_owned());
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_owned)
-        .collect())
+/// A Python checker started once and kept for the whole command, so a
+/// folder of templates pays the engine's import (seconds) once, not once per
+/// template. The checkers answer one line per line, in order, and flush.
+struct Worker {
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    /// The end of its stderr (drained by a thread so that it never blocks).
+    stderr: Arc<Mutex<String>>,
+    _child: Child,
 }
 
-/// The checker imports (its `--probe` succeeds), or why not.
-fn probe(python: &Path, script: &str) -> Result<(), String> {
-    run_python(python, script, &["--probe"], "").map(|_| ())
+/// The workers started so far, by script, or why one could not start (or died).
+type Workers = Vec<(&'static str, Result<Worker, String>)>;
+
+static WORKERS: Mutex<Workers> = Mutex::new(Vec::new());
+
+/// How much of a worker's stderr is kept for the error message.
+const STDERR_KEPT: usize = 4096;
+
+impl Worker {
+    /// Checks that the script imports (`--probe`), then starts it.
+    fn start(python: &Path, script: &str) -> Result<Worker, String> {
+        let probe = Command::new(python)
+            .args(["-c", script, "--probe"])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("{}: {e}", python.display()))?;
+        if !probe.status.success() {
+            let err = String::from_utf8_lossy(&probe.stderr);
+            return Err(format!(
+                "it does not import: {}",
+                err.lines().last().unwrap_or("failed")
+            ));
+        }
+        let mut child = Command::new(python)
+            .args(["-c", script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("{}: {e}", python.display()))?;
+        let (Some(stdin), Some(stdout), Some(mut err)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err("no pipes to the checker".into());
+        };
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let kept = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = err.read(&mut buf) {
+                if let Ok(mut text) = kept.lock() {
+                    text.push_str(&String::from_utf8_lossy(&buf[..n]));
+                    let cut = text.len().saturating_sub(STDERR_KEPT);
+                    let cut = (cut..text.len())
+                        .find(|&i| text.is_char_boundary(i))
+                        .unwrap_or(0);
+                    text.drain(..cut);
+                }
+            }
+        });
+        Ok(Worker {
+            stdin,
+            stdout: BufReader::new(stdout),
+            stderr,
+            _child: child,
+        })
+    }
+
+    /// One answer line per input line.
+    fn ask(&mut self, input: &str) -> Result<Vec<String>, String> {
+        let mut answers = Vec::new();
+        for line in input.lines() {
+            let mut answer = String::new();
+            let wrote = writeln!(self.stdin, "{line}").and_then(|()| self.stdin.flush());
+            let read = wrote.and_then(|()| self.stdout.read_line(&mut answer));
+            if !matches!(read, Ok(1..)) {
+                return Err(self.death());
+            }
+            answers.push(answer.trim_end_matches(['\r', '\n']).to_owned());
+        }
+        Ok(answers)
+    }
+
+    /// Why the worker stopped answering: the last line of its stderr.
+    fn death(&self) -> String {
+        // Give the drain thread a moment to collect the traceback.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let text = self.stderr.lock().map(|t| t.clone()).unwrap_or_default();
+        let last = text.lines().last().unwrap_or("the checker stopped");
+        format!("the checker stopped: {last}")
+    }
+}
+
+/// `input` (JSON lines) through the worker of `script`, started on first
+/// use; its answer lines. A worker that fails stays failed (same why).
+fn run_python(python: &Path, script: &'static str, input: &str) -> Result<Vec<String>, String> {
+    let mut workers = WORKERS.lock().map_err(|_| "checker lock poisoned")?;
+    let at = match workers.iter().position(|(s, _)| std::ptr::eq(*s, script)) {
+        Some(at) => at,
+        None => {
+            workers.push((script, Worker::start(python, script)));
+            workers.len() - 1
+        }
+    };
+    let slot = &mut workers[at].1;
+    let answers = match slot {
+        Ok(worker) => worker.ask(input),
+        Err(why) => return Err(why.clone()),
+    };
+    if let Err(why) = &answers {
+        *slot = Err(why.clone());
+    }
+    answers
 }
 
 /// llama.cpp's trigger search and GBNF validator on every output.
@@ -268,9 +350,6 @@ fn llama_accepts(
 
 /// xgrammar's matcher on every output, one job per shape.
 fn xgrammar(report: &mut CheckReport, python: &Path) -> EngineStatus {
-    if let Err(why) = probe(python, XGRAMMAR_CHECK) {
-        return skipped("xgrammar", &format!("xgrammar does not import: {why}"));
-    }
     let mut jobs = String::new();
     let mut ids = Vec::new();
     for (s, p, output) in outputs(report) {
@@ -283,9 +362,9 @@ fn xgrammar(report: &mut CheckReport, python: &Path) -> EngineStatus {
         jobs.push_str(&format!("{job}\n"));
         ids.push((s, p));
     }
-    let lines = match run_python(python, XGRAMMAR_CHECK, &[], &jobs) {
+    let lines = match run_python(python, XGRAMMAR_CHECK, &jobs) {
         Ok(lines) => lines,
-        Err(why) => return skipped("xgrammar", &why),
+        Err(why) => return skipped("xgrammar", &format!("xgrammar: {why}")),
     };
     let (mut checked, mut failed) = (0, 0);
     for line in lines {
@@ -393,8 +472,6 @@ fn parse_responses(
     python: &Path,
     template_of: &dyn Fn(&[Built]) -> Option<Value>,
 ) -> Result<Vec<((usize, usize), Option<String>)>, String> {
-    probe(python, RESPONSE_TEMPLATE_CHECK)
-        .map_err(|why| format!("transformers' parse_response does not import: {why}"))?;
     let tools = report.tools();
     let mut lines = String::new();
     let mut asked = Vec::new();
@@ -408,7 +485,8 @@ fn parse_responses(
         lines.push_str(&format!("{line}\n"));
         asked.push(((s, p), serde_json::to_value(ours).unwrap_or_default()));
     }
-    let answers = run_python(python, RESPONSE_TEMPLATE_CHECK, &[], &lines)?;
+    let answers = run_python(python, RESPONSE_TEMPLATE_CHECK, &lines)
+        .map_err(|why| format!("transformers' parse_response: {why}"))?;
     if answers.len() != asked.len() {
         return Err(format!(
             "{} answers to {} outputs",

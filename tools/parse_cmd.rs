@@ -84,7 +84,7 @@ pub struct PolicyArgs {
 
 impl PolicyArgs {
     /// The preset with the fields given set.
-    fn policy(&self) -> Result<Policy, Failure> {
+    pub fn policy(&self) -> Result<Policy, Failure> {
         let mut policy = Policy::preset(&self.policy).ok_or_else(|| {
             Failure::Usage(format!(
                 "--policy takes lossless or compatible, not {:?}",

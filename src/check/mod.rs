@@ -14,6 +14,10 @@
 //! - the lint findings that matter for parsing;
 //! - a [`Verdict`] and one [`Warning`] per problem, each saying what to do.
 //!
+//! The parsers run under the output policy given ([`check_with_policy`];
+//! [`check`]: the default, `lossless`), so a server can check the policy it
+//! serves with.
+//!
 //! The probe outputs are the template's own renders of assistant turns (the
 //! front door's render, polyfills included: a template that renders no call
 //! gets its calls written in the model's assumed format). There is no
@@ -50,6 +54,7 @@ pub use roundtrip::MAX_CHUNK;
 pub use verdict::{Verdict, Warning};
 
 use crate::lint::Finding;
+use crate::parser::Policy;
 use crate::request::{Chat, ChatRequest};
 
 /// Where a probe's output came from.
@@ -184,8 +189,15 @@ impl CheckReport {
     }
 }
 
-/// Checks `chat` (see the module doc).
+/// Checks `chat` (see the module doc), its parsers under the default
+/// policy (`lossless`).
 pub fn check(chat: &Chat) -> CheckReport {
+    check_with_policy(chat, Policy::default())
+}
+
+/// Checks `chat` with its parsers under `policy` (docs/policies.md): the
+/// same probes, parsed back and streamed as a server with that policy would.
+pub fn check_with_policy(chat: &Chat, policy: Policy) -> CheckReport {
     let template = chat.template();
     let analysis = chat.analysis();
     let _run = crate::template::RunFuel::start(&template.config().limits);
@@ -193,7 +205,7 @@ pub fn check(chat: &Chat) -> CheckReport {
     let tools = probes::tools();
     let shapes = probes::plan(analysis)
         .into_iter()
-        .map(|(shape, probes)| check_shape(chat, &tools, shape, &probes))
+        .map(|(shape, probes)| check_shape(chat, (&tools, policy), shape, &probes))
         .collect();
     let lint = template
         .lint()
@@ -222,7 +234,15 @@ impl Chat {
     pub fn check(&self) -> CheckReport {
         check(self)
     }
+
+    /// Checks this template under an output policy; see [`check_with_policy`].
+    pub fn check_with_policy(&self, policy: Policy) -> CheckReport {
+        check_with_policy(self, policy)
+    }
 }
+
+/// What every probe request gives: the tools and the output policy.
+type Request<'a> = (&'a [Value], Policy);
 
 /// What one prompt of a shape serves: its exports, their in-process
 /// checker, and the parser.
@@ -234,8 +254,9 @@ struct Setup {
 }
 
 impl Setup {
-    fn new(chat: &Chat, tools: &[Value], shape: &Shape, prompt: &str) -> Setup {
+    fn new(chat: &Chat, (tools, policy): Request, shape: &Shape, prompt: &str) -> Setup {
         let request = ChatRequest::default()
+            .with_policy(policy)
             .with_tools(tools.to_vec())
             .with_tool_choice(shape.tool_choice.clone())
             .with_parallel_tool_calls(shape.parallel)
@@ -256,7 +277,7 @@ impl Setup {
 /// prompt the outputs continue), and checks each.
 fn check_shape(
     chat: &Chat,
-    tools: &[Value],
+    (tools, policy): Request,
     shape: Shape,
     probes: &[probes::Probe],
 ) -> ShapeReport {
@@ -271,7 +292,7 @@ fn check_shape(
     prompts.sort_by_key(|r| r.by_common_prefix);
     for r in prompts {
         if !setups.iter().any(|s| s.prompt == r.prompt) {
-            setups.push(Setup::new(chat, tools, &shape, &r.prompt));
+            setups.push(Setup::new(chat, (tools, policy), &shape, &r.prompt));
         }
     }
     let probes = probes

@@ -13,8 +13,11 @@
 //!   starts inside (the prompt opened it, or delimiter reasoning) opens at the
 //!   start of the text (`\A`); a template that writes a bare end marker on
 //!   turns without reasoning opens it there too, so the marker is not content;
+//!   after a prompt that closed the block, a block the model opens anyway is
+//!   reasoning too (as the parser reads it);
 //! - `content`: the implicit field (every byte no other field claims), or the
-//!   content wrapper's markers when the template has one; pieces split by
+//!   content wrapper's markers when the template has one (text at the start
+//!   that nothing else opens is content too: the prompt opened the wrapper); pieces split by
 //!   tool calls are joined; the implicit field closes on the end of a tool
 //!   section with no opening marker at the very end of the text;
 //! - `tool_calls`: one region per call (`repeats`), its open pattern the
@@ -60,6 +63,11 @@ pub struct ResponseTemplate {
     pub warnings: Vec<String>,
 }
 
+/// Starts the close pattern of a call whose region is a JSON object: the
+/// close comes only after the object's `}`, so a call's markers quoted inside
+/// a string argument (`"text": "... </tool_call> ..."`) do not end it.
+const JSON_CLOSED: &str = r"(?<=\})";
+
 /// Stands for the function name while a call is laid out; never in a name.
 const NAME: &str = "\u{E000}";
 
@@ -74,10 +82,10 @@ pub fn response_template(protocol: &Protocol) -> Result<ResponseTemplate> {
         .and_then(|s| tool_calls(s, &mut warnings));
     let mut fields = Map::new();
     let call_open = calls.as_ref().map(|c| c.lookahead.clone());
-    if let Some(r) = &protocol.reasoning {
+    if let Some(r) = protocol.reasoning.clone().or_else(|| later_block(protocol)) {
         fields.insert(
             "reasoning_content".into(),
-            reasoning(protocol, r, call_open.as_deref()),
+            reasoning(protocol, &r, call_open.as_deref()),
         );
     }
     fields.insert("content".into(), content(protocol, call_open.as_deref()));
@@ -94,6 +102,19 @@ pub fn response_template(protocol: &Protocol) -> Result<ResponseTemplate> {
         response_template: template,
         preserved_tokens: protocol.preserved_tokens.clone(),
         warnings,
+    })
+}
+
+/// The block a model may still open after a prompt that closed one (or
+/// decided there is none): the parser reads a block opened by its marker
+/// anywhere, so the export does too. None without an opening marker.
+fn later_block(protocol: &Protocol) -> Option<ReasoningBlock> {
+    let r = protocol.markup.reasoning.as_ref()?;
+    (!is_blank(&r.start) && !is_blank(&r.end)).then(|| ReasoningBlock {
+        start: r.start.clone(),
+        end: r.end.clone(),
+        opened: false,
+        bare_end: false,
     })
 }
 
@@ -141,7 +162,14 @@ fn content(protocol: &Protocol, call_open: Option<&str>) -> Value {
         }
         return field;
     }
-    field["open_pattern"] = json!(flex(start));
+    field["open_pattern"] = json!(match reasoning_opens_at_start(protocol) {
+        true => flex(start),
+        false => format!(
+            r"{}|\A(?!\s*(?:{}))",
+            flex(start),
+            claimed_at_start(protocol, call_open).join("|")
+        ),
+    });
     if !is_blank(end) {
         field["close_pattern"] = json!(flex(end));
     } else if let Some(open) = call_open {
@@ -149,6 +177,31 @@ fn content(protocol: &Protocol, call_open: Option<&str>) -> Value {
         field["close_pattern"] = json!(format!("{message_end}(?={open})"));
     }
     field
+}
+
+/// The output starts inside the reasoning block (the reasoning field opens
+/// at `\A`, see [`reasoning`]): the start is not content.
+fn reasoning_opens_at_start(protocol: &Protocol) -> bool {
+    protocol
+        .reasoning
+        .as_ref()
+        .is_some_and(|r| r.opened || protocol.start == Start::InReasoning || is_blank(&r.start))
+}
+
+/// What opens something other than content at the start of the output:
+/// the wrapper itself, the reasoning markers, a call. Text before any of
+/// them is content even without the wrapper's opening (the prompt wrote it,
+/// as with thinking off), as the parser reads it.
+fn claimed_at_start(protocol: &Protocol, call_open: Option<&str>) -> Vec<String> {
+    let reasoning = protocol.markup.reasoning.iter();
+    let markers = reasoning.flat_map(|r| [&r.start, &r.end]);
+    let mut claimed: Vec<String> = std::iter::once(&protocol.content.start)
+        .chain(markers)
+        .filter(|m| !is_blank(m))
+        .map(|m| core_flex(m))
+        .collect();
+    claimed.extend(call_open.map(str::to_owned));
+    claimed
 }
 
 /// The end of the template's own tool section when the section has no
@@ -228,7 +281,7 @@ fn whole_json_call(format: &ToolFormat) -> Option<Calls> {
     };
     let open = format!("{}{}", optional_lead(format), flex(&format.call_start));
     let close = format!(
-        "{}{}",
+        "{JSON_CLOSED}{}{}",
         flex(&format.call_end),
         optional(&format.section_end)
     );
@@ -295,8 +348,12 @@ fn laid_out_calls(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String
     let tail_re = segments(tail, names, true, braces, Side::Tail);
     let lead = optional_lead(format);
     let open = format!("{lead}{open_head}");
+    let json_object = notation
+        .as_ref()
+        .is_some_and(|n| n.parser == "json" && !n.braces);
     let close = format!(
-        "{}{tail_re}{}",
+        "{}{}{tail_re}{}",
+        if json_object { JSON_CLOSED } else { "" },
         arguments_end(&layout),
         call_end(format, tail, &bare_head)
     );

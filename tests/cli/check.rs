@@ -388,9 +388,9 @@ fn a_hand_written_response_template_is_cross_checked_in_transformers() {
         b"",
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    // Our own export agrees with our parser on every probe but the one whose
-    // string argument holds `</tool_call>`: parse_response's JSON region
-    // ends at the marker.
+    // Our own export agrees with our parser on every probe, the one whose
+    // string argument holds `</tool_call>` included (a JSON call closes only
+    // after its object).
     let (code, doc) = {
         let out = run(
             &[
@@ -407,15 +407,10 @@ fn a_hand_written_response_template_is_cross_checked_in_transformers() {
             serde_json::from_slice::<Value>(&out.stdout).unwrap(),
         )
     };
-    assert_eq!(code, Some(3), "{doc:#}");
-    let whats: Vec<&str> = doc["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["what"].as_str().unwrap())
-        .collect();
-    assert_eq!(whats.len(), 1, "{whats:#?}");
-    assert!(whats[0].starts_with("default/markers-in-args: your response_template disagrees"));
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(doc["warnings"], json!([]));
+    assert_eq!(doc["engines"][0]["failed"], 0);
+    assert!(doc["engines"][0]["checked"].as_u64() > Some(10), "{doc:#}");
     assert_eq!(doc["engines"][0]["engine"], "transformers");
     // An author's template that names the reasoning field otherwise
     // disagrees wherever there is reasoning.
@@ -475,4 +470,110 @@ fn absent_engines_are_skipped_with_why() {
             {"status": "skipped", "engine": "transformers", "why": "CHAT_AUTOPARSER_PYTHON is not set"}
         ])
     );
+}
+
+/// A stand-in Python that logs each start and answers every line with a
+/// disagreement: enough to count how often a folder starts the checkers.
+#[cfg(unix)]
+fn logging_python(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    let (python, log) = (dir.join("python"), dir.join("starts.log"));
+    let _ = std::fs::remove_file(&log);
+    let script = format!(
+        "#!/bin/sh\n# Called as: python -c SCRIPT [--probe]\n\
+         if [ \"$3\" = --probe ]; then echo probe >> {log}; exit 0; fi\n\
+         echo run >> {log}\n\
+         while read -r line; do echo '{{\"ok\": false, \"error\": \"stand-in\"}}'; done\n",
+        log = log.display()
+    );
+    std::fs::write(&python, script).unwrap();
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (python, log)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_folder_starts_each_python_checker_once() {
+    let hermes = include_str!("../../templates/hermes-think.jinja");
+    let dir = folder("one-python", &[("a.jinja", hermes), ("b.jinja", hermes)]);
+    let (python, log) = logging_python(
+        &std::env::temp_dir().join(format!("check-cli-python-{}", std::process::id())),
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chat-autoparser"))
+        .args(["check", dir.to_str().unwrap(), "--engines", "--json"])
+        .env("CHAT_AUTOPARSER_PYTHON", &python)
+        .env_remove("CHAT_AUTOPARSER_LLAMA_BIN")
+        .output()
+        .unwrap();
+    let docs: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(docs.len(), 2, "{}", stderr(&out));
+    for doc in &docs {
+        let transformers = &doc["engines"][2];
+        assert_eq!(transformers["engine"], "transformers", "{doc}");
+        assert_eq!(transformers["status"], "ran", "{doc}");
+        assert!(transformers["failed"].as_u64() > Some(0), "{doc}");
+    }
+    // One import check and one worker per checker (xgrammar, transformers),
+    // not one of each per template.
+    let starts = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(starts, "probe\nrun\nprobe\nrun\n");
+}
+
+/// ChatML that writes an assistant turn's calls before its content.
+const CALLS_FIRST: &str = "{%- if tools %}<|im_start|>system\nTools: {{ tools | tojson }}<|im_end|>\n{% endif %}\
+{%- for m in messages %}<|im_start|>{{ m.role }}\n\
+{%- for tc in m.tool_calls or [] %}<tool_call>\n{{ {'name': tc.function.name, 'arguments': tc.function.arguments} | tojson }}\n</tool_call>\n{% endfor %}\
+{{ m.content or '' }}<|im_end|>\n{% endfor %}\
+{%- if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+
+/// The `content+call` probe of `doc`'s default shape.
+fn content_and_call(doc: &Value) -> &Value {
+    doc["shapes"][0]["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "content+call")
+        .unwrap_or_else(|| panic!("no content+call probe: {doc}"))
+}
+
+#[test]
+fn the_probes_are_parsed_under_the_policy_given() {
+    let dir = folder("policy", &[("calls-first.jinja", CALLS_FIRST)]);
+    let template = dir.join("calls-first.jinja");
+    let checked = |policy: &str| {
+        let args = [
+            "check",
+            template.to_str().unwrap(),
+            "--json",
+            "--policy",
+            policy,
+        ];
+        let out = run(&args, b"");
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+        doc
+    };
+    // lossless keeps the text after the call: the turn round-trips.
+    let lossless = checked("lossless");
+    let probe = content_and_call(&lossless);
+    assert_eq!(
+        probe["output"].as_str().unwrap().find("<tool_call>"),
+        Some(0)
+    );
+    assert!(probe.get("parse_error").is_none(), "{probe}");
+    // compatible drops it (text_after_calls: drop), and says so.
+    let compatible = checked("compatible");
+    assert_eq!(
+        content_and_call(&compatible)["parse_error"],
+        "content \"\", expected \"Let me check the weather.\""
+    );
+    let out = run(
+        &["check", template.to_str().unwrap(), "--policy", "strict"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }

@@ -483,7 +483,7 @@ fn hermes_think_export() {
             "content": {"content": "text", "repeats": true, "join": ""},
             "tool_calls": {
                 "open_pattern": r"<tool_call>\s*",
-                "close_pattern": r"\s*</tool_call>",
+                "close_pattern": r"(?<=\})\s*</tool_call>",
                 "repeats": true,
                 "content": "json",
                 "transform": {"type": "function", "function": {"name": "{content.name}", "arguments": "{content.arguments}"}}

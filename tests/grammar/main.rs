@@ -12,4 +12,5 @@ mod golden;
 mod headers;
 mod hostile_schemas;
 mod json_field_order;
+mod response_template_fields;
 mod schema;
