@@ -5,7 +5,9 @@
 # - docs/coverage.md: the analysis tables (tools/coverage.rs), then the
 #   per-template blocks the vectors and engine tiers own, rewritten by those
 #   runs under CHAT_AUTOPARSER_REGEN=1 (without it they only check the blocks);
-# - docs/lint.md (tools/lint_report.rs).
+# - docs/lint.md (tools/lint_report.rs);
+# - docs/conformance.md (tools/conformance.sh: `check` over templates/ and the
+#   corpus under each policy preset).
 # The engine tiers need what tools/test.sh sets up (the venv, llama.cpp's
 # validator), so they run through it.
 set -euo pipefail
@@ -20,3 +22,4 @@ cargo run --release --example lint_report -- ../shared/corpus/llamacpp templates
 cat "$lint" >docs/lint.md
 rm -f "$lint"
 CHAT_AUTOPARSER_REGEN=1 bash tools/test.sh --test parser --test engines
+bash tools/conformance.sh   # docs/conformance.md
