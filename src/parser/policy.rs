@@ -15,6 +15,7 @@
 //! never appears under [`Policy::lossless`]; each decision depends on the
 //! events alone, so streaming equals batch under every policy.
 
+use crate::error::{Error, ErrorKind, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -171,13 +172,13 @@ impl Policy {
 
     /// Refuses the choices the parser does not implement yet (calls read
     /// inside reasoning), rather than ignoring them quietly.
-    pub fn check_supported(&self) -> crate::Result<()> {
+    pub fn check_supported(&self) -> Result<()> {
         let missing = match self.calls_in_reasoning {
             CallsInReasoning::Call | CallsInReasoning::Both => "calls_in_reasoning",
             CallsInReasoning::Reasoning => return Ok(()),
         };
-        Err(crate::Error::new(
-            crate::ErrorKind::Input,
+        Err(Error::new(
+            ErrorKind::Input,
             format!("the {missing} policy supports only its default value so far"),
         ))
     }

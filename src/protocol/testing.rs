@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::{Options, Protocol, ToolChoice};
-use crate::{ChatTemplate, TemplateConfig};
+use crate::template::{ChatTemplate, TemplateConfig};
 
 /// The parameters of the usual `get_weather`: a required string `city`, an
 /// optional integer `days`.
