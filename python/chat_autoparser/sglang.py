@@ -58,6 +58,11 @@ unless turned on), and reads the value that agrees with the template's
 default as that default (``enable_thinking=None``), the other as the
 request's explicit switch (``_switch``).
 
+Output policy (docs/policies.md): the server's, ``CHAT_AUTOPARSER_POLICY``
+(a preset name or a JSON object), part of the parser cache key; a bad value
+is a ``ValueError`` naming the variable when a detector first builds a parser.
+Not per request: SGLang hands neither detector the request.
+
 Constrained decoding: :meth:`ChatAutoparserToolDetector.get_structural_tag`
 returns our structural tag for the request (``ChatTemplate.grammar(...,
 format="structural-tag")``) as xgrammar's ``StructuralTag``; SGLang uses it
@@ -89,7 +94,7 @@ from sglang.srt.parser.reasoning_parser import (
     StreamingParseResult as ReasoningResult,
 )
 
-from . import ChatTemplate, Parser, Stream
+from . import ChatTemplate, Parser, Stream, _policy
 
 __all__ = [
     "NAME",
@@ -182,14 +187,16 @@ def _parser(
     reasoning: str,
     prompt: Optional[str] = None,
 ) -> Parser:
-    """Our parser for one request shape, built once per shape."""
+    """Our parser for one request shape, built once per shape; the output
+    policy is the server's (``CHAT_AUTOPARSER_POLICY``, read per build)."""
+    policy = _policy.server_policy()
     key = (
         template.source, template.bos_token, template.eos_token, json.dumps(tools, sort_keys=True),
-        json.dumps(tool_choice, sort_keys=True), enable_thinking, reasoning, prompt,
+        json.dumps(tool_choice, sort_keys=True), enable_thinking, reasoning, prompt, _policy.cache_key(policy),
     )
     return _PARSERS.get(key, lambda: template.parser(
         tools=tools or None, tool_choice=tool_choice, enable_thinking=enable_thinking,
-        reasoning=reasoning, prompt=prompt,
+        reasoning=reasoning, prompt=prompt, policy=_policy.checked(template, policy, _policy.ENV),
     ))
 
 
