@@ -390,12 +390,15 @@ def test_sglang_launcher_offers_our_parsers():
 POLICY_OUTPUT = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\nDone.'
 
 
-@pytest.mark.parametrize("env,content", [
-    (None, "Done."),  # the default, lossless: text after a call is kept
-    ("compatible", ""),  # the server's policy drops it
-    ('{"text_after_calls": "drop"}', ""),  # a JSON object, as policy= takes
+@pytest.mark.parametrize("env,template_kwargs,content", [
+    (None, None, "Done."),  # the default, lossless: text after a call is kept
+    ("compatible", None, ""),  # the server's policy drops it
+    ('{"text_after_calls": "drop"}', None, ""),  # a JSON object, as policy= takes
+    (None, {"chat_autoparser_policy": "compatible"}, ""),  # the request's
+    ("compatible", {"chat_autoparser_policy": "lossless"}, "Done."),  # the request's wins
+    ("compatible", {"chat_autoparser_policy": {"preset": "compatible", "text_after_calls": "keep"}}, "Done."),
 ])
-def test_policy_per_server(monkeypatch, env, content):
+def test_policy_per_server_and_per_request(monkeypatch, env, template_kwargs, content):
     from conftest import ROOT
 
     if env is None:
@@ -404,7 +407,9 @@ def test_policy_per_server(monkeypatch, env, content):
         monkeypatch.setenv("CHAT_AUTOPARSER_POLICY", env)
     template = ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja")
     tokenizer = tokenizer_for(template, [template.source, POLICY_OUTPUT])
-    got = through_sglang(serving(tokenizer), request({}), tokenizer, POLICY_OUTPUT)
+    req = request({})
+    req.chat_template_kwargs = template_kwargs
+    got = through_sglang(serving(tokenizer), req, tokenizer, POLICY_OUTPUT)
     for how, m in got.items():
         assert m == {"content": content, "reasoning_content": "",
                      "tool_calls": [("get_weather", '{"city": "Paris"}')]}, how
@@ -421,3 +426,14 @@ def test_a_bad_server_policy_is_an_error_naming_the_variable(monkeypatch, env, m
     tokenizer = tokenizer_for(ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja"), ["x"])
     with pytest.raises(ValueError, match=message):
         ReasoningParser(NAME, tokenizer=tokenizer)
+
+
+def test_a_bad_request_policy_is_an_error_naming_the_field(monkeypatch):
+    from conftest import ROOT
+
+    monkeypatch.delenv("CHAT_AUTOPARSER_POLICY", raising=False)
+    tokenizer = tokenizer_for(ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja"), ["x"])
+    req = request({})
+    req.chat_template_kwargs = {"chat_autoparser_policy": {"text_after_calls": "x"}}
+    with pytest.raises(ValueError, match="chat_template_kwargs.chat_autoparser_policy: .*text_after_calls"):
+        ReasoningParser(NAME, request=req, tokenizer=tokenizer)
