@@ -58,6 +58,16 @@ unless turned on), and reads the value that agrees with the template's
 default as that default (``enable_thinking=None``), the other as the
 request's explicit switch (``_switch``).
 
+Output policy (docs/policies.md): the server's, ``CHAT_AUTOPARSER_POLICY``
+(a preset name or a JSON object), part of the parser cache key; a bad value
+is a ``ValueError`` naming the variable when a detector first builds a parser.
+Per request, ``chat_template_kwargs.chat_autoparser_policy`` overrides it:
+SGLang hands the request to ``ReasoningParser`` only, so :func:`register`
+wraps its ``__init__`` to tell our reasoning detector, which relays the
+policy to the tool detector in the relay header (as JSON between two
+``_POLICY_MARK``). Without a reasoning parser (``separate_reasoning:
+false``) the tool detector never sees it and parses under the server's.
+
 Constrained decoding: :meth:`ChatAutoparserToolDetector.get_structural_tag`
 returns our structural tag for the request (``ChatTemplate.grammar(...,
 format="structural-tag")``) as xgrammar's ``StructuralTag``; SGLang uses it
@@ -89,7 +99,7 @@ from sglang.srt.parser.reasoning_parser import (
     StreamingParseResult as ReasoningResult,
 )
 
-from . import ChatTemplate, Parser, Stream
+from . import ChatTemplate, Parser, Stream, _policy
 
 __all__ = [
     "NAME",
@@ -104,6 +114,26 @@ NAME = "chat_autoparser"
 # reasoning detector parsed with (`enable_thinking` True, False, unknown).
 _RELAY = {True: "\ue0c1", False: "\ue0c0", None: "\ue0c2"}
 _RELAY_STATE = {mark: state for state, mark in _RELAY.items()}
+# A request's own policy follows the header as JSON between two of these
+# (json.dumps escapes any in the policy itself).
+_POLICY_MARK = "\ue0c3"
+
+
+def _relay_header(thinking: Optional[bool], policy: _policy.Policy) -> str:
+    if policy is None:
+        return _RELAY[thinking]
+    return _RELAY[thinking] + _POLICY_MARK + json.dumps(policy) + _POLICY_MARK
+
+
+def _unrelay(text: str) -> Tuple[Optional[str], _policy.Policy, str]:
+    """The relay mark, the relayed policy and the text after the header."""
+    if not text or text[0] not in _RELAY_STATE:
+        return None, None, text
+    body = text[1:]
+    if body.startswith(_POLICY_MARK):
+        end = body.index(_POLICY_MARK, 1)
+        return text[0], json.loads(body[1:end]), body[end + 1:]
+    return text[0], None, body
 
 
 class _Lru:
@@ -181,15 +211,21 @@ def _parser(
     enable_thinking: Optional[bool],
     reasoning: str,
     prompt: Optional[str] = None,
+    policy: _policy.Policy = None,
 ) -> Parser:
-    """Our parser for one request shape, built once per shape."""
+    """Our parser for one request shape, built once per shape; the output
+    policy is the request's (relayed), else the server's
+    (``CHAT_AUTOPARSER_POLICY``, read per build)."""
+    source = f"chat_template_kwargs.{_policy.REQUEST_KEY}"
+    if policy is None:
+        policy, source = _policy.server_policy(), _policy.ENV
     key = (
         template.source, template.bos_token, template.eos_token, json.dumps(tools, sort_keys=True),
-        json.dumps(tool_choice, sort_keys=True), enable_thinking, reasoning, prompt,
+        json.dumps(tool_choice, sort_keys=True), enable_thinking, reasoning, prompt, _policy.cache_key(policy),
     )
     return _PARSERS.get(key, lambda: template.parser(
         tools=tools or None, tool_choice=tool_choice, enable_thinking=enable_thinking,
-        reasoning=reasoning, prompt=prompt,
+        reasoning=reasoning, prompt=prompt, policy=_policy.checked(template, policy, source),
     ))
 
 
@@ -252,15 +288,27 @@ class ChatAutoparserReasoningDetector(BaseReasoningFormatDetector):
             reasoning_default="enable_thinking" if default_on else "explicit_enable_thinking",
         )
         self._thinking = _switch(force_reasoning, default_on)
+        self._force = force_reasoning
         self._relay = tool_call_parser_active
         # Relaying: calls are the tool detector's, so any call ends reasoning
         # here as there. Not relaying: the request has no tools (or
         # tool_choice none), and call markup stays content.
-        choice = None if tool_call_parser_active else "none"
-        self._parser = _parser(template, [], choice, force_reasoning, "extract")
+        self._choice = None if tool_call_parser_active else "none"
+        self._template = template
+        self._policy: _policy.Policy = None  # the request's, when it names one
+        self._parser = _parser(template, [], self._choice, force_reasoning, "extract")
         self._stream: Optional[Stream] = None
         self._held = ""  # reasoning not yet emitted (stream_reasoning=False)
         self._relayed = False
+
+    def use_request_policy(self, request: Any) -> None:
+        """Parses under the request's ``chat_autoparser_policy`` (SGLang passes
+        the request to ``ReasoningParser`` only; ``register`` wires this)."""
+        kwargs = getattr(request, "chat_template_kwargs", None) or {}
+        if kwargs.get(_policy.REQUEST_KEY) is None:
+            return
+        self._policy = kwargs[_policy.REQUEST_KEY]
+        self._parser = _parser(self._template, [], self._choice, self._force, "extract", policy=self._policy)
 
     def detect_and_parse(self, text: str) -> ReasoningResult:
         message = self._parser.parse(text)
@@ -268,7 +316,8 @@ class ChatAutoparserReasoningDetector(BaseReasoningFormatDetector):
         # A whole output with no call needs no relay: its content is final
         # (and SGLang then logs no "tool call marker present" warning).
         if self._relay and message.get("tool_calls"):
-            return ReasoningResult(normal_text=_RELAY[self._thinking] + text, reasoning_text=reasoning)
+            header = _relay_header(self._thinking, self._policy)
+            return ReasoningResult(normal_text=header + text, reasoning_text=reasoning)
         return ReasoningResult(normal_text=message.get("content") or "", reasoning_text=reasoning)
 
     def parse_streaming_increment(self, new_text: str) -> ReasoningResult:
@@ -296,7 +345,7 @@ class ChatAutoparserReasoningDetector(BaseReasoningFormatDetector):
         if self._relay:
             normal = raw
             if raw and not self._relayed:
-                normal, self._relayed = _RELAY[self._thinking] + raw, True
+                normal, self._relayed = _relay_header(self._thinking, self._policy) + raw, True
         return ReasoningResult(normal_text=normal, reasoning_text=reasoning)
 
 
@@ -318,10 +367,10 @@ class ChatAutoparserToolDetector(BaseFormatDetector):
         self._tool_choice = _choice_value(tool_choice)
         return None
 
-    def _parser_for(self, tools: List[Any], relayed: Optional[str]) -> Parser:
+    def _parser_for(self, tools: List[Any], relayed: Optional[str], policy: _policy.Policy = None) -> Parser:
         if relayed:
             thinking = _RELAY_STATE[relayed]
-            return _parser(self._template, _tool_dicts(tools), self._tool_choice, thinking, "extract")
+            return _parser(self._template, _tool_dicts(tools), self._tool_choice, thinking, "extract", policy=policy)
         # No reasoning parser ran (`separate_reasoning: false`): reasoning
         # stays in the content as the model wrote it, so no prompt is
         # assumed (none opened a block whose marker the content would gain).
@@ -353,9 +402,8 @@ class ChatAutoparserToolDetector(BaseFormatDetector):
         key = (text, id(tools))
         if self._last is not None and self._last[:2] == key:
             return self._last[2]
-        mark = self._relay_mark(text)
-        body = text[1:] if mark else text
-        message = self._parser_for(tools or [], mark).parse(body)
+        mark, policy, body = _unrelay(text)
+        message = self._parser_for(tools or [], mark, policy).parse(body)
         self._last = (text, id(tools), message)
         return message
 
@@ -369,10 +417,8 @@ class ChatAutoparserToolDetector(BaseFormatDetector):
         if self._stream is None:
             if not new_text:
                 return StreamingParseResult()
-            mark = self._relay_mark(new_text)
-            if mark:
-                new_text = new_text[1:]
-            self._stream = self._parser_for(tools, mark).stream(errors="replace")
+            mark, policy, new_text = _unrelay(new_text)
+            self._stream = self._parser_for(tools, mark, policy).stream(errors="replace")
         return self._result(self._stream.push(new_text))
 
     def finish(self, tools: List[Any]) -> StreamingParseResult:
@@ -428,6 +474,21 @@ def register() -> None:
     (idempotent; the ``sglang.srt.plugins`` entry point)."""
     FunctionCallParser.ToolCallParserEnum[NAME] = ChatAutoparserToolDetector
     ReasoningParser.DetectorMap[NAME] = ChatAutoparserReasoningDetector
+    if not hasattr(ReasoningParser.__init__, "chat_autoparser_wraps"):
+        ReasoningParser.__init__ = _with_request_policy(ReasoningParser.__init__)
+
+
+def _with_request_policy(init: Callable) -> Callable:
+    """``ReasoningParser.__init__``, then our detector told the request's policy."""
+
+    def wrapped(self: Any, model_type: Any = None, stream_reasoning: bool = True, force_reasoning: Any = None,
+                request: Any = None, *args: Any, **kwargs: Any) -> None:
+        init(self, model_type, stream_reasoning, force_reasoning, request, *args, **kwargs)
+        if isinstance(self.detector, ChatAutoparserReasoningDetector):
+            self.detector.use_request_policy(request)
+
+    wrapped.chat_autoparser_wraps = init  # type: ignore[attr-defined]
+    return wrapped
 
 
 register()

@@ -16,7 +16,9 @@ installed, by the ``vllm.general_plugins`` entry point (:func:`register`)::
 Per request the parser reads the template (the request's ``chat_template``,
 else ``tokenizer.chat_template``; analysed once per template text), the
 request's ``tools``, ``tool_choice``, ``parallel_tool_calls`` and the
-thinking switch of ``chat_template_kwargs``, and the prompt (decoded from
+thinking switch and output policy (``chat_autoparser_policy``, else the
+server's ``CHAT_AUTOPARSER_POLICY``; docs/serving.md) of
+``chat_template_kwargs``, and the prompt (decoded from
 the prompt token ids, special tokens kept) to know where reasoning stands.
 ``adjust_request`` keeps special tokens in the output text (markers are
 often special tokens) and, for ``tool_choice`` ``required`` or a named
@@ -42,6 +44,7 @@ from collections.abc import Sequence
 from typing import Any, Optional
 
 import chat_autoparser as ca
+from chat_autoparser import _policy
 from vllm.entrypoints.generate.base.protocol import (
     DeltaFunctionCall,
     DeltaMessage,
@@ -118,11 +121,18 @@ class _Request:
             "prompt": self.prompt,
         }
 
+    def policy(self, template: ca.ChatTemplate, request: Any) -> _policy.Policy:
+        """The request's ``chat_template_kwargs.chat_autoparser_policy``, else the server's."""
+        kwargs = getattr(request, "chat_template_kwargs", None)
+        return _policy.checked(template, *_policy.policy_for(kwargs if kwargs is not None else self.kwargs))
+
     def parser(self, request: Any, parse_tools: bool, reasoning: bool) -> ca.Parser:
-        return self.template(request).parser(
+        template = self.template(request)
+        return template.parser(
             **self.options(request, parse_tools),
             reasoning="extract" if reasoning else "inline",
             call_ids=self.seed,
+            policy=self.policy(template, request),
         )
 
 
@@ -157,7 +167,8 @@ class ChatAutoparserParser(Parser):
     def __init__(self, tokenizer: Any, tools: Any = None, *args: Any, model_config: Any = None, **kwargs: Any):
         super().__init__(tokenizer, tools, *args, model_config=model_config, **kwargs)
         self._request = _Request(tokenizer, tools, kwargs.get("chat_template_kwargs"))
-        self._request.template()  # fails at startup on a tokenizer without a template
+        # Fails at first use on a tokenizer without a template or a bad CHAT_AUTOPARSER_POLICY.
+        _policy.checked(self._request.template(), _policy.server_policy(), _policy.ENV)
         self._stream: Optional[ca.Stream] = None
 
     def _parses_tools(self, request: Any, enable_auto_tools: bool = True) -> bool:

@@ -385,3 +385,55 @@ def test_sglang_launcher_offers_our_parsers():
     for flag in ("--tool-call-parser", "--reasoning-parser"):
         choices = re.search(re.escape(flag) + r" \{([^}]*)\}", done.stdout)
         assert choices and NAME in choices.group(1).split(","), flag
+
+
+POLICY_OUTPUT = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\nDone.'
+
+
+@pytest.mark.parametrize("env,template_kwargs,content", [
+    (None, None, "Done."),  # the default, lossless: text after a call is kept
+    ("compatible", None, ""),  # the server's policy drops it
+    ('{"text_after_calls": "drop"}', None, ""),  # a JSON object, as policy= takes
+    (None, {"chat_autoparser_policy": "compatible"}, ""),  # the request's
+    ("compatible", {"chat_autoparser_policy": "lossless"}, "Done."),  # the request's wins
+    ("compatible", {"chat_autoparser_policy": {"preset": "compatible", "text_after_calls": "keep"}}, "Done."),
+])
+def test_policy_per_server_and_per_request(monkeypatch, env, template_kwargs, content):
+    from conftest import ROOT
+
+    if env is None:
+        monkeypatch.delenv("CHAT_AUTOPARSER_POLICY", raising=False)
+    else:
+        monkeypatch.setenv("CHAT_AUTOPARSER_POLICY", env)
+    template = ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja")
+    tokenizer = tokenizer_for(template, [template.source, POLICY_OUTPUT])
+    req = request({})
+    req.chat_template_kwargs = template_kwargs
+    got = through_sglang(serving(tokenizer), req, tokenizer, POLICY_OUTPUT)
+    for how, m in got.items():
+        assert m == {"content": content, "reasoning_content": "",
+                     "tool_calls": [("get_weather", '{"city": "Paris"}')]}, how
+
+
+@pytest.mark.parametrize("env,message", [
+    ("bogus", r"CHAT_AUTOPARSER_POLICY: .*not \"bogus\""),
+    ("{not json", "CHAT_AUTOPARSER_POLICY: not a preset name nor a JSON object"),
+])
+def test_a_bad_server_policy_is_an_error_naming_the_variable(monkeypatch, env, message):
+    from conftest import ROOT
+
+    monkeypatch.setenv("CHAT_AUTOPARSER_POLICY", env)
+    tokenizer = tokenizer_for(ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja"), ["x"])
+    with pytest.raises(ValueError, match=message):
+        ReasoningParser(NAME, tokenizer=tokenizer)
+
+
+def test_a_bad_request_policy_is_an_error_naming_the_field(monkeypatch):
+    from conftest import ROOT
+
+    monkeypatch.delenv("CHAT_AUTOPARSER_POLICY", raising=False)
+    tokenizer = tokenizer_for(ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja"), ["x"])
+    req = request({})
+    req.chat_template_kwargs = {"chat_autoparser_policy": {"text_after_calls": "x"}}
+    with pytest.raises(ValueError, match="chat_template_kwargs.chat_autoparser_policy: .*text_after_calls"):
+        ReasoningParser(NAME, request=req, tokenizer=tokenizer)

@@ -343,3 +343,47 @@ def test_responses_api_tools_are_read_as_chat_tools():
     parser = vllm_parser_cls(tok)(tok, tools, chat_template_kwargs={}, model_config=None)
     _, content, calls = parser.parse(output, request, enable_auto_tools=True)
     assert (content, [(c.name, c.arguments) for c in calls]) == (None, [("get_weather", '{"city": "Paris"}')])
+
+
+POLICY_OUTPUT = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\nDone.'
+
+
+def policy_parse(monkeypatch, env, template_kwargs) -> tuple:
+    """Content and calls of POLICY_OUTPUT (hermes-think, a call then text) through the
+    composed parser, under CHAT_AUTOPARSER_POLICY=`env` and the request's kwargs."""
+    from conftest import ROOT
+
+    if env is None:
+        monkeypatch.delenv("CHAT_AUTOPARSER_POLICY", raising=False)
+    else:
+        monkeypatch.setenv("CHAT_AUTOPARSER_POLICY", env)
+    template = ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja")
+    tok = tokenizer_for(template, [template.source, POLICY_OUTPUT])
+    request = ChatCompletionRequest(model="test", messages=[USER], tools=TOOLS, chat_template_kwargs=template_kwargs)
+    parser = vllm_parser_cls(tok)(tok, request.tools, chat_template_kwargs=template_kwargs, model_config=None)
+    _, content, calls = parser.parse(POLICY_OUTPUT, request, enable_auto_tools=True)
+    return content, [c.name for c in calls or []]
+
+
+@pytest.mark.parametrize("env,template_kwargs,content", [
+    (None, {}, "Done."),  # the default, lossless: text after a call is kept
+    ("compatible", {}, None),  # the server's policy drops it
+    ('{"text_after_calls": "drop"}', {}, None),  # a JSON object, as policy= takes
+    (None, {"chat_autoparser_policy": "compatible"}, None),  # the request's
+    ("compatible", {"chat_autoparser_policy": "lossless"}, "Done."),  # the request's wins
+    ("compatible", {"chat_autoparser_policy": {"preset": "compatible", "text_after_calls": "keep"}}, "Done."),
+])
+def test_policy_per_server_and_per_request(monkeypatch, env, template_kwargs, content):
+    assert policy_parse(monkeypatch, env, template_kwargs) == (content, ["get_weather"])
+
+
+@pytest.mark.parametrize("env,template_kwargs,message", [
+    ("bogus", {}, r"CHAT_AUTOPARSER_POLICY: .*not \"bogus\""),
+    ("{not json", {}, "CHAT_AUTOPARSER_POLICY: not a preset name nor a JSON object"),
+    (None, {"chat_autoparser_policy": {"text_after_calls": "x"}}, "chat_template_kwargs.chat_autoparser_policy: "),
+])
+def test_a_bad_policy_is_an_error_naming_its_source(monkeypatch, env, template_kwargs, message):
+    # A bad CHAT_AUTOPARSER_POLICY fails at startup: vLLM's ParserManager builds the
+    # parser once for its tokenizer check and reports our ValueError as a TypeError.
+    with pytest.raises((TypeError, ValueError), match=message):
+        policy_parse(monkeypatch, env, template_kwargs)
