@@ -53,15 +53,12 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("google-gemma-4-31B-it-interleaved", "content+call", "the template writes the content after the calls"),
 ];
 
+/// `check`'s probe tools, but `save_note`'s `meta` has typed properties
+/// (nested arguments for the grammar to constrain).
 fn tools() -> Vec<Value> {
+    let weather = chat_autoparser::check::probe_tools().swap_remove(0);
     vec![
-        json!({"type": "function", "function": {
-            "name": "get_weather",
-            "description": "Current weather in a city.",
-            "parameters": {"type": "object", "properties": {
-                "city": {"type": "string", "description": "City name"},
-                "days": {"type": "integer", "description": "Days ahead"}
-            }, "required": ["city"]}}}),
+        weather,
         json!({"type": "function", "function": {
             "name": "save_note",
             "description": "Saves a note.",
