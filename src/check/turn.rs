@@ -40,6 +40,9 @@ pub struct RenderedTurn {
     /// the generation prompt, or, when the turn does not render after it,
     /// the render up to where the two part.
     pub prompt: String,
+    /// The conversation up to the turn rendered with the generation prompt,
+    /// whole: `prompt` unless `by_common_prefix` cut it.
+    pub generation_prompt: String,
     /// What the model writes after the prompt.
     pub output: String,
     /// The render did not start with the prompt; cut at the common prefix.
@@ -91,10 +94,38 @@ pub fn render_turn(
     turn: &Turn,
     thinking: Option<bool>,
 ) -> Result<RenderedTurn, String> {
+    let message = assistant_message(analysis, turn);
+    render_message(
+        template,
+        analysis,
+        tools,
+        message,
+        thinking,
+        thinking_on(thinking),
+    )
+}
+
+/// The template variables beside `enable_thinking` that switch thinking on:
+/// `reasoning_effort: "high"` (gpt-oss, Hy3) when `thinking` is on, else none.
+pub fn thinking_on(thinking: Option<bool>) -> Map<String, Value> {
     let mut extra = Map::new();
     if thinking == Some(true) {
         extra.insert("reasoning_effort".into(), json!("high"));
     }
+    extra
+}
+
+/// Renders the assistant `message` (OpenAI shape) after one user message,
+/// with `thinking` as `enable_thinking` and `extra` as further template
+/// variables. `Err` says why the template refused.
+pub fn render_message(
+    template: &ChatTemplate,
+    analysis: &Analysis,
+    tools: &[Value],
+    message: Value,
+    thinking: Option<bool>,
+    extra: Map<String, Value>,
+) -> Result<RenderedTurn, String> {
     let user = json!({"role": "user", "content": USER_MESSAGE});
     let request = |messages: Vec<Value>, generation_prompt: bool| {
         RenderRequest::default()
@@ -107,7 +138,6 @@ pub fn render_turn(
     let prompt = template
         .render(&request(vec![user.clone()], true))
         .map_err(|e| format!("prompt: {e}"))?;
-    let message = assistant_message(analysis, turn);
     let full = template
         .render(&request(vec![user.clone(), message], false))
         .map_err(|e| e.to_string())?;
@@ -122,6 +152,7 @@ pub fn render_turn(
     Ok(RenderedTurn {
         by_common_prefix: cut != prompt.len() || !full.starts_with(prompt.as_str()),
         prompt: full[..cut].to_owned(),
+        generation_prompt: prompt,
         output,
     })
 }

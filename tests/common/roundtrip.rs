@@ -15,31 +15,15 @@ use chat_autoparser::analysis::ReasoningMode;
 use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, ParserConfig};
 use serde_json::{json, Value};
 
-use super::turns::{render_turn, Turn};
+use super::turns::{render_turn, turn};
 
 pub fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-pub fn tools() -> Vec<Value> {
-    vec![
-        json!({"type": "function", "function": {
-            "name": "get_weather",
-            "description": "Current weather in a city.",
-            "parameters": {"type": "object", "properties": {
-                "city": {"type": "string", "description": "City name"},
-                "days": {"type": "integer", "description": "Days ahead"}
-            }, "required": ["city"]}}}),
-        json!({"type": "function", "function": {
-            "name": "save_note",
-            "description": "Saves a note.",
-            "parameters": {"type": "object", "properties": {
-                "text": {"type": "string"},
-                "meta": {"type": "object"},
-                "tags": {"type": "array", "items": {"type": "string"}}
-            }, "required": ["text"]}}}),
-    ]
-}
+/// The tools the cases call: `check`'s probe tools (a flat one and one
+/// with free text, an object and a list).
+pub use chat_autoparser::check::probe_tools as tools;
 
 /// One assistant turn to render and parse back.
 #[derive(Clone)]
@@ -137,20 +121,16 @@ pub fn render_case(
     case: &Case,
 ) -> Result<Rendered, String> {
     let thinking = (!case.reasoning.is_empty()).then_some(true);
-    let turn = Turn {
-        content: case.content,
-        reasoning: case.reasoning,
-        calls: &case.calls,
-    };
+    let turn = turn(case.content, case.reasoning, &case.calls);
     let r = render_turn(tmpl, analysis, &tools(), &turn, thinking)?;
     let config = ParserConfig::from(
         Options::default()
             .with_tools(tools())
-            .with_prompt(Some(r.prompt.clone()))
+            .with_prompt(Some(r.generation_prompt.clone()))
             .with_enable_thinking(thinking),
     );
     Ok(Rendered {
-        prompt: r.prompt,
+        prompt: r.generation_prompt,
         output: r.output,
         prefix_renderable: !r.by_common_prefix,
         config,

@@ -1,20 +1,15 @@
 //! Rendering one assistant turn as a model would write it, for the tests that
-//! check what a template's outputs look like to the parser and to grammars.
-//!
-//! The turn is rendered after a user message (arguments passed as the
-//! template wants them, via `template_messages`; reasoning in
-//! `analysis.reasoning.field`). The prompt is the same conversation without
-//! the turn, rendered with `add_generation_prompt`. When the rendered turn
-//! starts with it, what follows, less the end-of-turn text, is the model
-//! output; when it does not ("not prefix-renderable"), the output starts where
-//! the two texts part, backed off to before a marker that point cuts, as
-//! llama.cpp's harness cuts (`init_delta` in its `tests/test-chat.cpp`).
-//! A test crate includes it with `#[path = "common/turns.rs"] mod turns;`.
+//! check what a template's outputs look like to the parser and to grammars:
+//! the library's own renderer (`chat_autoparser::check::turn`, which `check`
+//! renders its probes with), plus the template loading and tool sets the
+//! test tiers share. A test's prompt is the whole generation prompt
+//! (`RenderedTurn::generation_prompt`), also when the output was cut at the
+//! common prefix. A test crate includes it with
+//! `#[path = "common/turns.rs"] mod turns;`.
 
 #![allow(dead_code)] // Each test uses the part it needs.
 
-use chat_autoparser::parser::template_messages;
-use chat_autoparser::{Analysis, ChatTemplate, RenderRequest, TemplateConfig, TemplateSource};
+use chat_autoparser::{Analysis, ChatTemplate, TemplateConfig, TemplateSource};
 use serde_json::{json, Value};
 
 /// The template at `path` with its analysis (default configuration); `None`
@@ -74,19 +69,68 @@ pub fn engine_tools() -> Vec<Value> {
     ]
 }
 
-/// One assistant turn: content, reasoning and calls `(name, arguments as JSON text)`.
-pub struct Turn<'a> {
-    pub content: &'a str,
-    pub reasoning: &'a str,
-    pub calls: &'a [(&'a str, String)],
+use chat_autoparser::check::turn::{assistant_message, thinking_on};
+pub use chat_autoparser::check::turn::{render_message, RenderedTurn as Rendered, Turn};
+
+/// `check`'s render of `turn` (`check::turn::render_turn`), but with the
+/// reasoning under `analysis.reasoning.field` alone, as these tiers have
+/// always sent it. Where that field is `content:thinking` (Cohere2MoE,
+/// Ministral-3 Reasoning) no template reads the key, so the turn renders
+/// without its reasoning where `check` renders it as a thinking part; kept
+/// so the tiers' counts stay comparable.
+pub fn render_turn(
+    tmpl: &ChatTemplate,
+    analysis: &Analysis,
+    tools: &[Value],
+    turn: &Turn,
+    thinking: Option<bool>,
+) -> Result<Rendered, String> {
+    let message = reasoning_under_field(assistant_message(analysis, turn), analysis);
+    render_message(
+        tmpl,
+        analysis,
+        tools,
+        message,
+        thinking,
+        thinking_on(thinking),
+    )
 }
 
-/// A rendered turn: the prompt it continues and the model's output.
-pub struct Rendered {
-    pub prompt: String,
-    pub output: String,
-    /// The render did not start with the prompt; cut at the common prefix.
-    pub by_common_prefix: bool,
+/// `message` with its `reasoning_content` renamed to the analysis's
+/// reasoning field, in place (keys keep their order).
+fn reasoning_under_field(message: Value, analysis: &Analysis) -> Value {
+    let field = analysis.reasoning.field.as_str();
+    let Value::Object(map) = message else {
+        return message;
+    };
+    let renamed = map.into_iter().map(|(key, value)| match key.as_str() {
+        "reasoning_content" if !field.is_empty() => (field.to_string(), value),
+        _ => (key, value),
+    });
+    Value::Object(renamed.collect())
+}
+
+/// Both thinking switches templates read, on or off: `reasoning_effort`
+/// `high` or `low` (gpt-oss, Hy3) beside `enable_thinking`.
+pub fn thinking_switch(on: bool) -> serde_json::Map<String, Value> {
+    let mut extra = serde_json::Map::new();
+    extra.insert(
+        "reasoning_effort".into(),
+        json!(if on { "high" } else { "low" }),
+    );
+    extra
+}
+
+/// The library's [`Turn`] for borrowed parts: calls `(name, arguments as JSON text)`.
+pub fn turn(content: &str, reasoning: &str, calls: &[(&str, String)]) -> Turn {
+    Turn {
+        content: content.into(),
+        reasoning: reasoning.into(),
+        calls: calls
+            .iter()
+            .map(|(name, args)| (name.to_string(), args.clone()))
+            .collect(),
+    }
 }
 
 /// Calls of [`engine_tools`] a grammar must reject: (what, calls).
@@ -106,124 +150,3 @@ pub fn argument_mutations() -> Vec<(&'static str, Vec<(&'static str, Value)>)> {
         ),
     ]
 }
-
-/// The assistant message for `turn`, as OpenAI sends it.
-pub fn assistant_message(analysis: &Analysis, turn: &Turn) -> Value {
-    let null_content = analysis
-        .tools
-        .as_ref()
-        .is_some_and(|t| t.input.null_content);
-    let mut message = json!({"role": "assistant"});
-    message["content"] = if turn.content.is_empty() && !turn.calls.is_empty() && null_content {
-        Value::Null
-    } else {
-        Value::String(turn.content.into())
-    };
-    if !turn.reasoning.is_empty() {
-        let field = if analysis.reasoning.field.is_empty() {
-            "reasoning_content"
-        } else {
-            &analysis.reasoning.field
-        };
-        message[field] = Value::String(turn.reasoning.into());
-    }
-    if !turn.calls.is_empty() {
-        let calls: Vec<Value> = turn
-            .calls
-            .iter()
-            .enumerate()
-            .map(|(i, (name, args))| {
-                json!({"id": format!("call{i:05}"), "type": "function",
-                       "function": {"name": name, "arguments": args}})
-            })
-            .collect();
-        message["tool_calls"] = Value::Array(calls);
-    }
-    message
-}
-
-/// Renders `turn` after one user message, with `thinking` as the request's
-/// thinking switch (on: `enable_thinking` and `reasoning_effort: "high"`,
-/// the two switches templates read). `Err` says why the template refused.
-pub fn render_turn(
-    tmpl: &ChatTemplate,
-    analysis: &Analysis,
-    tools: &[Value],
-    turn: &Turn,
-    thinking: Option<bool>,
-) -> Result<Rendered, String> {
-    let extra = if thinking == Some(true) {
-        thinking_on()
-    } else {
-        Default::default()
-    };
-    render_message(
-        tmpl,
-        analysis,
-        tools,
-        assistant_message(analysis, turn),
-        thinking,
-        extra,
-    )
-}
-
-/// Renders the assistant `message` (OpenAI shape) after one user message,
-/// with `thinking` as `enable_thinking` and `extra` as further template
-/// variables. `Err` says why the template refused.
-pub fn render_message(
-    tmpl: &ChatTemplate,
-    analysis: &Analysis,
-    tools: &[Value],
-    message: Value,
-    thinking: Option<bool>,
-    extra: serde_json::Map<String, Value>,
-) -> Result<Rendered, String> {
-    let user = json!({"role": "user", "content": "What is the weather in Paris?"});
-    let request = |messages: Vec<Value>, gen: bool| {
-        RenderRequest::default()
-            .with_messages(template_messages(analysis, &messages))
-            .with_tools(Some(tools.to_vec()))
-            .with_add_generation_prompt(gen)
-            .with_enable_thinking(thinking)
-            .with_extra(extra.clone())
-    };
-    let prompt = tmpl
-        .render(&request(vec![user.clone()], true))
-        .map_err(|e| format!("prompt: {e}"))?;
-    let full = tmpl
-        .render(&request(vec![user.clone(), message], false))
-        .map_err(|e| e.to_string())?;
-    let closing = tmpl.render(&request(vec![user], false)).unwrap_or_default();
-    let (rest, by_common_prefix) = match full.strip_prefix(prompt.as_str()) {
-        Some(rest) => (rest, false),
-        None => (&full[common_prefix(&prompt, &full)..], true),
-    };
-    let output = strip_end(rest, analysis, &closing).to_owned();
-    Ok(Rendered {
-        prompt,
-        output,
-        by_common_prefix,
-    })
-}
-
-/// Both thinking switches templates read, on or off: `reasoning_effort`
-/// `high` or `low` (gpt-oss, Hy3) beside `enable_thinking`.
-pub fn thinking_switch(on: bool) -> serde_json::Map<String, Value> {
-    let mut extra = serde_json::Map::new();
-    extra.insert(
-        "reasoning_effort".into(),
-        json!(if on { "high" } else { "low" }),
-    );
-    extra
-}
-
-/// `reasoning_effort: "high"`: the other thinking switch (gpt-oss, Hy3).
-pub fn thinking_on() -> serde_json::Map<String, Value> {
-    let mut extra = serde_json::Map::new();
-    extra.insert("reasoning_effort".into(), json!("high"));
-    extra
-}
-
-// Where a render leaves its prompt, and the output less the end of turn:
-// the library's own, which `check` cuts its probe outputs with.
-pub use chat_autoparser::check::turn::{common_prefix, strip_end};

@@ -31,7 +31,7 @@ use chat_autoparser::{
 use serde_json::{json, Value};
 
 use crate::common::turns;
-use turns::{render_turn, Rendered, Turn};
+use turns::{render_turn, turn, Rendered};
 
 /// The llama-cpp-python version `tools/llama_gbnf.sh` pins (its default cache).
 const LLAMA_VERSION: &str = "0.3.36";
@@ -53,15 +53,12 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("google-gemma-4-31B-it-interleaved", "content+call", "the template writes the content after the calls"),
 ];
 
+/// `check`'s probe tools, but `save_note`'s `meta` has typed properties
+/// (nested arguments for the grammar to constrain).
 fn tools() -> Vec<Value> {
+    let weather = chat_autoparser::check::probe_tools().swap_remove(0);
     vec![
-        json!({"type": "function", "function": {
-            "name": "get_weather",
-            "description": "Current weather in a city.",
-            "parameters": {"type": "object", "properties": {
-                "city": {"type": "string", "description": "City name"},
-                "days": {"type": "integer", "description": "Days ahead"}
-            }, "required": ["city"]}}}),
+        weather,
         json!({"type": "function", "function": {
             "name": "save_note",
             "description": "Saves a note.",
@@ -311,7 +308,7 @@ fn config(
         .with_tool_choice(choice)
         .with_parallel_tool_calls(parallel)
         .with_enable_thinking(thinking)
-        .with_prompt(Some(rendered.prompt.clone()))
+        .with_prompt(Some(rendered.generation_prompt.clone()))
 }
 
 #[derive(Default)]
@@ -440,11 +437,7 @@ fn run_case(llama: &Llama, tally: &mut Tally, t: &Template, case: &Case, thinkin
         None => "",
     };
     let label = format!("{}{switch}", case.what);
-    let turn = Turn {
-        content: case.content,
-        reasoning: case.reasoning,
-        calls: &case.calls,
-    };
+    let turn = turn(case.content, case.reasoning, &case.calls);
     let rendered = match render_turn(&t.tmpl, &t.analysis, &tools(), &turn, thinking) {
         Ok(r) => r,
         Err(e) => {
@@ -496,11 +489,7 @@ fn musing(llama: &Llama, tally: &mut Tally, t: &Template, label: &str, thinking:
     let Some(opener) = opener else { return };
     let reasoning = format!("Maybe I should write {opener} now; first I think.");
     let calls = [weather("Paris", 3)];
-    let turn = Turn {
-        content: "",
-        reasoning: &reasoning,
-        calls: &calls,
-    };
+    let turn = turn("", &reasoning, &calls);
     let Ok(r) = render_turn(&t.tmpl, &t.analysis, &tools(), &turn, thinking) else {
         return;
     };
@@ -547,7 +536,8 @@ fn close_open_block(analysis: &Analysis, mut r: Rendered) -> (Rendered, bool) {
     );
     // Delimiter reasoning has no start marker: every output begins inside it.
     let delimiter = analysis.reasoning.mode == ReasoningMode::Delimiter;
-    let left_open = delimiter || (!open.is_empty() && r.prompt.trim_end().ends_with(open));
+    let left_open =
+        delimiter || (!open.is_empty() && r.generation_prompt.trim_end().ends_with(open));
     let closes = r.by_common_prefix && left_open && !end.is_empty() && !r.output.contains(end);
     if closes {
         r.output = format!("{end}\n{}", r.output);
@@ -622,11 +612,7 @@ fn mutated(
     thinking: Option<bool>,
 ) {
     for (what, calls) in mutations() {
-        let turn = Turn {
-            content: "",
-            reasoning: "",
-            calls: &calls,
-        };
+        let turn = turn("", "", &calls);
         let Ok(r) = render_turn(&t.tmpl, &t.analysis, &tools(), &turn, thinking) else {
             continue;
         };

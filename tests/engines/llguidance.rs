@@ -176,7 +176,7 @@ fn model_output(
     let r = output(t, case.content, case.reasoning, &case.calls, thinking)?;
     let protocol = Protocol::new(
         &t.analysis,
-        &options(&r.prompt, thinking, ToolChoice::Auto, true),
+        &options(&r.generation_prompt, thinking, ToolChoice::Auto, true),
     );
     let Some(block) = protocol
         .reasoning
@@ -297,10 +297,16 @@ fn run_template(engine: &mut Engine, tally: &mut Tally, t: &Template) {
                 }
                 None => continue,
             };
-            let auto = grammar(t, &r.prompt, thinking, ToolChoice::Auto, true);
+            let auto = grammar(t, &r.generation_prompt, thinking, ToolChoice::Auto, true);
             tally.check(engine, &who, &auto, &r.output, true);
             if case.content.is_empty() && case.reasoning.is_empty() {
-                let required = grammar(t, &r.prompt, thinking, ToolChoice::Required, true);
+                let required = grammar(
+                    t,
+                    &r.generation_prompt,
+                    thinking,
+                    ToolChoice::Required,
+                    true,
+                );
                 tally.check(
                     engine,
                     &format!("{who} required"),
@@ -310,7 +316,7 @@ fn run_template(engine: &mut Engine, tally: &mut Tally, t: &Template) {
                 );
             }
             if case.calls.len() > 1 {
-                let single = grammar(t, &r.prompt, thinking, ToolChoice::Auto, false);
+                let single = grammar(t, &r.generation_prompt, thinking, ToolChoice::Auto, false);
                 tally.check(
                     engine,
                     &format!("{who} second call, parallel off"),
@@ -341,7 +347,13 @@ fn mutations(engine: &mut Engine, tally: &mut Tally, t: &Template, thinking: boo
         let Some(Ok(r)) = model_output(t, &case, thinking) else {
             continue;
         };
-        let required = grammar(t, &r.prompt, thinking, ToolChoice::Required, true);
+        let required = grammar(
+            t,
+            &r.generation_prompt,
+            thinking,
+            ToolChoice::Required,
+            true,
+        );
         tally.check(
             engine,
             &format!("{} [{what}, required]", t.name),
@@ -351,7 +363,7 @@ fn mutations(engine: &mut Engine, tally: &mut Tally, t: &Template, thinking: boo
         );
         // With no marker before a call, an unknown tool's call is content.
         if opens_with_marker(t) || what != "unknown tool" {
-            let auto = grammar(t, &r.prompt, thinking, ToolChoice::Auto, true);
+            let auto = grammar(t, &r.generation_prompt, thinking, ToolChoice::Auto, true);
             tally.check(
                 engine,
                 &format!("{} [{what}]", t.name),
@@ -372,7 +384,7 @@ fn mutations(engine: &mut Engine, tally: &mut Tally, t: &Template, thinking: boo
     };
     let named = grammar(
         t,
-        &call.prompt,
+        &call.generation_prompt,
         thinking,
         ToolChoice::Function("search".into()),
         true,
@@ -384,7 +396,13 @@ fn mutations(engine: &mut Engine, tally: &mut Tally, t: &Template, thinking: boo
         &call.output,
         false,
     );
-    let required = grammar(t, &call.prompt, thinking, ToolChoice::Required, true);
+    let required = grammar(
+        t,
+        &call.generation_prompt,
+        thinking,
+        ToolChoice::Required,
+        true,
+    );
     tally.check(
         engine,
         &format!("{} [text only, required]", t.name),
@@ -392,7 +410,13 @@ fn mutations(engine: &mut Engine, tally: &mut Tally, t: &Template, thinking: boo
         "It is sunny.",
         false,
     );
-    let single = grammar(t, &call.prompt, thinking, ToolChoice::Auto, false);
+    let single = grammar(
+        t,
+        &call.generation_prompt,
+        thinking,
+        ToolChoice::Auto,
+        false,
+    );
     tally.check(
         engine,
         &format!("{} [one call, parallel off]", t.name),
@@ -402,7 +426,7 @@ fn mutations(engine: &mut Engine, tally: &mut Tally, t: &Template, thinking: boo
     );
     let named = grammar(
         t,
-        &call.prompt,
+        &call.generation_prompt,
         thinking,
         ToolChoice::Function("get_weather".into()),
         true,
@@ -414,7 +438,7 @@ fn mutations(engine: &mut Engine, tally: &mut Tally, t: &Template, thinking: boo
         &call.output,
         true,
     );
-    let none = grammar(t, &call.prompt, thinking, ToolChoice::None, true);
+    let none = grammar(t, &call.generation_prompt, thinking, ToolChoice::None, true);
     assert!(
         !none.contains("get_weather"),
         "{}: tool_choice none writes tool rules:\n{none}",
@@ -568,7 +592,7 @@ fn special_token_markers_match_as_tokens() {
         analysis,
     };
     let r = output(&t, "", "", &[weather()], false).expect("renders a call");
-    let options = options(&r.prompt, false, ToolChoice::Auto, true);
+    let options = options(&r.generation_prompt, false, ToolChoice::Auto, true);
     let protocol = Protocol::new(&t.analysis, &options);
     let special =
         LarkOptions::default().with_special_tokens(vec!["<|tool|>".into(), "<|/tool|>".into()]);

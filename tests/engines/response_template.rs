@@ -155,25 +155,15 @@ fn render(
     analysis: &Analysis,
     case: &Case,
 ) -> Result<(String, String), String> {
-    let turn = turns::Turn {
-        content: case.content,
-        reasoning: case.reasoning,
-        calls: &case.calls,
-    };
-    let message = turns::assistant_message(analysis, &turn);
-    let extra = if case.thinking == Some(true) {
-        turns::thinking_on()
-    } else {
-        Default::default()
-    };
-    let r = turns::render_message(tmpl, analysis, &tools(), message, case.thinking, extra)
+    let turn = turns::turn(case.content, case.reasoning, &case.calls);
+    let r = turns::render_turn(tmpl, analysis, &tools(), &turn, case.thinking)
         .map_err(|e| format!("not rendered: {e}"))?;
     for (field, text) in [("reasoning", case.reasoning), ("content", case.content)] {
         if !text.is_empty() && !r.output.contains(text) {
             return Err(format!("the template drops the {field}"));
         }
     }
-    Ok((r.prompt, r.output))
+    Ok((r.generation_prompt, r.output))
 }
 
 /// A message reduced to what is compared.

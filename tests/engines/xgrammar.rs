@@ -294,7 +294,7 @@ fn render(t: &Template, case: &Case, thinking: bool) -> Option<(String, String, 
     let at = if whole {
         prompt.len()
     } else {
-        turns::common_prefix(&prompt, &full)
+        chat_autoparser::check::turn::common_prefix(&prompt, &full)
     };
     let (prompt, rest) = (full[..at].to_string(), &full[at..]);
     let stop = &t.analysis.turn.stop_marker;

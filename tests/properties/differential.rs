@@ -123,19 +123,18 @@ fn render(f: &Fixture, content: &str, args: &Value, mutation: Mutation) -> Optio
         }
         calls.push(("search".to_string(), json!({"query": "rust"})));
     }
-    let written: Vec<(&str, String)> = calls
-        .iter()
-        .map(|(n, a)| (n.as_str(), a.to_string()))
-        .collect();
     let turn = Turn {
-        content,
-        reasoning: "",
-        calls: &written,
+        content: content.into(),
+        reasoning: String::new(),
+        calls: calls
+            .iter()
+            .map(|(n, a)| (n.clone(), a.to_string()))
+            .collect(),
     };
     let tools = turns::engine_tools();
     let r = turns::render_turn(&f.tmpl, &f.analysis, &tools, &turn, Some(false)).ok()?;
     let kept = r.output.contains(content) && calls.iter().all(|(n, _)| r.output.contains(n));
-    if !kept || opens_reasoning(f, &r.prompt) {
+    if !kept || opens_reasoning(f, &r.generation_prompt) {
         return None;
     }
     let mut output = r.output;
@@ -147,7 +146,7 @@ fn render(f: &Fixture, content: &str, args: &Value, mutation: Mutation) -> Optio
     let required = !matches!(mutation, Mutation::None);
     Some(Case {
         output,
-        prompt: r.prompt,
+        prompt: r.generation_prompt,
         calls,
         choice: if required {
             ToolChoice::Required
