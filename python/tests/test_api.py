@@ -71,7 +71,7 @@ def test_parse_strict_raises_with_offset(template):
 
 def test_policy(template):
     output = OUTPUT + "\nDone."
-    assert template.parser(tools=TOOLS).parse(output)["content"] == "Let me check.\nDone."
+    assert template.parser(tools=TOOLS).parse(output)["content"] == "Let me check.\n\nDone."
     compatible = template.parser(tools=TOOLS, policy="compatible")
     message, diagnostics = compatible.parse_report(output)
     assert message == MESSAGE
