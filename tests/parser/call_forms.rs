@@ -9,7 +9,7 @@
 //! - whitespace inside a JSON call list's brackets (`[TOOL_CALLS][ {...} ]`).
 
 use chat_autoparser::parser::char_chunks;
-use chat_autoparser::{AssistantMessage, Options, ParserConfig, Policy};
+use chat_autoparser::{Analysis, AssistantMessage, Options, ParserConfig, Policy};
 
 use crate::common::corpus_template;
 use crate::common::streaming::weather_tools;
@@ -18,6 +18,12 @@ use crate::common::streaming::weather_tools;
 /// chunking; `None` when the corpus is absent.
 fn message(output: &str) -> Option<AssistantMessage> {
     let analysis = corpus_template("moonshotai-Kimi-K2")?.analyze().unwrap();
+    Some(message_under_both_presets(&analysis, output))
+}
+
+/// The batch message of `output` under both presets (the same, with no
+/// diagnostic), after checking that 1-, 2-, 3- and 7-byte streams equal it.
+fn message_under_both_presets(analysis: &Analysis, output: &str) -> AssistantMessage {
     let mut messages = Vec::new();
     for policy in [Policy::lossless(), Policy::compatible()] {
         let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
@@ -35,7 +41,7 @@ fn message(output: &str) -> Option<AssistantMessage> {
         messages.push(batch.message);
     }
     assert_eq!(messages[0], messages[1], "{output:?}");
-    messages.pop()
+    messages.pop().unwrap()
 }
 
 fn section(call: &str) -> String {
@@ -107,24 +113,7 @@ fn a_namespaced_name_is_the_requests_function() {
         ),
     ] {
         let (_, analysis) = shipped_template(template);
-        let mut messages = Vec::new();
-        for policy in [Policy::lossless(), Policy::compatible()] {
-            let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
-            let p = analysis.parser(&config.with_policy(policy)).unwrap();
-            let batch = p.parse_report(output, false);
-            assert!(batch.diagnostics.is_empty(), "{template}: {batch:?}");
-            for size in [1, 2, 3, 7] {
-                let mut stream = p.stream();
-                for piece in char_chunks(output, size) {
-                    stream.push(piece);
-                }
-                stream.finish();
-                assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
-            }
-            messages.push(batch.message);
-        }
-        assert_eq!(messages[0], messages[1]);
-        let m = &messages[0];
+        let m = &message_under_both_presets(&analysis, output);
         assert_eq!(m.content, None, "{template}");
         assert_eq!(m.tool_calls.len(), 1, "{template}");
         assert_eq!(m.tool_calls[0].function.name, "get_weather", "{template}");

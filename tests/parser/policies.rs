@@ -7,20 +7,13 @@ use chat_autoparser::parser::{
     char_chunks, DiagnosticKind, MalformedSection, Parsed, TextAfterCalls, TextOutsideChannels,
     UnclosedCall, UnknownTool,
 };
-use chat_autoparser::{ChatTemplate, Options, OutputParser, ParserConfig, Policy, TemplateConfig};
+use chat_autoparser::{Options, OutputParser, ParserConfig, Policy};
 
+use crate::common::shipped_template;
 use crate::common::streaming::weather_tools;
 
 fn parser(policy: Policy) -> OutputParser {
-    let path = format!(
-        "{}/templates/hermes-think.jinja",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let source = std::fs::read_to_string(path).unwrap();
-    let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
-        .unwrap()
-        .analyze()
-        .unwrap();
+    let (_, analysis) = shipped_template("hermes-think");
     let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
     analysis.parser(&config.with_policy(policy)).unwrap()
 }
@@ -183,15 +176,7 @@ fn lossless_never_drops() {
 
 #[test]
 fn choices_not_built_yet_are_refused() {
-    let path = format!(
-        "{}/templates/hermes-think.jinja",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let source = std::fs::read_to_string(path).unwrap();
-    let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
-        .unwrap()
-        .analyze()
-        .unwrap();
+    let (_, analysis) = shipped_template("hermes-think");
     let mut policy = Policy::lossless();
     policy.set("calls_in_reasoning", "call").unwrap();
     let err = analysis
