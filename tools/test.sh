@@ -33,8 +33,16 @@ fi
 export CHAT_AUTOPARSER_PYTHON="$PWD/.venv/bin/python"
 # The llama.cpp tier (tests/engines/llamacpp.rs) runs llama.cpp's GBNF matcher
 # and std::regex: built once per machine into a cache outside the checkout
-# (~15-20 min on 2 cores the first time, nothing after).
-export CHAT_AUTOPARSER_LLAMA_BIN="$(bash tools/llama_gbnf.sh | tail -n 1)"
+# (~15-20 min on 2 cores the first time, nothing after). The llama-server tier
+# (python/tests/test_llama_server.py, run by python/test.sh below: a tiny
+# random-weight model served end to end) adds llama-server to the same cache
+# (15 min more on 2 busy cores, once), unless CHAT_AUTOPARSER_SERVERS=0 skips the
+# server tiers or arguments narrowed the run to some cargo tests.
+llama_server=server
+if [ $# -ne 0 ] || [ "${CHAT_AUTOPARSER_SERVERS:-1}" = 0 ]; then
+    llama_server=
+fi
+export CHAT_AUTOPARSER_LLAMA_BIN="$(bash tools/llama_gbnf.sh ${llama_server:+"$llama_server"} | tail -n 1)"
 # Show what passing tests print: the fidelity count and the corpus summaries
 # are the measured results a CI log should carry.
 case " $* " in
