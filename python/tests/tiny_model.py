@@ -12,7 +12,9 @@ The tokenizer is a byte-level BPE trained in milliseconds on the template's
 text (every byte reachable, so any output can be spelled), with the
 template's markers (the grammar export's `preserved_tokens`, its start of
 turn and end of turn) as special tokens; the end of turn is the EOS, so an
-engine stops there. Weights are seeded: one seed, one model.
+engine stops there. Weights are seeded: one seed, one model. Both forms
+are that model: llama.cpp and transformers give the same most likely next
+tokens on one prompt (docs/serving.md).
 
 Run as a script to write the folder for a manual try: `python
 python/tests/tiny_model.py OUT_DIR TEMPLATE GGUF_PY_DIR`.
