@@ -75,7 +75,10 @@ class Front:
         result = _post_json(f"{self.llama_url}/completion", completion)
         self.outputs.append(result["content"])
         cut = result.get("stop_type") == "limit"
-        message = parser.parse_partial(result["content"]) if cut else parser.parse(result["content"])
+        # A whole output even when cut: a call the cut left open is not a call
+        # (its arguments are not JSON) and its text stays in the content.
+        # (`parse_partial` is for showing progress: it would return the open call.)
+        message = parser.parse(result["content"])
         usage = {"prompt_tokens": result.get("tokens_evaluated", 0),
                  "completion_tokens": result.get("tokens_predicted", 0)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
@@ -109,7 +112,7 @@ class Front:
 
 def finish_reason(message: dict, cut: bool) -> str:
     """`tool_calls` when a call came out whole, `length` when generation was
-    cut (a call it left open is not in the message), else `stop`."""
+    cut with none, else `stop`."""
     if message.get("tool_calls"):
         return "tool_calls"
     return "length" if cut else "stop"

@@ -213,15 +213,50 @@ def test_the_engine_stops_at_the_end_of_the_grammar(front, template):
     assert response.usage.completion_tokens < 1024
 
 
-def test_a_cut_call_is_length_not_tool_calls(front):
-    """max_tokens too small for the call: the open call is not returned."""
+def cut_midway(front, client, seed: int) -> int:
+    """A `max_tokens` that cuts seed `seed`'s call midway: half its tokens."""
+    whole = client.chat.completions.create(
+        model="tiny", messages=MESSAGES, tools=TOOLS, tool_choice="required", parallel_tool_calls=False,
+        seed=seed, max_tokens=1024, extra_body=THINKING_OFF)
+    return whole.usage.completion_tokens // 2
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_cut_call_is_length_and_no_call(front, seed):
+    """`max_tokens` cuts the call open: `finish_reason` is `length`, the
+    message has no call (its arguments are not JSON) and keeps its text as
+    content."""
     front, client = front
     response = client.chat.completions.create(
         model="tiny", messages=MESSAGES, tools=TOOLS, tool_choice="required", parallel_tool_calls=False,
-        seed=1, max_tokens=3, extra_body=THINKING_OFF)
+        seed=seed, max_tokens=cut_midway(front, client, seed), extra_body=THINKING_OFF)
+    output = front.outputs[-1]
+    assert "<tool_call>" in output and "</tool_call>" not in output, f"not cut inside the call: {output!r}"
     choice = response.choices[0]
-    assert choice.finish_reason == "length", front.outputs[-1]
-    assert not choice.message.tool_calls
+    assert choice.finish_reason == "length", output
+    assert not choice.message.tool_calls, choice.message
+    # The call's text, whole; what came before it is the stray `</think>` the
+    # grammar allows after a closed block, which the parser drops, and edge
+    # whitespace, which content never keeps (docs/parser.md).
+    assert choice.message.content == output[output.index("<tool_call>"):].rstrip()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_cut_call_streamed_ends_with_length(front, seed):
+    """Streamed, the open call's deltas are already sent; the last chunk says
+    `length`, which the client's stream helper refuses to parse as a result."""
+    front, client = front
+    chunks = list(client.chat.completions.create(
+        model="tiny", messages=MESSAGES, tools=TOOLS, tool_choice="required", parallel_tool_calls=False,
+        seed=seed, max_tokens=cut_midway(front, client, seed), extra_body=THINKING_OFF, stream=True))
+    output = front.outputs[-1]
+    assert "<tool_call>" in output and "</tool_call>" not in output, f"not cut inside the call: {output!r}"
+    assert [c.choices[0].finish_reason for c in chunks if c.choices[0].finish_reason] == ["length"], output
+    with pytest.raises(openai.LengthFinishReasonError):
+        with client.chat.completions.stream(
+                model="tiny", messages=MESSAGES, tools=TOOLS, tool_choice="required", parallel_tool_calls=False,
+                seed=seed, max_tokens=cut_midway(front, client, seed), extra_body=THINKING_OFF) as stream:
+            stream.get_final_completion()
 
 
 def test_docs_give_the_commands_this_file_runs():
