@@ -72,7 +72,7 @@ class Front:
     def complete(self, body: dict) -> dict:
         """A `chat.completion` for the request."""
         parser, completion = self.prepare(body)
-        result = _post_json(f"{self.llama_url}/completion", completion)
+        result = post_json(f"{self.llama_url}/completion", completion)
         self.outputs.append(result["content"])
         cut = result.get("stop_type") == "limit"
         # A whole output even when cut: a call the cut left open is not a call
@@ -129,7 +129,7 @@ def _envelope(kind: str, body: dict) -> dict:
             "model": body.get("model", "llama-server")}
 
 
-def _post_json(url: str, body: dict) -> dict:
+def post_json(url: str, body: dict) -> dict:
     request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=600) as response:
         return json.load(response)

@@ -48,6 +48,7 @@ openai = pytest.importorskip("openai")
 sys.path.insert(0, str(ROOT / "python" / "examples"))
 import llama_server_front  # noqa: E402
 import tiny_model  # noqa: E402
+from llama_server_front import post_json  # noqa: E402
 
 TEMPLATE = ROOT / "templates" / "hermes-think.jinja"
 # llama-server's flags besides the model and port, as docs/serving.md gives them.
@@ -211,6 +212,29 @@ def test_the_engine_stops_at_the_end_of_the_grammar(front, template):
     output = front.outputs[-1]
     assert output.strip().startswith("<tool_call>") and output.strip().endswith("</tool_call>"), output
     assert response.usage.completion_tokens < 1024
+
+
+def test_markers_sampled_as_special_tokens_need_preserved_tokens(front, llama):
+    """The model writes `<tool_call>` as its special token (the grammar takes
+    the token or its spelling), and llama-server keeps that token's text only
+    when the request lists it in `preserved_tokens`, as the front does:
+    without it the marker is gone and no parser could find the call."""
+    front, _ = front
+    marker = post_json(f"{llama}/tokenize", {"content": "<tool_call>"})["tokens"]
+    assert len(marker) == 1, marker
+    sampled = 0
+    for seed in (1, 2, 3):
+        _, completion = front.prepare({"messages": MESSAGES, "tools": TOOLS, "tool_choice": "required",
+                                       "parallel_tool_calls": False, "seed": seed, **THINKING_OFF})
+        kept = post_json(f"{llama}/completion", {**completion, "return_tokens": True})
+        if marker[0] not in kept["tokens"]:
+            continue
+        sampled += 1
+        assert "<tool_call>" in kept["content"]
+        completion.pop("preserved_tokens")
+        dropped = post_json(f"{llama}/completion", completion)["content"]
+        assert "<tool_call>" not in dropped and '"name"' in dropped, dropped
+    assert sampled, "no seed sampled <tool_call> as its special token"
 
 
 def cut_midway(front, client, seed: int) -> int:
