@@ -152,10 +152,10 @@ def as_parsed(message) -> dict:
     return out
 
 
-def ours(template: ca.ChatTemplate, output: str, tool_choice) -> dict:
+def ours(template: ca.ChatTemplate, output: str, tool_choice, parallel: bool = False) -> dict:
     """Our parse of the model's raw output, ids aside (the front mints fresh ones)."""
     prompt = template.render(MESSAGES, TOOLS, enable_thinking=False)
-    message = template.parser(TOOLS, tool_choice, False, prompt=prompt).parse(output)
+    message = template.parser(TOOLS, tool_choice, parallel, prompt=prompt).parse(output)
     for call in message.get("tool_calls", []):
         call["id"] = None
     return message
@@ -200,6 +200,23 @@ def test_openai_client_gets_the_calls_streamed(front, template, tool_choice, nam
     assert len(choice.message.tool_calls) == 1, front.outputs[-1]
     assert_valid_calls(choice.message.tool_calls, named)
     assert without_ids(as_parsed(choice.message)) == ours(template, front.outputs[-1], tool_choice)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_parallel_calls_batch(front, template, seed, report):
+    """`parallel_tool_calls` on: the grammar repeats calls without bound, so
+    how many come is the sampler's; the first always ends within
+    `max_tokens` (a call is under 500 characters), and every whole call the
+    client gets is valid."""
+    front, client = front
+    response = client.chat.completions.create(
+        model="tiny", messages=MESSAGES, tools=TOOLS, tool_choice="required", seed=seed, temperature=1.0,
+        max_tokens=1024, extra_body=THINKING_OFF)
+    choice = response.choices[0]
+    assert choice.finish_reason == "tool_calls", front.outputs[-1]
+    assert_valid_calls(choice.message.tool_calls)
+    assert without_ids(as_parsed(choice.message)) == ours(template, front.outputs[-1], "required", True)
+    report[f"parallel_tool_calls on, seed {seed}: calls the openai client got"] += len(choice.message.tool_calls)
 
 
 def test_the_engine_stops_at_the_end_of_the_grammar(front, template):
