@@ -2,14 +2,17 @@
 tiny random-weight Llama built here (`tiny_model.py`: nothing downloaded),
 constrained by our GBNF, behind `python/examples/llama_server_front.py`
 (render, grammar, parse); the official `openai` client calls it, batch
-and streamed, with `tool_choice: required` and with a named function.
+and streamed, with `tool_choice: required` and with a named function; also
+parallel calls, a call cut by `max_tokens` (`finish_reason: length`), and
+the markers the model samples as special tokens (`preserved_tokens`).
 
 Random weights follow no instruction, so whatever they say is what the
 grammar lets through. The tools take one enum argument each, and every
 `ws` of our grammar is bounded, so the grammar's language is finite and
 each generation ends (EOS, which the grammar allows only once complete)
-well within `max_tokens`: every seed gives a whole call, and the test
-does not depend on what the sampler picks.
+well within `max_tokens`: with `parallel_tool_calls: false` every seed
+gives one whole call, and those tests do not depend on what the sampler
+picks.
 
 Needs llama-server and llama.cpp's `gguf` package (gguf-py) in the
 directory CHAT_AUTOPARSER_LLAMA_BIN names: `bash tools/llama_gbnf.sh server`
