@@ -55,15 +55,16 @@ class Front:
         completion: dict[str, Any] = {
             "prompt": prompt,
             "n_predict": body.get("max_tokens") or body.get("max_completion_tokens") or DEFAULT_MAX_TOKENS,
-            "stop": [self.stop_marker] + list(_as_list(body.get("stop"))),
+            "stop": [self.stop_marker] + _as_list(body.get("stop")),
         }
         for field in ("seed", "temperature", "top_p"):
             if body.get(field) is not None:
                 completion[field] = body[field]
-        if tools and tool_choice != "none":
-            grammar = self.template.grammar(tools, tool_choice, parallel, prompt=prompt)
+        # Empty when nothing is to be constrained (no tools, `tool_choice: none`).
+        grammar = self.template.grammar(tools, tool_choice, parallel, prompt=prompt)
+        completion["preserved_tokens"] = grammar["preserved_tokens"]
+        if grammar["gbnf"]:
             completion["grammar"] = grammar["gbnf"]
-            completion["preserved_tokens"] = grammar["preserved_tokens"]
             if grammar["lazy"]:
                 completion["grammar_lazy"] = True
                 completion["grammar_triggers"] = grammar["triggers"]
