@@ -102,10 +102,12 @@ impl StreamIds {
             b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
         let mut id = String::with_capacity(29);
         id.push_str("call_");
-        // 24 characters from two 64-bit draws (12 from each: 62^12 < 2^64).
-        for half in 0..2u64 {
-            let mut bits = mix(self.key ^ mix((index as u64) << 1 | half));
-            for _ in 0..12 {
+        // 24 characters from three 64-bit draws of 8 each: 62^8 < 2^64, so
+        // every character is a full draw (twelve per draw left the last
+        // ones nearly constant, 62^11 > 2^64).
+        for draw in 0..3u64 {
+            let mut bits = mix(self.key ^ mix((index as u64) << 2 | draw));
+            for _ in 0..8 {
                 id.push(char::from(ALPHABET[(bits % 62) as usize]));
                 bits /= 62;
             }
@@ -140,5 +142,20 @@ mod tests {
         assert_ne!(id, second.id(0));
         assert_eq!(id, CallIdSource::new(7, false).next_stream().id(0));
         assert_ne!(id, CallIdSource::new(8, false).next_stream().id(0));
+    }
+
+    #[test]
+    fn every_character_of_an_id_varies() {
+        let stream = CallIdSource::new(1, false).next_stream();
+        let ids: Vec<Vec<u8>> = (0..2000).map(|i| stream.id(i).into_bytes()).collect();
+        for at in 5..29 {
+            let mut seen = std::collections::BTreeSet::new();
+            seen.extend(ids.iter().map(|id| id[at]));
+            assert!(
+                seen.len() >= 60,
+                "position {at} takes {} values",
+                seen.len()
+            );
+        }
     }
 }
