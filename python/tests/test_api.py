@@ -122,7 +122,9 @@ def test_grammar(template):
     assert grammar["preserved_tokens"] == ["<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_end|>"]
     assert grammar["gbnf"].startswith("root ::= tool-call ( ws tool-call )* ws\n")
     assert {t["kind"] for t in grammar["triggers"]} == {"pattern_full"}
-    assert template.grammar() == {"gbnf": "", "lazy": False, "triggers": [], "preserved_tokens": []}
+    # No tools: nothing to constrain, but the markers are still named for llama-server.
+    assert template.grammar() == {"gbnf": "", "lazy": False, "triggers": [],
+                                  "preserved_tokens": ["<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_end|>"]}
     assert template.grammar(tools=TOOLS, format="lark")["lark"].startswith("start:")
     assert template.grammar(tools=TOOLS, format="structural-tag")["structural_tag"]["type"] == "structural_tag"
     assert template.grammar(tools=TOOLS, format="response-template")["response_template"]["version"] == 1

@@ -122,10 +122,13 @@ pub fn gbnf(protocol: &Protocol) -> Result<Grammar> {
         .map(|s| answer(protocol, &mut rules, &mut warnings, s));
     let (root, lazy, triggers) = match (section, answer) {
         (None, None) => {
+            // Nothing to constrain, but an engine still drops special tokens
+            // it is not told to keep (llama-server's `preserved_tokens`).
             return Ok(Grammar {
                 warnings,
+                preserved_tokens: protocol.preserved_tokens.clone(),
                 ..Grammar::default()
-            })
+            });
         }
         (Some(section), None) if !forced => (
             section,

@@ -96,6 +96,27 @@ fn prepare_gives_prompt_parser_and_exports() {
 }
 
 #[test]
+fn a_request_without_tools_still_preserves_the_markers() {
+    // llama-server drops a special token from the text unless it is preserved:
+    // with no grammar to send, `<think>` must still be named.
+    let chat = shipped("hermes-think.jinja");
+    let request =
+        ChatRequest::default().with_messages(vec![json!({"role": "user", "content": "Hi"})]);
+    let gbnf = chat.prepare(&request).gbnf().unwrap();
+    assert!(gbnf.is_empty(), "{}", gbnf.gbnf);
+    assert_eq!(
+        gbnf.preserved_tokens,
+        [
+            "<think>",
+            "</think>",
+            "<tool_call>",
+            "</tool_call>",
+            "<|im_end|>"
+        ]
+    );
+}
+
+#[test]
 fn a_prompt_that_does_not_render_leaves_the_parse_standing() {
     let chat = chat(
         "{% for m in messages %}{% if not loop.first and m.role == loop.previtem.role %}\
