@@ -104,6 +104,9 @@ pub(crate) struct Inner {
     pub sets: Vec<ByteSet>,
     pub matchers: Vec<MultiLiteral>,
     pub max_depth: usize,
+    /// The grammar's special tokens ([`Grammar::special_tokens`]), `None`
+    /// when it declares none: then no match looks at token spans.
+    pub special: Option<MultiLiteral>,
 }
 
 impl fmt::Debug for Program {
@@ -231,12 +234,36 @@ fn compile(g: &Grammar) -> Result<Program, GrammarError> {
     }
     Ok(Program {
         inner: Arc::new(Inner {
+            special: special_in_use(&g.special, &c.insts, &c.matchers),
             insts: c.insts,
             sets: c.sets,
             matchers: c.matchers,
             max_depth: g.max_depth,
         }),
     })
+}
+
+/// The special tokens some literal of the program holds, as one automaton:
+/// a vocabulary has hundreds, a grammar's markers name a few.
+fn special_in_use(
+    special: &[Box<[u8]>],
+    insts: &[Inst],
+    matchers: &[MultiLiteral],
+) -> Option<MultiLiteral> {
+    let lits = insts.iter().filter_map(|i| match i {
+        Inst::Lit(b) => Some(b),
+        _ => None,
+    });
+    let all: Vec<&[u8]> = lits
+        .chain(matchers.iter().flat_map(|m| m.literals()))
+        .map(|l| &l[..])
+        .collect();
+    let used: Vec<&[u8]> = special
+        .iter()
+        .map(|t| &t[..])
+        .filter(|t| all.iter().any(|l| l.windows(t.len()).any(|w| w == *t)))
+        .collect();
+    (!used.is_empty()).then(|| MultiLiteral::new(used))
 }
 
 impl<'g> Compiler<'g> {
