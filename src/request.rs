@@ -209,6 +209,7 @@ impl Chat {
             prefill: prefill.clone(),
             call_ids: request.call_ids,
             policy: request.policy,
+            special_tokens: Vec::new(),
         };
         Prepared {
             analysis: &self.analysis,
