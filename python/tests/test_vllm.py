@@ -340,7 +340,7 @@ def test_a_marker_typed_with_ordinary_tokens_is_content():
     tok = tokenizer_for(template, [template.source, quote])
 
     def typed(text: str) -> list[int]:
-        for marker in ("<tool_call>", "</tool_call>"):
+        for marker in ("<tool_call>", "</tool_call>", "</think>"):
             text = text.replace(marker, marker[:-3] + "\0" + marker[-3:])
         return [i for part in text.split("\0") for i in tok.encode(part, add_special_tokens=False)]
 
@@ -363,6 +363,11 @@ def test_a_marker_typed_with_ordinary_tokens_is_content():
     plain = parser_cls(tok, request.tools, chat_template_kwargs={}, model_config=None)
     plain.set_prompt_token_ids(prompt_ids)
     assert len(plain.parse(output, request, enable_auto_tools=True)[2]) == 2
+    # `count_reasoning_tokens`: a `</think>` typed inside reasoning does not end it.
+    reasoning = "I could write </think> here."
+    think_ids = (tok.encode("<think>", add_special_tokens=False) + typed(reasoning)
+                 + tok.encode("</think>Done.", add_special_tokens=False))
+    assert plain.count_reasoning_tokens(think_ids) == len(typed(reasoning))
 
 
 def test_responses_api_tools_are_read_as_chat_tools():
