@@ -407,9 +407,10 @@ mod tests {
         let reading = path.clone();
         std::thread::Builder::new()
             .stack_size(2 << 20)
-            .spawn(move || done.send(read_path(&reading)))
+            .spawn(move || done.send(Box::new(read_path(&reading))))
             .unwrap();
         let outcome = result.recv_timeout(std::time::Duration::from_secs(20)).ok();
+        let outcome = outcome.map(|boxed| *boxed);
         std::fs::remove_file(&path).ok();
         outcome
     }
@@ -559,13 +560,23 @@ mod tests {
         f.extend(ARRAY.to_le_bytes());
         f.extend(STRING.to_le_bytes());
         f.extend(6u64.to_le_bytes());
-        for t in ["a", "<|im_end|>", "<tool_call>", "<0x0A>", "   ", "<|im_start|>"] {
+        for t in [
+            "a",
+            "<|im_end|>",
+            "<tool_call>",
+            "<0x0A>",
+            "   ",
+            "<|im_start|>",
+        ] {
             string(&mut f, t);
         }
         string(&mut f, "tokenizer.chat_template");
         f.extend(STRING.to_le_bytes());
         string(&mut f, "T");
         let chat = read_crafted("types", &f, f.len() as u64).unwrap().unwrap();
-        assert_eq!(chat.single_tokens, ["<|im_end|>", "<tool_call>", "<|im_start|>"]);
+        assert_eq!(
+            chat.single_tokens,
+            ["<|im_end|>", "<tool_call>", "<|im_start|>"]
+        );
     }
 }

@@ -169,13 +169,16 @@ fn without_token_information_characters_decide() {
 #[test]
 fn malformed_spans_are_an_input_error() {
     let p = parser();
-    for bad in [
-        vec![0..99],
-        vec![3..1],
-        vec![2..5, 4..6],
-        vec![5..6, 0..1],
-        vec![1..2],
-    ] {
+    // Past the end, reversed, overlapping, out of order, inside `é`.
+    let bad: [&[(usize, usize)]; 5] = [
+        &[(0, 99)],
+        &[(3, 1)],
+        &[(2, 5), (4, 6)],
+        &[(5, 6), (0, 1)],
+        &[(1, 2)],
+    ];
+    for bad in bad {
+        let bad: Vec<Range<usize>> = bad.iter().map(|&(a, b)| a..b).collect();
         let mut s = p.stream();
         let e = s.push_tokens("aé<tool_call>", &bad).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Input, "{bad:?}");
