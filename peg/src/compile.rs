@@ -19,7 +19,7 @@
 //!   enclosing choice-like construct (never directly inside a lookahead);
 //! - every jump target, set index and matcher index is in range.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -244,25 +244,40 @@ fn compile(g: &Grammar) -> Result<Program, GrammarError> {
 }
 
 /// The special tokens some literal of the program holds, as one automaton:
-/// a vocabulary has hundreds, a grammar's markers name a few.
+/// a vocabulary has hundreds or thousands, a grammar's markers name a few.
+/// Each literal is looked at only where a special token could start (a
+/// byte that starts one), for each length special tokens have.
 fn special_in_use(
     special: &[Box<[u8]>],
     insts: &[Inst],
     matchers: &[MultiLiteral],
 ) -> Option<MultiLiteral> {
+    let tokens: HashSet<&[u8]> = special.iter().map(|t| &t[..]).collect();
+    let mut starts = [false; 256];
+    let mut lengths: Vec<usize> = tokens.iter().map(|t| t.len()).collect();
+    lengths.sort_unstable();
+    lengths.dedup();
+    for t in &tokens {
+        starts[t[0] as usize] = true;
+    }
     let lits = insts.iter().filter_map(|i| match i {
-        Inst::Lit(b) => Some(b),
+        Inst::Lit(b) => Some(&b[..]),
         _ => None,
     });
-    let all: Vec<&[u8]> = lits
-        .chain(matchers.iter().flat_map(|m| m.literals()))
-        .map(|l| &l[..])
-        .collect();
-    let used: Vec<&[u8]> = special
-        .iter()
-        .map(|t| &t[..])
-        .filter(|t| all.iter().any(|l| l.windows(t.len()).any(|w| w == *t)))
-        .collect();
+    let mut used: BTreeSet<&[u8]> = BTreeSet::new();
+    for lit in lits.chain(
+        matchers
+            .iter()
+            .flat_map(|m| m.literals().iter().map(|l| &l[..])),
+    ) {
+        for (i, &b) in lit.iter().enumerate() {
+            if !starts[b as usize] {
+                continue;
+            }
+            let found = lengths.iter().filter_map(|&n| lit.get(i..i + n));
+            used.extend(found.filter(|t| tokens.contains(t)));
+        }
+    }
     (!used.is_empty()).then(|| MultiLiteral::new(used))
 }
 

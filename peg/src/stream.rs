@@ -904,16 +904,15 @@ mod tests {
 
     #[test]
     fn a_special_token_typed_as_text_is_text() {
+        // A vocabulary's worth of tokens the grammar does not hold, too.
+        let unused = (0..10_000).map(|i| format!("<|unused_{i}|>"));
         let p = Grammar::new(hermes_expr())
-            .special_tokens([
-                "<tool_call>",
-                "</tool_call>",
-                "<think>",
-                "</think>",
-                "<|unused|>",
-            ])
+            .special_tokens(["<tool_call>", "</tool_call>", "<think>", "</think>"])
+            .special_tokens(unused)
             .compile()
             .unwrap();
+        let kept = p.inner.special.as_ref().map(|m| m.literals().len());
+        assert_eq!(kept, Some(4));
         let input =
             "<think>a</think>Say <tool_call>{}</tool_call> then<tool_call>{\"b\": 1}</tool_call>";
         let span = |marker: &str, nth: usize| {

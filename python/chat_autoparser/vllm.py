@@ -47,6 +47,7 @@ from __future__ import annotations
 import functools
 import json
 import random
+import weakref
 from collections.abc import Sequence
 from typing import Any, Optional
 
@@ -97,7 +98,7 @@ class _Request:
         self.prompt: Optional[str] = None
         # A fresh seed per request: ids unique across requests, repeatable within one.
         self.seed = random.getrandbits(64)
-        self.single = single_tokens(tokenizer)
+        self.single, self.single_texts = _singles(tokenizer)
 
     def pieces(self, text: str, ids: Optional[Sequence[int]]) -> list[tuple[str, bool]]:
         """``text`` as token pieces (:func:`token_pieces`)."""
@@ -146,8 +147,11 @@ class _Request:
             reasoning="extract" if reasoning else "inline",
             call_ids=self.seed,
             policy=self.policy(template, request),
-            special_tokens=sorted(set(self.single.values())),
+            special_tokens=self.single_texts,
         )
+
+
+_SINGLE: "weakref.WeakKeyDictionary[Any, tuple[dict[int, str], list[str]]]" = weakref.WeakKeyDictionary()
 
 
 def single_tokens(tokenizer: Any) -> dict[int, str]:
@@ -155,9 +159,26 @@ def single_tokens(tokenizer: Any) -> dict[int, str]:
     never splits, which a model writes as one token. Special or not: Qwen's
     ``<tool_call>`` and DeepSeek-R1's ``<think>`` are added tokens marked not
     special, yet the template's markers all the same. Tokens with whitespace
-    are left out (some vocabularies add runs of spaces, which are text)."""
+    are left out (some vocabularies add runs of spaces, which are text).
+    The same rule as ``TemplateSource::special_tokens`` in Rust."""
+    return _singles(tokenizer)[0]
+
+
+def _singles(tokenizer: Any) -> tuple[dict[int, str], list[str]]:
+    """:func:`single_tokens` and their texts, once per tokenizer (a server
+    builds a parser per request; a vocabulary adds up to thousands)."""
+    try:
+        return _SINGLE[tokenizer]
+    except (KeyError, TypeError):
+        pass
     added = getattr(tokenizer, "added_tokens_decoder", None) or {}
-    return {int(i): str(t) for i, t in added.items() if str(t) and not any(c.isspace() for c in str(t))}
+    by_id = {int(i): str(t) for i, t in added.items() if str(t) and not any(c.isspace() for c in str(t))}
+    singles = (by_id, sorted(set(by_id.values())))
+    try:
+        _SINGLE[tokenizer] = singles
+    except TypeError:  # a tokenizer that takes no weak reference: computed per request
+        pass
+    return singles
 
 
 def token_pieces(text: str, ids: Sequence[int], single: dict[int, str],
