@@ -280,8 +280,11 @@ fn bench_parser(c: &mut Criterion) {
 
 criterion_group!(benches, bench_parser);
 
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
 fn summary() {
-    let us = |d: Duration| d.as_secs_f64() * 1e6;
     println!();
     println!("parser summary (median of ≥ 50 runs or 1 s)");
     println!(
@@ -355,10 +358,59 @@ fn summary() {
             two / one
         );
     }
+    token_summary();
     println!(
         "  targets (issue 3): 4-byte stream ≤ {TARGET_RATIO}× full; full parse < llama.cpp's {}–{} µs; build < {TARGET_BUILD_US} µs",
         LLAMA_CPP_FULL_US.0, LLAMA_CPP_FULL_US.1
     );
+}
+
+/// The markers of both templates that are special tokens of their models.
+const SPECIAL: [&str; 5] = [
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<|im_end|>",
+];
+
+/// Token ids (issue 27): each output parsed with its markers declared
+/// special tokens and given as sampled (`parse_tokens_report`), against
+/// the plain parse; the messages are equal.
+fn token_summary() {
+    println!(
+        "  token ids: markers declared special and sampled (`parse_tokens_report`) vs `parse`"
+    );
+    for f in families() {
+        let config = f
+            .config
+            .clone()
+            .with_special_tokens(SPECIAL.map(String::from).to_vec());
+        let parser = f.analysis.parser(&config).expect("parser builds");
+        let mut spans: Vec<std::ops::Range<usize>> = SPECIAL
+            .iter()
+            .flat_map(|m| f.output.match_indices(m).map(|(at, m)| at..at + m.len()))
+            .collect();
+        spans.sort_by_key(|s| s.start);
+        let with_tokens = |p: &OutputParser| p.parse_tokens_report(&f.output, &spans, false);
+        let msg = with_tokens(&parser).expect("spans are well formed").message;
+        assert_eq!(
+            msg,
+            f.parser.parse(&f.output),
+            "{}: sampled markers parse as text",
+            f.name
+        );
+        let t_plain = support::median(|| f.parser.parse(&f.output));
+        let t_tokens = support::median(|| with_tokens(&parser).ok());
+        println!(
+            "  {:<12} {:>5} special spans {:>9.1} µs vs {:>9.1} µs ({:.2}×)",
+            f.name,
+            spans.len(),
+            us(t_tokens),
+            us(t_plain),
+            t_tokens.as_secs_f64() / t_plain.as_secs_f64()
+        );
+    }
 }
 
 /// Full parses of `output` per second, `threads` threads sharing `parser`

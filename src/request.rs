@@ -66,6 +66,9 @@ pub struct ChatRequest {
     /// rendered. Without it and without messages, no prompt is rendered and
     /// the thinking switch alone says where reasoning stands.
     pub prompt: Option<String>,
+    /// The vocabulary's special tokens: markers holding one count only
+    /// where the model sampled it ([`ParserConfig::special_tokens`]).
+    pub special_tokens: Vec<String>,
 }
 
 impl Default for ChatRequest {
@@ -84,6 +87,7 @@ impl Default for ChatRequest {
             call_ids: None,
             policy: Policy::default(),
             prompt: None,
+            special_tokens: Vec::new(),
         }
     }
 }
@@ -104,7 +108,9 @@ setters!(ChatRequest {
     /// Extracts reasoning or leaves it inline.
     with_reasoning => reasoning: ReasoningFormat,
     /// Sets the output policy.
-    with_policy => policy: Policy;
+    with_policy => policy: Policy,
+    /// Sets the vocabulary's special tokens.
+    with_special_tokens => special_tokens: Vec<String>;
     optional:
     /// Sets the tool definitions (`None`: the request gives none).
     with_tools => tools: Vec<Value>,
@@ -209,6 +215,7 @@ impl Chat {
             prefill: prefill.clone(),
             call_ids: request.call_ids,
             policy: request.policy,
+            special_tokens: request.special_tokens.clone(),
         };
         Prepared {
             analysis: &self.analysis,

@@ -19,7 +19,7 @@
 //!   enclosing choice-like construct (never directly inside a lookahead);
 //! - every jump target, set index and matcher index is in range.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -104,6 +104,9 @@ pub(crate) struct Inner {
     pub sets: Vec<ByteSet>,
     pub matchers: Vec<MultiLiteral>,
     pub max_depth: usize,
+    /// The grammar's special tokens ([`Grammar::special_tokens`]), `None`
+    /// when it declares none: then no match looks at token spans.
+    pub special: Option<MultiLiteral>,
 }
 
 impl fmt::Debug for Program {
@@ -231,12 +234,51 @@ fn compile(g: &Grammar) -> Result<Program, GrammarError> {
     }
     Ok(Program {
         inner: Arc::new(Inner {
+            special: special_in_use(&g.special, &c.insts, &c.matchers),
             insts: c.insts,
             sets: c.sets,
             matchers: c.matchers,
             max_depth: g.max_depth,
         }),
     })
+}
+
+/// The special tokens some literal of the program holds, as one automaton:
+/// a vocabulary has hundreds or thousands, a grammar's markers name a few.
+/// Each literal is looked at only where a special token could start (a
+/// byte that starts one), for each length special tokens have.
+fn special_in_use(
+    special: &[Box<[u8]>],
+    insts: &[Inst],
+    matchers: &[MultiLiteral],
+) -> Option<MultiLiteral> {
+    let tokens: HashSet<&[u8]> = special.iter().map(|t| &t[..]).collect();
+    let mut starts = [false; 256];
+    let mut lengths: Vec<usize> = tokens.iter().map(|t| t.len()).collect();
+    lengths.sort_unstable();
+    lengths.dedup();
+    for t in &tokens {
+        starts[t[0] as usize] = true;
+    }
+    let lits = insts.iter().filter_map(|i| match i {
+        Inst::Lit(b) => Some(&b[..]),
+        _ => None,
+    });
+    let mut used: BTreeSet<&[u8]> = BTreeSet::new();
+    for lit in lits.chain(
+        matchers
+            .iter()
+            .flat_map(|m| m.literals().iter().map(|l| &l[..])),
+    ) {
+        for (i, &b) in lit.iter().enumerate() {
+            if !starts[b as usize] {
+                continue;
+            }
+            let found = lengths.iter().filter_map(|&n| lit.get(i..i + n));
+            used.extend(found.filter(|t| tokens.contains(t)));
+        }
+    }
+    (!used.is_empty()).then(|| MultiLiteral::new(used))
 }
 
 impl<'g> Compiler<'g> {

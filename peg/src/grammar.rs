@@ -336,6 +336,7 @@ pub struct Grammar {
     pub(crate) root: Expr,
     pub(crate) rules: Vec<(Arc<str>, Expr)>,
     pub(crate) max_depth: usize,
+    pub(crate) special: Vec<Box<[u8]>>,
 }
 
 impl Grammar {
@@ -345,6 +346,7 @@ impl Grammar {
             root,
             rules: Vec::new(),
             max_depth: DEFAULT_MAX_DEPTH,
+            special: Vec::new(),
         }
     }
 
@@ -359,6 +361,29 @@ impl Grammar {
     /// match; deeper rule recursion ends the parse with an error.
     pub fn max_depth(mut self, depth: usize) -> Grammar {
         self.max_depth = depth;
+        self
+    }
+
+    /// Declares the vocabulary's special tokens: texts a model emits as one
+    /// token of their own (`<tool_call>`, `<|im_end|>`). Where a stream is
+    /// told which of its bytes were sampled as special tokens
+    /// ([`Stream::special_spans`](crate::Stream::special_spans)), a literal
+    /// or delimiter holding such a text matches only where those bytes are
+    /// exactly one special token: the same characters from ordinary tokens
+    /// (a user's or a model's plain `<tool_call>`) are text. Without span
+    /// information the grammar matches characters only, as if undeclared.
+    /// Empty texts are ignored.
+    pub fn special_tokens<I, L>(mut self, tokens: I) -> Grammar
+    where
+        I: IntoIterator<Item = L>,
+        L: AsRef<[u8]>,
+    {
+        self.special.extend(
+            tokens
+                .into_iter()
+                .map(|t| Box::<[u8]>::from(t.as_ref()))
+                .filter(|t| !t.is_empty()),
+        );
         self
     }
 }

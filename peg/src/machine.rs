@@ -133,13 +133,21 @@ pub(crate) struct Plain {
 pub(crate) struct Window<'a> {
     pub bytes: &'a [u8],
     pub base: usize,
+    /// Where the input says which bytes were sampled as special tokens
+    /// ([`Stream::special_spans`](crate::Stream::special_spans)): their
+    /// spans, sorted; `None` when it does not say.
+    pub spans: Option<&'a [(usize, usize)]>,
 }
 
 impl<'a> Window<'a> {
     /// All of `bytes`, from position 0.
     #[inline]
     pub fn whole(bytes: &'a [u8]) -> Window<'a> {
-        Window { bytes, base: 0 }
+        Window {
+            bytes,
+            base: 0,
+            spans: None,
+        }
     }
 
     /// The end of the input (absolute).
@@ -195,6 +203,104 @@ impl<'a> Window<'a> {
     #[inline]
     fn longest_at(&self, m: &MultiLiteral, at: usize, at_end: bool) -> Longest {
         m.longest_at(self.bytes, self.index(at), at_end)
+    }
+
+    /// Whether `lit`, matched at `at`, came from the tokens it names: each
+    /// special token in it (leftmost-longest, `special`) spans exactly one
+    /// special-token span of the input. Always when the input gives no
+    /// spans or the grammar declares no special tokens.
+    #[inline]
+    fn sampled(&self, special: Option<&MultiLiteral>, lit: &[u8], at: usize) -> bool {
+        let (Some(special), Some(spans)) = (special, self.spans) else {
+            return true;
+        };
+        let mut from = 0;
+        while let Find::Found(start) = special.find(lit, from, true) {
+            let Longest::Match(len) = special.longest_at(lit, start, true) else {
+                return true;
+            };
+            if spans
+                .binary_search(&(at + start, at + start + len))
+                .is_err()
+            {
+                return false;
+            }
+            from = start + len;
+        }
+        true
+    }
+
+    /// The longest literal of `m` at `at` that came from its tokens
+    /// ([`sampled`](Self::sampled)), after `longest_at` found one of `n`
+    /// bytes there.
+    fn longest_sampled(
+        &self,
+        special: Option<&MultiLiteral>,
+        m: &MultiLiteral,
+        at: usize,
+        n: usize,
+    ) -> Longest {
+        let rest = self.from(at);
+        if self.sampled(special, &rest[..n.min(rest.len())], at) {
+            return Longest::Match(n);
+        }
+        m.literals()
+            .iter()
+            .filter(|l| l.len() < n && rest.starts_with(l))
+            .map(|l| l.len())
+            .filter(|&len| self.sampled(special, &rest[..len], at))
+            .max()
+            .map_or(Longest::NoMatch, Longest::Match)
+    }
+
+    /// [`find`](Self::find), skipping delimiters that did not come from
+    /// their tokens ([`sampled`](Self::sampled)).
+    #[inline]
+    fn find_sampled(
+        &self,
+        special: Option<&MultiLiteral>,
+        m: &MultiLiteral,
+        from: usize,
+        at_end: bool,
+    ) -> Find {
+        let mut from = from;
+        loop {
+            match self.find(m, from, at_end) {
+                Find::Found(at) if special.is_some() => {
+                    match self.delimiter_sampled(special, m, at, at_end) {
+                        Some(true) => return Find::Found(at),
+                        Some(false) => from = at + 1,
+                        None => return Find::NeedMore { safe: at },
+                    }
+                }
+                found => return found,
+            }
+        }
+    }
+
+    /// After `find` found a delimiter of `m` at `at`: whether one that came
+    /// from its tokens starts there (`Some(true)`), none can
+    /// (`Some(false)`: the scan goes on past `at`), or a longer delimiter
+    /// cut by the end of the input still may (`None`, unless `at_end`).
+    fn delimiter_sampled(
+        &self,
+        special: Option<&MultiLiteral>,
+        m: &MultiLiteral,
+        at: usize,
+        at_end: bool,
+    ) -> Option<bool> {
+        let rest = self.from(at);
+        let mut cut = false;
+        for l in m.literals() {
+            if rest.starts_with(l) {
+                if self.sampled(special, l, at) {
+                    return Some(true);
+                }
+            } else if l.starts_with(rest) {
+                cut = true;
+            }
+        }
+        (at_end || !cut).then_some(false)
     }
 }
 
@@ -527,6 +633,8 @@ impl Vm {
             }};
         }
         let len = input.end();
+        // Special tokens to check literals against, when the input has spans.
+        let special = p.special.as_ref().filter(|_| input.spans.is_some());
         loop {
             let Some(inst) = p.insts.get(self.pc as usize) else {
                 return self.internal();
@@ -535,7 +643,7 @@ impl Vm {
                 Inst::Lit(lit) => {
                     let rest = input.from(self.pos);
                     if rest.len() >= lit.len() {
-                        if rest[..lit.len()] == lit[..] {
+                        if rest[..lit.len()] == lit[..] && input.sampled(special, lit, self.pos) {
                             self.pos += lit.len();
                             self.pc += 1;
                         } else {
@@ -598,7 +706,13 @@ impl Vm {
                     let Some(m) = p.matchers.get(*m as usize) else {
                         return self.internal();
                     };
-                    match input.longest_at(m, self.pos, fin) {
+                    let longest = match input.longest_at(m, self.pos, fin) {
+                        Longest::Match(n) if special.is_some() => {
+                            input.longest_sampled(special, m, self.pos, n)
+                        }
+                        longest => longest,
+                    };
+                    match longest {
                         Longest::Match(n) => {
                             self.pos += n;
                             self.pc += 1;
@@ -611,7 +725,7 @@ impl Vm {
                     let Some(m) = p.matchers.get(*m as usize) else {
                         return self.internal();
                     };
-                    match input.find(m, self.pos, fin) {
+                    match input.find_sampled(special, m, self.pos, fin) {
                         Find::Found(at) => {
                             self.pos = at;
                             self.pc += 1;

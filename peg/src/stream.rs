@@ -155,6 +155,7 @@ impl Feed<'_> {
         Window {
             bytes: self.input,
             base: self.base,
+            spans: None,
         }
         .get(from, to)
     }
@@ -227,6 +228,9 @@ pub struct Stream<I: Input = Vec<u8>> {
     text_only_from: u32,
     /// The length of `input` at which to look for a prefix to drop next.
     compact_at: usize,
+    /// The spans of the input sampled as special tokens, sorted, once the
+    /// caller says ([`special_spans`](Stream::special_spans)).
+    spans: Option<Vec<(usize, usize)>>,
 }
 
 /// Input is dropped only in pieces of at least this size, and only when
@@ -314,6 +318,7 @@ impl<I: Input> Stream<I> {
             text_only: Vec::new(),
             text_only_from: u32::MAX,
             compact_at: 2 * MIN_DROP,
+            spans: None,
         }
     }
 
@@ -352,6 +357,29 @@ impl<I: Input> Stream<I> {
         Window {
             bytes: self.input.as_ref(),
             base: self.base,
+            spans: self.spans.as_deref(),
+        }
+    }
+
+    /// Declares which bytes of the input were sampled as special tokens:
+    /// absolute spans `start..end` of input pushed next (at or after
+    /// [`len`](Self::len)), in order; call it before the push that brings
+    /// them. From the first call on, the stream knows where its special
+    /// tokens are: a literal holding one of the grammar's special tokens
+    /// ([`Grammar::special_tokens`](crate::Grammar::special_tokens))
+    /// matches only where that token is one of these spans, and bytes
+    /// pushed without a span are ordinary tokens. Call it with no spans to
+    /// say so for input that has none. Spans that start before the input's
+    /// end, overlap an earlier one or are empty are ignored (the input is
+    /// taken as plain there).
+    pub fn special_spans(&mut self, spans: impl IntoIterator<Item = std::ops::Range<usize>>) {
+        let len = self.len();
+        let kept = self.spans.get_or_insert_with(Vec::new);
+        for span in spans {
+            let after = kept.last().map_or(len, |&(_, end)| end.max(len));
+            if span.start >= after && span.end > span.start {
+                kept.push((span.start, span.end));
+            }
         }
     }
 
@@ -413,6 +441,10 @@ impl<I: Input> Stream<I> {
         let kept = self.input.as_ref().len();
         if dead >= MIN_DROP && dead >= kept / 2 {
             self.base += self.input.drop_front(dead);
+            if let Some(spans) = &mut self.spans {
+                let gone = spans.partition_point(|&(_, end)| end <= self.base);
+                spans.drain(..gone);
+            }
         }
         self.compact_at = (2 * self.input.as_ref().len()).max(2 * MIN_DROP);
     }
@@ -607,6 +639,7 @@ impl<I: Input> Stream<I> {
         let input = Window {
             bytes: self.input.as_ref(),
             base: self.base,
+            spans: self.spans.as_deref(),
         };
         let resumed = !fin && self.vm.resume_suspended(&self.program.inner, input);
         let run = if resumed {
@@ -698,6 +731,10 @@ mod tests {
     const A: Tag = Tag(3);
 
     fn hermes() -> Program {
+        Grammar::new(hermes_expr()).compile().unwrap()
+    }
+
+    fn hermes_expr() -> Expr {
         let call = seq([
             lit("<tool_call>"),
             cut(),
@@ -707,7 +744,7 @@ mod tests {
             lit("</tool_call>"),
             ws(),
         ]);
-        Grammar::new(seq([
+        seq([
             opt(seq([
                 lit("<think>"),
                 cut(),
@@ -718,9 +755,7 @@ mod tests {
             cap(C, until(["<tool_call>"])),
             star(call),
             eoi(),
-        ]))
-        .compile()
-        .unwrap()
+        ])
     }
 
     /// Streams `input` in `size`-byte chunks; returns the events with the text
@@ -835,6 +870,83 @@ mod tests {
                 assert_eq!(text, &input[c.span()], "chunk size {size}, capture {id}");
             }
         }
+    }
+
+    /// Streams `input` in `size`-byte chunks, declaring `special` before
+    /// the chunk each starts in; returns the captures' tags and texts.
+    fn stream_tokens(
+        p: &Program,
+        input: &str,
+        special: &[(usize, usize)],
+        size: usize,
+    ) -> Vec<(Tag, String)> {
+        let mut s = p.stream();
+        let mut col = Collector::default();
+        s.special_spans(std::iter::empty());
+        for (i, chunk) in input.as_bytes().chunks(size.max(1)).enumerate() {
+            let at = i * size.max(1);
+            let starts_here = special
+                .iter()
+                .filter(|&&(a, _)| a >= at && a < at + chunk.len());
+            s.special_spans(starts_here.map(|&(a, b)| a..b));
+            s.push(chunk)
+                .unwrap()
+                .events
+                .iter()
+                .for_each(|e| col.apply(e));
+        }
+        s.finish().unwrap().events.iter().for_each(|e| col.apply(e));
+        col.captures
+            .iter()
+            .map(|c| (c.tag, input[c.span()].to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_special_token_typed_as_text_is_text() {
+        // A vocabulary's worth of tokens the grammar does not hold, too.
+        let unused = (0..10_000).map(|i| format!("<|unused_{i}|>"));
+        let p = Grammar::new(hermes_expr())
+            .special_tokens(["<tool_call>", "</tool_call>", "<think>", "</think>"])
+            .special_tokens(unused)
+            .compile()
+            .unwrap();
+        let kept = p.inner.special.as_ref().map(|m| m.literals().len());
+        assert_eq!(kept, Some(4));
+        let input =
+            "<think>a</think>Say <tool_call>{}</tool_call> then<tool_call>{\"b\": 1}</tool_call>";
+        let span = |marker: &str, nth: usize| {
+            let at = input.match_indices(marker).nth(nth).unwrap().0;
+            (at, at + marker.len())
+        };
+        let think = [span("<think>", 0), span("</think>", 0)];
+        let last_call = [span("<tool_call>", 1), span("</tool_call>", 1)];
+        let content = |text: &str| (C, text.to_string());
+        // Plain throughout: no marker at all (the reasoning too is content).
+        for size in [1, 2, 3, 7, input.len()] {
+            assert_eq!(
+                stream_tokens(&p, input, &[], size),
+                [content(input)],
+                "size {size}"
+            );
+        }
+        // The second call and the reasoning markers sampled as tokens.
+        let spans: Vec<_> = think.iter().chain(&last_call).copied().collect();
+        for size in [1, 2, 3, 7, input.len()] {
+            assert_eq!(
+                stream_tokens(&p, input, &spans, size),
+                [
+                    (R, "a".to_string()),
+                    content("Say <tool_call>{}</tool_call> then"),
+                    (A, "{\"b\": 1}".to_string()),
+                ],
+                "size {size}"
+            );
+        }
+        // Without spans, characters decide, as before: a call.
+        let first_call = &input[16..span("</tool_call>", 0).1];
+        let m = p.parse(first_call.as_bytes()).unwrap();
+        assert_eq!(m.captures[1].tag, A);
     }
 
     #[test]

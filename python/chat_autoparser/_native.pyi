@@ -125,6 +125,8 @@ class ChatTemplate:
         response_schema: Optional[Mapping[str, Any]] = None,
         continue_final_message: Union[bool, Literal["none", "auto", "reasoning", "content"], None] = None,
         call_ids: Optional[int] = None,
+        policy: Union[str, Mapping[str, Any], None] = None,
+        special_tokens: Optional[Sequence[str]] = None,
     ) -> Parser:
         """A parser for the outputs of one request shape. ``prompt``: the rendered prompt
         the output continues; when None it is rendered from ``messages`` (default one
@@ -133,7 +135,10 @@ class ChatTemplate:
         without it. ``call_ids``: a seed (an unsigned 64-bit int) from which calls the
         model wrote without an id get OpenAI-style ids (``call_`` + 24 letters and
         digits), in messages and in the first delta of each call; the same seed gives
-        the same ids, so a server passes a fresh one per request. None: such ids are None."""
+        the same ids, so a server passes a fresh one per request. None: such ids are None.
+        ``special_tokens``: the vocabulary's special tokens (texts); where output comes
+        as token pieces (``parse_tokens``, ``Stream.push_tokens``), a marker holding one
+        counts only where the model sampled it: typed with ordinary tokens it is content."""
     def grammar(
         self, tools: Optional[Sequence[Mapping[str, Any]]] = None, tool_choice: ToolChoice = None,
         parallel_tool_calls: bool = True, response_schema: Optional[Mapping[str, Any]] = None,
@@ -158,6 +163,10 @@ class Parser:
         """Raises ``ParseError`` (``kind``, byte ``offset``) at the first problem."""
     def parse_report(self, output: Output, partial: bool = False) -> tuple[Message, list[Diagnostic]]:
         """The lenient parse and the problems it found."""
+    def parse_tokens(self, pieces: Sequence[tuple[str, bool]], partial: bool = False) -> Message:
+        """The message of an output given as ``(text, special)`` pieces: each a token's
+        text (or a run of ordinary tokens') and whether it was sampled as a special token.
+        A marker that is one of ``special_tokens`` counts only as a special piece."""
     @property
     def start(self) -> Literal["free", "in_reasoning", "after_reasoning"]:
         """Where outputs start relative to reasoning, as the prompt left it."""
@@ -169,6 +178,10 @@ class Stream:
 
     def push(self, chunk: Output) -> list[Delta]:
         """Appends a chunk (``bytes`` may split a character); the deltas it made final."""
+    def push_tokens(self, pieces: Sequence[tuple[str, bool]]) -> list[Delta]:
+        """Appends ``(text, special)`` pieces (see ``Parser.parse_tokens``); the deltas they
+        made final. From the first such push on, text pushed by ``push`` counts as ordinary
+        tokens."""
     def finish(self) -> list[Delta]:
         """Ends the output; the last deltas. Pushing after it raises ``RuntimeError``."""
     def message(self) -> Message:

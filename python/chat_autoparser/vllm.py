@@ -26,6 +26,13 @@ function, a ``strict`` tool or ``parallel_tool_calls: false``, attaches the
 template's xgrammar structural tag, which covers the whole output
 (reasoning included), so the guarantee holds for any template.
 
+Token ids: vLLM hands ``parse`` and ``parse_delta`` the output's token ids.
+The tokenizer's added tokens (:func:`single_tokens`) are given to the parser
+as special tokens, and each output is pushed as pieces that say which text
+came from such a token (:func:`token_pieces`): a marker is a marker only
+where the model sampled its token, and a ``<tool_call>`` the model wrote
+with ordinary tokens (quoting the user, say) is content.
+
 Invariants: ``parse`` of an output equals ``chat_autoparser``'s own parse
 of it for the same request; the deltas of ``parse_delta`` add up to it
 whatever the chunking; a call's id is the model's own, else minted
@@ -40,6 +47,7 @@ from __future__ import annotations
 import functools
 import json
 import random
+import weakref
 from collections.abc import Sequence
 from typing import Any, Optional
 
@@ -90,6 +98,12 @@ class _Request:
         self.prompt: Optional[str] = None
         # A fresh seed per request: ids unique across requests, repeatable within one.
         self.seed = random.getrandbits(64)
+        self.single, self.single_texts = _singles(tokenizer)
+
+    def pieces(self, text: str, ids: Optional[Sequence[int]]) -> list[tuple[str, bool]]:
+        """``text`` as token pieces (:func:`token_pieces`)."""
+        return token_pieces(text, list(ids or ()), self.single,
+                            lambda run: self.tokenizer.decode(run, skip_special_tokens=False))
 
     def template(self, request: Any = None) -> ca.ChatTemplate:
         source = getattr(request, "chat_template", None) or self.tokenizer.chat_template
@@ -133,7 +147,70 @@ class _Request:
             reasoning="extract" if reasoning else "inline",
             call_ids=self.seed,
             policy=self.policy(template, request),
+            special_tokens=self.single_texts,
         )
+
+
+_SINGLE: "weakref.WeakKeyDictionary[Any, tuple[dict[int, str], list[str]]]" = weakref.WeakKeyDictionary()
+
+
+def single_tokens(tokenizer: Any) -> dict[int, str]:
+    """The tokenizer's added tokens without whitespace, by id: texts it
+    never splits, which a model writes as one token. Special or not: Qwen's
+    ``<tool_call>`` and DeepSeek-R1's ``<think>`` are added tokens marked not
+    special, yet the template's markers all the same. Tokens with whitespace
+    are left out (some vocabularies add runs of spaces, which are text).
+    The same rule as ``TemplateSource::special_tokens`` in Rust."""
+    return _singles(tokenizer)[0]
+
+
+def _singles(tokenizer: Any) -> tuple[dict[int, str], list[str]]:
+    """:func:`single_tokens` and their texts, once per tokenizer (a server
+    builds a parser per request; a vocabulary adds up to thousands)."""
+    try:
+        return _SINGLE[tokenizer]
+    except (KeyError, TypeError):
+        pass
+    added = getattr(tokenizer, "added_tokens_decoder", None) or {}
+    by_id = {int(i): str(t) for i, t in added.items() if str(t) and not any(c.isspace() for c in str(t))}
+    singles = (by_id, sorted(set(by_id.values())))
+    try:
+        _SINGLE[tokenizer] = singles
+    except TypeError:  # a tokenizer that takes no weak reference: computed per request
+        pass
+    return singles
+
+
+def token_pieces(text: str, ids: Sequence[int], single: dict[int, str],
+                 decode: Any) -> list[tuple[str, bool]]:
+    """``text`` (the detokenized ``ids``) as ``(text, special)`` pieces for
+    ``Stream.push_tokens``: each token of ``single`` its own piece, the text
+    between them ordinary. A token's place is found after the ordinary
+    tokens before it (``decode`` of them, when the text holds it there),
+    else at its text's next occurrence; one the text does not hold (the
+    detokenizer dropped it) is left out."""
+    pieces: list[tuple[str, bool]] = []
+    cursor, run = 0, []
+    for token_id in ids:
+        token = single.get(token_id)
+        if token is None:
+            run.append(token_id)
+            continue
+        at = text.find(token, cursor)
+        if run:
+            plain = decode(run)
+            if text.startswith(plain + token, cursor):
+                at = cursor + len(plain)
+        run = []
+        if at < 0:
+            continue
+        if at > cursor:
+            pieces.append((text[cursor:at], False))
+        pieces.append((token, True))
+        cursor = at + len(token)
+    if cursor < len(text):
+        pieces.append((text[cursor:], False))
+    return pieces
 
 
 def _token(tokenizer: Any, name: str) -> Optional[str]:
@@ -210,7 +287,11 @@ class ChatAutoparserParser(Parser):
 
     def parse(self, model_output: str, request: Any, enable_auto_tools: bool = False,
               model_output_token_ids: Sequence[int] = ()) -> tuple:
-        message = self._parser(request, enable_auto_tools).parse(model_output)
+        parser = self._parser(request, enable_auto_tools)
+        if model_output_token_ids:
+            message = parser.parse_tokens(self._request.pieces(model_output, model_output_token_ids))
+        else:
+            message = parser.parse(model_output)
         calls = [FunctionCall(id=c["id"], name=c["function"]["name"], arguments=c["function"]["arguments"])
                  for c in message.get("tool_calls", [])]
         return message.get("reasoning_content") or None, message["content"], calls or None
@@ -220,7 +301,10 @@ class ChatAutoparserParser(Parser):
         if self._stream is None:
             self._request.set_prompt(prompt_token_ids)
             self._stream = self._parser(request, self._auto_tools()).stream()
-        deltas = self._stream.push(delta_text) if delta_text else []
+        if delta_token_ids:
+            deltas = self._stream.push_tokens(self._request.pieces(delta_text, delta_token_ids))
+        else:
+            deltas = self._stream.push(delta_text) if delta_text else []
         if finished:
             deltas += self._stream.finish()
         message = _delta_message(deltas)
@@ -237,7 +321,8 @@ class ChatAutoparserParser(Parser):
 
     def count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
         """Tokens from the first that adds reasoning text to the last that does,
-        streaming the output token by token (the markers around it are not counted)."""
+        streaming the output token by token (the markers around it are not counted;
+        a marker written with ordinary tokens is reasoning text, as in ``parse``)."""
         if self.reasoning_parser_cls is None:
             return 0
         stream = self._request.parser(_NO_TOOLS, False, True).stream()
@@ -248,8 +333,9 @@ class ChatAutoparserParser(Parser):
             text = self.model_tokenizer.decode(pending, skip_special_tokens=False)
             if text.endswith("\ufffd"):  # a character cut: wait for the rest
                 continue
-            pending.clear()
-            if any("reasoning_content" in d for d in stream.push(text)):
+            pieces = self._request.pieces(text, pending)
+            pending = []
+            if any("reasoning_content" in d for d in stream.push_tokens(pieces)):
                 first = at if first is None else first
                 last = at
         return 0 if first is None else last - first + 1

@@ -128,6 +128,26 @@ impl Parser {
         ))
     }
 
+    /// Parses a complete output given as tokens: `pieces` is a list of
+    /// `(text, special)` pairs, each a token's text (or a run of ordinary
+    /// tokens') and whether it was sampled as a special token. A marker
+    /// that is one of the parser's `special_tokens` counts only where it is
+    /// a special piece: typed as ordinary tokens, it is content.
+    #[pyo3(signature = (pieces, partial=false))]
+    fn parse_tokens<'py>(
+        &self,
+        py: Python<'py>,
+        pieces: Vec<(PyBackedStr, bool)>,
+        partial: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let (text, special) = joined(&pieces);
+        let parser = &self.inner;
+        let parsed = py
+            .detach(|| parser.parse_tokens_report(&text, &special, partial))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        message_to_py(py, &parsed.message)
+    }
+
     /// Mean microseconds of one `parse(output)` inside Rust, over `repeat`
     /// parses (no Python call, no dict): the Rust time `benches/bench.py`
     /// compares the Python call with. Not part of the API.
@@ -224,6 +244,31 @@ impl Stream {
         deltas_to_py(py, out)
     }
 
+    /// Appends tokens: `pieces` is a list of `(text, special)` pairs, each
+    /// a token's text (or a run of ordinary tokens') and whether it was
+    /// sampled as a special token; returns the delta dicts they made final.
+    /// From the first such push on, a marker that is one of the parser's
+    /// `special_tokens` counts only where it came as a special piece: the
+    /// same characters typed as ordinary tokens are content.
+    fn push_tokens<'py>(
+        &mut self,
+        py: Python<'py>,
+        pieces: Vec<(PyBackedStr, bool)>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.check_open()?;
+        if !self.carry.is_empty() {
+            return Err(PyValueError::new_err(
+                "push_tokens after bytes that end inside a character",
+            ));
+        }
+        let (text, special) = joined(&pieces);
+        let inner = &mut self.inner;
+        let deltas = py
+            .detach(|| inner.push_tokens(&text, &special))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        deltas_to_py(py, &deltas)
+    }
+
     /// Declares the output complete; returns the last deltas.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         self.check_open()?;
@@ -283,6 +328,20 @@ impl Stream {
         }
         Ok(())
     }
+}
+
+/// `pieces` as one text and the byte ranges of its special pieces.
+fn joined(pieces: &[(PyBackedStr, bool)]) -> (String, Vec<std::ops::Range<usize>>) {
+    let mut text = String::with_capacity(pieces.iter().map(|(t, _)| t.len()).sum());
+    let mut special = Vec::new();
+    for (piece, is_special) in pieces {
+        let start = text.len();
+        text.push_str(piece);
+        if *is_special && !piece.is_empty() {
+            special.push(start..text.len());
+        }
+    }
+    (text, special)
 }
 
 /// The bytes of a UTF-8 character split between pushes: held until the

@@ -182,7 +182,7 @@ impl PyChatTemplate {
     #[pyo3(signature = (
         tools=None, tool_choice=None, parallel_tool_calls=true, enable_thinking=None, prompt=None,
         *, messages=None, reasoning="extract", response_schema=None, continue_final_message=None,
-        call_ids=None, policy=None
+        call_ids=None, policy=None, special_tokens=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn parser(
@@ -199,6 +199,7 @@ impl PyChatTemplate {
         continue_final_message: Option<&Bound<'_, PyAny>>,
         call_ids: Option<u64>,
         policy: Option<&Bound<'_, PyAny>>,
+        special_tokens: Option<Vec<String>>,
     ) -> PyResult<Parser> {
         let policy = match policy {
             Some(p) => Policy::from_json(&to_json(p)?).map_err(input)?,
@@ -218,7 +219,8 @@ impl PyChatTemplate {
             .with_continue_final_message(continue_mode(continue_final_message)?)
             .with_policy(policy)
             .with_prompt(prompt)
-            .with_call_ids(call_ids);
+            .with_call_ids(call_ids)
+            .with_special_tokens(special_tokens.unwrap_or_default());
         let chat = self.chat(py)?;
         let (parser, diagnostics) = py.detach(|| {
             let prepared = chat.prepare(&request);

@@ -117,11 +117,11 @@ def ours(message: dict, got: dict) -> dict:
     return out
 
 
-def batch(tok, parser_cls, request, prompt_ids, output) -> dict:
-    """What serving.py makes of a whole output."""
+def batch(tok, parser_cls, request, prompt_ids, output, ids=None) -> dict:
+    """What serving.py makes of a whole output (tokenized as `tok` encodes it, unless `ids`)."""
     parser = parser_cls(tok, request.tools, chat_template_kwargs=request.chat_template_kwargs, model_config=None)
     parser.set_prompt_token_ids(prompt_ids)
-    ids = tok.encode(output, add_special_tokens=False)
+    ids = tok.encode(output, add_special_tokens=False) if ids is None else ids
     reasoning, content, calls = parser.parse(output, request, enable_auto_tools=True, model_output_token_ids=ids)
     fields = assemble_chat_message_fields(request, reasoning, content, calls, enable_auto_tools=True,
                                           parser_cls=parser_cls)
@@ -141,13 +141,14 @@ def chunk(delta: dict, finish_reason=None) -> ChatCompletionChunk:
     })
 
 
-def streamed(tok, parser_cls, request, prompt_ids, output, size) -> tuple[dict, str]:
-    """What a client accumulates from serving.py's stream of `output`, `size` tokens a step."""
+def streamed(tok, parser_cls, request, prompt_ids, output, size, ids=None) -> tuple[dict, str]:
+    """What a client accumulates from serving.py's stream of `output`, `size` tokens a step
+    (tokenized as `tok` encodes it, unless `ids`)."""
     parser = parser_cls(tok, request.tools, chat_template_kwargs=request.chat_template_kwargs, model_config=None)
     processor = ChatStreamProcessor(request, parser, enable_auto_tools=True, parser_cls=parser_cls)
     state = ChatCompletionStreamState()
     state.handle_chunk(chunk({"role": "assistant"}))
-    ids = tok.encode(output, add_special_tokens=False)
+    ids = tok.encode(output, add_special_tokens=False) if ids is None else ids
     emitted, finish = "", None
     for at in range(0, len(ids), size):
         last = at + size >= len(ids)
@@ -324,6 +325,49 @@ def test_reasoning_end_and_reasoning_tokens_on_hermes_think():
     end = tok.encode("</think>", add_special_tokens=False)
     assert not alone.is_reasoning_end_streaming(head, head[-1:])
     assert alone.is_reasoning_end_streaming(head + end, end)
+
+
+def test_a_marker_typed_with_ordinary_tokens_is_content():
+    """Token ids: the model quotes a call, writing `<tool_call>` with ordinary tokens
+    (`<tool` + `_call>`), then makes one with the special tokens. Through vLLM's
+    composed parser, batch and streamed at 1 and 3 tokens a step, the quote is
+    content byte for byte and only the sampled call is a call."""
+    from conftest import ROOT
+
+    template = ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja")
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    quote = f"Write it like this: {call}\nNow:\n"
+    tok = tokenizer_for(template, [template.source, quote])
+
+    def typed(text: str) -> list[int]:
+        for marker in ("<tool_call>", "</tool_call>", "</think>"):
+            text = text.replace(marker, marker[:-3] + "\0" + marker[-3:])
+        return [i for part in text.split("\0") for i in tok.encode(part, add_special_tokens=False)]
+
+    ids = typed(quote) + tok.encode(call, add_special_tokens=False)
+    output = quote + call
+    assert tok.decode(ids, skip_special_tokens=False) == output
+    options = {"enable_thinking": False}
+    request = chat_request(options)
+    prompt_ids = tok.encode(prompt_of(template, options), add_special_tokens=False)
+    parser_cls = vllm_parser_cls(tok)
+    want_calls = [{"name": "get_weather", "arguments": '{"city": "Paris"}'}]
+    got = batch(tok, parser_cls, request, prompt_ids, output, ids)
+    assert got["content"] == quote.rstrip("\n")
+    assert [c["function"] for c in got["tool_calls"]] == want_calls
+    for size in (1, 3):
+        message, finish = streamed(tok, parser_cls, request, prompt_ids, output, size, ids)
+        assert (message["content"], finish) == (got["content"], "tool_calls"), size
+        assert [c["function"] for c in message["tool_calls"]] == want_calls, size
+    # Without token ids (a caller that passes none), characters decide: two calls.
+    plain = parser_cls(tok, request.tools, chat_template_kwargs={}, model_config=None)
+    plain.set_prompt_token_ids(prompt_ids)
+    assert len(plain.parse(output, request, enable_auto_tools=True)[2]) == 2
+    # `count_reasoning_tokens`: a `</think>` typed inside reasoning does not end it.
+    reasoning = "I could write </think> here."
+    think_ids = (tok.encode("<think>", add_special_tokens=False) + typed(reasoning)
+                 + tok.encode("</think>Done.", add_special_tokens=False))
+    assert plain.count_reasoning_tokens(think_ids) == len(typed(reasoning))
 
 
 def test_responses_api_tools_are_read_as_chat_tools():

@@ -127,6 +127,13 @@ pub struct ParserConfig {
     /// What to do with output written off script (`docs/policies.md`);
     /// lossless by default.
     pub policy: Policy,
+    /// The vocabulary's special tokens (texts such as `<tool_call>`). A marker holding one is a marker only where the model
+    /// sampled that token, once the output says where it did
+    /// ([`OutputStream::push_tokens`],
+    /// [`OutputParser::parse_tokens_report`]): the same characters made of
+    /// ordinary tokens are content. Output pushed as text alone is read by
+    /// its characters, as without this list.
+    pub special_tokens: Vec<String>,
 }
 
 impl From<Options> for ParserConfig {
@@ -143,7 +150,9 @@ setters!(ParserConfig {
     /// Extracts reasoning or leaves it inline.
     with_reasoning => reasoning: ReasoningFormat,
     /// Sets the output policy.
-    with_policy => policy: Policy;
+    with_policy => policy: Policy,
+    /// Sets the vocabulary's special tokens.
+    with_special_tokens => special_tokens: Vec<String>;
     optional:
     /// Sets the assistant prefill the output continues.
     with_prefill => prefill: Prefill,
@@ -228,7 +237,8 @@ impl OutputParser {
             any_name: config.policy.unknown_tool == UnknownTool::Call,
             formats,
         };
-        let program = build::grammar(&protocol, plan).compile().map_err(|e| {
+        let grammar = build::grammar(&protocol, plan).special_tokens(&config.special_tokens);
+        let program = grammar.compile().map_err(|e| {
             Error::new(
                 ErrorKind::Analysis,
                 format!("cannot build the output parser: {e}"),
@@ -313,6 +323,43 @@ impl OutputParser {
                 stream.push_bytes(piece);
             }
         })
+    }
+
+    /// Parses an output whose special tokens are known: `special` are the
+    /// byte ranges of `output` the model sampled as special tokens, in
+    /// order (see [`OutputStream::push_tokens`]); reports the problems
+    /// found, as [`parse_report`](Self::parse_report). Malformed ranges are
+    /// an [`ErrorKind::Input`] error.
+    pub fn parse_tokens_report(
+        &self,
+        output: &str,
+        special: &[std::ops::Range<usize>],
+        partial: bool,
+    ) -> Result<Parsed> {
+        stream::check_spans(output, special)?;
+        Ok(self.report(partial, |stream| {
+            let (mut at, mut spans) = (0, special);
+            while at < output.len() {
+                // A piece of about `BATCH_PIECE` bytes, ending on a
+                // character boundary and past any span it would cut.
+                let mut end = (at + BATCH_PIECE).min(output.len());
+                while !output.is_char_boundary(end) {
+                    end += 1;
+                }
+                if let Some(cut) = spans.iter().find(|s| s.start < end && s.end > end) {
+                    end = cut.end;
+                }
+                let inside = spans.partition_point(|s| s.end <= end);
+                let local: Vec<_> = spans[..inside]
+                    .iter()
+                    .map(|s| s.start - at..s.end - at)
+                    .collect();
+                // Checked above: the pieces' spans are well formed.
+                let _ = stream.push_tokens(&output[at..end], &local);
+                spans = &spans[inside..];
+                at = end;
+            }
+        }))
     }
 
     /// One stream fed by `feed`, finished unless `partial`, and its report.

@@ -24,12 +24,22 @@
 //! the call's text so far and declares the call read through text only
 //! (`peg::Stream::text_only_from`), and the engine drops it.
 //!
+//! Special tokens ([`OutputStream::push_tokens`]): a caller that knows which
+//! bytes the model sampled as special tokens says so with each push; the
+//! engine then takes a marker holding one of the vocabulary's special
+//! tokens (`ParserConfig::special_tokens`) only where those bytes are that
+//! token (`peg::Stream::special_spans`). A special token comes whole in one
+//! push, as a tokenizer decodes it, so every byte the engine looks at has
+//! its origin known: streaming still equals batch.
+//!
 //! Invariants: deltas are never retracted; after an engine error (which the
 //! generated grammars rule out, but the engine reports rather than panics)
 //! the rest of the output is content, verbatim, with a diagnostic.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
+use crate::error::{Error, ErrorKind, Result};
 use crate::message::{AssistantMessage, Delta, MessageBuilder};
 use chat_autoparser_peg::{self as peg, Event};
 
@@ -122,6 +132,60 @@ impl OutputStream {
         // A character cut by `push_bytes` that text does not complete.
         self.utf8_tail.clear();
         self.push_text(&format!("\u{FFFD}{chunk}"), out);
+    }
+
+    /// Appends a chunk of output whose special tokens are known; returns
+    /// the deltas it made final. `special`: the byte ranges of `chunk` the
+    /// model sampled as special tokens, in order, each whole (a token is
+    /// never split across pushes); the rest of `chunk` came from ordinary
+    /// tokens. From the first such push on, a marker that holds one of the
+    /// vocabulary's special tokens (`ParserConfig::special_tokens`, say
+    /// `<tool_call>`) is a marker only where it is one of these ranges: a
+    /// `<tool_call>` the model (or a user it quotes) wrote as plain
+    /// characters is content, or argument text, byte for byte. Text pushed
+    /// by [`push`](Self::push) after that counts as ordinary tokens.
+    ///
+    /// Ranges out of `chunk`, not on character boundaries, empty, or out of
+    /// order or overlapping are an [`ErrorKind::Input`] error; nothing is
+    /// pushed then.
+    ///
+    /// ```
+    /// # use chat_autoparser::{ChatTemplate, Options, ParserConfig, TemplateConfig};
+    /// # let source = std::fs::read_to_string("templates/hermes-think.jinja").unwrap();
+    /// # let analysis = ChatTemplate::new(&source, &TemplateConfig::default())?.analyze()?;
+    /// # let tools = vec![serde_json::json!({"type": "function", "function": {"name": "f"}})];
+    /// let config = ParserConfig::from(Options::default().with_tools(tools))
+    ///     .with_special_tokens(vec!["<tool_call>".into(), "</tool_call>".into()]);
+    /// let parser = analysis.parser(&config)?;
+    /// let mut stream = parser.stream();
+    /// // Typed with ordinary tokens: text.
+    /// stream.push_tokens("Use <tool_call> tags. ", &[])?;
+    /// // Sampled as the special tokens: a call.
+    /// stream.push_tokens("<tool_call>", &[0..11])?;
+    /// stream.push_tokens(r#"{"name": "f", "arguments": {}}"#, &[])?;
+    /// stream.push_tokens("</tool_call>", &[0..12])?;
+    /// stream.finish();
+    /// let message = stream.message();
+    /// assert_eq!(message.content.as_deref(), Some("Use <tool_call> tags."));
+    /// assert_eq!(message.tool_calls[0].function.name, "f");
+    /// # Ok::<(), chat_autoparser::Error>(())
+    /// ```
+    pub fn push_tokens(&mut self, chunk: &str, special: &[Range<usize>]) -> Result<Vec<Delta>> {
+        check_spans(chunk, special)?;
+        let mut chunk = Cow::Borrowed(chunk);
+        let mut shift = 0;
+        if !self.utf8_tail.is_empty() {
+            // A character cut by `push_bytes` that text does not complete.
+            self.utf8_tail.clear();
+            chunk = Cow::Owned(format!("\u{FFFD}{chunk}"));
+            shift = '\u{FFFD}'.len_utf8();
+        }
+        let at = self.peg.len() + shift;
+        self.peg
+            .special_spans(special.iter().map(|s| s.start + at..s.end + at));
+        let mut out = Vec::new();
+        self.push_text(&chunk, &mut out);
+        Ok(out)
     }
 
     /// Appends raw output bytes; returns the deltas they made final. The
@@ -290,6 +354,27 @@ impl OutputStream {
         }
         sink.finish();
     }
+}
+
+/// Checks `special` are ranges of `text` as
+/// [`OutputStream::push_tokens`] takes them.
+pub(crate) fn check_spans(text: &str, special: &[Range<usize>]) -> Result<()> {
+    let mut after = 0;
+    for span in special {
+        let ok = span.start >= after && span.start < span.end && text.get(span.clone()).is_some();
+        if !ok {
+            return Err(Error::new(
+                ErrorKind::Input,
+                format!(
+                    "special token range {span:?} is not a non-empty range of the {}-byte text, \
+                     on character boundaries, after the one before",
+                    text.len()
+                ),
+            ));
+        }
+        after = span.end;
+    }
+    Ok(())
 }
 
 /// `bytes` after `tail` (the start of a character the last push cut) as

@@ -19,7 +19,9 @@
 //! - arrays of arrays are skipped with a count per open array, not by
 //!   recursion: the nesting depth is the file's to choose;
 //! - the token list is not kept: its place in the file is, and the few
-//!   tokens named by id (bos, eos, eot, eom) are read from there at the end.
+//!   tokens named by id (bos, eos, eot, eom, and the control and
+//!   user-defined ones `tokenizer.ggml.token_type` marks, at most
+//!   `MAX_SINGLE_TOKENS`) are read from there at the end.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -27,6 +29,7 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::files::{io_error, MAX_FILE_BYTES};
+use super::model_json::MAX_SINGLE_TOKENS;
 use crate::error::{Error, ErrorKind, Result};
 
 /// What a GGUF file says about its chat template.
@@ -42,6 +45,10 @@ pub(crate) struct GgufChat {
     pub eos_token: Option<String>,
     /// The texts of `tokenizer.ggml.eot_token_id` and `eom_token_id`.
     pub end_tokens: Vec<String>,
+    /// The texts of the tokens `tokenizer.ggml.token_type` marks control
+    /// (3) or user-defined (4), without whitespace, in id order: texts a
+    /// model writes as one token (`model_json::single_tokens`).
+    pub single_tokens: Vec<String>,
 }
 
 /// Whether an opened file starts with the GGUF magic; the file is left at
@@ -90,6 +97,7 @@ struct Found {
     bos: Option<u64>,
     eos: Option<u64>,
     ends: Vec<u64>,
+    singles: BTreeSet<u64>,
 }
 
 fn read_metadata(r: &mut Reader) -> Parsed<GgufChat> {
@@ -110,7 +118,8 @@ fn read_metadata(r: &mut Reader) -> Parsed<GgufChat> {
         let kind = r.u32()?;
         read_entry(r, &key, kind, &mut found)?;
     }
-    let wanted = found.bos.iter().chain(&found.eos).chain(&found.ends);
+    let named = found.bos.iter().chain(&found.eos).chain(&found.ends);
+    let wanted = named.chain(&found.singles);
     let texts = match found.tokens {
         Some(list) => r.token_texts(list, wanted.copied().collect())?,
         None => BTreeMap::new(),
@@ -120,6 +129,12 @@ fn read_metadata(r: &mut Reader) -> Parsed<GgufChat> {
     chat.bos_token = found.bos.as_ref().and_then(text);
     chat.eos_token = found.eos.as_ref().and_then(text);
     chat.end_tokens = found.ends.iter().filter_map(text).collect();
+    chat.single_tokens = found
+        .singles
+        .iter()
+        .filter_map(text)
+        .filter(|t| !t.is_empty() && !t.chars().any(char::is_whitespace))
+        .collect();
     Ok(chat)
 }
 
@@ -132,6 +147,7 @@ fn read_entry(r: &mut Reader, key: &str, kind: u32, found: &mut Found) -> Parsed
             found.chat.named.insert(name, r.string()?);
         }
         ("tokenizer.ggml.tokens", ARRAY) => found.tokens = r.token_list()?,
+        ("tokenizer.ggml.token_type", ARRAY) => found.singles = r.single_ids()?,
         ("tokenizer.ggml.bos_token_id", _) => found.bos = r.integer(kind)?,
         ("tokenizer.ggml.eos_token_id", _) => found.eos = r.integer(kind)?,
         ("tokenizer.ggml.eot_token_id" | "tokenizer.ggml.eom_token_id", _) => {
@@ -243,6 +259,29 @@ impl Reader {
         let at = self.size - self.left;
         self.skip_items(item, len)?;
         Ok((item == STRING).then_some(TokenList { at, len }))
+    }
+
+    /// The ids a `tokenizer.ggml.token_type` array (of 32-bit integers)
+    /// marks control or user-defined, at most `MAX_SINGLE_TOKENS` (the
+    /// lowest); none for an array of another type, skipped. Every type read
+    /// costs its 4 bytes of the budget.
+    fn single_ids(&mut self) -> Parsed<BTreeSet<u64>> {
+        const CONTROL: u32 = 3;
+        const USER_DEFINED: u32 = 4;
+        let item = self.u32()?;
+        let len = self.u64()?;
+        let mut ids = BTreeSet::new();
+        if !matches!(item, 4 | 5) {
+            self.skip_items(item, len)?;
+            return Ok(ids);
+        }
+        for id in 0..len {
+            let kind = self.u32()?;
+            if matches!(kind, CONTROL | USER_DEFINED) && ids.len() < MAX_SINGLE_TOKENS {
+                ids.insert(id);
+            }
+        }
+        Ok(ids)
     }
 
     /// The texts of the tokens `wanted` of the list, by id.
@@ -368,9 +407,10 @@ mod tests {
         let reading = path.clone();
         std::thread::Builder::new()
             .stack_size(2 << 20)
-            .spawn(move || done.send(read_path(&reading)))
+            .spawn(move || done.send(Box::new(read_path(&reading))))
             .unwrap();
         let outcome = result.recv_timeout(std::time::Duration::from_secs(20)).ok();
+        let outcome = outcome.map(|boxed| *boxed);
         std::fs::remove_file(&path).ok();
         outcome
     }
@@ -499,6 +539,44 @@ mod tests {
         assert_eq!(
             truncated.unwrap_err().message(),
             format!("{}: GGUF file: truncated metadata", path.display())
+        );
+    }
+
+    #[test]
+    fn control_and_user_defined_tokens_are_single_tokens() {
+        let mut f = b"GGUF".to_vec();
+        f.extend(3u32.to_le_bytes());
+        f.extend(0u64.to_le_bytes());
+        f.extend(3u64.to_le_bytes());
+        string(&mut f, "tokenizer.ggml.token_type");
+        f.extend(ARRAY.to_le_bytes());
+        f.extend(5u32.to_le_bytes());
+        f.extend(6u64.to_le_bytes());
+        // normal, control, user-defined, byte, user-defined (a space run), control
+        for t in [1i32, 3, 4, 6, 4, 3] {
+            f.extend(t.to_le_bytes());
+        }
+        string(&mut f, "tokenizer.ggml.tokens");
+        f.extend(ARRAY.to_le_bytes());
+        f.extend(STRING.to_le_bytes());
+        f.extend(6u64.to_le_bytes());
+        for t in [
+            "a",
+            "<|im_end|>",
+            "<tool_call>",
+            "<0x0A>",
+            "   ",
+            "<|im_start|>",
+        ] {
+            string(&mut f, t);
+        }
+        string(&mut f, "tokenizer.chat_template");
+        f.extend(STRING.to_le_bytes());
+        string(&mut f, "T");
+        let chat = read_crafted("types", &f, f.len() as u64).unwrap().unwrap();
+        assert_eq!(
+            chat.single_tokens,
+            ["<|im_end|>", "<tool_call>", "<|im_start|>"]
         );
     }
 }

@@ -49,7 +49,12 @@ impl TokenizerConfig<'_> {
 
     /// The texts of the `wanted` ids in `added_tokens_decoder`.
     pub(crate) fn added_tokens(&self, wanted: &BTreeSet<u64>) -> BTreeMap<u64, String> {
-        token_texts(self.added_tokens_decoder, wanted)
+        token_texts(self.added_tokens_decoder, Some(wanted))
+    }
+
+    /// The [single tokens](single_tokens) of `added_tokens_decoder`.
+    pub(crate) fn single_tokens(&self) -> Vec<String> {
+        single_tokens(self.added_tokens_decoder)
     }
 }
 
@@ -63,8 +68,30 @@ pub(crate) struct Tokenizer<'a> {
 impl Tokenizer<'_> {
     /// The texts of the `wanted` ids in `added_tokens`.
     pub(crate) fn added_tokens(&self, wanted: &BTreeSet<u64>) -> BTreeMap<u64, String> {
-        token_texts(self.added_tokens, wanted)
+        token_texts(self.added_tokens, Some(wanted))
     }
+
+    /// The [single tokens](single_tokens) of `added_tokens`.
+    pub(crate) fn single_tokens(&self) -> Vec<String> {
+        single_tokens(self.added_tokens)
+    }
+}
+
+/// The most added tokens kept as single tokens: a vocabulary adds tens to
+/// a few thousand; more is a crafted file.
+pub(crate) const MAX_SINGLE_TOKENS: usize = 1 << 16;
+
+/// The added tokens' texts without whitespace, in id order: texts the
+/// tokenizer never splits, which a model writes as one token, special or
+/// not (Qwen's `<tool_call>` and DeepSeek-R1's `<think>` are added tokens
+/// not marked special, yet the template's markers). Runs of spaces some
+/// vocabularies add are text, and left out. At most
+/// [`MAX_SINGLE_TOKENS`] (the lowest ids).
+pub(crate) fn single_tokens(raw: Option<&RawValue>) -> Vec<String> {
+    token_texts(raw, None)
+        .into_values()
+        .filter(|t| !t.is_empty() && !t.chars().any(char::is_whitespace))
+        .collect()
 }
 
 /// The most distinct ids read from `eos_token_id`. A model has a handful;
@@ -279,11 +306,12 @@ impl<'de> Visitor<'de> for LooseVisitor {
     }
 }
 
-/// The texts of the `wanted` token ids in an `added_tokens_decoder` map
+/// The texts of the `wanted` token ids (`None`: all, up to
+/// [`MAX_SINGLE_TOKENS`]) in an `added_tokens_decoder` map
 /// (`{"id": {"content": ...}}`) or an `added_tokens` list
 /// (`[{"id", "content"}]`); the first entry of an id counts.
-fn token_texts(raw: Option<&RawValue>, wanted: &BTreeSet<u64>) -> BTreeMap<u64, String> {
-    let Some(raw) = raw.filter(|_| !wanted.is_empty()) else {
+fn token_texts(raw: Option<&RawValue>, wanted: Option<&BTreeSet<u64>>) -> BTreeMap<u64, String> {
+    let Some(raw) = raw.filter(|_| wanted.is_none_or(|w| !w.is_empty())) else {
         return BTreeMap::new();
     };
     let mut json = serde_json::Deserializer::from_str(raw.get());
@@ -294,7 +322,17 @@ fn token_texts(raw: Option<&RawValue>, wanted: &BTreeSet<u64>) -> BTreeMap<u64, 
 
 /// Reads token texts one entry at a time, keeping the wanted ids only.
 struct TokenTexts<'w> {
-    wanted: &'w BTreeSet<u64>,
+    wanted: Option<&'w BTreeSet<u64>>,
+}
+
+impl TokenTexts<'_> {
+    /// Whether to keep `id`, with `kept` texts kept so far.
+    fn wants(&self, id: u64, kept: usize) -> bool {
+        match self.wanted {
+            Some(wanted) => wanted.contains(&id),
+            None => kept < MAX_SINGLE_TOKENS,
+        }
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for TokenTexts<'_> {
@@ -314,7 +352,7 @@ impl<'de> Visitor<'de> for TokenTexts<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut texts = BTreeMap::new();
         while let Some(key) = map.next_key::<String>()? {
-            let wanted = key.parse().ok().filter(|id| self.wanted.contains(id));
+            let wanted = key.parse().ok().filter(|&id| self.wants(id, texts.len()));
             let Some(id) = wanted else {
                 map.next_value::<IgnoredAny>()?;
                 continue;
@@ -333,7 +371,7 @@ impl<'de> Visitor<'de> for TokenTexts<'_> {
         while let Some(item) = seq.next_element::<Loose>()? {
             let Loose::Object(token) = item else { continue };
             if let (Some(id), Some(content)) = (token.id, token.content) {
-                if self.wanted.contains(&id) {
+                if self.wants(id, texts.len()) {
                     texts.entry(id).or_insert(content);
                 }
             }
@@ -414,5 +452,22 @@ mod tests {
             t.added_tokens(&wanted),
             BTreeMap::from([(2, "<b>".to_owned()), (4, "<d>".to_owned())])
         );
+    }
+
+    #[test]
+    fn single_tokens_are_the_added_tokens_without_whitespace_in_id_order() {
+        let c = config(
+            r#"{"added_tokens_decoder": {"7": {"content": "</tool_call>", "special": false},
+                "2": {"content": "<|im_end|>", "special": true}, "3": {"content": "    "},
+                "4": {"content": "<a b>"}, "5": {"content": 5}, "x": {"content": "<x>"}}}"#,
+        );
+        assert_eq!(c.single_tokens(), ["<|im_end|>", "</tool_call>"]);
+        let t: Tokenizer = serde_json::from_str(
+            r#"{"added_tokens": [{"id": 9, "content": "<think>"}, {"id": 1, "content": "\n"},
+                {"content": "<f>"}, {"id": 2, "content": "<s>"}], "model": {}}"#,
+        )
+        .unwrap();
+        assert_eq!(t.single_tokens(), ["<s>", "<think>"]);
+        assert_eq!(config("{}").single_tokens(), Vec::<String>::new());
     }
 }

@@ -11,6 +11,9 @@
 //!   text by the tokenizer's added tokens).
 //! - A GGUF file (recognised by its magic, whatever its name) gives
 //!   `tokenizer.chat_template` and its bos/eos token texts (see `gguf`).
+//! - The vocabulary's single tokens (added tokens without whitespace; a
+//!   GGUF's control and user-defined tokens), for token-aware parsing:
+//!   `TemplateSource::special_tokens`.
 //!
 //! Among named templates the choice is transformers': the name the caller
 //! gives; else `tool_use` when tools are given and it exists; else `default`;
@@ -47,6 +50,14 @@ pub struct TemplateSource {
     pub end_tokens: Vec<String>,
     /// Every named template, `(name, template)`, when the source holds several.
     pub named: Vec<(String, String)>,
+    /// The vocabulary's single tokens: added tokens without whitespace,
+    /// texts a model writes as one token (`<tool_call>`, `<|im_end|>`),
+    /// special or not, in id order. From `tokenizer_config.json`'s
+    /// `added_tokens_decoder`, else `tokenizer.json`'s `added_tokens`; a
+    /// GGUF file's control and user-defined tokens. Give them to
+    /// [`ParserConfig::special_tokens`](crate::ParserConfig::special_tokens)
+    /// so that a marker typed with ordinary tokens is content.
+    pub special_tokens: Vec<String>,
 }
 
 impl TemplateSource {
@@ -173,6 +184,7 @@ fn tokens_of(config: &TokenizerConfig) -> TemplateSource {
     TemplateSource {
         bos_token: config.bos_token(),
         eos_token: config.eos_token(),
+        special_tokens: config.single_tokens(),
         ..TemplateSource::default()
     }
 }
@@ -228,6 +240,13 @@ fn load_folder(dir: &Path) -> Result<TemplateSource> {
         ));
     }
     source.end_tokens = generation_end_tokens(&folder, &config, source.eos_token.as_deref())?;
+    if source.special_tokens.is_empty() {
+        // A malformed tokenizer counts as none, as for the end tokens.
+        if let Some(text) = folder.read("tokenizer.json")? {
+            let tokenizer: Tokenizer = serde_json::from_str(&text).unwrap_or_default();
+            source.special_tokens = tokenizer.single_tokens();
+        }
+    }
     Ok(source)
 }
 
@@ -280,6 +299,7 @@ fn from_gguf(chat: gguf::GgufChat, path: &Path) -> Result<TemplateSource> {
         bos_token: chat.bos_token,
         eos_token: chat.eos_token,
         end_tokens: chat.end_tokens,
+        special_tokens: chat.single_tokens,
         ..TemplateSource::default()
     };
     source

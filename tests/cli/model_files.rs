@@ -326,3 +326,41 @@ fn a_template_file_named_directly_may_be_a_link() {
     assert_eq!(analyze(&named), hermes_analysis());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_model_folders_added_tokens_make_its_markers_tokens() {
+    use chat_autoparser::{ChatTemplate, Options, ParserConfig, TemplateConfig};
+    let dir = scratch("special-tokens");
+    let folder = model_folder(&dir, "model");
+    std::fs::write(folder.join("chat_template.jinja"), hermes()).unwrap();
+    // Qwen's way: `<tool_call>` an added token not marked special.
+    std::fs::write(
+        folder.join("tokenizer.json"),
+        r#"{"added_tokens": [{"id": 5, "content": "<|im_end|>", "special": true},
+            {"id": 6, "content": "<tool_call>", "special": false},
+            {"id": 7, "content": "</tool_call>", "special": false},
+            {"id": 8, "content": "  ", "special": false}], "model": {}}"#,
+    )
+    .unwrap();
+    let source = TemplateSource::load(&folder).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(
+        source.special_tokens,
+        ["<|im_end|>", "<tool_call>", "</tool_call>"]
+    );
+    let analysis = ChatTemplate::new(&source.template, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let tools = vec![serde_json::json!({"type": "function", "function": {"name": "f"}})];
+    let config = ParserConfig::from(Options::default().with_tools(tools))
+        .with_special_tokens(source.special_tokens);
+    let parser = analysis.parser(&config).unwrap();
+    let output = r#"<tool_call>{"name": "f", "arguments": {}}</tool_call>"#;
+    let typed = parser.parse_tokens_report(output, &[], false).unwrap();
+    assert_eq!(typed.message.content.as_deref(), Some(output));
+    let sampled = parser
+        .parse_tokens_report(output, &[0..11, output.len() - 12..output.len()], false)
+        .unwrap();
+    assert_eq!(sampled.message.tool_calls[0].function.name, "f");
+}

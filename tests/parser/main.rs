@@ -29,6 +29,7 @@ mod policies;
 mod push_bytes;
 mod python_values;
 mod round_trip;
+mod special_tokens;
 mod turn_end;
 mod typed_attributes;
 mod unclosed_values;
