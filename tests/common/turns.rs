@@ -72,7 +72,9 @@ pub fn engine_tools() -> Vec<Value> {
 /// `check`'s render of a probe turn: reasoning goes where the template
 /// reads it (its own field, or a thinking content part), as `check` sends it.
 #[allow(unused_imports)] // Each test uses the part it needs.
-pub use chat_autoparser::check::turn::{render_turn, RenderedTurn as Rendered, Turn};
+pub use chat_autoparser::check::turn::{
+    render_message, render_turn, RenderedTurn as Rendered, Turn,
+};
 
 /// Both thinking switches templates read, on or off: `reasoning_effort`
 /// `high` or `low` (gpt-oss, Hy3) beside `enable_thinking`.
