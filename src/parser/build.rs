@@ -1732,12 +1732,17 @@ fn python_value() -> Expr {
 /// A value written without quotes (`city=Paris`), as templates that print
 /// values with `{{ v }}` render strings: it starts with a letter (numbers,
 /// strings and containers are Python literals, tried first) and runs to the
-/// next `,`, `)` or line end. `to_json` rejects it, so it decodes as a string.
+/// next `,` or `)`, over line ends (such a template prints a multi-line
+/// string as it is), less the whitespace before that end. `to_json`
+/// rejects it, so it decodes as a string.
 fn bare_word_value() -> Expr {
     let letter = ByteSet::range(b'a', b'z').union(ByteSet::range(b'A', b'Z'));
+    let space = ByteSet::of(b" \t\r\n");
+    let text = class(ByteSet::of(b",)").union(space).complement());
     seq([
         class(letter.union(ByteSet::of(b"_"))),
-        star(class(ByteSet::of(b",)\r\n").complement())),
+        star(text.clone()),
+        star(seq([plus(class(space)), plus(text)])),
     ])
 }
 

@@ -207,3 +207,46 @@ fn bare_quotes_inside_a_python_string_stay_in_the_value() {
         assert_eq!(stream.message(), batch, "chunks of {size}");
     }
 }
+
+/// A Python-call template that prints string values bare (`k={{ v }}`),
+/// as templates that write `{{ v }}` do.
+const BARE_VALUES: &str = r#"
+{%- for m in messages -%}
+{%- if m.role == 'user' -%}<|user|>{{ m.content }}<|end|>
+{%- elif m.role == 'assistant' -%}<|bot|>{{ m.content or '' }}
+{%- if m.tool_calls -%}<|call|>[
+{%- for tc in m.tool_calls -%}{{ tc.function.name }}(
+{%- for k, v in tc.function.arguments.items() -%}{{ k }}={{ v }}{{ ', ' if not loop.last }}{%- endfor -%})
+{{- ', ' if not loop.last }}{%- endfor -%}]<|/call|>
+{%- endif -%}<|end|>
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|bot|>{%- endif -%}"#;
+
+/// A bare value holding a newline (what such a template renders for a
+/// multi-line string) is one value, up to the `,` or `)` that ends it.
+/// Batch and every chunking agree.
+#[test]
+fn a_bare_python_value_may_hold_a_newline() {
+    let analysis = ChatTemplate::new(BARE_VALUES, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let options = Options::default().with_tools(tools());
+    let p = analysis.parser(&ParserConfig::from(options)).unwrap();
+    let output = "<|call|>[save_note(text=line one\nline two, flag=True)]<|/call|>";
+    let batch = p.parse(output);
+    assert_eq!(batch.content, None, "{batch:?}");
+    assert_eq!(
+        arguments(&batch),
+        json!({"text": "line one\nline two", "flag": true})
+    );
+    for size in [1, 2, 3, 7] {
+        let mut stream = p.stream();
+        for piece in char_chunks(output, size) {
+            stream.push(piece);
+        }
+        stream.finish();
+        assert_eq!(stream.message(), batch, "chunks of {size}");
+    }
+}
