@@ -13,7 +13,9 @@
 //!   parenthesised values), dicts; trailing commas; whitespace, newlines and
 //!   `#` comments inside brackets. A raw newline inside a single-quoted
 //!   string is part of it (Python refuses it; models write multi-line
-//!   arguments so, and the string's own quote still ends it).
+//!   arguments so, and the string's own quote still ends it). A quote a
+//!   template left bare inside a one-line string (`'He said 'hi', it's'`)
+//!   is text when the bytes around it say so (`bare_quote`).
 //! - [`to_json`]: the JSON text of a complete literal, as `json.dumps` would
 //!   write `ast.literal_eval(text)` (compact separators): tuples become arrays,
 //!   dict keys that are numbers, `True`/`False` or `None` become strings
@@ -112,16 +114,29 @@ enum St {
         q: u8,
         raw: bool,
     },
+    /// In a string; `before`: the text byte before the next one (see
+    /// [`bare_quote`]), `inner`: a bare-quoted word is open in it.
     Str {
         q: u8,
         raw: bool,
         triple: bool,
         quotes: u8,
+        before: Before,
+        inner: bool,
     },
     Esc {
         q: u8,
         raw: bool,
         triple: bool,
+        inner: bool,
+    },
+    /// A one-line string's quote, read at the end of a piece: what it is
+    /// waits for the byte after it ([`bare_quote`]).
+    BareQuote {
+        q: u8,
+        raw: bool,
+        before: Before,
+        inner: bool,
     },
     Num(Num),
     Word {
@@ -129,6 +144,51 @@ enum St {
         at: u8,
     },
     Done,
+}
+
+/// The byte before a quote inside a string, as [`bare_quote`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Before {
+    Space,
+    Letter,
+    Other,
+}
+
+impl Before {
+    fn of(b: u8) -> Before {
+        if is_ws(b) {
+            Before::Space
+        } else if b.is_ascii_alphabetic() {
+            Before::Letter
+        } else {
+            Before::Other
+        }
+    }
+}
+
+/// What a quote `q` inside a one-line `q`-quoted string is, from the bytes
+/// around it: `None` when it ends the string, else `Some(inner)`, the
+/// string goes on and `inner` says whether a quoted word is open in it.
+///
+/// Templates that write `'` + value + `'` leave the value's own quotes bare
+/// (`'He said 'hi' and it's done'`), and models trained on them write the
+/// same. A quote after whitespace and before a word character opens a
+/// quoted word; the next quote closes that word; a `'` between two ASCII
+/// letters is an apostrophe. Any other quote ends the string, as in Python
+/// (so an escaped string, or one followed by `,`, `)`, `]`, `}`, `:`,
+/// whitespace or the end, reads as before). Only the byte after the quote is
+/// looked at, so the scanner decides the same at any chunking.
+fn bare_quote(q: u8, before: Before, after: Option<u8>, inner: bool) -> Option<bool> {
+    if inner {
+        return Some(false);
+    }
+    let after = after?;
+    let word = after.is_ascii_alphanumeric() || after == b'_' || after >= 0x80;
+    match before {
+        Before::Space if word => Some(true),
+        Before::Letter if q == b'\'' && after.is_ascii_alphabetic() => Some(false),
+        _ => None,
+    }
 }
 
 /// Python's constants, then JSON's spellings of them: models that write
@@ -211,7 +271,7 @@ impl PyScanner {
         let ends = match self.state {
             St::Done => true,
             St::Num(n) => n.accepting() && self.stack.is_empty(),
-            St::Quote2 { .. } => self.stack.is_empty(),
+            St::Quote2 { .. } | St::BareQuote { .. } => self.stack.is_empty(),
             _ => false,
         };
         if ends {
@@ -361,6 +421,7 @@ impl PyScanner {
                             q,
                             raw,
                             triple: false,
+                            inner: false,
                         }
                     } else {
                         St::Str {
@@ -368,6 +429,8 @@ impl PyScanner {
                             raw,
                             triple: false,
                             quotes: 0,
+                            before: Before::of(b),
+                            inner: false,
                         }
                     };
                     i += 1;
@@ -379,6 +442,8 @@ impl PyScanner {
                             raw,
                             triple: true,
                             quotes: 0,
+                            before: Before::Other,
+                            inner: false,
                         };
                         i += 1;
                     } else {
@@ -391,47 +456,91 @@ impl PyScanner {
                     raw,
                     triple,
                     quotes,
+                    before,
+                    inner,
                 } => {
                     let found = piece[i..].iter().position(|&c| c == q || c == b'\\');
-                    match found {
-                        None => {
-                            if n > i {
-                                self.state = St::Str {
-                                    q,
-                                    raw,
-                                    triple,
-                                    quotes: 0,
-                                };
-                            }
-                            i = n;
-                        }
-                        Some(k) => {
-                            let quotes = if k > 0 { 0 } else { quotes };
-                            i += k;
-                            let c = piece[i];
-                            if c == b'\\' {
-                                self.state = St::Esc { q, raw, triple };
-                            } else if !triple || quotes == 2 {
-                                self.value_done();
-                            } else {
-                                self.state = St::Str {
-                                    q,
-                                    raw,
-                                    triple,
-                                    quotes: quotes + 1,
-                                };
-                            }
-                            i += 1;
-                        }
+                    let Some(k) = found else {
+                        self.state = St::Str {
+                            q,
+                            raw,
+                            triple,
+                            quotes: 0,
+                            before: piece.last().map_or(before, |&c| Before::of(c)),
+                            inner,
+                        };
+                        i = n;
+                        continue;
+                    };
+                    let quotes = if k > 0 { 0 } else { quotes };
+                    let before = if k > 0 {
+                        Before::of(piece[i + k - 1])
+                    } else {
+                        before
+                    };
+                    i += k;
+                    let c = piece[i];
+                    i += 1;
+                    if c == b'\\' {
+                        self.state = St::Esc {
+                            q,
+                            raw,
+                            triple,
+                            inner,
+                        };
+                    } else if !triple {
+                        self.state = St::BareQuote {
+                            q,
+                            raw,
+                            before,
+                            inner,
+                        };
+                    } else if quotes < 2 {
+                        self.state = St::Str {
+                            q,
+                            raw,
+                            triple,
+                            quotes: quotes + 1,
+                            before: Before::Other,
+                            inner,
+                        };
+                    } else {
+                        self.value_done();
                     }
                 }
-                St::Esc { q, raw, triple } => {
+                St::BareQuote {
+                    q,
+                    raw,
+                    before,
+                    inner,
+                } => match bare_quote(q, before, Some(b), inner) {
+                    // Either way `b` is looked at again.
+                    None => self.value_done(),
+                    Some(inner) => {
+                        self.state = St::Str {
+                            q,
+                            raw,
+                            triple: false,
+                            quotes: 0,
+                            before: Before::Other,
+                            inner,
+                        }
+                    }
+                },
+                St::Esc {
+                    q,
+                    raw,
+                    triple,
+                    inner,
+                } => {
                     // Any byte may follow a backslash; `\<newline>` continues the line.
                     self.state = St::Str {
                         q,
                         raw,
                         triple,
                         quotes: 0,
+                        before: Before::Other,
+                        inner,
                     };
                     i += 1;
                 }
@@ -778,6 +887,8 @@ impl Norm<'_> {
         self.i += if triple { 3 } else { 1 };
         let mut buf: Vec<u8> = Vec::new();
         let mut high: Option<u32> = None;
+        // What `PyScanner` tracks for `bare_quote`, tracked the same way.
+        let (mut before, mut inner) = (Before::Other, false);
         loop {
             let Some(b) = self.peek() else {
                 return Err(PyError {
@@ -785,22 +896,29 @@ impl Norm<'_> {
                     kind: PyErrorKind::Syntax,
                 });
             };
-            if b == q {
-                if !triple {
-                    self.i += 1;
-                    break;
+            if b == q && !triple {
+                self.i += 1;
+                match bare_quote(q, before, self.peek(), inner) {
+                    None => break,
+                    Some(now) => inner = now,
                 }
-                if self.s[self.i..].starts_with(&[q, q, q]) {
-                    self.i += 3;
-                    break;
-                }
+                flush_high(&mut buf, &mut high);
+                buf.push(b);
+                before = Before::Other;
+                continue;
+            }
+            if b == q && self.s[self.i..].starts_with(&[q, q, q]) {
+                self.i += 3;
+                break;
             }
             if b != b'\\' {
                 flush_high(&mut buf, &mut high);
                 buf.push(b);
+                before = Before::of(b);
                 self.i += 1;
                 continue;
             }
+            before = Before::Other;
             // An escape.
             let Some(e) = self.s.get(self.i + 1).copied() else {
                 return Err(PyError {
@@ -1073,6 +1191,43 @@ mod tests {
                 }
             }
             assert_eq!(end, Some(whole), "piece size {size}");
+        }
+    }
+
+    /// Quotes a template left bare in a value (`bare_quote`): the literal
+    /// ends at the same byte whole and in pieces, and `to_json` reads the
+    /// quotes as text.
+    #[test]
+    fn bare_quotes_inside_a_string() {
+        for (text, rest, json_text) in [
+            (
+                "'He said 'hi' & it's\n'x' 東京', b",
+                ", b",
+                r#""He said 'hi' & it's\n'x' 東京""#,
+            ),
+            ("['a 'b' c', 'd'] z", " z", r#"["a 'b' c","d"]"#),
+            ("'don't' z", " z", r#""don't""#),
+            ("'a' 'b'", " 'b'", r#""a""#),
+            ("'a','b'", ",'b'", r#""a""#),
+        ] {
+            let end = text.len() - rest.len();
+            assert_eq!(scan(text), Ok(end), "{text}");
+            assert_eq!(json(&text[..end]), json_text, "{text}");
+            for size in 1..4 {
+                let mut s = PyScanner::new();
+                let mut fed = 0;
+                let mut done = None;
+                for piece in text.as_bytes().chunks(size) {
+                    match s.feed(piece) {
+                        Scan::Done(k) => {
+                            done = Some(fed + k);
+                            break;
+                        }
+                        _ => fed += piece.len(),
+                    }
+                }
+                assert_eq!(done, Some(end), "{text} in pieces of {size}");
+            }
         }
     }
 

@@ -957,10 +957,41 @@ impl<'a> ToolGrammar<'a> {
         } else {
             start
         };
-        match self.shared_wrapper() {
+        let one = match self.shared_wrapper() {
             Some(_) => cap(CALL, seq([start, rule(&format!("{}.body", self.rule))])),
             None => cap(CALL, seq([start, self.body()])),
+        };
+        match self.listed_calls() {
+            Some(listed) => choice([listed, one]),
+            None => one,
         }
+    }
+
+    /// JSON calls a model wrote as a list inside one call wrapper of a
+    /// format whose wrapper holds one object (`<tool_call>[{...},
+    /// {...}]</tool_call>`, a list-of-calls dialect mixed into the
+    /// template's): each object is a call, the brackets and commas are
+    /// framing (given back with a withdrawn call, as a separator is).
+    /// `None` for other formats: those without a call marker of their own
+    /// read lists already.
+    fn listed_calls(&self) -> Option<Expr> {
+        let json_name = matches!(
+            self.format.name,
+            NameSlot::JsonField { .. } | NameSlot::JsonKey
+        );
+        let start = Marker::new(self.layout.start());
+        if !json_name || start.is_blank() {
+            return None;
+        }
+        let item = || self.body_ending(and(seq([ws(), choice([lit(","), lit("]")])])));
+        let first = cap(CALL, seq([start.expr(), ws(), lit("["), ws(), item()]));
+        let next = seq([
+            cap(SECTION_OPEN, seq([ws(), lit(","), ws()])),
+            cap(CALL, item()),
+        ]);
+        let end = Marker::new(self.layout.end()).closer_expr();
+        let close = opt(cap(FRAME, seq([ws(), lit("]"), ws(), end])));
+        Some(seq([first, star(next), close]))
     }
 
     /// The next call inside the same wrapper (see [`ToolGrammar::shared_wrapper`]).
@@ -987,12 +1018,17 @@ impl<'a> ToolGrammar<'a> {
 
     /// A call after its start marker: head, arguments and end.
     fn body(&self) -> Expr {
-        let f = self.format;
         let end = Marker::new(self.layout.end()).closer_expr();
         let end = match self.shared_wrapper() {
             Some((close, prefix)) => choice([end, seq([lit(&close), and(lit(&prefix))])]),
             None => end,
         };
+        self.body_ending(end)
+    }
+
+    /// A call's head and arguments, then `end`.
+    fn body_ending(&self, end: Expr) -> Expr {
+        let f = self.format;
         let call = |open: Expr, head: Expr, tail: Expr, close: Expr| {
             seq([
                 open,
@@ -1696,12 +1732,17 @@ fn python_value() -> Expr {
 /// A value written without quotes (`city=Paris`), as templates that print
 /// values with `{{ v }}` render strings: it starts with a letter (numbers,
 /// strings and containers are Python literals, tried first) and runs to the
-/// next `,`, `)` or line end. `to_json` rejects it, so it decodes as a string.
+/// next `,` or `)`, over line ends (such a template prints a multi-line
+/// string as it is), less the whitespace before that end. `to_json`
+/// rejects it, so it decodes as a string.
 fn bare_word_value() -> Expr {
     let letter = ByteSet::range(b'a', b'z').union(ByteSet::range(b'A', b'Z'));
+    let space = ByteSet::of(b" \t\r\n");
+    let text = class(ByteSet::of(b",)").union(space).complement());
     seq([
         class(letter.union(ByteSet::of(b"_"))),
-        star(class(ByteSet::of(b",)\r\n").complement())),
+        star(text.clone()),
+        star(seq([plus(class(space)), plus(text)])),
     ])
 }
 

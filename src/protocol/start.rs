@@ -6,7 +6,8 @@
 //! may stop inside either. Reading the prompt's tail covers all of these with
 //! one rule: after the last end of turn, a start marker not followed by an
 //! end marker means the output starts inside reasoning; an end marker means
-//! reasoning is over.
+//! reasoning is over, unless a marker token follows it (then it was an
+//! earlier turn's text).
 
 use crate::analysis::{markers, Analysis, PromptEffect, ReasoningMode};
 
@@ -90,9 +91,34 @@ fn from_prompt(analysis: &Analysis, prompt: &str) -> Start {
     match (last_start, last_end) {
         (Some(s), Some(e)) if s > e => Start::InReasoning,
         (Some(_), None) => Start::InReasoning,
+        (_, Some(e)) if marker_after(tail, e + end_len(&analysis.reasoning.end, &tail[e..])) => {
+            Start::Free
+        }
         (_, Some(_)) => Start::AfterReasoning,
         (None, None) => Start::Free,
     }
+}
+
+/// The length of the end marker `text` starts with: all of it as written
+/// (`<|end|><|start|>assistant`), else its first core.
+fn end_len(end: &str, text: &str) -> usize {
+    let raw = end.trim();
+    match text.starts_with(raw) {
+        true => raw.len(),
+        false => Marker::new(end).first_core().map_or(0, str::len),
+    }
+}
+
+/// Whether `tail` holds a marker token (`[/INST]`, `<|im_end|>`) from
+/// byte `from` on. After the reasoning end marker a prompt that closed the
+/// block writes only whitespace (or, in a prefill, the answer's text); a
+/// marker after it means the end marker was text of an earlier turn (a
+/// system prompt that shows the model `[THINK]...[/THINK]`), in a template
+/// whose turns [`current_turn`] cannot cut.
+fn marker_after(tail: &str, from: usize) -> bool {
+    tail.char_indices()
+        .skip_while(|(at, _)| *at < from)
+        .any(|(at, c)| matches!(c, '<' | '[') && markers::marker_at(tail, at).is_some())
 }
 
 /// The prompt after the last end of turn or from the generation prompt's

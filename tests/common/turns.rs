@@ -69,46 +69,12 @@ pub fn engine_tools() -> Vec<Value> {
     ]
 }
 
-use chat_autoparser::check::turn::{assistant_message, thinking_on};
-pub use chat_autoparser::check::turn::{render_message, RenderedTurn as Rendered, Turn};
-
-/// `check`'s render of `turn` (`check::turn::render_turn`), but with the
-/// reasoning under `analysis.reasoning.field` alone, as these tiers have
-/// always sent it. Where that field is `content:thinking` (Cohere2MoE,
-/// Ministral-3 Reasoning) no template reads the key, so the turn renders
-/// without its reasoning where `check` renders it as a thinking part; kept
-/// so the tiers' counts stay comparable.
-pub fn render_turn(
-    tmpl: &ChatTemplate,
-    analysis: &Analysis,
-    tools: &[Value],
-    turn: &Turn,
-    thinking: Option<bool>,
-) -> Result<Rendered, String> {
-    let message = reasoning_under_field(assistant_message(analysis, turn), analysis);
-    render_message(
-        tmpl,
-        analysis,
-        tools,
-        message,
-        thinking,
-        thinking_on(thinking),
-    )
-}
-
-/// `message` with its `reasoning_content` renamed to the analysis's
-/// reasoning field, in place (keys keep their order).
-fn reasoning_under_field(message: Value, analysis: &Analysis) -> Value {
-    let field = analysis.reasoning.field.as_str();
-    let Value::Object(map) = message else {
-        return message;
-    };
-    let renamed = map.into_iter().map(|(key, value)| match key.as_str() {
-        "reasoning_content" if !field.is_empty() => (field.to_string(), value),
-        _ => (key, value),
-    });
-    Value::Object(renamed.collect())
-}
+/// `check`'s render of a probe turn: reasoning goes where the template
+/// reads it (its own field, or a thinking content part), as `check` sends it.
+#[allow(unused_imports)] // Each test uses the part it needs.
+pub use chat_autoparser::check::turn::{
+    render_message, render_turn, RenderedTurn as Rendered, Turn,
+};
 
 /// Both thinking switches templates read, on or off: `reasoning_effort`
 /// `high` or `low` (gpt-oss, Hy3) beside `enable_thinking`.

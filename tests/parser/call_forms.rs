@@ -6,7 +6,9 @@
 //!   name or id, without the namespace, without the counter;
 //! - a request's function in OpenAI's `functions.` namespace where the
 //!   template writes bare names;
-//! - whitespace inside a JSON call list's brackets (`[TOOL_CALLS][ {...} ]`).
+//! - whitespace inside a JSON call list's brackets (`[TOOL_CALLS][ {...} ]`);
+//! - a JSON list of calls inside one call wrapper of a format whose calls
+//!   are one object each (`<tool_call>[{...}, {...}]</tool_call>`).
 
 use chat_autoparser::parser::char_chunks;
 use chat_autoparser::{Analysis, AssistantMessage, Options, ParserConfig, Policy};
@@ -151,4 +153,48 @@ fn whitespace_inside_a_call_lists_brackets_is_json_whitespace() {
             }
         }
     }
+}
+
+/// A model that mixes dialects writes a JSON list of calls inside its
+/// template's one-object call wrapper (`<tool_call>[{...}, {...}]</tool_call>`):
+/// each object is a call, the brackets and commas framing, under both
+/// presets and every chunking; with an object of the wrong shape in it the
+/// text stays content, verbatim.
+#[test]
+fn a_json_list_inside_a_call_wrapper_is_its_calls() {
+    use crate::common::shipped_template;
+    let (_, analysis) = shipped_template("hermes-think");
+    let paris = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+    let tokyo = r#"{"name": "get_weather", "arguments": {"city": "Tokyo"}}"#;
+    for (output, cities) in [
+        (
+            format!("<tool_call>\n[{paris}]\n</tool_call>"),
+            vec!["Paris"],
+        ),
+        (
+            format!("Sure.\n<tool_call>[ {paris},\n {tokyo} ]</tool_call>"),
+            vec!["Paris", "Tokyo"],
+        ),
+    ] {
+        let m = message_under_both_presets(&analysis, &output);
+        let got: Vec<String> = m
+            .tool_calls
+            .iter()
+            .map(|c| format!("{}{}", c.function.name, c.function.arguments))
+            .collect();
+        let want: Vec<String> = cities
+            .iter()
+            .map(|c| format!("get_weather{{\"city\": \"{c}\"}}"))
+            .collect();
+        assert_eq!(got, want, "{output:?}");
+        let content = m.content_text();
+        assert!(
+            content.is_empty() || content == "Sure.",
+            "{output:?}: {m:?}"
+        );
+    }
+    let broken = r#"<tool_call>[{"name": "get_weather", "arguments": {"city": }}]</tool_call>"#;
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    let m = analysis.parser(&config).unwrap().parse(broken);
+    assert_eq!(m.content_text(), broken);
 }

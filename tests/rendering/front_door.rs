@@ -320,3 +320,29 @@ fn a_template_without_tools_parses_the_hermes_calls_its_prompt_asks_for() {
         "{\"city\": \"Paris\"}"
     );
 }
+
+/// A system prompt that shows the model its reasoning markers
+/// (`[THINK]...[/THINK]`, as Ministral-3 Reasoning's does), in a template
+/// whose turns have no end marker the analysis learns and whose generation
+/// prompt is empty.
+const MARKERS_IN_SYSTEM_TEXT: &str = "{{ '[SYSTEM_PROMPT]Think first, as [THINK]thoughts[/THINK] then answer.[/SYSTEM_PROMPT]' }}\
+{%- for m in messages -%}\
+{%- if m.role == 'user' -%}[INST]{{ m.content }}[/INST]\
+{%- else -%}{% if m.reasoning_content %}[THINK]{{ m.reasoning_content }}[/THINK]{% endif %}{{ m.content }}</s>{%- endif -%}\
+{%- endfor -%}";
+
+/// Reasoning markers named in an earlier turn's text do not close this
+/// turn's reasoning: the output starts free, so the model may open a block.
+#[test]
+fn reasoning_markers_in_system_text_close_no_block() {
+    let chat = chat(MARKERS_IN_SYSTEM_TEXT);
+    let request =
+        ChatRequest::default().with_messages(vec![json!({"role": "user", "content": "Hi"})]);
+    let prepared = chat.prepare(&request);
+    assert!(prepared
+        .prompt
+        .as_deref()
+        .unwrap()
+        .ends_with("[INST]Hi[/INST]"));
+    assert_eq!(prepared.start(), Start::Free);
+}
