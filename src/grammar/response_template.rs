@@ -28,6 +28,9 @@
 //!   (`{key:<|"|>v<|"|>}`), `xml-inline` for tagged parameters; a JSON call
 //!   object between call markers is parsed whole and mapped by key path;
 //!   Python calls are one region over the bracketed list (`python-call-list`).
+//!   Several formats (a native one and the fallback dialects the parser
+//!   reads too) share the field, one branch each, when their arguments
+//!   take the same content parser.
 //!   Tagged values are text: `parse_response(..., tools=tools)` types them per
 //!   the tools' schemas, which is how the spec types arguments.
 //!
@@ -220,25 +223,79 @@ struct Calls {
     lookahead: String,
 }
 
-/// The field for the section's calls; the first format only (a field name
-/// holds one parser), with a warning when there are others.
+/// The field for the section's calls. One format is laid out as it is best
+/// read; several (a native format and the fallback dialects the parser
+/// also reads) share one field, each format a branch of its open and close
+/// patterns, when their arguments take the same content parser; else the
+/// first format alone, with a warning.
 fn tool_calls(section: &ToolSection, warnings: &mut Vec<String>) -> Option<Calls> {
-    let format = section.formats.first()?;
-    if section.formats.len() > 1 {
-        warnings.push(format!(
-            "response_template: one tool-call format of {}; the others are not parsed",
-            section.formats.len()
-        ));
-    }
     let names: Vec<&str> = section.tools.iter().map(|t| t.name.as_str()).collect();
-    let calls = match &format.arguments {
-        ArgumentsSlot::Python => python_calls(format, warnings)?,
-        _ => match whole_json_call(format) {
-            Some(calls) => calls,
-            None => laid_out_calls(format, &names, warnings),
-        },
+    let [first, others @ ..] = section.formats.as_slice() else {
+        return None;
     };
-    Some(calls)
+    if others.is_empty() {
+        return one_format(first, &names, warnings);
+    }
+    let mut merged_warnings = Vec::new();
+    let laid_out: Option<Vec<Calls>> = section
+        .formats
+        .iter()
+        .map(|f| match f.arguments {
+            ArgumentsSlot::Python => None,
+            _ => Some(laid_out_calls(f, &names, &mut merged_warnings)),
+        })
+        .collect();
+    if let Some(merged) = laid_out.and_then(|calls| merge(&calls)) {
+        warnings.extend(merged_warnings);
+        return Some(merged);
+    }
+    warnings.push(format!(
+        "response_template: one tool-call format of {}; the others are not parsed",
+        section.formats.len()
+    ));
+    one_format(first, &names, warnings)
+}
+
+/// The field of one format's calls, as that format is best read.
+fn one_format(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String>) -> Option<Calls> {
+    match &format.arguments {
+        ArgumentsSlot::Python => python_calls(format, warnings),
+        _ => whole_json_call(format).or_else(|| Some(laid_out_calls(format, names, warnings))),
+    }
+}
+
+/// One field reading every format of `calls`: the open, close and lookahead
+/// patterns are alternations of theirs (a group name may repeat across
+/// branches in Python's `regex`). None when the formats' arguments need
+/// different content parsers or call transforms: a field has one of each.
+fn merge(calls: &[Calls]) -> Option<Calls> {
+    let first = &calls.first()?.field;
+    let same = |key: &str| calls.iter().all(|c| c.field.get(key) == first.get(key));
+    if !["content", "content_args", "transform", "repeats"]
+        .iter()
+        .all(|k| same(k))
+    {
+        return None;
+    }
+    let branches = |key: &str| {
+        let all: Vec<String> = calls
+            .iter()
+            .filter_map(|c| c.field.get(key).and_then(Value::as_str))
+            .map(|p| format!("(?:{p})"))
+            .collect();
+        (all.len() == calls.len()).then(|| all.join("|"))
+    };
+    let mut field = first.clone();
+    field["open_pattern"] = json!(branches("open_pattern")?);
+    field["close_pattern"] = json!(branches("close_pattern")?);
+    let lookahead: Vec<String> = calls
+        .iter()
+        .map(|c| format!("(?:{})", c.lookahead))
+        .collect();
+    Some(Calls {
+        field,
+        lookahead: lookahead.join("|"),
+    })
 }
 
 /// The `type`/`function` call object with `name` and `arguments` read from

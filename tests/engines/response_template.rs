@@ -483,3 +483,62 @@ fn hermes_think_export() {
     });
     assert_eq!(serde_json::to_value(&exported).unwrap(), expected);
 }
+
+/// transformers' message for `output` under our export of the corpus
+/// template `stem` (thinking as given), beside our parser's message, both
+/// reduced; `None` (with a message) when the corpus or transformers is
+/// absent.
+fn both_parses(stem: &str, thinking: Option<bool>, output: &str) -> Option<(Reduced, Reduced)> {
+    let path = crate_dir().join(format!("../shared/corpus/llamacpp/{stem}.jinja"));
+    let Ok(source) = std::fs::read_to_string(&path) else {
+        println!("skipped: {} is absent", path.display());
+        return None;
+    };
+    let Some(python) = python() else {
+        println!("skipped: transformers' response parser cannot be imported");
+        return None;
+    };
+    let tmpl = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap();
+    let analysis = tmpl.analyze().unwrap();
+    let config = ParserConfig::from(
+        Options::default()
+            .with_tools(tools())
+            .with_enable_thinking(thinking),
+    );
+    let exported = response_template(&Protocol::new(&analysis, &config.options)).unwrap();
+    let case = Rendered {
+        template: stem.into(),
+        case: "focused",
+        prompt: String::new(),
+        output: output.into(),
+        config,
+        exported: exported.response_template,
+    };
+    let answer = parse_all(&python, std::slice::from_ref(&case)).remove(0);
+    assert_eq!(answer["ok"], true, "parse_response fails: {answer}");
+    let ours = analysis.parser(&case.config).unwrap().parse(output);
+    let ours = reduce(&serde_json::to_value(ours).unwrap());
+    Some((ours, reduce(&answer["message"])))
+}
+
+/// DeepSeek-V3.1 (corpus) renders its own call format and is read in the
+/// hermes dialect too: the export reads both, as our parser does (it
+/// read only the first format: the hermes call stayed content).
+#[test]
+fn every_call_format_the_parser_reads_is_read() {
+    let native = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>\
+        {\"city\": \"Paris\", \"days\": 3}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    let hermes =
+        "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 3}}\n</tool_call>";
+    for output in [native, hermes] {
+        let Some((ours, theirs)) = both_parses("deepseek-ai-DeepSeek-V3.1", None, output) else {
+            return;
+        };
+        let call = (
+            "get_weather".to_string(),
+            json!({"city": "Paris", "days": 3}),
+        );
+        assert_eq!(ours.calls, vec![call], "our parse of {output:?}");
+        assert_eq!(theirs, ours, "transformers' parse of {output:?}");
+    }
+}
