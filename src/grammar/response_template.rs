@@ -565,7 +565,13 @@ fn tagged(t: &TaggedArguments, warnings: &mut Vec<String>) -> ArgumentSpec {
         (None, None) => flex(&t.value_prefix),
     };
     let value = match &t.escaped_value {
-        Some((open, close)) => format!("(?:{})?(?P<value>.*?)(?:{})?", flex(open), flex(close)),
+        // Inside the wrapper the value runs to the wrapper's close: the
+        // argument's closing marker may be quoted in it (`<![CDATA[a</param>]]>`).
+        Some((open, close)) => format!(
+            "(?:{}(?P<value>.*?){}|(?P<value>.*?))",
+            flex(open),
+            flex(close)
+        ),
         None => "(?P<value>.*?)".to_string(),
     };
     let close = match &t.named_close {

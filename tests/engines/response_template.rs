@@ -542,3 +542,22 @@ fn every_call_format_the_parser_reads_is_read() {
         assert_eq!(theirs, ours, "transformers' parse of {output:?}");
     }
 }
+
+/// MiniCPM5 (corpus) wraps values holding markup in `<![CDATA[ ... ]]>`: a
+/// closing marker quoted inside is the value's text in both parsers (the
+/// wrapper was optional around a lazy value, which stopped at the quoted
+/// `</param>`).
+#[test]
+fn a_wrapped_value_runs_to_its_wrapper_close() {
+    let output = "<function name=\"save_note\"><param name=\"text\"><![CDATA[a <param name=\" \
+        and </param> here]]></param></function>";
+    let Some((ours, theirs)) = both_parses("openbmb-MiniCPM5-1B", None, output) else {
+        return;
+    };
+    let text = "a <param name=\" and </param> here";
+    assert_eq!(
+        ours.calls,
+        vec![("save_note".into(), json!({ "text": text }))]
+    );
+    assert_eq!(theirs, ours);
+}
