@@ -47,7 +47,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::analysis::{ArgumentsSlot, TaggedArguments, ToolFormat};
+use crate::analysis::{ArgumentsSlot, Header, TaggedArguments, ToolFormat};
 use crate::error::Result;
 use crate::protocol::{
     Arguments, CallLayout, IdShape, Protocol, ReasoningBlock, Segment, Start, ToolSection,
@@ -82,7 +82,7 @@ pub fn response_template(protocol: &Protocol) -> Result<ResponseTemplate> {
     let calls = protocol
         .tools
         .as_ref()
-        .and_then(|s| tool_calls(s, &mut warnings));
+        .and_then(|s| tool_calls(s, protocol.headers(), &mut warnings));
     let mut fields = Map::new();
     let call_open = calls.as_ref().map(|c| c.lookahead.clone());
     if let Some(r) = protocol.reasoning.clone().or_else(|| later_block(protocol)) {
@@ -228,8 +228,16 @@ struct Calls {
 /// also reads) share one field, each format a branch of its open and close
 /// patterns, when their arguments take the same content parser; else the
 /// first format alone, with a warning.
-fn tool_calls(section: &ToolSection, warnings: &mut Vec<String>) -> Option<Calls> {
+fn tool_calls(
+    section: &ToolSection,
+    headers: &[Header],
+    warnings: &mut Vec<String>,
+) -> Option<Calls> {
     let names: Vec<&str> = section.tools.iter().map(|t| t.name.as_str()).collect();
+    let names = Names {
+        tools: &names,
+        headers,
+    };
     let [first, others @ ..] = section.formats.as_slice() else {
         return None;
     };
@@ -257,7 +265,7 @@ fn tool_calls(section: &ToolSection, warnings: &mut Vec<String>) -> Option<Calls
 }
 
 /// The field of one format's calls, as that format is best read.
-fn one_format(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String>) -> Option<Calls> {
+fn one_format(format: &ToolFormat, names: &Names, warnings: &mut Vec<String>) -> Option<Calls> {
     match &format.arguments {
         ArgumentsSlot::Python => python_calls(format, warnings),
         _ => whole_json_call(format).or_else(|| Some(laid_out_calls(format, names, warnings))),
@@ -388,7 +396,7 @@ fn python_calls(format: &ToolFormat, warnings: &mut Vec<String>) -> Option<Calls
 
 /// A call as its layout spells it: the text before the arguments opens the
 /// region (name and id captured), the text after closes it.
-fn laid_out_calls(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String>) -> Calls {
+fn laid_out_calls(format: &ToolFormat, names: &Names, warnings: &mut Vec<String>) -> Calls {
     let layout = CallLayout::new(format, NAME);
     let flat = layout.flat();
     let at = flat
@@ -400,9 +408,12 @@ fn laid_out_calls(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String
         .arguments()
         .map(|a| notation(a, head, tail, warnings));
     let braces = notation.as_ref().is_some_and(|n| n.braces);
-    let head_re = |capture| segments(head, names, capture, braces, Side::Head);
+    let head_re = |capture| {
+        addressed_head(head, names, capture)
+            .unwrap_or_else(|| segments(head, names.tools, capture, braces, Side::Head))
+    };
     let (open_head, bare_head) = (head_re(true), head_re(false));
-    let tail_re = segments(tail, names, true, braces, Side::Tail);
+    let tail_re = segments(tail, names.tools, true, braces, Side::Tail);
     let lead = optional_lead(format);
     let open = format!("{lead}{open_head}");
     let json_object = notation
@@ -435,6 +446,48 @@ fn laid_out_calls(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String
         field,
         lookahead: format!("{lead}{bare_head}"),
     }
+}
+
+/// What a call's name is read against: the request's tools (any name when
+/// there are none) and the channel headers a call may be addressed in.
+struct Names<'a> {
+    tools: &'a [&'a str],
+    headers: &'a [Header],
+}
+
+/// The head of a call addressed after a header's label and closed by the
+/// header (` to=functions.NAME<|channel|>commentary json<|message|>`): the
+/// parser also reads the address inside a header opened before it
+/// (`<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>`),
+/// the label's words on either side of the name, so the export takes both
+/// orders. None for any other head, and for a head whose address already
+/// sits inside the header (only that order is read then).
+fn addressed_head(head: &[Segment], names: &Names, capture: bool) -> Option<String> {
+    let mut text = String::new();
+    for segment in head {
+        match segment {
+            Segment::Marker(raw) | Segment::Text(raw) => text.push_str(raw),
+            _ => return None,
+        }
+    }
+    let (before, after) = text.split_once(NAME)?;
+    let h = names
+        .headers
+        .iter()
+        .find(|h| after.trim_end().ends_with(h.close.as_str()))?;
+    let address = before.trim();
+    if address.is_empty() || address.contains(char::is_whitespace) || address.contains(&h.open) {
+        return None;
+    }
+    // A label: the header's words, never past its close or a line.
+    let label = format!(r"(?:(?!{})[^\n])*?", core_flex(&h.close));
+    Some(format!(
+        r"(?:{}{label})?\s*{}{}(?=\s|<){label}{}",
+        core_flex(&h.open),
+        escape(address),
+        name_group(names.tools, false, capture, false),
+        core_flex(&h.close)
+    ))
 }
 
 /// What tagged arguments write after the last one (`</function>`): part of
@@ -827,7 +880,13 @@ mod tests {
         let mut warnings = Vec::new();
         let calls = match &format.arguments {
             ArgumentsSlot::Python => python_calls(format, &mut warnings).map(|c| c.field),
-            _ => Some(laid_out_calls(format, names, &mut warnings).field),
+            _ => {
+                let names = Names {
+                    tools: names,
+                    headers: &[],
+                };
+                Some(laid_out_calls(format, &names, &mut warnings).field)
+            }
         };
         (calls.unwrap_or_default(), warnings)
     }

@@ -25,7 +25,7 @@
 use chat_autoparser::Options;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use chat_autoparser::analysis::ReasoningMode;
@@ -484,13 +484,17 @@ fn hermes_think_export() {
     assert_eq!(serde_json::to_value(&exported).unwrap(), expected);
 }
 
-/// transformers' message for `output` under our export of the corpus
-/// template `stem` (thinking as given), beside our parser's message, both
-/// reduced; `None` (with a message) when the corpus or transformers is
-/// absent.
-fn both_parses(stem: &str, thinking: Option<bool>, output: &str) -> Option<(Reduced, Reduced)> {
-    let path = crate_dir().join(format!("../shared/corpus/llamacpp/{stem}.jinja"));
-    let Ok(source) = std::fs::read_to_string(&path) else {
+/// The corpus template `stem` (absent without `../shared`).
+fn corpus(stem: &str) -> PathBuf {
+    crate_dir().join(format!("../shared/corpus/llamacpp/{stem}.jinja"))
+}
+
+/// transformers' message for `output` under our export of the template at
+/// `path` (thinking as given), beside our parser's message, both reduced;
+/// `None` (with a message) when the template or transformers is absent.
+fn both_parses(path: &Path, thinking: Option<bool>, output: &str) -> Option<(Reduced, Reduced)> {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let Ok(source) = std::fs::read_to_string(path) else {
         println!("skipped: {} is absent", path.display());
         return None;
     };
@@ -507,7 +511,7 @@ fn both_parses(stem: &str, thinking: Option<bool>, output: &str) -> Option<(Redu
     );
     let exported = response_template(&Protocol::new(&analysis, &config.options)).unwrap();
     let case = Rendered {
-        template: stem.into(),
+        template: stem.to_string(),
         case: "focused",
         prompt: String::new(),
         output: output.into(),
@@ -531,7 +535,8 @@ fn every_call_format_the_parser_reads_is_read() {
     let hermes =
         "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 3}}\n</tool_call>";
     for output in [native, hermes] {
-        let Some((ours, theirs)) = both_parses("deepseek-ai-DeepSeek-V3.1", None, output) else {
+        let Some((ours, theirs)) = both_parses(&corpus("deepseek-ai-DeepSeek-V3.1"), None, output)
+        else {
             return;
         };
         let call = (
@@ -551,7 +556,7 @@ fn every_call_format_the_parser_reads_is_read() {
 fn a_wrapped_value_runs_to_its_wrapper_close() {
     let output = "<function name=\"save_note\"><param name=\"text\"><![CDATA[a <param name=\" \
         and </param> here]]></param></function>";
-    let Some((ours, theirs)) = both_parses("openbmb-MiniCPM5-1B", None, output) else {
+    let Some((ours, theirs)) = both_parses(&corpus("openbmb-MiniCPM5-1B"), None, output) else {
         return;
     };
     let text = "a <param name=\" and </param> here";
@@ -560,4 +565,31 @@ fn a_wrapped_value_runs_to_its_wrapper_close() {
         vec![("save_note".into(), json!({ "text": text }))]
     );
     assert_eq!(theirs, ours);
+}
+
+/// gpt-oss (corpus) addresses a call after the header's label or inside
+/// it: `to=functions.f<|channel|>commentary json<|message|>` as the template
+/// writes it, `<|channel|>commentary to=functions.f <|constrain|>json<|message|>`
+/// as models also write it. Both are calls to our parser and to the export
+/// (it read the template's order only: the other stayed content).
+#[test]
+fn a_call_addressed_in_either_header_order_is_read() {
+    let reasoning = "<|channel|>analysis<|message|>Let me look.<|end|><|start|>assistant";
+    let orders = [
+        "to=functions.get_weather<|channel|>commentary json<|message|>",
+        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>",
+    ];
+    for header in orders {
+        let output = format!("{reasoning}{header}{{\"city\": \"Paris\", \"days\": 3}}<|call|>");
+        let Some((ours, theirs)) = both_parses(&corpus("openai-gpt-oss-120b"), None, &output)
+        else {
+            return;
+        };
+        let call = (
+            "get_weather".to_string(),
+            json!({"city": "Paris", "days": 3}),
+        );
+        assert_eq!(ours.calls, vec![call], "our parse of {output:?}");
+        assert_eq!(theirs, ours, "transformers' parse of {output:?}");
+    }
 }
