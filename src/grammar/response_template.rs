@@ -11,7 +11,8 @@
 //!
 //! - `reasoning_content`: between the reasoning markers; a block the output
 //!   starts inside (the prompt opened it, or delimiter reasoning) opens at the
-//!   start of the text (`\A`); a template that writes a bare end marker on
+//!   start of the text (`\A`), taking the opening marker when the model
+//!   writes it again; a template that writes a bare end marker on
 //!   turns without reasoning opens it there too, so the marker is not content;
 //!   after a prompt that closed the block, a block the model opens anyway is
 //!   reasoning too (as the parser reads it);
@@ -132,10 +133,13 @@ fn reasoning(protocol: &Protocol, r: &ReasoningBlock, call_open: Option<&str>) -
         // Delimiter reasoning: from the start, if the end marker follows.
         format!(r"\A(?=.*?{end})")
     } else if starts_open {
+        // The model may write the opening marker the prompt already wrote
+        // (`<think>` again): the parser drops it, so it is no reasoning text.
+        let reopened = format!(r"(?:\s*{})?", core_flex(&r.start));
         match is_blank(&protocol.content.start) {
-            true => r"\A".to_string(),
+            true => format!(r"\A{reopened}"),
             // An output that opens its content section straight away left the block.
-            false => format!(r"\A(?!\s*{})", core_flex(&protocol.content.start)),
+            false => format!(r"\A(?!\s*{}){reopened}", core_flex(&protocol.content.start)),
         }
     } else if r.bare_end {
         // `</think>answer`: an empty block closed without its opening.

@@ -593,3 +593,19 @@ fn a_call_addressed_in_either_header_order_is_read() {
         assert_eq!(theirs, ours, "transformers' parse of {output:?}");
     }
 }
+
+/// Qwen3.5 (corpus) opens the reasoning block in the prompt; a model that
+/// writes `<think>` again has not written reasoning text: our parser drops
+/// the marker, and so does the export (its reasoning began `<think>`).
+#[test]
+fn an_opener_the_prompt_already_wrote_is_no_reasoning() {
+    let output = "<think>\nLet me see.\n</think>\n\nHello.";
+    let Some((ours, theirs)) = both_parses(&corpus("Qwen3.5-4B"), None, output) else {
+        return;
+    };
+    assert_eq!(
+        (ours.reasoning.as_str(), ours.content.as_str()),
+        ("Let me see.", "Hello.")
+    );
+    assert_eq!(theirs, ours);
+}
