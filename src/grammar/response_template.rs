@@ -475,6 +475,9 @@ fn addressed_head(head: &[Segment], names: &Names, capture: bool) -> Option<Stri
         }
     }
     let (before, after) = text.split_once(NAME)?;
+    if after.contains(NAME) {
+        return None; // a name the header echoes: laid out as written
+    }
     let h = names
         .headers
         .iter()
