@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use chat_autoparser::check::{Acceptance, Built, CheckReport, ExportCheck, Warning};
+use chat_autoparser::check::{Acceptance, Built, CheckReport, ExportCheck, Warning, KEPT_AS_TEXT};
 use chat_autoparser::grammar::{Grammar, TriggerKind};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -518,14 +518,10 @@ fn differ(ours: &Value, theirs: &Value) -> Option<String> {
     if a == b {
         return None;
     }
-    let why = match kept_as_text(&a, &b) {
-        true => {
-            "; transformers keeps as text what its parsers cannot read as JSON (values \
-             written as Python literals, `{'a': True}`: docs/grammar.md)"
-        }
-        false => "",
-    };
-    Some(format!("ours {a}, theirs {b}{why}"))
+    match kept_as_text(&a, &b) {
+        true => Some(format!("ours {a}, theirs {b}; {KEPT_AS_TEXT}")),
+        false => Some(format!("ours {a}, theirs {b}")),
+    }
 }
 
 /// Whether the two reduced messages differ only in argument values that
@@ -603,11 +599,11 @@ mod tests {
         let kept = json!({"tool_calls": [{"function": {"name": "f",
             "arguments": {"text": "x", "meta": "{'ok': True}"}}}]});
         let why = differ(&ours, &kept).unwrap();
-        assert!(why.ends_with("docs/grammar.md)"), "{why}");
+        assert!(why.ends_with(KEPT_AS_TEXT), "{why}");
         // Any other difference is only a difference.
         let lost = json!({"content": "x", "tool_calls": []});
         let why = differ(&ours, &lost).unwrap();
-        assert!(!why.contains("docs/grammar.md"), "{why}");
+        assert!(!why.contains(KEPT_AS_TEXT), "{why}");
         assert_eq!(differ(&ours, &ours), None);
     }
 }
