@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use chat_autoparser::check::{Acceptance, Built, CheckReport, ExportCheck, Warning};
+use chat_autoparser::check::{Acceptance, Built, CheckReport, ExportCheck, Warning, KEPT_AS_TEXT};
 use chat_autoparser::grammar::{Grammar, TriggerKind};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -515,7 +515,36 @@ fn parse_responses(
 /// calls by name and arguments as JSON values), or `None`.
 fn differ(ours: &Value, theirs: &Value) -> Option<String> {
     let (a, b) = (reduce(ours), reduce(theirs));
-    (a != b).then(|| format!("ours {a}, theirs {b}"))
+    if a == b {
+        return None;
+    }
+    match kept_as_text(&a, &b) {
+        true => Some(format!("ours {a}, theirs {b}; {KEPT_AS_TEXT}")),
+        false => Some(format!("ours {a}, theirs {b}")),
+    }
+}
+
+/// Whether the two reduced messages differ only in argument values that
+/// transformers kept as a string where our parser read a structure or a
+/// literal: everything else (texts, names, keys) is equal.
+fn kept_as_text(ours: &Value, theirs: &Value) -> bool {
+    let calls = |m: &Value| m["calls"].as_array().cloned().unwrap_or_default();
+    let (a, b) = (calls(ours), calls(theirs));
+    let texts_equal =
+        ours["content"] == theirs["content"] && ours["reasoning"] == theirs["reasoning"];
+    let call_kept = |(x, y): (&Value, &Value)| {
+        let (Some(x_args), Some(y_args)) = (x[1].as_object(), y[1].as_object()) else {
+            return false;
+        };
+        x[0] == y[0]
+            && x_args.len() == y_args.len()
+            && x_args.iter().all(|(k, v)| match y_args.get(k) {
+                Some(w) if w == v => true,
+                Some(Value::String(_)) => !v.is_string(),
+                _ => false,
+            })
+    };
+    texts_equal && a.len() == b.len() && a.iter().zip(&b).all(call_kept)
 }
 
 fn reduce(message: &Value) -> Value {
@@ -557,4 +586,24 @@ pub fn our_response_template(report: &CheckReport) -> Option<Value> {
         .and_then(|s| export(&s.exports, "response-template"))
         .and_then(|v| v.get("response_template"))
         .cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_structure_transformers_kept_as_text_is_named_as_such() {
+        let ours = json!({"content": "", "tool_calls": [{"function": {"name": "f",
+            "arguments": "{\"text\": \"x\", \"meta\": {\"ok\": true}}"}}]});
+        let kept = json!({"tool_calls": [{"function": {"name": "f",
+            "arguments": {"text": "x", "meta": "{'ok': True}"}}}]});
+        let why = differ(&ours, &kept).unwrap();
+        assert!(why.ends_with(KEPT_AS_TEXT), "{why}");
+        // Any other difference is only a difference.
+        let lost = json!({"content": "x", "tool_calls": []});
+        let why = differ(&ours, &lost).unwrap();
+        assert!(!why.contains(KEPT_AS_TEXT), "{why}");
+        assert_eq!(differ(&ours, &ours), None);
+    }
 }

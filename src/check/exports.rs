@@ -18,6 +18,12 @@ use serde_json::Value;
 use crate::grammar::{Grammar, TriggerKind};
 use crate::request::Prepared;
 
+/// Ends a transformers rejection whose only difference is argument values
+/// transformers kept as text: a limit of its `response_template` spec
+/// (docs/grammar.md), not a fault of the export.
+pub const KEPT_AS_TEXT: &str = "transformers keeps as text what its parsers cannot read as JSON \
+     (values written as Python literals, `{'a': True}`: docs/grammar.md)";
+
 /// The exports' names, in report order.
 pub const EXPORTS: [&str; 4] = ["gbnf", "structural-tag", "lark", "response-template"];
 

@@ -47,7 +47,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use detection::{Detection, ReasoningFound, Source, ToolsFound};
-pub use exports::{Acceptance, Built, ExportCheck};
+pub use exports::{Acceptance, Built, ExportCheck, KEPT_AS_TEXT};
 pub use probes::{tools as probe_tools, Shape};
 pub use prompt::{PrefixBreak, PromptReport, Rendering, Span};
 pub use roundtrip::MAX_CHUNK;

@@ -264,8 +264,61 @@ fn probe_lines_of(at: &str, p: &super::ProbeReport, basic: bool, warnings: &mut 
                     "{at}: the {} export ({}) rejects the output: {why}",
                     e.export, e.by
                 ),
-                "do not constrain this shape with that export; report it",
+                rejection_todo(e.export, why),
             ));
         }
+    }
+}
+
+/// What to do about an export that rejects a probe. The response_template
+/// is a parser, not a constraint: where it reads otherwise, parse with ours;
+/// a value its spec cannot read is a known limit, nothing to report.
+fn rejection_todo(export: &str, why: &str) -> &'static str {
+    match export {
+        "response-template" if why.ends_with(super::KEPT_AS_TEXT) => {
+            "a limit of transformers' response_template spec: parse outputs with such values with our parser"
+        }
+        "response-template" => "parse this shape with our parser, not the response_template; report it",
+        _ => "do not constrain this shape with that export; report it",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::ExportCheck;
+    use crate::template::{ChatTemplate, TemplateConfig};
+    use crate::Chat;
+
+    /// A transformers rejection says what to do: parse with ours; and a
+    /// value the spec cannot read is a known limit, not a fault to report.
+    #[test]
+    fn a_response_template_rejection_says_to_parse_with_ours() {
+        let source = include_str!("../../templates/hermes-think.jinja");
+        let chat = Chat::new(ChatTemplate::new(source, &TemplateConfig::default()).unwrap());
+        let mut report = chat.unwrap().check();
+        assert_eq!(report.verdict, super::super::Verdict::Works);
+        let rejected = |why: String| {
+            ExportCheck::new(
+                "response-template",
+                "transformers",
+                Acceptance::Rejected(why),
+            )
+        };
+        let probe = &mut report.shapes[0].probes[1];
+        probe.exports.push(rejected("ours 1, theirs 2".into()));
+        probe.exports.push(rejected(format!(
+            "ours 1, theirs 2; {}",
+            super::super::KEPT_AS_TEXT
+        )));
+        report.decide();
+        let todos: Vec<&str> = report.warnings.iter().map(|w| w.todo.as_str()).collect();
+        assert_eq!(
+            todos,
+            [
+                "parse this shape with our parser, not the response_template; report it",
+                "a limit of transformers' response_template spec: parse outputs with such values with our parser",
+            ]
+        );
     }
 }

@@ -11,7 +11,8 @@
 //!
 //! - `reasoning_content`: between the reasoning markers; a block the output
 //!   starts inside (the prompt opened it, or delimiter reasoning) opens at the
-//!   start of the text (`\A`); a template that writes a bare end marker on
+//!   start of the text (`\A`), taking the opening marker when the model
+//!   writes it again; a template that writes a bare end marker on
 //!   turns without reasoning opens it there too, so the marker is not content;
 //!   after a prompt that closed the block, a block the model opens anyway is
 //!   reasoning too (as the parser reads it);
@@ -28,6 +29,9 @@
 //!   (`{key:<|"|>v<|"|>}`), `xml-inline` for tagged parameters; a JSON call
 //!   object between call markers is parsed whole and mapped by key path;
 //!   Python calls are one region over the bracketed list (`python-call-list`).
+//!   Several formats (a native one and the fallback dialects the parser
+//!   reads too) share the field, one branch each, when their arguments
+//!   take the same content parser.
 //!   Tagged values are text: `parse_response(..., tools=tools)` types them per
 //!   the tools' schemas, which is how the spec types arguments.
 //!
@@ -44,7 +48,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::analysis::{ArgumentsSlot, TaggedArguments, ToolFormat};
+use crate::analysis::{ArgumentsSlot, Header, TaggedArguments, ToolFormat};
 use crate::error::Result;
 use crate::protocol::{
     Arguments, CallLayout, IdShape, Protocol, ReasoningBlock, Segment, Start, ToolSection,
@@ -79,7 +83,7 @@ pub fn response_template(protocol: &Protocol) -> Result<ResponseTemplate> {
     let calls = protocol
         .tools
         .as_ref()
-        .and_then(|s| tool_calls(s, &mut warnings));
+        .and_then(|s| tool_calls(s, protocol.headers(), &mut warnings));
     let mut fields = Map::new();
     let call_open = calls.as_ref().map(|c| c.lookahead.clone());
     if let Some(r) = protocol.reasoning.clone().or_else(|| later_block(protocol)) {
@@ -129,10 +133,13 @@ fn reasoning(protocol: &Protocol, r: &ReasoningBlock, call_open: Option<&str>) -
         // Delimiter reasoning: from the start, if the end marker follows.
         format!(r"\A(?=.*?{end})")
     } else if starts_open {
+        // The model may write the opening marker the prompt already wrote
+        // (`<think>` again): the parser drops it, so it is no reasoning text.
+        let reopened = format!(r"(?:\s*{})?", core_flex(&r.start));
         match is_blank(&protocol.content.start) {
-            true => r"\A".to_string(),
+            true => format!(r"\A{reopened}"),
             // An output that opens its content section straight away left the block.
-            false => format!(r"\A(?!\s*{})", core_flex(&protocol.content.start)),
+            false => format!(r"\A(?!\s*{}){reopened}", core_flex(&protocol.content.start)),
         }
     } else if r.bare_end {
         // `</think>answer`: an empty block closed without its opening.
@@ -220,25 +227,87 @@ struct Calls {
     lookahead: String,
 }
 
-/// The field for the section's calls; the first format only (a field name
-/// holds one parser), with a warning when there are others.
-fn tool_calls(section: &ToolSection, warnings: &mut Vec<String>) -> Option<Calls> {
-    let format = section.formats.first()?;
-    if section.formats.len() > 1 {
-        warnings.push(format!(
-            "response_template: one tool-call format of {}; the others are not parsed",
-            section.formats.len()
-        ));
-    }
+/// The field for the section's calls. One format is laid out as it is best
+/// read; several (a native format and the fallback dialects the parser
+/// also reads) share one field, each format a branch of its open and close
+/// patterns, when their arguments take the same content parser; else the
+/// first format alone, with a warning.
+fn tool_calls(
+    section: &ToolSection,
+    headers: &[Header],
+    warnings: &mut Vec<String>,
+) -> Option<Calls> {
     let names: Vec<&str> = section.tools.iter().map(|t| t.name.as_str()).collect();
-    let calls = match &format.arguments {
-        ArgumentsSlot::Python => python_calls(format, warnings)?,
-        _ => match whole_json_call(format) {
-            Some(calls) => calls,
-            None => laid_out_calls(format, &names, warnings),
-        },
+    let names = Names {
+        tools: &names,
+        headers,
     };
-    Some(calls)
+    let [first, others @ ..] = section.formats.as_slice() else {
+        return None;
+    };
+    if others.is_empty() {
+        return one_format(first, &names, warnings);
+    }
+    let mut merged_warnings = Vec::new();
+    let laid_out: Option<Vec<Calls>> = section
+        .formats
+        .iter()
+        .map(|f| match f.arguments {
+            ArgumentsSlot::Python => None,
+            _ => Some(laid_out_calls(f, &names, &mut merged_warnings)),
+        })
+        .collect();
+    if let Some(merged) = laid_out.and_then(|calls| merge(&calls)) {
+        warnings.extend(merged_warnings);
+        return Some(merged);
+    }
+    warnings.push(format!(
+        "response_template: one tool-call format of {}; the others are not parsed",
+        section.formats.len()
+    ));
+    one_format(first, &names, warnings)
+}
+
+/// The field of one format's calls, as that format is best read.
+fn one_format(format: &ToolFormat, names: &Names, warnings: &mut Vec<String>) -> Option<Calls> {
+    match &format.arguments {
+        ArgumentsSlot::Python => python_calls(format, warnings),
+        _ => whole_json_call(format).or_else(|| Some(laid_out_calls(format, names, warnings))),
+    }
+}
+
+/// One field reading every format of `calls`: the open, close and lookahead
+/// patterns are alternations of theirs (a group name may repeat across
+/// branches in Python's `regex`). None when the formats' arguments need
+/// different content parsers or call transforms: a field has one of each.
+fn merge(calls: &[Calls]) -> Option<Calls> {
+    let first = &calls.first()?.field;
+    let same = |key: &str| calls.iter().all(|c| c.field.get(key) == first.get(key));
+    if !["content", "content_args", "transform", "repeats"]
+        .iter()
+        .all(|k| same(k))
+    {
+        return None;
+    }
+    let branches = |key: &str| {
+        let all: Vec<String> = calls
+            .iter()
+            .filter_map(|c| c.field.get(key).and_then(Value::as_str))
+            .map(|p| format!("(?:{p})"))
+            .collect();
+        (all.len() == calls.len()).then(|| all.join("|"))
+    };
+    let mut field = first.clone();
+    field["open_pattern"] = json!(branches("open_pattern")?);
+    field["close_pattern"] = json!(branches("close_pattern")?);
+    let lookahead: Vec<String> = calls
+        .iter()
+        .map(|c| format!("(?:{})", c.lookahead))
+        .collect();
+    Some(Calls {
+        field,
+        lookahead: lookahead.join("|"),
+    })
 }
 
 /// The `type`/`function` call object with `name` and `arguments` read from
@@ -331,7 +400,7 @@ fn python_calls(format: &ToolFormat, warnings: &mut Vec<String>) -> Option<Calls
 
 /// A call as its layout spells it: the text before the arguments opens the
 /// region (name and id captured), the text after closes it.
-fn laid_out_calls(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String>) -> Calls {
+fn laid_out_calls(format: &ToolFormat, names: &Names, warnings: &mut Vec<String>) -> Calls {
     let layout = CallLayout::new(format, NAME);
     let flat = layout.flat();
     let at = flat
@@ -343,9 +412,12 @@ fn laid_out_calls(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String
         .arguments()
         .map(|a| notation(a, head, tail, warnings));
     let braces = notation.as_ref().is_some_and(|n| n.braces);
-    let head_re = |capture| segments(head, names, capture, braces, Side::Head);
+    let head_re = |capture| {
+        addressed_head(head, names, capture)
+            .unwrap_or_else(|| segments(head, names.tools, capture, braces, Side::Head))
+    };
     let (open_head, bare_head) = (head_re(true), head_re(false));
-    let tail_re = segments(tail, names, true, braces, Side::Tail);
+    let tail_re = segments(tail, names.tools, true, braces, Side::Tail);
     let lead = optional_lead(format);
     let open = format!("{lead}{open_head}");
     let json_object = notation
@@ -378,6 +450,51 @@ fn laid_out_calls(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String
         field,
         lookahead: format!("{lead}{bare_head}"),
     }
+}
+
+/// What a call's name is read against: the request's tools (any name when
+/// there are none) and the channel headers a call may be addressed in.
+struct Names<'a> {
+    tools: &'a [&'a str],
+    headers: &'a [Header],
+}
+
+/// The head of a call addressed after a header's label and closed by the
+/// header (` to=functions.NAME<|channel|>commentary json<|message|>`): the
+/// parser also reads the address inside a header opened before it
+/// (`<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>`),
+/// the label's words on either side of the name, so the export takes both
+/// orders. None for any other head, and for a head whose address already
+/// sits inside the header (only that order is read then).
+fn addressed_head(head: &[Segment], names: &Names, capture: bool) -> Option<String> {
+    let mut text = String::new();
+    for segment in head {
+        match segment {
+            Segment::Marker(raw) | Segment::Text(raw) => text.push_str(raw),
+            _ => return None,
+        }
+    }
+    let (before, after) = text.split_once(NAME)?;
+    if after.contains(NAME) {
+        return None; // a name the header echoes: laid out as written
+    }
+    let h = names
+        .headers
+        .iter()
+        .find(|h| after.trim_end().ends_with(h.close.as_str()))?;
+    let address = before.trim();
+    if address.is_empty() || address.contains(char::is_whitespace) || address.contains(&h.open) {
+        return None;
+    }
+    // A label: the header's words, never past its close or a line.
+    let label = format!(r"(?:(?!{})[^\n])*?", core_flex(&h.close));
+    Some(format!(
+        r"(?:{}{label})?\s*{}{}(?=\s|<){label}{}",
+        core_flex(&h.open),
+        escape(address),
+        name_group(names.tools, false, capture, false),
+        core_flex(&h.close)
+    ))
 }
 
 /// What tagged arguments write after the last one (`</function>`): part of
@@ -508,7 +625,13 @@ fn tagged(t: &TaggedArguments, warnings: &mut Vec<String>) -> ArgumentSpec {
         (None, None) => flex(&t.value_prefix),
     };
     let value = match &t.escaped_value {
-        Some((open, close)) => format!("(?:{})?(?P<value>.*?)(?:{})?", flex(open), flex(close)),
+        // Inside the wrapper the value runs to the wrapper's close: the
+        // argument's closing marker may be quoted in it (`<![CDATA[a</param>]]>`).
+        Some((open, close)) => format!(
+            "(?:{}(?P<value>.*?){}|(?P<value>.*?))",
+            flex(open),
+            flex(close)
+        ),
         None => "(?P<value>.*?)".to_string(),
     };
     let close = match &t.named_close {
@@ -764,7 +887,13 @@ mod tests {
         let mut warnings = Vec::new();
         let calls = match &format.arguments {
             ArgumentsSlot::Python => python_calls(format, &mut warnings).map(|c| c.field),
-            _ => Some(laid_out_calls(format, names, &mut warnings).field),
+            _ => {
+                let names = Names {
+                    tools: names,
+                    headers: &[],
+                };
+                Some(laid_out_calls(format, &names, &mut warnings).field)
+            }
         };
         (calls.unwrap_or_default(), warnings)
     }

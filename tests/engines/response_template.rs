@@ -25,7 +25,7 @@
 use chat_autoparser::Options;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use chat_autoparser::analysis::ReasoningMode;
@@ -482,4 +482,130 @@ fn hermes_think_export() {
         "preserved_tokens": ["<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_end|>"]
     });
     assert_eq!(serde_json::to_value(&exported).unwrap(), expected);
+}
+
+/// The corpus template `stem` (absent without `../shared`).
+fn corpus(stem: &str) -> PathBuf {
+    crate_dir().join(format!("../shared/corpus/llamacpp/{stem}.jinja"))
+}
+
+/// transformers' message for `output` under our export of the template at
+/// `path` (thinking as given), beside our parser's message, both reduced;
+/// `None` (with a message) when the template or transformers is absent.
+fn both_parses(path: &Path, thinking: Option<bool>, output: &str) -> Option<(Reduced, Reduced)> {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let Ok(source) = std::fs::read_to_string(path) else {
+        println!("skipped: {} is absent", path.display());
+        return None;
+    };
+    let Some(python) = python() else {
+        println!("skipped: transformers' response parser cannot be imported");
+        return None;
+    };
+    let tmpl = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap();
+    let analysis = tmpl.analyze().unwrap();
+    let config = ParserConfig::from(
+        Options::default()
+            .with_tools(tools())
+            .with_enable_thinking(thinking),
+    );
+    let exported = response_template(&Protocol::new(&analysis, &config.options)).unwrap();
+    let case = Rendered {
+        template: stem.to_string(),
+        case: "focused",
+        prompt: String::new(),
+        output: output.into(),
+        config,
+        exported: exported.response_template,
+    };
+    let answer = parse_all(&python, std::slice::from_ref(&case)).remove(0);
+    assert_eq!(answer["ok"], true, "parse_response fails: {answer}");
+    let ours = analysis.parser(&case.config).unwrap().parse(output);
+    let ours = reduce(&serde_json::to_value(ours).unwrap());
+    Some((ours, reduce(&answer["message"])))
+}
+
+/// DeepSeek-V3.1 (corpus) renders its own call format and is read in the
+/// hermes dialect too: the export reads both, as our parser does (it
+/// read only the first format: the hermes call stayed content).
+#[test]
+fn every_call_format_the_parser_reads_is_read() {
+    let native = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>\
+        {\"city\": \"Paris\", \"days\": 3}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    let hermes =
+        "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 3}}\n</tool_call>";
+    for output in [native, hermes] {
+        let Some((ours, theirs)) = both_parses(&corpus("deepseek-ai-DeepSeek-V3.1"), None, output)
+        else {
+            return;
+        };
+        let call = (
+            "get_weather".to_string(),
+            json!({"city": "Paris", "days": 3}),
+        );
+        assert_eq!(ours.calls, vec![call], "our parse of {output:?}");
+        assert_eq!(theirs, ours, "transformers' parse of {output:?}");
+    }
+}
+
+/// MiniCPM5 (corpus) wraps values holding markup in `<![CDATA[ ... ]]>`: a
+/// closing marker quoted inside is the value's text in both parsers (the
+/// wrapper was optional around a lazy value, which stopped at the quoted
+/// `</param>`).
+#[test]
+fn a_wrapped_value_runs_to_its_wrapper_close() {
+    let output = "<function name=\"save_note\"><param name=\"text\"><![CDATA[a <param name=\" \
+        and </param> here]]></param></function>";
+    let Some((ours, theirs)) = both_parses(&corpus("openbmb-MiniCPM5-1B"), None, output) else {
+        return;
+    };
+    let text = "a <param name=\" and </param> here";
+    assert_eq!(
+        ours.calls,
+        vec![("save_note".into(), json!({ "text": text }))]
+    );
+    assert_eq!(theirs, ours);
+}
+
+/// gpt-oss (corpus) addresses a call after the header's label or inside
+/// it: `to=functions.f<|channel|>commentary json<|message|>` as the template
+/// writes it, `<|channel|>commentary to=functions.f <|constrain|>json<|message|>`
+/// as models also write it. Both are calls to our parser and to the export
+/// (it read the template's order only: the other stayed content).
+#[test]
+fn a_call_addressed_in_either_header_order_is_read() {
+    let reasoning = "<|channel|>analysis<|message|>Let me look.<|end|><|start|>assistant";
+    let orders = [
+        "to=functions.get_weather<|channel|>commentary json<|message|>",
+        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>",
+    ];
+    for header in orders {
+        let output = format!("{reasoning}{header}{{\"city\": \"Paris\", \"days\": 3}}<|call|>");
+        let Some((ours, theirs)) = both_parses(&corpus("openai-gpt-oss-120b"), None, &output)
+        else {
+            return;
+        };
+        let call = (
+            "get_weather".to_string(),
+            json!({"city": "Paris", "days": 3}),
+        );
+        assert_eq!(ours.calls, vec![call], "our parse of {output:?}");
+        assert_eq!(theirs, ours, "transformers' parse of {output:?}");
+    }
+}
+
+/// Qwen3.5 (corpus) opens the reasoning block in the prompt; a model that
+/// writes `<think>` again has not written reasoning text: our parser drops
+/// the marker, and so does the export (its reasoning began `<think>`).
+#[test]
+fn an_opener_the_prompt_already_wrote_is_no_reasoning() {
+    let output = "<think>\nLet me see.\n</think>\n\nHello.";
+    let Some((ours, theirs)) = both_parses(&corpus("Qwen3.5-4B"), None, output) else {
+        return;
+    };
+    assert_eq!(
+        (ours.reasoning.as_str(), ours.content.as_str()),
+        ("Let me see.", "Hello.")
+    );
+    assert_eq!(theirs, ours);
 }
