@@ -80,6 +80,9 @@ pub struct PolicyArgs {
     /// Text outside any channel (channel formats): content or drop
     #[arg(long, value_name = "CHOICE")]
     text_outside_channels: Option<String>,
+    /// Another format's tool-call marker ([TOOL_CALLS] around a JSON call): content or drop
+    #[arg(long, value_name = "CHOICE")]
+    foreign_markers: Option<String>,
 }
 
 impl PolicyArgs {
@@ -98,6 +101,7 @@ impl PolicyArgs {
             &self.malformed_section,
             &self.calls_in_reasoning,
             &self.text_outside_channels,
+            &self.foreign_markers,
         ];
         for (name, value) in POLICY_FIELDS.iter().zip(fields) {
             if let Some(value) = value {

@@ -35,7 +35,6 @@ use crate::error::Result;
 use crate::template::{ChatTemplate, FixedClock, TemplateConfig};
 
 pub use fallback::dialect_name as fallback_dialect_name;
-#[cfg(test)]
 pub(crate) use fallback::formats as fallback_dialect_formats;
 pub use markers::{marker_at, visible};
 pub use model::*;

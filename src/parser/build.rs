@@ -47,6 +47,10 @@
 //!   opener written again (`<think>` after `...<think>\n`, as DeepSeek-R1
 //!   models do) is dropped the same way; any other repeated marker stays
 //!   reasoning text.
+//! - Another format's call markers around bare JSON calls (`[TOOL_CALLS]`,
+//!   `<tool_call>...</tool_call>`: a model mixing dialects), and its closers
+//!   alone, are captured `FOREIGN` (see `foreign_markers`): the policy
+//!   makes them content with a diagnostic or leaves them out.
 //! - A prompt that opened a reasoning block is continued inside it, unless
 //!   the output opens a content section straight away.
 //! - A bare (non-string) argument value that opens `{` or `[` in a format
@@ -248,6 +252,7 @@ fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a
             section_end.clone(),
         ]))
     }));
+    alternatives.extend(calls.iter().filter_map(ToolGrammar::lone_closer));
     alternatives.push(content(&triggers));
     // A wrapper word opens the first part without an opener: the prompt wrote it.
     let first_part = opt(seq([
@@ -674,6 +679,7 @@ fn tool_grammars<'a>(
     vocabulary: &Rc<Vocabulary>,
 ) -> Vec<ToolGrammar<'a>> {
     let opener = part_opener(protocol);
+    let foreign = foreign_markers(protocol, formats);
     formats
         .iter()
         .enumerate()
@@ -684,8 +690,49 @@ fn tool_grammars<'a>(
             g.vocabulary = vocabulary.clone();
             g.rule = format!("call{i}");
             g.with_wrappers(&protocol.markup.spare_tokens)
+                .with_foreign(&foreign)
         })
         .collect()
+}
+
+/// Tool-call wrappers of widely trained formats beyond the fallback
+/// dialects (Mistral's `[TOOL_CALLS]`, Llama's `<|python_tag|>` and
+/// `<|python_start|>...<|python_end|>`): openers, then closers.
+const WRAPPER_DIALECTS: ([&str; 3], [&str; 1]) = (
+    ["[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>"],
+    ["<|python_end|>"],
+);
+
+/// Another format's call markers a model mixing dialects writes around
+/// bare JSON calls: openers, then closers. They are the fallback
+/// dialects' section and call markers (`analysis::fallback`) and
+/// [`WRAPPER_DIALECTS`], less every marker the template itself knows (its
+/// formats', its preserved and spare tokens): those are never foreign.
+fn foreign_markers(protocol: &Protocol, formats: &[ToolFormat]) -> (Vec<String>, Vec<String>) {
+    let mut own: Vec<String> = protocol.preserved_tokens.clone();
+    own.extend(protocol.markup.spare_tokens.iter().cloned());
+    own.extend(formats.iter().flat_map(tool_tokens));
+    let tokens = |raw: &[&str]| -> Vec<String> {
+        let found = raw.iter().flat_map(|m| crate::analysis::markers::tokens(m));
+        found.map(str::to_string).collect()
+    };
+    let dialects = crate::analysis::fallback_dialect_formats();
+    let mut openers: Vec<String> = dialects
+        .iter()
+        .flat_map(|f| tokens(&[&f.section_start, &f.call_start]))
+        .chain(WRAPPER_DIALECTS.0.map(str::to_string))
+        .collect();
+    let mut closers: Vec<String> = dialects
+        .iter()
+        .flat_map(|f| tokens(&[&f.call_end, &f.section_end]))
+        .chain(WRAPPER_DIALECTS.1.map(str::to_string))
+        .collect();
+    for list in [&mut openers, &mut closers] {
+        list.retain(|m| !own.contains(m));
+        list.sort();
+        list.dedup();
+    }
+    (openers, closers)
 }
 
 /// The tool-call part of the grammar for one format.
@@ -717,6 +764,9 @@ struct ToolGrammar<'a> {
     /// Spare special tokens a model writes around bare JSON calls
     /// (`<|python_tag|>`; see `analysis::spare`): framing of the calls.
     wrappers: Vec<String>,
+    /// Other formats' call openers and closers (see [`foreign_markers`]),
+    /// read around bare JSON calls and, for closers, alone.
+    foreign: (Vec<String>, Vec<String>),
     /// The name of the grammar rule that reads one call.
     rule: String,
     /// The template's words: what a label or the rest of a header may
@@ -753,6 +803,7 @@ impl<'a> ToolGrammar<'a> {
             unknown_name,
             unknown_json_name,
             wrappers: Vec::new(),
+            foreign: (Vec::new(), Vec::new()),
             rule: "call".into(),
             vocabulary: Rc::default(),
         };
@@ -794,6 +845,31 @@ impl<'a> ToolGrammar<'a> {
             self.triggers.extend(wrappers.iter().cloned());
         }
         self
+    }
+
+    /// The same grammar, where bare JSON calls may sit between other
+    /// formats' markers `(openers, closers)`, and a closer may stand alone
+    /// (both start a section then).
+    fn with_foreign(mut self, (openers, closers): &(Vec<String>, Vec<String>)) -> ToolGrammar<'a> {
+        if self.is_bare_json() {
+            self.foreign = (openers.clone(), closers.clone());
+            self.triggers.extend(openers.iter().chain(closers).cloned());
+        }
+        self
+    }
+
+    /// A foreign marker of `list`, captured (fails when there is none).
+    fn foreign_expr(list: &[String]) -> Expr {
+        match list.is_empty() {
+            true => chat_autoparser_peg::fail(),
+            false => cap(FOREIGN, choice(list.iter().map(lit))),
+        }
+    }
+
+    /// A foreign closer with no call before it (`Sure.</tool_call>`).
+    fn lone_closer(&self) -> Option<Expr> {
+        let closers = &self.foreign.1;
+        (!closers.is_empty()).then(|| Self::foreign_expr(closers))
     }
 
     /// The name's prefix is distinctive enough to start a call by itself
@@ -906,12 +982,16 @@ impl<'a> ToolGrammar<'a> {
             true => chat_autoparser_peg::fail(),
             false => choice(self.wrappers.iter().map(lit)),
         };
+        let (foreign_open, foreign_close) = (
+            Self::foreign_expr(&self.foreign.0),
+            Self::foreign_expr(&self.foreign.1),
+        );
         seq([
             opt(seq([choice(JSON_FENCES.map(lit)), ws()])),
-            opt(seq([wrapper(), ws()])),
+            opt(seq([choice([wrapper(), foreign_open]), ws()])),
             choice([listed, run]),
             opt(seq([ws(), lit(";")])),
-            opt(seq([ws(), wrapper()])),
+            opt(seq([ws(), choice([wrapper(), foreign_close])])),
             ws(),
             opt(seq([lit("```"), ws()])),
         ])

@@ -45,7 +45,9 @@ use chat_autoparser_peg::{json::decode_string, python, Event, Tag};
 use super::build::NAMESPACE;
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::json_check;
-use super::policy::{MalformedSection, Policy, TextAfterCalls, UnclosedCall, UnknownTool};
+use super::policy::{
+    ForeignMarkers, MalformedSection, Policy, TextAfterCalls, UnclosedCall, UnknownTool,
+};
 use super::schema::{ArgType, ToolSchemas};
 use super::sink::{Field, Sink};
 use super::tags::*;
@@ -693,6 +695,7 @@ impl Decoder {
                 self.leave_channel();
             }
             EXTRA => self.extra(text),
+            FOREIGN => self.foreign(text, out),
             // A repeated name, or a closing tag's, that is not the one it
             // repeats is text the model wrote.
             ECHO if self.call.as_ref().and_then(|c| c.name.as_deref()) != Some(text.trim()) => {
@@ -710,6 +713,21 @@ impl Decoder {
             }
             _ => {}
         }
+    }
+
+    /// `text` (which ends where the decoder is) is another format's call
+    /// marker: content, named by a diagnostic, or left out.
+    fn foreign(&mut self, text: &str, out: &mut Sink) {
+        if self.policy.foreign_markers == ForeignMarkers::Drop {
+            return self.drop_text(text);
+        }
+        let start = self.consumed.saturating_sub(text.len());
+        self.diagnostics.push(Diagnostic::range(
+            DiagnosticKind::ForeignMarker,
+            start,
+            self.consumed,
+        ));
+        self.output_content(text, out);
     }
 
     /// `text` (which ends where the decoder is) is text of the current call

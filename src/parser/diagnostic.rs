@@ -16,7 +16,8 @@ pub struct Diagnostic {
     pub kind: DiagnosticKind,
     /// Byte offset in the output where it starts.
     pub offset: usize,
-    /// Where the text it concerns ends, when it names a range (`Dropped`).
+    /// Where the text it concerns ends, when it names a range (`Dropped`,
+    /// `ForeignMarker`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<usize>,
 }
@@ -63,6 +64,11 @@ pub enum DiagnosticKind {
     /// A call of a function the request does not have, kept as a call
     /// (`unknown_tool: call`).
     UnknownToolCall,
+    /// A tool-call marker of another format than the template's
+    /// (`offset..end`: `[TOOL_CALLS]` before a bare JSON call, a
+    /// `</tool_call>` after it or after plain text), kept as content
+    /// (`foreign_markers: content`).
+    ForeignMarker,
 }
 
 impl Diagnostic {
@@ -109,6 +115,7 @@ impl fmt::Display for Diagnostic {
             DiagnosticKind::UnknownToolCall => {
                 "tool call to a function the request does not have, kept as a call"
             }
+            DiagnosticKind::ForeignMarker => "another format's tool-call marker, kept as content",
         };
         match self.end {
             Some(end) => write!(f, "{what} at bytes {}..{end}", self.offset),

@@ -74,8 +74,8 @@ pub use crate::protocol::{Start, ToolChoice};
 pub use decode::LONGEST_CALL;
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use policy::{
-    CallsInReasoning, MalformedSection, Policy, TextAfterCalls, TextOutsideChannels, UnclosedCall,
-    UnknownTool, POLICY_FIELDS,
+    CallsInReasoning, ForeignMarkers, MalformedSection, Policy, TextAfterCalls,
+    TextOutsideChannels, UnclosedCall, UnknownTool, POLICY_FIELDS,
 };
 pub use prompt::{continuation_prompt, template_messages, Continue, Prefill, PrefillPart};
 pub use schema::ToolSchemas;

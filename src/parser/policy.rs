@@ -1,7 +1,8 @@
 //! Output policies: what the parser does with what a model writes off
 //! script (a call of a function the request does not have, narration after
-//! its calls, a call the output cut off, a broken call), named and chosen
-//! by the caller instead of hard-coded.
+//! its calls, a call the output cut off, a broken call, another format's
+//! call markers around a call), named and chosen by the caller instead of
+//! hard-coded.
 //!
 //! Two presets: [`Policy::lossless`] (the default: nothing the model wrote
 //! is lost) and [`Policy::compatible`] (what vLLM's and SGLang's tool
@@ -103,6 +104,20 @@ pub enum TextOutsideChannels {
     Drop,
 }
 
+/// A tool-call marker of another format than the template's (`[TOOL_CALLS]`,
+/// `<tool_call>`, `<|python_tag|>` around a bare JSON call, or a closer
+/// after plain text): a model mixing dialects.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ForeignMarkers {
+    /// It is content (`foreign_marker` diagnostic with its range).
+    #[default]
+    Content,
+    /// It is left out (`dropped`).
+    Drop,
+}
+
 /// What the parser does with output written off script. See the module doc
 /// and `docs/policies.md`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,6 +136,8 @@ pub struct Policy {
     pub calls_in_reasoning: CallsInReasoning,
     /// Text outside any channel (channel formats).
     pub text_outside_channels: TextOutsideChannels,
+    /// Another format's tool-call marker.
+    pub foreign_markers: ForeignMarkers,
 }
 
 setters!(Policy {
@@ -136,16 +153,19 @@ setters!(Policy {
     with_calls_in_reasoning => calls_in_reasoning: CallsInReasoning,
     /// Sets what text outside any channel becomes.
     with_text_outside_channels => text_outside_channels: TextOutsideChannels,
+    /// Sets what another format's tool-call marker becomes.
+    with_foreign_markers => foreign_markers: ForeignMarkers,
 });
 
 /// The field names, in declaration order (for messages and the CLI).
-pub const POLICY_FIELDS: [&str; 6] = [
+pub const POLICY_FIELDS: [&str; 7] = [
     "unknown_tool",
     "text_after_calls",
     "unclosed_call_at_end",
     "malformed_section",
     "calls_in_reasoning",
     "text_outside_channels",
+    "foreign_markers",
 ];
 
 impl Policy {
@@ -167,6 +187,8 @@ impl Policy {
             calls_in_reasoning: CallsInReasoning::Reasoning,
             // The parity run found both engines drop it.
             text_outside_channels: TextOutsideChannels::Drop,
+            // Neither engine returns another format's markers as content.
+            foreign_markers: ForeignMarkers::Drop,
         }
     }
 

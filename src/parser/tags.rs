@@ -73,3 +73,7 @@ pub const CHANNEL_END: Tag = Tag(25);
 /// The arguments as a Python dict literal (`{'city': 'Paris', 'ok':
 /// True}`, a model writing `str()` of them): converted to JSON when whole.
 pub const ARGS_PYTHON: Tag = Tag(26);
+/// A tool-call marker of another format than the template's, next to a
+/// bare JSON call or a lone closer (`[TOOL_CALLS]`, `</tool_call>`): content
+/// with a diagnostic, or left out, as the policy says (`foreign_markers`).
+pub const FOREIGN: Tag = Tag(27);

@@ -288,3 +288,85 @@ fn a_dropped_broken_call_after_a_call_is_one_range() {
     assert_eq!(parsed.message.tool_calls.len(), 1);
     assert_eq!(dropped(&parsed, &output), ["<tool_call>ébbbbbbb .bb"]);
 }
+
+/// A Llama-3.x-like template whose calls are bare JSON objects.
+fn bare_json(policy: Policy) -> OutputParser {
+    let path = format!("{}/templates/bare-json.jinja", env!("CARGO_MANIFEST_DIR"));
+    let analysis = crate::common::streaming::analyze(&std::fs::read_to_string(path).unwrap());
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    analysis.parser(&config.with_policy(policy)).unwrap()
+}
+
+/// The output bytes the diagnostics of `kind` name.
+fn named<'a>(parsed: &Parsed, kind: DiagnosticKind, output: &'a str) -> Vec<&'a str> {
+    let of_kind = parsed.diagnostics.iter().filter(|d| d.kind == kind);
+    of_kind.map(|d| &output[d.offset..d.end.unwrap()]).collect()
+}
+
+const BARE: &str = r#"{"name": "get_weather", "parameters": {"city": "Paris"}}"#;
+
+#[test]
+fn foreign_wrappers_around_a_bare_json_call_are_named_or_dropped() {
+    for (open, close) in [
+        ("[TOOL_CALLS]", ""),
+        ("<tool_call>\n", "\n</tool_call>"),
+        ("<|tool_call_start|>", "<|tool_call_end|>"),
+        ("<|python_tag|>", ""),
+        ("<|python_start|>", "<|python_end|>"),
+    ] {
+        let output = format!("{open}{BARE}{close}");
+        let markers: Vec<&str> = [open.trim(), close.trim()]
+            .into_iter()
+            .filter(|m| !m.is_empty())
+            .collect();
+        let kept = report_of(&bare_json(Policy::lossless()), &output);
+        assert_eq!(kept.message.tool_calls.len(), 1, "{output}");
+        assert_eq!(kept.message.content_text(), markers.concat(), "{output}");
+        let foreign = named(&kept, DiagnosticKind::ForeignMarker, &output);
+        assert_eq!(foreign, markers, "{output}");
+        assert!(dropped(&kept, &output).is_empty(), "{output}");
+
+        let left = report_of(&bare_json(Policy::compatible()), &output);
+        assert_eq!(left.message.tool_calls.len(), 1, "{output}");
+        assert_eq!(left.message.content, None, "{output}");
+        assert_eq!(dropped(&left, &output), markers, "{output}");
+        assert_eq!(kinds(&left), vec![DiagnosticKind::Dropped; markers.len()]);
+    }
+}
+
+#[test]
+fn a_lone_foreign_closer_after_text_is_named_or_dropped() {
+    let output = "It is sunny in Paris.</tool_call>";
+    let kept = report_of(&bare_json(Policy::lossless()), output);
+    assert_eq!(kept.message.content_text(), output);
+    let foreign = named(&kept, DiagnosticKind::ForeignMarker, output);
+    assert_eq!(foreign, ["</tool_call>"]);
+    let left = report_of(&bare_json(Policy::compatible()), output);
+    assert_eq!(left.message.content_text(), "It is sunny in Paris.");
+    assert_eq!(dropped(&left, output), ["</tool_call>"]);
+}
+
+#[test]
+fn a_foreign_marker_without_a_call_is_plain_content() {
+    // Not adjacent to a call, an opener is text the model wrote about it.
+    let output = "Write [TOOL_CALLS] before a call.";
+    for policy in [Policy::lossless(), Policy::compatible()] {
+        let parsed = report_of(&bare_json(policy), output);
+        assert_eq!(parsed.message.content_text(), output);
+        assert!(parsed.diagnostics.is_empty());
+    }
+}
+
+#[test]
+fn a_foreign_wrapper_around_a_json_list_of_calls() {
+    let output = format!("<tool_call>[{BARE}, {BARE}]</tool_call>");
+    let kept = report_of(&bare_json(Policy::lossless()), &output);
+    assert_eq!(kept.message.tool_calls.len(), 2);
+    assert_eq!(kept.message.content_text(), "<tool_call></tool_call>");
+    let foreign = named(&kept, DiagnosticKind::ForeignMarker, &output);
+    assert_eq!(foreign, ["<tool_call>", "</tool_call>"]);
+    let left = report_of(&bare_json(Policy::compatible()), &output);
+    assert_eq!(left.message.tool_calls.len(), 2);
+    assert_eq!(left.message.content, None);
+    assert_eq!(dropped(&left, &output), ["<tool_call>", "</tool_call>"]);
+}
