@@ -299,3 +299,24 @@ fn a_template_without_tools_parses_the_hermes_calls_its_prompt_asks_for() {
         "{\"city\": \"Paris\"}"
     );
 }
+
+/// The parser is built from the prepared protocol (issue 30): what was
+/// decided there is the parser's too, not decided again from the analysis.
+/// Here the protocol is left without a tool section: the call's text is
+/// content.
+#[test]
+fn the_parser_reads_the_prepared_protocol() {
+    let chat = shipped("hermes-think.jinja");
+    let request = ChatRequest::default()
+        .with_messages(vec![json!({"role": "user", "content": "Weather in Paris?"})])
+        .with_tools(vec![weather()]);
+    let mut prepared = chat.prepare(&request);
+    let output = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+    let called = prepared.parser().unwrap().parse(output);
+    assert_eq!(called.tool_calls.len(), 1, "{called:?}");
+    assert_eq!(called.tool_calls[0].function.name, "get_weather");
+    prepared.protocol.tools = None;
+    let uncalled = prepared.parser().unwrap().parse(output);
+    assert!(uncalled.tool_calls.is_empty(), "{uncalled:?}");
+    assert_eq!(uncalled.content.as_deref(), Some(output));
+}
