@@ -105,7 +105,9 @@ fn one_tool_chat() -> (Chat, ChatRequest) {
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
                        "required": ["city"]}}});
     let request = ChatRequest::default()
-        .with_messages(vec![json!({"role": "user", "content": "Weather in Paris?"})])
+        .with_messages(vec![
+            json!({"role": "user", "content": "Weather in Paris?"}),
+        ])
         .with_tools(vec![tool]);
     (chat, request)
 }
@@ -378,8 +380,15 @@ fn summary() {
     let config = ParserConfig::from(request.options(prepared.prompt.clone()));
     let built = prepared.parser().expect("parser builds");
     let output = "<think>\nRain?\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
-    assert_eq!(built.parse(output), chat.analysis().parser(&config).unwrap().parse(output));
-    assert_eq!(built.parse(output).tool_calls.len(), 1, "one-tool: the call is read");
+    assert_eq!(
+        built.parse(output),
+        chat.analysis().parser(&config).unwrap().parse(output)
+    );
+    assert_eq!(
+        built.parse(output).tool_calls.len(),
+        1,
+        "one-tool: the call is read"
+    );
     let t_analysis = support::median(|| chat.analysis().parser(&config).ok());
     let t_prepared = support::median(|| prepared.parser().ok());
     println!(

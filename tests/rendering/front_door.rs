@@ -308,7 +308,9 @@ fn a_template_without_tools_parses_the_hermes_calls_its_prompt_asks_for() {
 fn the_parser_reads_the_prepared_protocol() {
     let chat = shipped("hermes-think.jinja");
     let request = ChatRequest::default()
-        .with_messages(vec![json!({"role": "user", "content": "Weather in Paris?"})])
+        .with_messages(vec![
+            json!({"role": "user", "content": "Weather in Paris?"}),
+        ])
         .with_tools(vec![weather()]);
     let mut prepared = chat.prepare(&request);
     let output = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";

@@ -37,7 +37,11 @@
 //!
 //! ```text
 //! cargo bench -p chat-autoparser-peer-bench --bench peer
+//! cargo bench -p chat-autoparser-peer-bench --bench peer -- --profile FAMILY short|long|build
 //! ```
+//!
+//! The second runs our side alone for 5 s (a parse of that output, or a
+//! build) for a profiler to watch (`perf record` on the bench binary).
 
 use std::future::Future;
 use std::hint::black_box;
@@ -329,7 +333,11 @@ fn analysis(root: &PathBuf, template: &str) -> Option<Analysis> {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` adds `--bench`.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     if args.iter().any(|a| a == "--list" || a == "--test") {
         return; // `cargo test --benches` and criterion-style listing: nothing to run.
     }
@@ -345,7 +353,9 @@ fn main() {
         .map(|t| serde_json::from_value(t.clone()).expect("an OpenAI tool"))
         .collect();
     let config = ParserConfig::from(Options::default().with_tools(tool_values.clone()));
-    println!("chat-autoparser against tool-parser 1.10.0 (µs, median of {ROUNDS} alternating rounds)");
+    println!(
+        "chat-autoparser against tool-parser 1.10.0 (µs, median of {ROUNDS} alternating rounds)"
+    );
     println!(
         "  {:<14} {:<6} {:>6} {:>10} {:>10} {:>8}",
         "family", "output", "bytes", "ours", "theirs", "speed-up"
@@ -353,12 +363,18 @@ fn main() {
     let mut builds = Vec::new();
     for family in families() {
         let Some(analysis) = analysis(&root, family.template) else {
-            println!("  {:<14} skipped: {} is not there", family.name, family.template);
+            println!(
+                "  {:<14} skipped: {} is not there",
+                family.name, family.template
+            );
             continue;
         };
         let ours = analysis.parser(&config).expect("our parser builds");
         let theirs = (family.peer)();
-        for (label, output) in [("short", short_output(&family)), ("long", long_output(&family))] {
+        for (label, output) in [
+            ("short", short_output(&family)),
+            ("long", long_output(&family)),
+        ] {
             let read = ours_read(&ours, &output);
             assert_eq!(
                 read,
@@ -366,7 +382,11 @@ fn main() {
                 "{} {label}: both parsers read the same message from {output:?}",
                 family.name
             );
-            assert!(!read.1.is_empty(), "{} {label}: the calls are read", family.name);
+            assert!(
+                !read.1.is_empty(),
+                "{} {label}: the calls are read",
+                family.name
+            );
             let (t_ours, t_theirs) = side_by_side(
                 || ours.parse(black_box(&output)),
                 || block_on(theirs.parse_complete_with_tools(black_box(&output), &tools)),
@@ -384,7 +404,9 @@ fn main() {
         let build = side_by_side(|| analysis.parser(&config), || (family.peer)());
         builds.push((family.name, build));
     }
-    println!("  parser build (ours: from a cached analysis with the request's two tools; theirs: `new`)");
+    println!(
+        "  parser build (ours: from a cached analysis with the request's two tools; theirs: `new`)"
+    );
     for (name, (t_ours, t_theirs)) in builds {
         println!("  {name:<14} {t_ours:>10.2} {t_theirs:>10.2}");
     }
