@@ -45,7 +45,7 @@
 
 use std::future::Future;
 use std::hint::black_box;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
@@ -326,7 +326,7 @@ fn theirs_stream(family: &Family, pieces: &[&str], tools: &[Tool]) -> usize {
     n
 }
 
-fn analysis(root: &PathBuf, template: &str) -> Option<Analysis> {
+fn analysis(root: &Path, template: &str) -> Option<Analysis> {
     let source = std::fs::read_to_string(root.join(template)).ok()?;
     let template = ChatTemplate::new(&source, &TemplateConfig::default()).expect("compiles");
     Some(template.analyze().expect("analyses"))
@@ -415,7 +415,7 @@ fn main() {
 
 /// `--profile FAMILY short|long|build`: our side alone for 5 s, for a
 /// profiler (`perf record`) to watch.
-fn profile(root: &PathBuf, name: &str, what: &str) {
+fn profile(root: &Path, name: &str, what: &str) {
     let family = families()
         .into_iter()
         .find(|f| f.name == name)
@@ -445,7 +445,7 @@ fn profile(root: &PathBuf, name: &str, what: &str) {
 }
 
 /// One 72 KB call streamed in 4-byte pieces, on the Qwen/Hermes format.
-fn stream_72k(root: &PathBuf, config: &ParserConfig, tools: &[Tool]) {
+fn stream_72k(root: &Path, config: &ParserConfig, tools: &[Tool]) {
     let family = families().remove(0);
     let analysis = analysis(root, family.template).expect("a shipped template");
     let ours = analysis.parser(config).expect("our parser builds");
