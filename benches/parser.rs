@@ -18,7 +18,12 @@
 //!   reused delta buffer, as a server sending each push's deltas does, then
 //!   `finish_into`;
 //! - `parser/<family>/build`: `analysis.parser(&config)` from a cached
-//!   `Analysis` (target < 50 µs).
+//!   `Analysis` (target < 50 µs);
+//! - `parser/one-tool/build` and `parser/one-tool/prepared`: the parser for
+//!   a request with one tool on `templates/hermes-think.jinja`, from the
+//!   analysis (`analysis.parser`, which decides the protocol first) and from
+//!   a prepared request (`Prepared::parser`, built from the protocol
+//!   `Chat::prepare` already decided; issue 30's target: ≤ 30 µs median).
 //!
 //! Commands (from the crate root; both build in release mode):
 //!
@@ -56,7 +61,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use chat_autoparser::parser::char_chunks;
-use chat_autoparser::{Analysis, ChatTemplate, Delta, OutputParser, ParserConfig, TemplateConfig};
+use chat_autoparser::{
+    Analysis, Chat, ChatRequest, ChatTemplate, Delta, OutputParser, ParserConfig, TemplateConfig,
+};
 use chat_autoparser_peg::short::push_short;
 use criterion::{criterion_group, Criterion};
 use serde_json::{json, Value};
@@ -66,6 +73,8 @@ const LLAMA_CPP_FULL_US: (f64, f64) = (76.0, 268.0);
 /// Targets.
 const TARGET_RATIO: f64 = 3.0;
 const TARGET_BUILD_US: f64 = 50.0;
+/// Issue 30: a one-tool request's parser on hermes-think.
+const TARGET_ONE_TOOL_BUILD_US: f64 = 30.0;
 
 /// One benchmarked output format.
 struct Family {
@@ -79,13 +88,28 @@ struct Family {
     reasoning: bool,
 }
 
-fn analysis(template: &str) -> Analysis {
-    let path = format!("{}/templates/{template}", env!("CARGO_MANIFEST_DIR"));
+fn template(name: &str) -> ChatTemplate {
+    let path = format!("{}/templates/{name}", env!("CARGO_MANIFEST_DIR"));
     let source = std::fs::read_to_string(&path).expect("shipped template");
-    ChatTemplate::new(&source, &TemplateConfig::default())
-        .expect("compiles")
-        .analyze()
-        .expect("analyses")
+    ChatTemplate::new(&source, &TemplateConfig::default()).expect("compiles")
+}
+
+fn analysis(name: &str) -> Analysis {
+    template(name).analyze().expect("analyses")
+}
+
+/// A server's one-tool request on hermes-think: one user message, one tool.
+fn one_tool_chat() -> (Chat, ChatRequest) {
+    let chat = Chat::new(template("hermes-think.jinja")).expect("analyses");
+    let tool = json!({"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                       "required": ["city"]}}});
+    let request = ChatRequest::default()
+        .with_messages(vec![
+            json!({"role": "user", "content": "Weather in Paris?"}),
+        ])
+        .with_tools(vec![tool]);
+    (chat, request)
 }
 
 fn tools() -> Vec<Value> {
@@ -275,6 +299,15 @@ fn bench_parser(c: &mut Criterion) {
             b.iter(|| f.analysis.parser(black_box(&f.config)).ok())
         });
     }
+    let (chat, request) = one_tool_chat();
+    let prepared = chat.prepare(&request);
+    let config = ParserConfig::from(request.options(prepared.prompt.clone()));
+    g.bench_function("one-tool/build", |b| {
+        b.iter(|| chat.analysis().parser(black_box(&config)).ok())
+    });
+    g.bench_function("one-tool/prepared", |b| {
+        b.iter(|| black_box(&prepared).parser().ok())
+    });
     g.finish();
 }
 
@@ -345,6 +378,27 @@ fn summary() {
             t_floor.as_secs_f64() / t_full.as_secs_f64()
         );
     }
+    let (chat, request) = one_tool_chat();
+    let prepared = chat.prepare(&request);
+    let config = ParserConfig::from(request.options(prepared.prompt.clone()));
+    let built = prepared.parser().expect("parser builds");
+    let output = "<think>\nRain?\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+    assert_eq!(
+        built.parse(output),
+        chat.analysis().parser(&config).unwrap().parse(output)
+    );
+    assert_eq!(
+        built.parse(output).tool_calls.len(),
+        1,
+        "one-tool: the call is read"
+    );
+    let t_analysis = support::median(|| chat.analysis().parser(&config).ok());
+    let t_prepared = support::median(|| prepared.parser().ok());
+    println!(
+        "  one-tool request on hermes-think: parser build {:.1} µs from the analysis, {:.1} µs from the prepared request (target ≤ {TARGET_ONE_TOOL_BUILD_US} µs)",
+        us(t_analysis),
+        us(t_prepared)
+    );
     println!("  floor: the same 4-byte pieces, each looked at, kept once and copied into a reused delta, no parsing (`floor_push`)");
     println!("  full parses per second, one parser shared by 1 and 2 threads (1 s each)");
     for f in families() {

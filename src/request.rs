@@ -196,7 +196,7 @@ impl Chat {
     /// The prompt, parser and grammars for `request`. Never fails: a
     /// prompt that does not render is reported in [`Prepared::diagnostics`],
     /// and the parser and grammars are built (on demand) without it.
-    pub fn prepare(&self, request: &ChatRequest) -> Prepared<'_> {
+    pub fn prepare(&self, request: &ChatRequest) -> Prepared {
         let mut diagnostics = Vec::new();
         let (prompt, prefill) = match self.prompt(request) {
             Ok(rendered) => rendered,
@@ -218,7 +218,6 @@ impl Chat {
             special_tokens: request.special_tokens.clone(),
         };
         Prepared {
-            analysis: &self.analysis,
             protocol,
             parser,
             prompt,
@@ -278,8 +277,7 @@ impl Export {
 /// and on demand the parser and each grammar export, so a request pays
 /// only for what it uses.
 #[derive(Debug, Clone)]
-pub struct Prepared<'c> {
-    analysis: &'c Analysis,
+pub struct Prepared {
     parser: ParserConfig,
     /// The prompt to send the model; `None` when it does not render (see
     /// `diagnostics`).
@@ -294,14 +292,15 @@ pub struct Prepared<'c> {
     pub diagnostics: Vec<String>,
 }
 
-impl Prepared<'_> {
+impl Prepared {
     /// The parser for what the model writes: whole ([`OutputParser::parse`])
     /// or streamed ([`OutputParser::stream`]); build it once per request and
-    /// share it. Errors (kind `Input`) when a tool has no name, and (kind
-    /// `Analysis`) when the analysis describes a format the parser cannot
-    /// be built for.
+    /// share it. Built from [`Prepared::protocol`], the decisions made
+    /// once by [`Chat::prepare`]. Errors (kind `Input`) when a tool has no
+    /// name, and (kind `Analysis`) when the analysis describes a format the
+    /// parser cannot be built for.
     pub fn parser(&self) -> Result<OutputParser> {
-        self.analysis.parser(&self.parser)
+        OutputParser::from_protocol(&self.protocol, &self.parser)
     }
 
     /// Where the output starts relative to reasoning.

@@ -336,11 +336,14 @@ pub(crate) struct Vm {
 
 impl Vm {
     pub fn new() -> Vm {
+        // Room for a short output's parse: grown from empty, the stack and
+        // the log were reallocated about five times per parse, 8% of a
+        // 66-byte parse's instructions.
         Vm {
             pc: 0,
             pos: 0,
-            stack: Vec::new(),
-            log: Vec::new(),
+            stack: Vec::with_capacity(32),
+            log: Vec::with_capacity(32),
             log_base: 0,
             depth: 0,
             calls: 0,

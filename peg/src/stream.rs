@@ -310,7 +310,9 @@ impl<I: Input> Stream<I> {
             emitter: Emitter::default(),
             emitted: 0,
             live_pos: None,
-            events: Vec::new(),
+            // As the machine's stack and log (`Vm::new`): no regrowth in a
+            // short output's parse.
+            events: Vec::with_capacity(16),
             synced: 0,
             plain: None,
             base: 0,

@@ -67,7 +67,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::Analysis;
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::AssistantMessage;
-use crate::protocol::{Options, Protocol};
+use crate::protocol::{Options, Protocol, Tool};
 use chat_autoparser_peg::Program;
 
 pub use crate::protocol::{Start, ToolChoice};
@@ -191,6 +191,17 @@ pub struct Parsed {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+impl Parsed {
+    /// What `stream` read: its message and diagnostics.
+    fn of(stream: OutputStream) -> Parsed {
+        let diagnostics = stream.diagnostics().to_vec();
+        Parsed {
+            message: stream.into_message(),
+            diagnostics,
+        }
+    }
+}
+
 impl Analysis {
     /// Builds an output parser for this template and `config`.
     pub fn parser(&self, config: &ParserConfig) -> Result<OutputParser> {
@@ -199,19 +210,24 @@ impl Analysis {
 }
 
 impl OutputParser {
-    /// Builds the parser (see [`Analysis::parser`]).
+    /// Builds the parser (see [`Analysis::parser`]): decides the protocol
+    /// for `config`'s options, then [`OutputParser::from_protocol`].
     pub fn new(analysis: &Analysis, config: &ParserConfig) -> Result<OutputParser> {
+        OutputParser::from_protocol(&Protocol::new(analysis, &config.options), config)
+    }
+
+    /// Builds the parser for a protocol already decided (a prepared
+    /// request's, which [`crate::Prepared::parser`] reuses), made from
+    /// `config.options`: the protocol holds every decision of those
+    /// options; `config` adds only how to report (reasoning, prefill, ids,
+    /// policy).
+    pub fn from_protocol(protocol: &Protocol, config: &ParserConfig) -> Result<OutputParser> {
         config.policy.check_supported()?;
-        let mut protocol = Protocol::new(analysis, &config.options);
         protocol.check_tools()?;
         let mut start = protocol.start;
         let parse_tools = protocol.tools.is_some();
-        let names: Vec<String> = protocol
-            .tools
-            .iter()
-            .flat_map(|s| &s.tools)
-            .map(|t| t.name.clone())
-            .collect();
+        let tools: &[Tool] = protocol.tools.as_ref().map_or(&[], |s| &s.tools);
+        let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         if config
             .prefill
             .as_ref()
@@ -237,7 +253,7 @@ impl OutputParser {
             any_name: config.policy.unknown_tool == UnknownTool::Call,
             formats,
         };
-        let grammar = build::grammar(&protocol, plan).special_tokens(&config.special_tokens);
+        let grammar = build::grammar(protocol, plan).special_tokens(&config.special_tokens);
         let program = grammar.compile().map_err(|e| {
             Error::new(
                 ErrorKind::Analysis,
@@ -249,18 +265,17 @@ impl OutputParser {
             elements: build::elements(formats).into_iter().next().map(Arc::new),
         };
         let prefix = match (extract, start) {
-            (false, Start::InReasoning) => std::mem::take(&mut protocol.prompt.opened_block),
+            (false, Start::InReasoning) => protocol.prompt.opened_block.clone(),
             _ => String::new(),
         };
         let reasoning_prefix = match (extract, start, &config.prefill) {
-            (true, Start::Free, None) => std::mem::take(&mut protocol.prompt.reasoning),
+            (true, Start::Free, None) => protocol.prompt.reasoning.clone(),
             _ => String::new(),
         };
         let model_writes_ids = formats.iter().any(|f| f.id.is_some());
         let channels = (config.policy.text_outside_channels == TextOutsideChannels::Drop
             && !protocol.headers().is_empty())
-        .then(|| prompt_opened_channel(&protocol, config.prefill.as_ref()));
-        let tools = protocol.tools.take().map(|s| s.tools).unwrap_or_default();
+        .then(|| prompt_opened_channel(protocol, config.prefill.as_ref()));
         Ok(OutputParser {
             program,
             schemas: Arc::new(ToolSchemas::new(tools)),
@@ -373,11 +388,7 @@ impl OutputParser {
         if !partial {
             stream.finish();
         }
-        let diagnostics = stream.diagnostics().to_vec();
-        Parsed {
-            message: stream.into_message(),
-            diagnostics,
-        }
+        Parsed::of(stream)
     }
 
     /// A stream for one output.

@@ -132,14 +132,14 @@ pub struct ToolSchemas {
 
 impl ToolSchemas {
     /// The argument types of the request's tools (as the protocol read
-    /// them), taking their schemas.
-    pub fn new(tools: Vec<Tool>) -> ToolSchemas {
+    /// them), sharing a copy of the schemas that type members.
+    pub fn new(tools: &[Tool]) -> ToolSchemas {
         let mut out = HashMap::new();
         for Tool {
             name, parameters, ..
         } in tools
         {
-            let params = Some(&parameters);
+            let params = Some(parameters);
             let props = params
                 .and_then(|p| p.get("properties"))
                 .and_then(Value::as_object);
@@ -156,7 +156,7 @@ impl ToolSchemas {
             let has_members = types
                 .iter()
                 .any(|(_, t)| t.is_empty() || t.iter().any(|t| t == "object" || t == "array"));
-            let shared = has_members.then(|| Arc::new(parameters));
+            let shared = has_members.then(|| Arc::new(parameters.clone()));
             let args = types
                 .into_iter()
                 .map(|(k, types)| {
@@ -169,7 +169,7 @@ impl ToolSchemas {
                     )
                 })
                 .collect();
-            out.insert(name, args);
+            out.insert(name.clone(), args);
         }
         ToolSchemas { tools: out }
     }
@@ -271,7 +271,7 @@ mod tests {
                 "unit": {"enum": ["c", "f"]}
             }}}}),
         ];
-        let s = ToolSchemas::new(crate::protocol::read_tools(&tools, &mut Vec::new()));
+        let s = ToolSchemas::new(&crate::protocol::read_tools(&tools, &mut Vec::new()));
         assert_eq!(s.arg_type("f", "days").encode("3"), "3");
         assert_eq!(s.arg_type("f", "days").encode("three"), "\"three\"");
         assert_eq!(s.arg_type("f", "days").encode("3.5"), "\"3.5\"");
@@ -291,7 +291,7 @@ mod tests {
                 "meta": {"type": "object"}, "tags": {"type": "array"}, "flag": {"type": "boolean"}, "city": {"type": "string"}
             }}}),
         ];
-        let s = ToolSchemas::new(crate::protocol::read_tools(&tools, &mut Vec::new()));
+        let s = ToolSchemas::new(&crate::protocol::read_tools(&tools, &mut Vec::new()));
         assert_eq!(
             s.arg_type("f", "meta")
                 .encode("{'a': [1, 2.5, {'b': None}], 'ok': True}"),

@@ -346,3 +346,26 @@ fn reasoning_markers_in_system_text_close_no_block() {
         .ends_with("[INST]Hi[/INST]"));
     assert_eq!(prepared.start(), Start::Free);
 }
+
+/// The parser is built from the prepared protocol (issue 30): what was
+/// decided there is the parser's too, not decided again from the analysis.
+/// Here the protocol is left without a tool section: the call's text is
+/// content.
+#[test]
+fn the_parser_reads_the_prepared_protocol() {
+    let chat = shipped("hermes-think.jinja");
+    let request = ChatRequest::default()
+        .with_messages(vec![
+            json!({"role": "user", "content": "Weather in Paris?"}),
+        ])
+        .with_tools(vec![weather()]);
+    let mut prepared = chat.prepare(&request);
+    let output = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+    let called = prepared.parser().unwrap().parse(output);
+    assert_eq!(called.tool_calls.len(), 1, "{called:?}");
+    assert_eq!(called.tool_calls[0].function.name, "get_weather");
+    prepared.protocol.tools = None;
+    let uncalled = prepared.parser().unwrap().parse(output);
+    assert!(uncalled.tool_calls.is_empty(), "{uncalled:?}");
+    assert_eq!(uncalled.content.as_deref(), Some(output));
+}
