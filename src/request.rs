@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 
 use crate::analysis::{Analysis, ToolFormat};
 use crate::error::Result;
-use crate::grammar::{self, Grammar, Lark, ResponseTemplate, StructuralTag};
+use crate::grammar::{self, Gbnf, Lark, ResponseTemplate, StructuralTag};
 use crate::parser::{continuation_prompt, Continue, OutputParser, ParserConfig, Prefill};
 use crate::parser::{Policy, ReasoningFormat, Start};
 use crate::protocol::{write, Options, Protocol, ToolChoice};
@@ -310,7 +310,7 @@ impl Prepared {
 
     /// The GBNF grammar, its lazy triggers and preserved tokens (llama.cpp).
     /// Errors (kind `Input`) when calls are required but cannot be written.
-    pub fn gbnf(&self) -> Result<Grammar> {
+    pub fn gbnf(&self) -> Result<Gbnf> {
         grammar::gbnf(&self.protocol)
     }
 

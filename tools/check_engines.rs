@@ -23,7 +23,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use chat_autoparser::check::{Acceptance, Built, CheckReport, ExportCheck, Warning, KEPT_AS_TEXT};
-use chat_autoparser::grammar::{Grammar, TriggerKind};
+use chat_autoparser::grammar::{Gbnf, TriggerKind};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -268,7 +268,7 @@ fn llama(report: &mut CheckReport) -> EngineStatus {
     }
     let (mut checked, mut failed) = (0, 0);
     for (s, p, output) in outputs(report) {
-        let grammar: Option<Grammar> = export(&report.shapes[s].probes[p].built, "gbnf")
+        let grammar: Option<Gbnf> = export(&report.shapes[s].probes[p].built, "gbnf")
             .and_then(|v| serde_json::from_value(v.clone()).ok());
         let Some(grammar) = grammar.filter(|g| !g.is_empty()) else {
             continue;
@@ -291,7 +291,7 @@ fn llama_accepts(
     scratch: &Path,
     validator: &Path,
     triggers: &Path,
-    g: &Grammar,
+    g: &Gbnf,
     output: &str,
     calls: usize,
 ) -> Acceptance {

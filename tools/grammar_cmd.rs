@@ -17,7 +17,7 @@
 
 use std::path::PathBuf;
 
-use chat_autoparser::{Chat, ChatRequest, Export, Grammar, ToolChoice};
+use chat_autoparser::{Chat, ChatRequest, Export, Gbnf, ToolChoice};
 
 use crate::parse_cmd::default_messages;
 use crate::{load_template, read_array, write_out, Failure, OnOff, TemplateArg};
@@ -103,7 +103,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
 }
 
 /// The human form: the GBNF, then lazy, triggers and preserved tokens.
-fn text(grammar: &Grammar) -> String {
+fn text(grammar: &Gbnf) -> String {
     let mut out = if grammar.is_empty() {
         "(no grammar: nothing to constrain)\n".to_owned()
     } else {

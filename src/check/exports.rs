@@ -15,7 +15,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::grammar::{Grammar, TriggerKind};
+use crate::grammar::{Gbnf, TriggerKind};
 use crate::request::Prepared;
 
 /// Ends a transformers rejection whose only difference is argument values
@@ -126,7 +126,7 @@ fn json<T: Serialize>(export: &T) -> Value {
 /// The in-process GBNF checker of one shape: the grammar and, with the
 /// `gbnf-check` feature, its compiled recognizer.
 pub struct GbnfChecker {
-    grammar: Option<Grammar>,
+    grammar: Option<Gbnf>,
     #[cfg(feature = "gbnf-check")]
     recognizer: Option<crate::grammar::Recognizer>,
 }
@@ -134,7 +134,7 @@ pub struct GbnfChecker {
 impl GbnfChecker {
     /// The checker of the GBNF export in `built`.
     pub fn new(built: &[Built]) -> GbnfChecker {
-        let grammar: Option<Grammar> = built
+        let grammar: Option<Gbnf> = built
             .iter()
             .find(|b| b.export == EXPORTS[0])
             .and_then(|b| b.value.as_ref().ok())
@@ -164,7 +164,7 @@ impl GbnfChecker {
     }
 
     #[cfg(feature = "gbnf-check")]
-    fn accepts(&self, g: &Grammar, output: &str, calls: usize) -> Acceptance {
+    fn accepts(&self, g: &Gbnf, output: &str, calls: usize) -> Acceptance {
         let Some(recognizer) = &self.recognizer else {
             return Acceptance::Rejected("the grammar does not parse as GBNF".into());
         };
@@ -181,7 +181,7 @@ impl GbnfChecker {
     }
 
     #[cfg(not(feature = "gbnf-check"))]
-    fn accepts(&self, _: &Grammar, _: &str, _: usize) -> Acceptance {
+    fn accepts(&self, _: &Gbnf, _: &str, _: usize) -> Acceptance {
         Acceptance::NotChecked("built without the gbnf-check feature".into())
     }
 }
@@ -189,7 +189,7 @@ impl GbnfChecker {
 /// Where `g` starts constraining `text`: 0 for an eager grammar; for a lazy
 /// one the earliest trigger (a pattern's first capture group, as llama.cpp
 /// starts it), `None` when none fires.
-pub fn grammar_start(g: &Grammar, text: &str) -> Option<usize> {
+pub fn grammar_start(g: &Gbnf, text: &str) -> Option<usize> {
     if !g.lazy {
         return Some(0);
     }

@@ -2,7 +2,7 @@
 //! write output the parser accepts (constrained decoding).
 //!
 //! [`Analysis::grammar`] takes the request's [`Options`] (tools, [`ToolChoice`],
-//! parallel calls, an optional response schema) and returns a [`Grammar`]:
+//! parallel calls, an optional response schema) and returns a [`Gbnf`]:
 //!
 //! - `auto` with tools: a *lazy* grammar over the tool section, with
 //!   [`Trigger`]s where the section starts; everything before (reasoning,
@@ -30,7 +30,7 @@
 //! Invariants: deterministic byte for byte (rules in construction order,
 //! names from hints); never panics; every non-empty `gbnf` parses with
 //! `grammars/gbnf.pest` and uses only llama.cpp's dialect; a schema we cannot
-//! express yields a looser rule and an entry in [`Grammar::warnings`].
+//! express yields a looser rule and an entry in [`Gbnf::warnings`].
 
 mod bounds;
 mod elements;
@@ -71,10 +71,11 @@ use markers::Pieces;
 use schema::{primitive, Compiler, ValueSyntax};
 use tools::Builder;
 
-/// A grammar for a llama.cpp-style sampler (its JSON shape is in `docs/cli.md`).
+/// A GBNF grammar for llama.cpp's sampler, with its lazy triggers and
+/// preserved tokens (its JSON shape is in `docs/cli.md`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct Grammar {
+pub struct Gbnf {
     /// GBNF text, `root` first; empty when nothing is constrained.
     pub gbnf: String,
     /// Applies only from a trigger on (else from the first token).
@@ -88,7 +89,7 @@ pub struct Grammar {
     pub warnings: Vec<String>,
 }
 
-impl Grammar {
+impl Gbnf {
     /// The GBNF text.
     pub fn gbnf(&self) -> &str {
         &self.gbnf
@@ -102,14 +103,14 @@ impl Grammar {
 
 impl Analysis {
     /// The grammar for `config` in this template's format (see [`gbnf`]).
-    pub fn grammar(&self, config: &Options) -> Result<Grammar> {
+    pub fn grammar(&self, config: &Options) -> Result<Gbnf> {
         gbnf(&Protocol::new(self, config))
     }
 }
 
 /// The GBNF grammar of `protocol`. Errors (kind `input`) when calls are
 /// required but cannot be written (see [`Protocol::check_servable`]).
-pub fn gbnf(protocol: &Protocol) -> Result<Grammar> {
+pub fn gbnf(protocol: &Protocol) -> Result<Gbnf> {
     protocol.check_servable()?;
     let mut warnings = protocol.warnings.clone();
     let mut rules = Rules::default();
@@ -124,10 +125,10 @@ pub fn gbnf(protocol: &Protocol) -> Result<Grammar> {
         (None, None) => {
             // Nothing to constrain, but an engine still drops special tokens
             // it is not told to keep (llama-server's `preserved_tokens`).
-            return Ok(Grammar {
+            return Ok(Gbnf {
                 warnings,
                 preserved_tokens: protocol.preserved_tokens.clone(),
-                ..Grammar::default()
+                ..Gbnf::default()
             });
         }
         (Some(section), None) if !forced => (
@@ -152,7 +153,7 @@ pub fn gbnf(protocol: &Protocol) -> Result<Grammar> {
         primitive(&mut rules, "ws", false);
     }
     let preserved_tokens = protocol.preserved_tokens.clone();
-    Ok(Grammar {
+    Ok(Gbnf {
         gbnf: rules.render(),
         lazy,
         triggers,

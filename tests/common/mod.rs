@@ -60,7 +60,7 @@ pub fn weather_parser(name: &str) -> chat_autoparser::OutputParser {
 }
 
 /// Where the first trigger of a lazy grammar fires in `text`.
-pub fn first_trigger(g: &chat_autoparser::Grammar, text: &str) -> Option<usize> {
+pub fn first_trigger(g: &chat_autoparser::Gbnf, text: &str) -> Option<usize> {
     use chat_autoparser::TriggerKind;
     g.triggers
         .iter()

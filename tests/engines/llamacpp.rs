@@ -26,7 +26,7 @@ use std::process::Command;
 
 use chat_autoparser::analysis::ReasoningMode;
 use chat_autoparser::{
-    Analysis, ChatTemplate, Grammar, Options, TemplateConfig, ToolChoice, TriggerKind,
+    Analysis, ChatTemplate, Gbnf, Options, TemplateConfig, ToolChoice, TriggerKind,
 };
 use serde_json::{json, Value};
 
@@ -213,7 +213,7 @@ impl Llama {
     }
 
     /// The triggers as llama.cpp compiles and searches them in `output`.
-    fn fire(&self, g: &Grammar, output: &str) -> Fired {
+    fn fire(&self, g: &Gbnf, output: &str) -> Fired {
         let input = self.write("output.txt", output);
         let args: Vec<String> = g
             .triggers
@@ -347,7 +347,7 @@ fn check_auto(
     tally: &mut Tally,
     t: &Template,
     label: &str,
-    g: &Grammar,
+    g: &Gbnf,
     output: &str,
 ) -> Option<usize> {
     tally.cases += 1;
@@ -401,7 +401,7 @@ fn check_eager(
     tally: &mut Tally,
     t: &Template,
     label: String,
-    g: &Grammar,
+    g: &Gbnf,
     output: &str,
 ) {
     tally.eager += 1;
@@ -412,7 +412,7 @@ fn check_eager(
     }
 }
 
-fn grammar(t: &Template, config: &Options) -> Option<Grammar> {
+fn grammar(t: &Template, config: &Options) -> Option<Gbnf> {
     t.analysis.grammar(config).ok()
 }
 
@@ -606,7 +606,7 @@ fn mutated(
     llama: &Llama,
     tally: &mut Tally,
     t: &Template,
-    auto: &Grammar,
+    auto: &Gbnf,
     at: usize,
     switch: &str,
     thinking: Option<bool>,

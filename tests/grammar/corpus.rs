@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use chat_autoparser::analysis::ReasoningMode;
 use chat_autoparser::grammar::{syntax, Recognizer};
 use chat_autoparser::{
-    Analysis, ChatTemplate, Grammar, Options, RenderRequest, ToolChoice, TriggerKind,
+    Analysis, ChatTemplate, Gbnf, Options, RenderRequest, ToolChoice, TriggerKind,
 };
 use serde_json::{json, Value};
 
@@ -179,7 +179,7 @@ fn output(t: &Template, content: Option<&str>, calls: &[(&str, Value)]) -> Optio
 }
 
 /// Where the grammar starts in `text`: the first trigger (lazy) or 0 (eager).
-fn start(g: &Grammar, text: &str) -> Option<usize> {
+fn start(g: &Gbnf, text: &str) -> Option<usize> {
     if !g.lazy {
         return Some(0);
     }
@@ -198,7 +198,7 @@ fn start(g: &Grammar, text: &str) -> Option<usize> {
         .min()
 }
 
-fn grammar(t: &Template, choice: ToolChoice, parallel: bool) -> Grammar {
+fn grammar(t: &Template, choice: ToolChoice, parallel: bool) -> Gbnf {
     let config = Options::default()
         .with_tools(tools())
         .with_tool_choice(choice)
@@ -208,7 +208,7 @@ fn grammar(t: &Template, choice: ToolChoice, parallel: bool) -> Grammar {
         .unwrap_or_else(|e| panic!("{}: grammar: {e}", t.name))
 }
 
-fn recognizer(t: &Template, g: &Grammar) -> Recognizer {
+fn recognizer(t: &Template, g: &Gbnf) -> Recognizer {
     syntax::parse(&g.gbnf)
         .unwrap_or_else(|e| panic!("{}: pest rejects the grammar: {e}\n{}", t.name, g.gbnf));
     Recognizer::new(&g.gbnf).unwrap()

@@ -6,7 +6,7 @@
 
 use chat_autoparser::grammar::{syntax, Recognizer};
 use chat_autoparser::{
-    Analysis, ChatTemplate, Grammar, Options, ParserConfig, TemplateConfig, TemplateSource,
+    Analysis, ChatTemplate, Gbnf, Options, ParserConfig, TemplateConfig, TemplateSource,
     ToolChoice, TriggerKind,
 };
 use serde_json::json;
@@ -19,7 +19,7 @@ fn shipped(name: &str) -> Analysis {
     crate::common::turns::analyzed(&path).unwrap().1
 }
 
-fn grammar(template: &str, choice: ToolChoice, parallel: bool) -> Grammar {
+fn grammar(template: &str, choice: ToolChoice, parallel: bool) -> Gbnf {
     let analysis = shipped(template);
     let tools = vec![
         json!({"type": "function", "function": {"name": "get_weather", "parameters": {

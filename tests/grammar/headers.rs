@@ -13,7 +13,7 @@
 use chat_autoparser::analysis::{ArgumentsSlot, Header, NameSlot};
 use chat_autoparser::grammar::Recognizer;
 use chat_autoparser::{
-    Analysis, ChatTemplate, Grammar, Options, ParserConfig, TemplateConfig, ToolChoice,
+    Analysis, ChatTemplate, Gbnf, Options, ParserConfig, TemplateConfig, ToolChoice,
 };
 use serde_json::{json, Value};
 
@@ -47,7 +47,7 @@ fn tools() -> Vec<Value> {
     ]
 }
 
-fn grammar(choice: ToolChoice) -> (Grammar, Recognizer) {
+fn grammar(choice: ToolChoice) -> (Gbnf, Recognizer) {
     let g = analysis()
         .grammar(
             &Options::default()

@@ -45,7 +45,7 @@ fn tools() -> Vec<Value> {
     ]
 }
 
-fn recognizer(a: &Analysis, choice: ToolChoice) -> (Recognizer, chat_autoparser::Grammar) {
+fn recognizer(a: &Analysis, choice: ToolChoice) -> (Recognizer, chat_autoparser::Gbnf) {
     let g = a
         .grammar(
             &Options::default()

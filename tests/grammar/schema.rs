@@ -5,7 +5,7 @@
 
 use chat_autoparser::grammar::{syntax, Recognizer};
 use chat_autoparser::{
-    Analysis, ChatTemplate, Grammar, Options, TemplateConfig, TemplateSource, ToolChoice,
+    Analysis, ChatTemplate, Gbnf, Options, TemplateConfig, TemplateSource, ToolChoice,
 };
 use proptest::prelude::*;
 
@@ -21,7 +21,7 @@ fn analysis() -> Analysis {
         .unwrap()
 }
 
-fn answer(a: &Analysis, schema: Value) -> Grammar {
+fn answer(a: &Analysis, schema: Value) -> Gbnf {
     let config = Options::default()
         .with_response_schema(Some(schema))
         .with_tool_choice(ToolChoice::None);

@@ -31,7 +31,7 @@ use std::sync::{Mutex, OnceLock};
 use chat_autoparser::grammar::{lark, Recognizer};
 use chat_autoparser::protocol::outline::Outline;
 use chat_autoparser::protocol::Options;
-use chat_autoparser::{Analysis, Grammar, OutputParser, ParserConfig, Protocol, ToolChoice};
+use chat_autoparser::{Analysis, Gbnf, OutputParser, ParserConfig, Protocol, ToolChoice};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -58,7 +58,7 @@ struct Case {
     outline: Outline,
     parser: OutputParser,
     lark: Option<String>,
-    gbnf: Option<Grammar>,
+    gbnf: Option<Gbnf>,
 }
 
 fn analyses() -> Vec<(String, Analysis)> {
