@@ -38,7 +38,11 @@ fn tools() -> Vec<Value> {
 }
 
 fn parser() -> OutputParser {
-    let analysis = ChatTemplate::new(TEMPLATE, &TemplateConfig::default())
+    parser_for(TEMPLATE)
+}
+
+fn parser_for(template: &str) -> OutputParser {
+    let analysis = ChatTemplate::new(template, &TemplateConfig::default())
         .unwrap()
         .analyze()
         .unwrap();
@@ -47,12 +51,16 @@ fn parser() -> OutputParser {
         .unwrap()
 }
 
-/// The batch parse of `output`, checked against streams in 1-, 4- and
-/// 7-byte chunks: the concatenated argument deltas equal the batch arguments.
 fn parse(output: &str) -> AssistantMessage {
-    let parser = parser();
+    parse_with(&parser(), output)
+}
+
+/// The batch parse of `output`, checked against streams in 1-, 2-, 3-, 4-
+/// and 7-byte chunks: the concatenated argument deltas equal the batch
+/// arguments.
+fn parse_with(parser: &OutputParser, output: &str) -> AssistantMessage {
     let batch = parser.parse(output);
-    for size in [1, 4, 7] {
+    for size in [1, 2, 3, 4, 7] {
         let mut stream = parser.stream();
         let mut arguments = String::new();
         let mut deltas = Vec::new();
@@ -162,91 +170,54 @@ fn python_dict_arguments_of_a_json_call_become_json() {
     }
 }
 
-/// A Python-call template that quotes string values without escaping them
-/// (`'` + value + `'`, as LFM2.5 writes them), so a value's own quotes are
-/// left bare inside it.
-const UNESCAPED_QUOTES: &str = r#"
-{%- macro value(v) -%}{%- if v is string -%}{{ "'" + v + "'" }}{%- else -%}{{ v | string }}{%- endif -%}{%- endmacro -%}
+/// A Python-call template; `VALUE` is how it prints one argument's value.
+const CALL_LIST: &str = r#"
 {%- for m in messages -%}
 {%- if m.role == 'user' -%}<|user|>{{ m.content }}<|end|>
 {%- elif m.role == 'assistant' -%}<|bot|>{{ m.content or '' }}
 {%- if m.tool_calls -%}<|call|>[
 {%- for tc in m.tool_calls -%}{{ tc.function.name }}(
-{%- for k, v in tc.function.arguments.items() -%}{{ k }}={{ value(v) }}{{ ', ' if not loop.last }}{%- endfor -%})
+{%- for k, v in tc.function.arguments.items() -%}{{ k }}=VALUE{{ ', ' if not loop.last }}{%- endfor -%})
 {{- ', ' if not loop.last }}{%- endfor -%}]<|/call|>
 {%- endif -%}<|end|>
 {%- endif -%}
 {%- endfor -%}
 {%- if add_generation_prompt -%}<|bot|>{%- endif -%}"#;
+
+/// Quotes string values without escaping them (`'` + value + `'`, as LFM2.5
+/// writes them), so a value's own quotes are left bare inside it.
+fn unescaped_quotes() -> String {
+    let value = r#"{{ "'" + v + "'" if v is string else v | string }}"#;
+    CALL_LIST.replace("VALUE", value)
+}
 
 /// A string value whose own quotes the template left bare: a quoted word
 /// inside it (` 'hi'`) and an apostrophe (`it's`) are part of the value;
 /// the quote before `,` or `)` ends it. Batch and every chunking agree.
 #[test]
 fn bare_quotes_inside_a_python_string_stay_in_the_value() {
-    let analysis = ChatTemplate::new(UNESCAPED_QUOTES, &TemplateConfig::default())
-        .unwrap()
-        .analyze()
-        .unwrap();
-    let options = Options::default().with_tools(tools());
-    let p = analysis.parser(&ParserConfig::from(options)).unwrap();
     let output = "<|call|>[save_note(text='He said 'hi' & it's\nmore 'x' 東京', tags=['a', 'b c'])]<|/call|>";
-    let batch = p.parse(output);
+    let batch = parse_with(&parser_for(&unescaped_quotes()), output);
     assert_eq!(batch.content, None, "{batch:?}");
     assert_eq!(batch.tool_calls.len(), 1, "{batch:?}");
     assert_eq!(
         arguments(&batch),
         json!({"text": "He said 'hi' & it's\nmore 'x' 東京", "tags": ["a", "b c"]})
     );
-    for size in [1, 2, 3, 7] {
-        let mut stream = p.stream();
-        for piece in char_chunks(output, size) {
-            stream.push(piece);
-        }
-        stream.finish();
-        assert_eq!(stream.message(), batch, "chunks of {size}");
-    }
 }
-
-/// A Python-call template that prints string values bare (`k={{ v }}`),
-/// as templates that write `{{ v }}` do.
-const BARE_VALUES: &str = r#"
-{%- for m in messages -%}
-{%- if m.role == 'user' -%}<|user|>{{ m.content }}<|end|>
-{%- elif m.role == 'assistant' -%}<|bot|>{{ m.content or '' }}
-{%- if m.tool_calls -%}<|call|>[
-{%- for tc in m.tool_calls -%}{{ tc.function.name }}(
-{%- for k, v in tc.function.arguments.items() -%}{{ k }}={{ v }}{{ ', ' if not loop.last }}{%- endfor -%})
-{{- ', ' if not loop.last }}{%- endfor -%}]<|/call|>
-{%- endif -%}<|end|>
-{%- endif -%}
-{%- endfor -%}
-{%- if add_generation_prompt -%}<|bot|>{%- endif -%}"#;
 
 /// A bare value holding a newline (what such a template renders for a
 /// multi-line string) is one value, up to the `,` or `)` that ends it.
 /// Batch and every chunking agree.
 #[test]
 fn a_bare_python_value_may_hold_a_newline() {
-    let analysis = ChatTemplate::new(BARE_VALUES, &TemplateConfig::default())
-        .unwrap()
-        .analyze()
-        .unwrap();
-    let options = Options::default().with_tools(tools());
-    let p = analysis.parser(&ParserConfig::from(options)).unwrap();
+    // A template that prints values bare (`k={{ v }}`).
+    let template = CALL_LIST.replace("VALUE", "{{ v }}");
     let output = "<|call|>[save_note(text=line one\nline two, flag=True)]<|/call|>";
-    let batch = p.parse(output);
+    let batch = parse_with(&parser_for(&template), output);
     assert_eq!(batch.content, None, "{batch:?}");
     assert_eq!(
         arguments(&batch),
         json!({"text": "line one\nline two", "flag": true})
     );
-    for size in [1, 2, 3, 7] {
-        let mut stream = p.stream();
-        for piece in char_chunks(output, size) {
-            stream.push(piece);
-        }
-        stream.finish();
-        assert_eq!(stream.message(), batch, "chunks of {size}");
-    }
 }
