@@ -9,6 +9,7 @@
 #![allow(dead_code)] // Each test crate uses the part it needs.
 
 use chat_autoparser::parser::char_chunks;
+use chat_autoparser::parser::Parsed;
 use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, OutputParser, TemplateConfig};
 use serde_json::{json, Value};
 
@@ -48,6 +49,27 @@ pub fn parse_and_stream(parser: &OutputParser, output: &str) -> AssistantMessage
         }
         stream.finish();
         assert_eq!(stream.message(), batch, "chunks of {size}: {output:?}");
+    }
+    batch
+}
+
+/// `parser.parse_report(output, false)`, after asserting that streams in
+/// 1-, 2-, 3- and 7-byte pieces (on character boundaries) end with the same
+/// message and the same diagnostics.
+pub fn report_and_stream(parser: &OutputParser, output: &str) -> Parsed {
+    let batch = parser.parse_report(output, false);
+    for size in [1, 2, 3, 7] {
+        let mut stream = parser.stream();
+        for piece in char_chunks(output, size) {
+            stream.push(piece);
+        }
+        stream.finish();
+        assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
+        assert_eq!(
+            stream.diagnostics(),
+            batch.diagnostics,
+            "{size}: {output:?}"
+        );
     }
     batch
 }

@@ -10,11 +10,10 @@
 //! - a JSON list of calls inside one call wrapper of a format whose calls
 //!   are one object each (`<tool_call>[{...}, {...}]</tool_call>`).
 
-use chat_autoparser::parser::char_chunks;
 use chat_autoparser::{Analysis, AssistantMessage, Options, ParserConfig, Policy};
 
 use crate::common::corpus_template;
-use crate::common::streaming::weather_tools;
+use crate::common::streaming::{report_and_stream, weather_tools};
 
 /// The batch message under both presets (the same), after checking every
 /// chunking; `None` when the corpus is absent.
@@ -30,16 +29,8 @@ fn message_under_both_presets(analysis: &Analysis, output: &str) -> AssistantMes
     for policy in [Policy::lossless(), Policy::compatible()] {
         let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
         let p = analysis.parser(&config.with_policy(policy)).unwrap();
-        let batch = p.parse_report(output, false);
+        let batch = report_and_stream(&p, output);
         assert!(batch.diagnostics.is_empty(), "{output:?}: {batch:?}");
-        for size in [1, 2, 3, 7] {
-            let mut stream = p.stream();
-            for piece in char_chunks(output, size) {
-                stream.push(piece);
-            }
-            stream.finish();
-            assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
-        }
         messages.push(batch.message);
     }
     assert_eq!(messages[0], messages[1], "{output:?}");
@@ -139,18 +130,10 @@ fn whitespace_inside_a_call_lists_brackets_is_json_whitespace() {
         for policy in [Policy::lossless(), Policy::compatible()] {
             let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
             let p = analysis.parser(&config.with_policy(policy)).unwrap();
-            let batch = p.parse_report(&output, false);
+            let batch = report_and_stream(&p, &output);
             assert!(batch.diagnostics.is_empty(), "{output:?}: {batch:?}");
             assert_eq!(batch.message.content, None, "{output:?}");
             assert!(!batch.message.tool_calls.is_empty(), "{output:?}");
-            for size in [1, 2, 3, 7] {
-                let mut stream = p.stream();
-                for piece in char_chunks(&output, size) {
-                    stream.push(piece);
-                }
-                stream.finish();
-                assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
-            }
         }
     }
 }

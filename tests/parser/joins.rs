@@ -4,10 +4,9 @@
 //! just inside its markers, the first block as every later one. Streams in
 //! 1-, 2-, 3- and 7-byte pieces equal the batch, under both presets.
 
-use chat_autoparser::parser::char_chunks;
 use chat_autoparser::{AssistantMessage, Options, OutputParser, ParserConfig, Policy};
 
-use crate::common::streaming::weather_tools;
+use crate::common::streaming::{report_and_stream, weather_tools};
 use crate::common::{corpus_template, shipped_template};
 
 /// The batch message under `policy`, after checking that every chunking
@@ -18,16 +17,7 @@ fn message_under(
     output: &str,
 ) -> Option<AssistantMessage> {
     let p = parsers(policy)?;
-    let batch = p.parse_report(output, false).message;
-    for size in [1, 2, 3, 7] {
-        let mut stream = p.stream();
-        for piece in char_chunks(output, size) {
-            stream.push(piece);
-        }
-        stream.finish();
-        assert_eq!(stream.message(), batch, "{size}: {output:?}");
-    }
-    Some(batch)
+    Some(report_and_stream(&p, output).message)
 }
 
 /// The batch message, the same under both presets and every chunking.

@@ -4,13 +4,13 @@
 //! On the shipped hermes-think template (JSON calls in `<tool_call>`).
 
 use chat_autoparser::parser::{
-    char_chunks, DiagnosticKind, MalformedSection, Parsed, TextAfterCalls, TextOutsideChannels,
-    UnclosedCall, UnknownTool,
+    DiagnosticKind, MalformedSection, Parsed, TextAfterCalls, TextOutsideChannels, UnclosedCall,
+    UnknownTool,
 };
 use chat_autoparser::{Options, OutputParser, ParserConfig, Policy};
 
 use crate::common::shipped_template;
-use crate::common::streaming::weather_tools;
+use crate::common::streaming::{report_and_stream, weather_tools};
 
 fn parser(policy: Policy) -> OutputParser {
     let (_, analysis) = shipped_template("hermes-think");
@@ -21,26 +21,7 @@ fn parser(policy: Policy) -> OutputParser {
 /// The batch report, after checking that streams in 1-, 2-, 3- and 7-byte
 /// pieces give the same message and the same diagnostics.
 fn report(policy: Policy, output: &str) -> Parsed {
-    report_of(&parser(policy), output)
-}
-
-/// [`report`] for parser `p`.
-fn report_of(p: &OutputParser, output: &str) -> Parsed {
-    let batch = p.parse_report(output, false);
-    for size in [1, 2, 3, 7] {
-        let mut stream = p.stream();
-        for piece in char_chunks(output, size) {
-            stream.push(piece);
-        }
-        stream.finish();
-        assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
-        assert_eq!(
-            stream.diagnostics(),
-            batch.diagnostics,
-            "{size}: {output:?}"
-        );
-    }
-    batch
+    report_and_stream(&parser(policy), output)
 }
 
 fn kinds(parsed: &Parsed) -> Vec<DiagnosticKind> {
@@ -243,7 +224,7 @@ fn text_outside_channels_is_kept_or_dropped_with_its_range() {
             vec!["plain text"],
         ),
     ] {
-        let lossless = report_of(&channels(Policy::lossless()), &output);
+        let lossless = report_and_stream(&channels(Policy::lossless()), &output);
         assert_eq!(
             lossless.message.content.as_deref(),
             Some(kept),
@@ -252,7 +233,7 @@ fn text_outside_channels_is_kept_or_dropped_with_its_range() {
         assert!(lossless.diagnostics.is_empty(), "{output:?}: {lossless:?}");
         let only = Policy::lossless().with_text_outside_channels(TextOutsideChannels::Drop);
         for p in [only, Policy::compatible()] {
-            let parsed = report_of(&channels(p), &output);
+            let parsed = report_and_stream(&channels(p), &output);
             let content = parsed.message.content.as_deref().unwrap_or("");
             assert_eq!(content, compatible, "{output:?}");
             assert_eq!(dropped(&parsed, &output), dropped_text, "{output:?}");
@@ -265,7 +246,7 @@ fn text_in_channels_is_kept_under_both_presets() {
     let output =
         format!("<|channel|>analysis<|message|>Think.<|end|><|start|>assistant{FINAL}Hi there.");
     for p in [Policy::lossless(), Policy::compatible()] {
-        let parsed = report_of(&channels(p), &output);
+        let parsed = report_and_stream(&channels(p), &output);
         assert_eq!(parsed.message.content.as_deref(), Some("Hi there."));
         assert_eq!(parsed.message.reasoning_content, "Think.");
         assert!(parsed.diagnostics.is_empty(), "{parsed:?}");
@@ -284,7 +265,7 @@ fn a_dropped_broken_call_after_a_call_is_one_range() {
         .unwrap();
     let call = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>";
     let output = format!("{call}<tool_call>ébbbbbbb .bb");
-    let parsed = report_of(&p, &output);
+    let parsed = report_and_stream(&p, &output);
     assert_eq!(parsed.message.tool_calls.len(), 1);
     assert_eq!(dropped(&parsed, &output), ["<tool_call>ébbbbbbb .bb"]);
 }
@@ -319,14 +300,14 @@ fn foreign_wrappers_around_a_bare_json_call_are_named_or_dropped() {
             .into_iter()
             .filter(|m| !m.is_empty())
             .collect();
-        let kept = report_of(&bare_json(Policy::lossless()), &output);
+        let kept = report_and_stream(&bare_json(Policy::lossless()), &output);
         assert_eq!(kept.message.tool_calls.len(), 1, "{output}");
         assert_eq!(kept.message.content_text(), markers.concat(), "{output}");
         let foreign = named(&kept, DiagnosticKind::ForeignMarker, &output);
         assert_eq!(foreign, markers, "{output}");
         assert!(dropped(&kept, &output).is_empty(), "{output}");
 
-        let left = report_of(&bare_json(Policy::compatible()), &output);
+        let left = report_and_stream(&bare_json(Policy::compatible()), &output);
         assert_eq!(left.message.tool_calls.len(), 1, "{output}");
         assert_eq!(left.message.content, None, "{output}");
         assert_eq!(dropped(&left, &output), markers, "{output}");
@@ -337,11 +318,11 @@ fn foreign_wrappers_around_a_bare_json_call_are_named_or_dropped() {
 #[test]
 fn a_lone_foreign_closer_after_text_is_named_or_dropped() {
     let output = "It is sunny in Paris.</tool_call>";
-    let kept = report_of(&bare_json(Policy::lossless()), output);
+    let kept = report_and_stream(&bare_json(Policy::lossless()), output);
     assert_eq!(kept.message.content_text(), output);
     let foreign = named(&kept, DiagnosticKind::ForeignMarker, output);
     assert_eq!(foreign, ["</tool_call>"]);
-    let left = report_of(&bare_json(Policy::compatible()), output);
+    let left = report_and_stream(&bare_json(Policy::compatible()), output);
     assert_eq!(left.message.content_text(), "It is sunny in Paris.");
     assert_eq!(dropped(&left, output), ["</tool_call>"]);
 }
@@ -351,7 +332,7 @@ fn a_foreign_marker_without_a_call_is_plain_content() {
     // Not adjacent to a call, an opener is text the model wrote about it.
     let output = "Write [TOOL_CALLS] before a call.";
     for policy in [Policy::lossless(), Policy::compatible()] {
-        let parsed = report_of(&bare_json(policy), output);
+        let parsed = report_and_stream(&bare_json(policy), output);
         assert_eq!(parsed.message.content_text(), output);
         assert!(parsed.diagnostics.is_empty());
     }
@@ -360,12 +341,12 @@ fn a_foreign_marker_without_a_call_is_plain_content() {
 #[test]
 fn a_foreign_wrapper_around_a_json_list_of_calls() {
     let output = format!("<tool_call>[{BARE}, {BARE}]</tool_call>");
-    let kept = report_of(&bare_json(Policy::lossless()), &output);
+    let kept = report_and_stream(&bare_json(Policy::lossless()), &output);
     assert_eq!(kept.message.tool_calls.len(), 2);
     assert_eq!(kept.message.content_text(), "<tool_call></tool_call>");
     let foreign = named(&kept, DiagnosticKind::ForeignMarker, &output);
     assert_eq!(foreign, ["<tool_call>", "</tool_call>"]);
-    let left = report_of(&bare_json(Policy::compatible()), &output);
+    let left = report_and_stream(&bare_json(Policy::compatible()), &output);
     assert_eq!(left.message.tool_calls.len(), 2);
     assert_eq!(left.message.content, None);
     assert_eq!(dropped(&left, &output), ["<tool_call>", "</tool_call>"]);
