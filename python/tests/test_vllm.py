@@ -224,8 +224,8 @@ def test_the_serve_command_lines_of_docs_serving_md(plugin_flag):
     assert args.reasoning_parser in ReasoningParserManager.list_registered()
 
 
-@pytest.mark.parametrize("label,path", CASES, ids=[f"{label}/{p.stem}" for label, p in CASES])
-def test_vllm_parses_as_we_do(label, path, report):
+def template_with_tools(path):
+    """The template at ``path``; the test skips when its analysis fails or finds no tool calls."""
     template = ca.ChatTemplate.from_file(path)
     try:
         analysis = template.analyze()
@@ -233,6 +233,12 @@ def test_vllm_parses_as_we_do(label, path, report):
         pytest.skip(f"analysis fails: {e}")
     if not analysis.get("tools"):
         pytest.skip("the analysis finds no tool calls")
+    return template
+
+
+@pytest.mark.parametrize("label,path", CASES, ids=[f"{label}/{p.stem}" for label, p in CASES])
+def test_vllm_parses_as_we_do(label, path, report):
+    template = template_with_tools(path)
     cases = list(outputs(template))
     if not cases:
         pytest.skip("no round-trip output renders")
@@ -266,13 +272,7 @@ def test_adjust_request_attaches_a_tag_xgrammar_takes(label, path, report):
     from vllm.v1.structured_output.backend_xgrammar import validate_xgrammar_grammar
     import xgrammar as xgr
 
-    template = ca.ChatTemplate.from_file(path)
-    try:
-        analysis = template.analyze()
-    except ca.Error as e:
-        pytest.skip(f"analysis fails: {e}")
-    if not analysis.get("tools"):
-        pytest.skip("the analysis finds no tool calls")
+    template = template_with_tools(path)
     cases = [c for c in outputs(template) if c[0] in ("call", "parallel", "tricky-args", "reasoning+call")]
     tok = tokenizer_for(template, [template.source] + [o for _, _, o in cases])
     parser_cls = vllm_parser_cls(tok)
