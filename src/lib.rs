@@ -72,7 +72,7 @@ pub use check::{check, check_with_policy, CheckReport, Verdict};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use grammar::{Gbnf, Trigger, TriggerKind};
 pub use message::{AssistantMessage, Delta, FunctionCall, ToolCall};
-pub use parser::{OutputParser, OutputStream, ParserConfig, Policy, ReasoningFormat};
+pub use parser::{OutputParser, OutputStream, ParserConfig, Policy, ReasoningFormat, TokenSpans};
 pub use protocol::{Options, Protocol, ToolChoice};
 pub use request::{Chat, ChatRequest, Export, Prepared};
 pub use template::{ChatTemplate, RenderRequest, TemplateConfig, TemplateSource};

@@ -36,7 +36,8 @@
 //! buffer), `schema` (argument types), `notation` (nested values in a
 //! template's own notation), `elements` (objects and lists written as
 //! nested elements), `start` (where the output starts
-//! relative to reasoning), `stream`, `diagnostic`, `vocabulary` (the words
+//! relative to reasoning), `stream`, `tokens` (which pushed tokens wrote
+//! each part), `diagnostic`, `vocabulary` (the words
 //! a label or attribute may hold and still be scaffolding).
 //!
 //! Invariants (`docs/architecture.md`): parsing never panics and never loses text (what
@@ -58,6 +59,7 @@ mod sections;
 mod sink;
 mod stream;
 mod tags;
+mod tokens;
 mod vocabulary;
 
 use std::sync::Arc;
@@ -80,6 +82,7 @@ pub use policy::{
 pub use prompt::{continuation_prompt, template_messages, Continue, Prefill, PrefillPart};
 pub use schema::ToolSchemas;
 pub use stream::{char_chunks, OutputStream};
+pub use tokens::TokenSpans;
 
 // How bare nested values are written in tagged arguments: the grammar writes the same.
 

@@ -48,6 +48,7 @@ use super::decode::{Decoder, Run, TEXT_ONLY};
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::prompt::Prefill;
 use super::sink::{self, Field, Sink};
+use super::tokens::TokenSpans;
 
 /// An incremental parse of one output.
 #[derive(Debug)]
@@ -74,6 +75,8 @@ pub struct OutputStream {
     ids: Option<StreamIds>,
     /// Text goes to the message only, not to deltas (a batch parse).
     quiet: bool,
+    /// Which pushed tokens wrote each part (`push_token`).
+    token_spans: TokenSpans,
 }
 
 impl OutputStream {
@@ -97,6 +100,7 @@ impl OutputStream {
             utf8_tail: Vec::new(),
             ids: None,
             quiet: false,
+            token_spans: TokenSpans::default(),
         }
     }
 
@@ -188,6 +192,44 @@ impl OutputStream {
         Ok(out)
     }
 
+    /// Appends one token the model sampled: its text, and whether it is a
+    /// special token (then, as [`push_tokens`](Self::push_tokens) says, a
+    /// marker holding it is read only here). Also counts the token in
+    /// [`token_spans`](Self::token_spans), which says which tokens wrote
+    /// each part of the message and how many were reasoning.
+    ///
+    /// ```
+    /// # use chat_autoparser::{ChatTemplate, Options, ParserConfig, TemplateConfig};
+    /// # let source = std::fs::read_to_string("templates/hermes-think.jinja").unwrap();
+    /// # let analysis = ChatTemplate::new(&source, &TemplateConfig::default())?.analyze()?;
+    /// let parser = analysis.parser(&ParserConfig::from(Options::default()))?;
+    /// let mut stream = parser.stream();
+    /// for token in ["<think>", "Rain", "?", "</think>", "\n\n", "Yes", "."] {
+    ///     stream.push_token(token, false)?;
+    /// }
+    /// stream.finish();
+    /// assert_eq!(stream.message().reasoning_content, "Rain?");
+    /// // "Rain" and "?"; the markers wrote no text.
+    /// assert_eq!(stream.token_spans().reasoning_tokens(), 2);
+    /// # Ok::<(), chat_autoparser::Error>(())
+    /// ```
+    pub fn push_token(&mut self, text: &str, special: bool) -> Result<Vec<Delta>> {
+        let whole = [0..text.len()];
+        let ranges: &[Range<usize>] = match special && !text.is_empty() {
+            true => &whole,
+            false => &[],
+        };
+        let out = self.push_tokens(text, ranges)?;
+        self.token_spans.push(&out);
+        Ok(out)
+    }
+
+    /// Which of the tokens pushed by [`push_token`](Self::push_token) wrote
+    /// the reasoning, the content and each call (see [`TokenSpans`]).
+    pub fn token_spans(&self) -> &TokenSpans {
+        &self.token_spans
+    }
+
     /// Appends raw output bytes; returns the deltas they made final. The
     /// bytes are decoded as `String::from_utf8_lossy` decodes the whole
     /// output (see the module doc).
@@ -259,6 +301,7 @@ impl OutputStream {
         // The output ended inside a character: U+FFFD, as a lossy decode.
         self.utf8_tail.clear();
         self.push_text("\u{FFFD}", out);
+        self.token_spans.finish(out);
         let mut last = Vec::new();
         self.finish_step(&mut last);
         out.append(&mut last);
@@ -270,6 +313,7 @@ impl OutputStream {
             ids.fill(out, &mut self.builder);
             ids.finish(out, &mut self.builder);
         }
+        self.token_spans.finish(out);
     }
 
     /// The message the deltas so far add up to.

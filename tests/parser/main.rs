@@ -30,6 +30,7 @@ mod push_bytes;
 mod python_values;
 mod round_trip;
 mod special_tokens;
+mod token_spans;
 mod turn_end;
 mod typed_attributes;
 mod unclosed_values;
