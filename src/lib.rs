@@ -70,7 +70,7 @@ pub mod template;
 pub use analysis::Analysis;
 pub use check::{check, check_with_policy, CheckReport, Verdict};
 pub use error::{Error, ErrorKind, Location, Result};
-pub use grammar::{Gbnf, Trigger, TriggerKind};
+pub use grammar::{Gbnf, GbnfOptions, Trigger, TriggerKind};
 pub use message::{AssistantMessage, Delta, FunctionCall, ToolCall};
 pub use parser::{OutputParser, OutputStream, ParserConfig, Policy, ReasoningFormat, TokenSpans};
 pub use protocol::{Options, Protocol, ToolChoice};

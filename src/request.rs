@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 
 use crate::analysis::{Analysis, ToolFormat};
 use crate::error::Result;
-use crate::grammar::{self, Gbnf, Lark, ResponseTemplate, StructuralTag};
+use crate::grammar::{self, Gbnf, GbnfOptions, Lark, LarkOptions, ResponseTemplate, StructuralTag};
 use crate::parser::{continuation_prompt, Continue, OutputParser, ParserConfig, Prefill};
 use crate::parser::{Policy, ReasoningFormat, Start};
 use crate::protocol::{write, Options, Protocol, ToolChoice};
@@ -310,8 +310,11 @@ impl Prepared {
 
     /// The GBNF grammar, its lazy triggers and preserved tokens (llama.cpp).
     /// Errors (kind `Input`) when calls are required but cannot be written.
+    /// The request's special tokens are written as tokens (see
+    /// [`GbnfOptions`]).
     pub fn gbnf(&self) -> Result<Gbnf> {
-        grammar::gbnf(&self.protocol)
+        let options = GbnfOptions::default().with_special_tokens(self.marker_tokens());
+        grammar::gbnf_with(&self.protocol, &options)
     }
 
     /// xgrammar's structural tag (vLLM, SGLang).
@@ -320,8 +323,22 @@ impl Prepared {
     }
 
     /// llguidance's Lark grammar.
+    /// The request's special tokens are written as tokens (see
+    /// [`LarkOptions`]).
     pub fn lark(&self) -> Result<Lark> {
-        grammar::lark(&self.protocol)
+        let options = LarkOptions::default().with_special_tokens(self.marker_tokens());
+        grammar::lark_with(&self.protocol, &options)
+    }
+
+    /// The request's special tokens that are markers of the grammars (the
+    /// preserved tokens): a vocabulary's thousands, cut to the few an
+    /// export writes.
+    fn marker_tokens(&self) -> Vec<String> {
+        let special = &self.parser.special_tokens;
+        (self.protocol.preserved_tokens.iter())
+            .filter(|t| special.contains(t))
+            .cloned()
+            .collect()
     }
 
     /// transformers' `response_template` (for `parse_response`).

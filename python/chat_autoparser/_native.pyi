@@ -144,11 +144,15 @@ class ChatTemplate:
         parallel_tool_calls: bool = True, response_schema: Optional[Mapping[str, Any]] = None,
         *, format: Literal["gbnf", "structural-tag", "lark", "response-template"] = "gbnf",
         enable_thinking: Optional[bool] = None, prompt: Optional[str] = None,
+        special_tokens: Optional[Sequence[str]] = None,
     ) -> Dict[str, Any]:
         """A grammar for constrained decoding, in the shape of the engine ``format`` names:
         ``gbnf`` (llama.cpp; lazy with triggers for ``auto``), ``structural-tag`` (xgrammar),
         ``lark`` (llguidance) or ``response-template`` (transformers' ``parse_response``).
-        ``prompt`` or ``enable_thinking`` say where reasoning stands when the output starts."""
+        ``prompt`` or ``enable_thinking`` say where reasoning stands when the output starts.
+        ``special_tokens`` (the serving model's, its whole list will do): ``gbnf`` and ``lark``
+        write the markers among them as tokens (``<tool_call>``), so the model must sample
+        the token; markers without the ``<...>`` form stay text, with a warning."""
 
 class Parser:
     """Parses one template's outputs. Immutable; share it between threads, each

@@ -37,9 +37,12 @@ class Front:
     """One template, one llama-server. `outputs` keeps each raw generation
     (newest last), so a caller can compare what it got with the model's text."""
 
-    def __init__(self, template: ca.ChatTemplate, llama_url: str):
+    def __init__(self, template: ca.ChatTemplate, llama_url: str, special_tokens: list[str] | None = None):
         self.template = template
         self.llama_url = llama_url.rstrip("/")
+        # The model's special tokens: the grammar writes the markers among
+        # them as tokens, so the model samples each marker as its token.
+        self.special_tokens = special_tokens
         self.stop_marker = template.analyze()["turn"]["stop_marker"]
         self.outputs: list[str] = []
 
@@ -61,7 +64,8 @@ class Front:
             if body.get(field) is not None:
                 completion[field] = body[field]
         # Empty when nothing is to be constrained (no tools, `tool_choice: none`).
-        grammar = self.template.grammar(tools, tool_choice, parallel, prompt=prompt)
+        grammar = self.template.grammar(tools, tool_choice, parallel, prompt=prompt,
+                                        special_tokens=self.special_tokens)
         completion["preserved_tokens"] = grammar["preserved_tokens"]
         if grammar["gbnf"]:
             completion["grammar"] = grammar["gbnf"]

@@ -243,7 +243,7 @@ impl PyChatTemplate {
     /// `preserved_tokens` and, when something was loosened, `warnings`.
     /// `prompt` (or `enable_thinking`) says where reasoning stands when the
     /// output starts.
-    #[pyo3(signature = (tools=None, tool_choice=None, parallel_tool_calls=true, response_schema=None, *, format="gbnf", enable_thinking=None, prompt=None))]
+    #[pyo3(signature = (tools=None, tool_choice=None, parallel_tool_calls=true, response_schema=None, *, format="gbnf", enable_thinking=None, prompt=None, special_tokens=None))]
     #[allow(clippy::too_many_arguments)]
     fn grammar<'py>(
         &self,
@@ -255,6 +255,7 @@ impl PyChatTemplate {
         format: &str,
         enable_thinking: Option<bool>,
         prompt: Option<String>,
+        special_tokens: Option<Vec<String>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let export = Export::from_name(format).ok_or_else(|| {
             let names = Export::NAMES;
@@ -267,7 +268,8 @@ impl PyChatTemplate {
             .with_parallel_tool_calls(parallel_tool_calls)
             .with_response_schema(schema(response_schema)?)
             .with_enable_thinking(enable_thinking)
-            .with_prompt(prompt);
+            .with_prompt(prompt)
+            .with_special_tokens(special_tokens.unwrap_or_default());
         let chat = self.chat(py)?;
         let value = py
             .detach(|| chat.prepare(&request).export(export))

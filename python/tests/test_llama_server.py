@@ -257,6 +257,39 @@ def test_markers_sampled_as_special_tokens_need_preserved_tokens(front, llama):
     assert sampled, "no seed sampled <tool_call> as its special token"
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_markers_named_as_tokens_are_always_sampled_as_tokens(template, llama, seed):
+    """Given the model's special tokens, the grammar writes the markers as
+    llama.cpp tokens (`<tool_call>`, not the string "<tool_call>"): llama-server
+    loads it (a token text that is not one token of the vocabulary would fail
+    to load), the model must sample each marker as its token, and our parser,
+    told which pieces were special, reads the call."""
+    front = llama_server_front.Front(template, llama, special_tokens=tiny_model.markers(template))
+    parser, completion = front.prepare({"messages": MESSAGES, "tools": TOOLS, "tool_choice": "required",
+                                        "parallel_tool_calls": False, "seed": seed, **THINKING_OFF})
+    assert " <tool_call> " in completion["grammar"] and '"<tool_call>"' not in completion["grammar"]
+    marker = post_json(f"{llama}/tokenize", {"content": "<tool_call>"})["tokens"]
+    kept = post_json(f"{llama}/completion", {**completion, "return_tokens": True})
+    assert kept["tokens"].count(marker[0]) == kept["content"].count("<tool_call>") == 1, kept
+    special = template.parser(TOOLS, "required", False, special_tokens=tiny_model.markers(template))
+    pieces = [(p, True) if p in ("<tool_call>", "</tool_call>") else (p, False)
+              for p in _split_markers(kept["content"], ("<tool_call>", "</tool_call>"))]
+    calls = special.parse_tokens(pieces).get("tool_calls") or []
+    assert len(calls) == 1 and calls[0]["function"]["name"] in ALLOWED, kept["content"]
+
+
+def _split_markers(text: str, markers: tuple[str, ...]) -> list[str]:
+    """`text` cut into pieces at each marker, the markers their own pieces."""
+    pieces, at = [], 0
+    while True:
+        found = [(text.find(m, at), m) for m in markers if text.find(m, at) >= 0]
+        if not found:
+            return pieces + ([text[at:]] if text[at:] else [])
+        start, m = min(found)
+        pieces += ([text[at:start]] if start > at else []) + [m]
+        at = start + len(m)
+
+
 def cut_midway(front, client, seed: int) -> int:
     """A `max_tokens` that cuts seed `seed`'s call midway: half its tokens."""
     whole = client.chat.completions.create(

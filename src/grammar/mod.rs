@@ -35,6 +35,7 @@
 mod bounds;
 mod elements;
 mod gbnf;
+mod gbnf_tokens;
 mod lark;
 mod markers;
 mod pattern;
@@ -48,6 +49,8 @@ pub mod syntax;
 mod tools;
 mod triggers;
 mod walk;
+
+use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -108,9 +111,49 @@ impl Analysis {
     }
 }
 
-/// The GBNF grammar of `protocol`. Errors (kind `input`) when calls are
-/// required but cannot be written (see [`Protocol::check_servable`]).
+/// Options of the GBNF export.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GbnfOptions {
+    /// The serving model's special tokens (its whole list will do, as
+    /// `ParserConfig::special_tokens` takes it): the grammar's markers
+    /// among them are written in llama.cpp's token syntax (`<tool_call>`),
+    /// so the model must sample the token, not spell the text. Only texts
+    /// of the form `<...>` have the syntax; other markers stay text, with a
+    /// warning. Each must be one token of the vocabulary, or llama.cpp
+    /// refuses the grammar.
+    pub special_tokens: Vec<String>,
+}
+
+setters!(GbnfOptions {
+    /// Sets the marker cores that are special tokens of the serving model.
+    with_special_tokens => special_tokens: Vec<String>,
+});
+
+/// The GBNF grammar of `protocol`, every marker as text. Errors (kind
+/// `input`) when calls are required but cannot be written (see
+/// [`Protocol::check_servable`]).
 pub fn gbnf(protocol: &Protocol) -> Result<Gbnf> {
+    gbnf_with(protocol, &GbnfOptions::default())
+}
+
+/// The GBNF grammar of `protocol`, with `options`.
+pub fn gbnf_with(protocol: &Protocol, options: &GbnfOptions) -> Result<Gbnf> {
+    let mut out = gbnf_text(protocol)?;
+    // A vocabulary lists thousands; the grammar's markers are the
+    // preserved tokens, so only those among them can be written as tokens.
+    let vocabulary: HashSet<&str> = options.special_tokens.iter().map(String::as_str).collect();
+    let tokens: Vec<String> = (out.preserved_tokens.iter())
+        .filter(|t| vocabulary.contains(t.as_str()))
+        .cloned()
+        .collect();
+    if !out.gbnf.is_empty() {
+        out.gbnf = gbnf_tokens::name_tokens(&out.gbnf, &tokens, &mut out.warnings);
+    }
+    Ok(out)
+}
+
+fn gbnf_text(protocol: &Protocol) -> Result<Gbnf> {
     protocol.check_servable()?;
     let mut warnings = protocol.warnings.clone();
     let mut rules = Rules::default();

@@ -106,6 +106,9 @@ fn item(pair: Pair<'_, Rule>) -> Result<Item> {
         ),
         Rule::class => class(primary)?,
         Rule::any => Atom::Any,
+        // Text is all a recognizer of text sees: a token is its text (the
+        // engine alone knows whether the model sampled it as the token).
+        Rule::token => Atom::Literal(primary.as_str().chars().collect()),
         Rule::reference => Atom::Reference(primary.as_str().to_owned()),
         Rule::group => Atom::Group(alternatives(
             primary

@@ -14,3 +14,4 @@ mod hostile_schemas;
 mod json_field_order;
 mod response_template_fields;
 mod schema;
+mod special_tokens;
