@@ -119,7 +119,7 @@ fn analyze_with(template: &ChatTemplate, fallbacks: bool) -> Result<Analysis> {
 /// dialects (the template says what its model writes; each dialect more
 /// would be an opener its content cannot hold); where it renders calls, it
 /// is read besides them only when it opens with other markers (else it is
-/// the same format, described).
+/// the same format, described, and is not analysed at all).
 fn prose_call(
     outputs: &outputs::Outputs,
     variables: &[String],
@@ -128,16 +128,12 @@ fn prose_call(
     if !variables.iter().any(|v| v == "tools") {
         return None;
     }
-    let call = prose::tool_call(&outputs.instructions)?;
-    let opener = |f: &ToolFormat| {
-        format!("{}{}", f.section_start, f.call_start)
-            .trim()
-            .to_owned()
-    };
-    match own {
-        Some(own) if opener(own) == opener(&call.format) => None,
-        _ => Some(call),
+    let skeleton = prose::skeleton(&outputs.instructions)?;
+    let own_opener = |f: &ToolFormat| prose::squeezed(&(f.section_start.clone() + &f.call_start));
+    if own.is_some_and(|f| own_opener(f) == skeleton.opener()) {
+        return None;
     }
+    skeleton.read()
 }
 
 /// Date-stamping templates (`strftime_now`) would make the analysis depend on

@@ -45,7 +45,7 @@ pub struct ProseCall {
 
 /// The example call's parts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Skeleton {
+pub struct Skeleton {
     /// The marker before the call (`[TOOL_CALLS]`, `functools`), with the
     /// whitespace between it and the bracket.
     before: String,
@@ -59,16 +59,33 @@ struct Skeleton {
     example: String,
 }
 
-/// The tool format the first skeleton in `instructions` names, if any
-/// skeleton does and its format analyses.
-pub fn tool_call(instructions: &str) -> Option<ProseCall> {
-    let text = unescaped(instructions);
-    let skeleton = skeletons(&text).into_iter().next()?;
-    let format = format_of(&dialect_template(&skeleton))?;
-    Some(ProseCall {
-        example: skeleton.example,
-        format,
-    })
+/// The first skeleton in `instructions`, if any.
+pub fn skeleton(instructions: &str) -> Option<Skeleton> {
+    skeletons(&unescaped(instructions)).into_iter().next()
+}
+
+impl Skeleton {
+    /// The text that opens its calls (`functools[`, `<tool_call>`), without
+    /// whitespace: what tells it from another format before analysing it.
+    pub fn opener(&self) -> String {
+        let bracket = if self.list { "[" } else { "" };
+        squeezed(&format!("{}{bracket}", self.before))
+    }
+
+    /// The format a template rendering calls as the skeleton shows has,
+    /// when the analysis reads one.
+    pub fn read(self) -> Option<ProseCall> {
+        let format = format_of(&dialect_template(&self))?;
+        Some(ProseCall {
+            example: self.example,
+            format,
+        })
+    }
+}
+
+/// `text` without whitespace.
+pub fn squeezed(text: &str) -> String {
+    text.split_whitespace().collect()
 }
 
 /// Instructions written inside a JSON string show `{\"name\": ...}`: read

@@ -213,8 +213,7 @@ fn a_template_that_renders_no_call_warns_and_exits_3() {
 
 /// [`SILENT`] with an example call in its instructions: the format is read
 /// from the example, and the report says so.
-const SHOWN: &str =
-    "{%- if tools %}<|im_start|>system\nTools: {{ tools | tojson }}\nCall them as \
+const SHOWN: &str = "{%- if tools %}<|im_start|>system\nTools: {{ tools | tojson }}\nCall them as \
 <call>{\"name\": \"f\", \"arguments\": {}}</call><|im_end|>\n{% endif %}\
 {%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}\
 {%- if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
