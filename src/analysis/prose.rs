@@ -61,7 +61,11 @@ pub struct Skeleton {
 
 /// The first skeleton in `instructions`, if any.
 pub fn skeleton(instructions: &str) -> Option<Skeleton> {
-    skeletons(&unescaped(instructions)).into_iter().next()
+    let text = unescaped(instructions);
+    let found = text
+        .match_indices('{')
+        .find_map(|(at, _)| skeleton_at(&text, at));
+    found
 }
 
 impl Skeleton {
@@ -95,13 +99,6 @@ fn unescaped(text: &str) -> String {
         true => text.replace("\\\"", "\"").replace("\\n", "\n"),
         false => text.to_owned(),
     }
-}
-
-/// Every skeleton in `text`, in order.
-fn skeletons(text: &str) -> Vec<Skeleton> {
-    text.match_indices('{')
-        .filter_map(|(at, _)| skeleton_at(text, at))
-        .collect()
 }
 
 /// The skeleton whose call object opens at byte `object`, if it is one:
@@ -298,6 +295,13 @@ fn quoted_at(text: &str) -> Option<&str> {
 mod tests {
     use super::*;
 
+    /// Every skeleton in `text`, in order.
+    fn skeletons(text: &str) -> Vec<Skeleton> {
+        text.match_indices('{')
+            .filter_map(|(at, _)| skeleton_at(text, at))
+            .collect()
+    }
+
     fn only(text: &str) -> Skeleton {
         let found = skeletons(text);
         assert_eq!(found.len(), 1, "{found:?}");
@@ -345,6 +349,31 @@ mod tests {
     fn a_tool_listing_and_unmarked_json_are_not_skeletons() {
         assert!(skeletons(r#"<tools>[{"name": "foofoo", "parameters": {}}]</tools>"#).is_empty());
         assert!(skeletons(r#"in the format {"name": function name, "parameters": {}}"#).is_empty());
+    }
+
+    /// Markers holding quotes, backslashes or non-ASCII text go into the
+    /// dialect template as string literals and come back as written.
+    #[test]
+    fn odd_markers_survive_the_dialect_template() {
+        for (before, after) in [
+            ("<call kind=\"f\">\n", "\n</call kind=\"f\">"),
+            ("<｜tool▁calls｜>", ""),
+            ("[CALLS\\]", ""),
+        ] {
+            let text =
+                format!(r#"Use {before}{{"name": "fn", "arguments": {{}}}}{after} then stop"#);
+            let Some(s) = skeleton(&text) else {
+                assert_eq!(before, "[CALLS\\]", "no skeleton in {text:?}");
+                continue;
+            };
+            assert_eq!(
+                (s.before.as_str(), s.after.as_str()),
+                (before, after),
+                "{text:?}"
+            );
+            let f = s.read().expect("the format reads").format;
+            assert_eq!(f.call_start, before, "{text:?}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! in them, batch and streamed.
 
 use chat_autoparser::analysis::{ArgumentsSlot, NameSlot, ReasoningMode, ToolClass, ToolFormat};
+use chat_autoparser::grammar::Recognizer;
 use chat_autoparser::{Analysis, Options, ParserConfig};
 
 use crate::common::streaming::{analyze, calls, report_and_stream, weather_tools};
@@ -216,7 +217,7 @@ fn phrase_reasoning_parses() {
 }
 
 #[test]
-fn the_grammar_says_its_calls_come_from_the_instructions() {
+fn the_grammar_allows_the_instructed_format_and_says_so() {
     let a = analyze(WORD_LIST);
     let g = a
         .grammar(&Options::default().with_tools(weather_tools()))
@@ -227,4 +228,27 @@ fn the_grammar_says_its_calls_come_from_the_instructions() {
             r#"the template does not render tool calls; the grammar allows the format its instructions show: functools[{"name": [function name], "arguments": [function arguments as JSON]}, ...]"#
         ]
     );
+    let triggers: Vec<&str> = g.triggers.iter().map(|t| t.value.as_str()).collect();
+    assert_eq!(triggers, ["functools["]);
+    let r = Recognizer::new(&g.gbnf).unwrap();
+    let call = r#"functools[{"name": "get_weather", "arguments": {"city": "Tokyo"}}]"#;
+    assert!(r.accepts(call), "{}", g.gbnf);
+    let dialect = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Tokyo\"}}\n</tool_call>";
+    assert!(!r.accepts(dialect), "the dialects are replaced");
+}
+
+#[test]
+fn the_grammar_allows_both_formats_of_a_template_that_renders_one() {
+    let a = analyze(OWN_AND_PROSE);
+    let g = a
+        .grammar(&Options::default().with_tools(weather_tools()))
+        .unwrap();
+    let r = Recognizer::new(&g.gbnf).unwrap();
+    for output in [
+        r#"<call>{"name": "get_weather", "arguments": {"city": "Tokyo"}}</call>"#,
+        r#"[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Tokyo"}}]"#,
+    ] {
+        assert!(r.accepts(output), "{output}\n{}", g.gbnf);
+    }
+    assert!(g.preserved_tokens.iter().any(|t| t == "[TOOL_CALLS]"));
 }
