@@ -31,6 +31,10 @@ use crate::template::{ChatTemplate, TemplateConfig};
 /// Longest skeleton read, from its opening bracket to its close.
 const MAX_SKELETON: usize = 2000;
 
+/// How far back from a bracket a marker before it is looked for: longer
+/// than any marker (`markers` takes at most 96 bytes between brackets).
+const MARKER_WINDOW: usize = 100;
+
 /// Longest quoted phrase taken for a reasoning marker.
 const MAX_PHRASE: usize = 64;
 
@@ -115,10 +119,8 @@ fn skeleton_at(text: &str, object: usize) -> Option<Skeleton> {
     let open = if list { head.len() - 1 } else { object };
     let close = closing_bracket(text, open)?;
     let body = &text[open..close];
-    if [NAME, NAME2]
-        .iter()
-        .any(|n| body.contains(&format!("\"{n}\"")))
-    {
+    // Quoted or not (`functions.foofoo`): the probe names are in no example.
+    if body.contains(NAME) || body.contains(NAME2) {
         return None;
     }
     let before_start = marker_before(text, open)?;
@@ -172,7 +174,7 @@ fn marker_before(text: &str, open: usize) -> Option<usize> {
         return Some(word.len());
     }
     let trimmed = head.trim_end_matches([' ', '\n']);
-    let from = trimmed.len().saturating_sub(100);
+    let from = trimmed.len().saturating_sub(MARKER_WINDOW);
     let from = (from..=trimmed.len()).find(|&i| trimmed.is_char_boundary(i))?;
     let last = markers::spans(&trimmed[from..]).pop()?;
     (from + last.end == trimmed.len()).then_some(from + last.start)
@@ -348,6 +350,7 @@ mod tests {
     #[test]
     fn a_tool_listing_and_unmarked_json_are_not_skeletons() {
         assert!(skeletons(r#"<tools>[{"name": "foofoo", "parameters": {}}]</tools>"#).is_empty());
+        assert!(skeletons(r#"<tool>{"name": "functions.barbar"}</tool>"#).is_empty());
         assert!(skeletons(r#"in the format {"name": function name, "parameters": {}}"#).is_empty());
     }
 
