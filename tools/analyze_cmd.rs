@@ -144,17 +144,29 @@ fn failure_text(f: &Failure) -> String {
 fn tools_cell(a: &Analysis) -> String {
     match &a.tools {
         Some(t) => format!("{:?}", t.class),
+        None if a.prose.tool_call.is_some() => "instructed".into(),
         None if !a.fallback_tools.is_empty() => "fallback dialects".into(),
         None => "none".into(),
     }
 }
 
-/// The names of the analysis's fallback dialects.
+/// The names of the analysis's fallback formats: a dialect's, or
+/// `instructed` for the one its instructions show (`Analysis::prose`).
 fn dialect_names(a: &Analysis) -> Vec<&'static str> {
     a.fallback_tools
         .iter()
-        .map(|t| fallback_dialect_name(t).unwrap_or("unnamed"))
+        .map(|t| fallback_dialect_name(t).unwrap_or("instructed"))
         .collect()
+}
+
+/// The example call the instructed format was read from.
+fn prose_rows(a: &Analysis, row: &mut impl FnMut(&str, String)) {
+    if let Some(example) = &a.prose.tool_call {
+        row(
+            "  example",
+            format!("{} (the template's instructions)", visible(example)),
+        );
+    }
 }
 
 /// The human-readable table.
@@ -181,6 +193,12 @@ pub fn table(a: &Analysis) -> String {
         if a.reasoning.bare_end {
             row("  no reasoning", format!("{} alone", q(&a.reasoning.end)));
         }
+        if a.prose.reasoning {
+            row(
+                "  named by",
+                "the template's instructions (not rendered)".into(),
+            );
+        }
     }
     if !a.content.start.is_empty() || !a.content.end.is_empty() {
         row(
@@ -191,13 +209,15 @@ pub fn table(a: &Analysis) -> String {
     match &a.tools {
         None if !a.fallback_tools.is_empty() => {
             let names = dialect_names(a);
+            let how = match a.prose.tool_call {
+                Some(_) => "the format its instructions show".to_owned(),
+                None => format!("fallback dialects: {}", names.join(", ")),
+            };
             row(
                 "tools",
-                format!(
-                    "not rendered by the template; parsing fallback dialects: {}",
-                    names.join(", ")
-                ),
+                format!("not rendered by the template; parsing {how}"),
             );
+            prose_rows(a, &mut row);
             for (t, name) in a.fallback_tools.iter().zip(names) {
                 let mut parts = vec![format!("{:?}", t.class)];
                 for (what, start, end) in [
@@ -289,7 +309,13 @@ pub fn table(a: &Analysis) -> String {
                     other => format!("{other:?}"),
                 },
             );
-            if !a.fallback_tools.is_empty() {
+            if a.prose.tool_call.is_some() {
+                row(
+                    "  also read",
+                    "instructed (the template's instructions show other markers)".into(),
+                );
+                prose_rows(a, &mut row);
+            } else if !a.fallback_tools.is_empty() {
                 row(
                     "  also read",
                     format!(

@@ -300,6 +300,7 @@ fn formats(r: &CheckReport) -> String {
         .iter()
         .map(|t| match t.source {
             Source::Instructions => format!("{}?", t.dialect.unwrap_or("fallback")),
+            Source::Prose => "instructed?".to_owned(),
             _ => kebab(&t.class),
         })
         .collect();
@@ -383,11 +384,15 @@ fn detected(r: &CheckReport) -> String {
     let mut out = format!("stop marker: {}\n", q(&d.stop_marker));
     match d.reasoning.source {
         Source::None => out.push_str("reasoning: none\n"),
-        _ => out.push_str(&format!(
-            "reasoning: {} {} ... {} (rendered)\n",
+        source => out.push_str(&format!(
+            "reasoning: {} {} ... {} ({})\n",
             kebab(&d.reasoning.mode),
             q(&d.reasoning.start),
-            q(&d.reasoning.end)
+            q(&d.reasoning.end),
+            match source {
+                Source::Prose => "not rendered: named by the template's instructions",
+                _ => "rendered",
+            }
         )),
     }
     if let Some(switch) = &d.thinking_switch {
@@ -402,6 +407,7 @@ fn detected(r: &CheckReport) -> String {
                 "not rendered: the {} dialect, assumed from the template's instructions",
                 t.dialect.unwrap_or("fallback")
             ),
+            Source::Prose => "not rendered: shown by the template's instructions".into(),
             _ => "rendered".into(),
         };
         out.push_str(&format!(

@@ -10,6 +10,7 @@
 //! - `diff` / `markers`: splitting renders without cutting markers;
 //! - `outputs`: from full renders to "what the model writes" per variant;
 //! - `reasoning`, `content`, `tools`, `arguments`: reading each part's markers;
+//! - `prose`: formats the template's instructions name but no render shows;
 //! - `fallback`: tool formats for templates that take tools but write no calls.
 //!
 //! Invariants: no code keys on a model name or on strings peculiar to one
@@ -25,6 +26,7 @@ pub(crate) mod markers;
 mod model;
 mod outputs;
 mod probe;
+mod prose;
 mod reasoning;
 mod report;
 mod sections;
@@ -58,7 +60,8 @@ fn analyze_with(template: &ChatTemplate, fallbacks: bool) -> Result<Analysis> {
     let mut report = report::Report::default();
     let variables = template.variables();
     let outputs = outputs::collect(template, &variables, &mut report)?;
-    let reasoning = reasoning::detect(&outputs, template, &variables, &mut report);
+    let (reasoning, reasoning_from_prose) =
+        reasoning::detect(&outputs, template, &variables, &mut report);
     let mut turn = outputs.turn_format(&mut report);
     let content = content::detect(&outputs, &reasoning, &turn.stop_marker, &mut report);
     turn.headers = sections::headers(&content, &reasoning);
@@ -72,9 +75,14 @@ fn analyze_with(template: &ChatTemplate, fallbacks: bool) -> Result<Analysis> {
         &mut report,
     );
     let preserved_tokens = report::preserved_tokens(&reasoning, &content, tools.as_ref(), &turn);
-    let fallback_tools = match fallbacks {
-        true => fallback::for_template(&outputs, &variables),
-        false => Vec::new(),
+    let prose_call = match fallbacks {
+        true => prose_call(&outputs, &variables, tools.as_ref()),
+        false => None,
+    };
+    let fallback_tools = match (fallbacks, &prose_call) {
+        (false, _) => Vec::new(),
+        (true, Some(call)) => vec![call.format.clone()],
+        (true, None) => fallback::for_template(&outputs, &variables),
     };
     // Renders refused for want of fuel would read as the template's own
     // refusals: the result would describe a template that does not exist.
@@ -91,6 +99,10 @@ fn analyze_with(template: &ChatTemplate, fallbacks: bool) -> Result<Analysis> {
         content,
         tools,
         fallback_tools,
+        prose: Prose {
+            tool_call: prose_call.map(|c| c.example),
+            reasoning: reasoning_from_prose,
+        },
         preserved_tokens,
         comparisons: report.finish(),
         variables,
@@ -100,6 +112,28 @@ fn analyze_with(template: &ChatTemplate, fallbacks: bool) -> Result<Analysis> {
     let renders: Vec<&str> = outputs.whole_renders().collect();
     analysis.spare_tokens = spare::tokens(template.source(), &analysis, &renders);
     Ok(analysis)
+}
+
+/// The call format the template's instructions show, for a template that
+/// reads `tools`: where it renders no call, it replaces the fallback
+/// dialects (the template says what its model writes; each dialect more
+/// would be an opener its content cannot hold); where it renders calls, it
+/// is read besides them only when it opens with other markers (else it is
+/// the same format, described, and is not analysed at all).
+fn prose_call(
+    outputs: &outputs::Outputs,
+    variables: &[String],
+    own: Option<&ToolFormat>,
+) -> Option<prose::ProseCall> {
+    if !variables.iter().any(|v| v == "tools") {
+        return None;
+    }
+    let skeleton = prose::skeleton(&outputs.instructions)?;
+    let own_opener = |f: &ToolFormat| prose::squeezed(&(f.section_start.clone() + &f.call_start));
+    if own.is_some_and(|f| own_opener(f) == skeleton.opener()) {
+        return None;
+    }
+    skeleton.read()
 }
 
 /// Date-stamping templates (`strftime_now`) would make the analysis depend on

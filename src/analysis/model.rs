@@ -40,12 +40,19 @@ pub struct Analysis {
     /// How tool calls are written, when the template renders them.
     pub tools: Option<ToolFormat>,
     /// Formats output may hold besides the template's own (see
-    /// `fallback`): every fallback dialect when the template takes `tools`
+    /// `fallback` and `prose`): when the template's instructions show an
+    /// example call ([`Prose::tool_call`]), its format alone if the template
+    /// renders no call, or after the template's own when that has other
+    /// markers; else every fallback dialect when the template takes `tools`
     /// but renders no call (`tools` is `None`); the Hermes dialect when it
     /// never reads `tools`, because a server's prompt for it lists the tools
     /// in Hermes style. Parser and grammar accept them too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fallback_tools: Vec<ToolFormat>,
+    /// What was read from the template's instruction text rather than from
+    /// its renders (see `prose`).
+    #[serde(default, skip_serializing_if = "Prose::is_empty")]
+    pub prose: Prose,
     /// Marker tokens a tokenizer must keep whole for the parser to see them.
     pub preserved_tokens: Vec<String>,
     /// Every comparison that was run, and whether the template supported it.
@@ -61,6 +68,27 @@ pub struct Analysis {
     /// that has no marker of its own (see `spare`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spare_tokens: Vec<String>,
+}
+
+/// Formats the template's instructions name without rendering them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Prose {
+    /// The example call the instructions show with tools given
+    /// (`functools[{"name": [function name], ...}, ...]`), when its format
+    /// is read: that format is `fallback_tools[0]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call: Option<String>,
+    /// The reasoning markers are what an instruction names (a quoted phrase
+    /// pair, an empty tag pair), not what a render writes.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub reasoning: bool,
+}
+
+impl Prose {
+    /// Nothing was read from prose.
+    pub fn is_empty(&self) -> bool {
+        self.tool_call.is_none() && !self.reasoning
+    }
 }
 
 /// How an assistant turn is framed.

@@ -144,6 +144,9 @@ pub struct Outputs {
     pub assumed_empty: Vec<String>,
     /// The message field the probes put reasoning in.
     pub reasoning_field: &'static str,
+    /// The user turn with the generation prompt, rendered with the probe
+    /// tools: where the template's instructions about them are (see `prose`).
+    pub instructions: String,
     /// The content turn rendered with thinking off, when the template reads
     /// the switch (see [`Outputs::turn_tail`]).
     thinking_off_turn: Option<String>,
@@ -215,6 +218,7 @@ pub fn collect(
         follow_up,
         assumed_empty: prober.extra.keys().cloned().collect(),
         reasoning_field: prober.reasoning_field,
+        instructions: full_prompt,
         thinking_off_turn,
     })
 }

@@ -8,8 +8,10 @@
 //! closing marker (`<x>` → `</x>`, see `markers::closing_for`). Last, a
 //! template that never renders a block may still tell the model to write one:
 //! a caller switch (granite's `thinking`) that adds an instruction naming an
-//! empty tag pair (`Write your thoughts between <think></think>`) names the
-//! markers ("instructed markers").
+//! empty tag pair (`Write your thoughts between <think></think>`), or two
+//! quoted phrases the thoughts and the answer follow (`after 'Here is my
+//! thought process:'`, see `prose`), names the markers ("instructed
+//! markers").
 //!
 //! Invariant: `start` and `end` are trimmed marker text; an empty `end` means
 //! mode `None`.
@@ -23,13 +25,14 @@ use super::report::Report;
 use super::{diff, markers};
 use crate::template::{ChatTemplate, RenderRequest};
 
-/// Runs R1–R3 and summarises the reasoning format.
+/// Runs R1–R3 and summarises the reasoning format; the flag says the
+/// markers are instructed ones, named by the template's prose.
 pub fn detect(
     outputs: &Outputs,
     template: &ChatTemplate,
     variables: &[String],
     report: &mut Report,
-) -> Reasoning {
+) -> (Reasoning, bool) {
     let from_turns = markers_from_turn(outputs, report);
     let prompts: [Option<&str>; 3] = outputs.prompts.each_ref().map(Option::as_deref);
     let history = outputs.assistant_turn(Variant::Content).unwrap_or("");
@@ -52,11 +55,10 @@ pub fn detect(
         }
         found => found,
     };
-    let (mut start, end) = from_turns
-        .or(from_prompts)
-        .or_else(from_history)
-        .or_else(instructed)
-        .unwrap_or_default();
+    let rendered = from_turns.or(from_prompts).or_else(from_history);
+    let from_prose = rendered.is_none();
+    let (mut start, end) = rendered.or_else(instructed).unwrap_or_default();
+    let from_prose = from_prose && !end.is_empty();
     if start.is_empty() {
         // The prompt may open the block that history renders share with it.
         start = opened_by_prompt(&prompts, &end).unwrap_or_default();
@@ -81,7 +83,7 @@ pub fn detect(
     };
     let field = outputs.reasoning_field.to_owned();
     let bare_end = writes_bare_end(outputs, &start, &end);
-    Reasoning {
+    let reasoning = Reasoning {
         mode,
         start,
         end,
@@ -91,7 +93,8 @@ pub fn detect(
         only_with_tool_calls,
         bare_end,
         field,
-    }
+    };
+    (reasoning, from_prose)
 }
 
 /// The content turn (no reasoning) begins with the end marker and no start
@@ -256,7 +259,8 @@ fn markers_from_history(outputs: &Outputs) -> Option<(String, String)> {
 const MAX_SWITCHES: usize = 16;
 
 /// Markers a caller switch tells the model to write: the first empty tag
-/// pair (`<think></think>`) in the text a variable set to `true` adds to the
+/// pair (`<think></think>`), else the quoted phrase pair the thoughts and the
+/// answer follow (`prose::reasoning_phrases`), in the text a variable set to `true` adds to the
 /// prompt of one user turn (rendered without tools, which some templates
 /// instruct about instead).
 fn instructed_markers(
@@ -287,7 +291,8 @@ fn instructed_markers(
         let mut extra = empty.clone();
         extra.insert(var.clone(), Value::Bool(true));
         let on = render(extra)?;
-        empty_block(diff::split(&off, &on).right)
+        let added = diff::split(&off, &on).right;
+        empty_block(added).or_else(|| super::prose::reasoning_phrases(added))
     })
 }
 

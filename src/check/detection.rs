@@ -1,8 +1,10 @@
 //! What the analysis found, for `check`'s report, and where each finding
-//! came from: the rendered probe conversations (the template writes it) or
-//! the template's instructions alone (it lists tools in prose but renders
-//! no call, so the format is one of the fallback dialects a model behind
-//! such a template is assumed to write).
+//! came from: the rendered probe conversations (the template writes it),
+//! the template's prose (its instructions show an example call or name the
+//! reasoning markers, `Analysis::prose`), or the template's instructions
+//! alone (it lists tools in prose but renders no call and shows none, so the
+//! format is one of the fallback dialects a model behind such a template is
+//! assumed to write).
 //!
 //! Invariant: a pure summary of the [`Analysis`] and the template's
 //! capabilities; it adds no detection of its own.
@@ -24,6 +26,9 @@ pub enum Source {
     Rendered,
     /// Not rendered: assumed from the template's instructions (fallback dialects).
     Instructions,
+    /// Not rendered: named by the template's instruction text (an example
+    /// call, quoted reasoning phrases).
+    Prose,
     /// Nothing found.
     None,
 }
@@ -57,6 +62,9 @@ pub struct ToolsFound {
     pub call_start: String,
     /// Text after each call.
     pub call_end: String,
+    /// The example call the format was read from, when its source is `prose`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
     /// How the name is written (`json-field`, `json-key`, `tagged`).
     pub name: &'static str,
     /// How the arguments are written (`json`, `tagged`, `python`).
@@ -94,14 +102,21 @@ pub fn summarize(analysis: &Analysis, caps: &Capabilities) -> Detection {
         end: r.end.clone(),
         source: match r.mode {
             ReasoningMode::None => Source::None,
+            _ if analysis.prose.reasoning => Source::Prose,
             _ => Source::Rendered,
         },
     };
     let own = analysis.tools.iter().map(|t| tools(t, Source::Rendered));
-    let assumed = analysis
-        .fallback_tools
-        .iter()
-        .map(|t| tools(t, Source::Instructions));
+    // The format an example call shows is the first fallback (see `Prose::tool_call`).
+    let example = analysis.prose.tool_call.as_ref();
+    let assumed = analysis.fallback_tools.iter().enumerate().map(|(i, t)| {
+        let mut found = tools(t, Source::Instructions);
+        if let (0, Some(example)) = (i, example) {
+            found.source = Source::Prose;
+            found.example = Some(example.clone());
+        }
+        found
+    });
     let unsupported_comparisons = analysis
         .comparisons
         .iter()
@@ -130,6 +145,7 @@ fn tools(t: &ToolFormat, source: Source) -> ToolsFound {
         section_start: t.section_start.clone(),
         call_start: t.call_start.clone(),
         call_end: t.call_end.clone(),
+        example: None,
         name: match t.name {
             NameSlot::JsonField { .. } => "json-field",
             NameSlot::JsonKey => "json-key",
@@ -142,5 +158,32 @@ fn tools(t: &ToolFormat, source: Source) -> ToolsFound {
         },
         parallel: t.parallel,
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::template::{ChatTemplate, TemplateConfig};
+
+    /// Shows an example call between `[TOOL_CALLS]` markers, renders none.
+    const SHOWN: &str = r#"{%- if tools %}[INST]Tools: {{ tools | tojson }}
+Call them as [TOOL_CALLS][{"name": "name", "arguments": {}}][/INST]{% endif %}
+{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}
+{%- if add_generation_prompt %}<|assistant|>{% endif %}"#;
+
+    #[test]
+    fn a_format_an_example_call_shows_comes_from_prose() {
+        let t = ChatTemplate::new(SHOWN, &TemplateConfig::default()).unwrap();
+        let d = summarize(&t.analyze().unwrap(), &t.capabilities());
+        assert_eq!(d.tool_formats.len(), 1);
+        let f = &d.tool_formats[0];
+        assert_eq!(f.source, Source::Prose);
+        assert_eq!(f.section_start, "[TOOL_CALLS][");
+        assert_eq!(
+            f.example.as_deref(),
+            Some(r#"[TOOL_CALLS][{"name": "name", "arguments": {}}]"#)
+        );
+        assert_eq!(f.dialect, None);
     }
 }

@@ -125,6 +125,12 @@ pub fn decide(report: &CheckReport) -> (super::Verdict, Vec<Warning>, Vec<String
         warnings.push(w);
     }
     for t in &report.detection.tool_formats {
+        if let (Source::Prose, Some(example)) = (t.source, &t.example) {
+            warnings.push(warning(
+                format!("tool calls are read in the format the template's instructions show ({example}), not one it renders"),
+                "check real model outputs, or make the template render assistant tool_calls",
+            ));
+        }
         if t.source == Source::Instructions {
             warnings.push(warning(
                 format!(

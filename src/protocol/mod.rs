@@ -416,10 +416,10 @@ fn tool_section(
         return (None, why);
     }
     if fallback {
-        warnings.push(
-            "the template does not render tool calls; the grammar allows the fallback dialects"
-                .into(),
-        );
+        warnings.push(match &analysis.prose.tool_call {
+            Some(example) => format!("the template does not render tool calls; the grammar allows the format its instructions show: {example}"),
+            None => "the template does not render tool calls; the grammar allows the fallback dialects".into(),
+        });
     }
     let parallel = options.parallel_tool_calls;
     (

@@ -3,7 +3,10 @@
 //! For every template: the analysis completes without error; its JSON is
 //! byte-identical across two independent runs (compile + analyze twice;
 //! invariant 4 of `docs/architecture.md`); the JSON round-trips through
-//! serde (deserialize → equal analysis → identical bytes). A summary line with counts (templates analyzed,
+//! serde (deserialize → equal analysis → identical bytes); a template that
+//! renders its calls gains no format from its prose (every corpus example
+//! call, in Qwen's, Hermes' or Apriel's instructions, opens with the markers
+//! the template renders; `docs/analysis.md`). A summary line with counts (templates analyzed,
 //! with tools, with reasoning, by tool class and reasoning mode) is printed;
 //! see it with `cargo test --test analysis corpus:: -- --nocapture`.
 //!
@@ -62,6 +65,7 @@ fn corpus_analyses_complete_deterministic_and_round_trip() {
     let mut errors = Vec::new();
     let mut nondeterministic = Vec::new();
     let mut round_trip = Vec::new();
+    let mut prose_beside_own = Vec::new();
     let mut analyzed = 0;
     let mut with_tools = 0;
     let mut with_reasoning = 0;
@@ -117,6 +121,9 @@ fn corpus_analyses_complete_deterministic_and_round_trip() {
             Err(e) => round_trip.push(format!("  {name}: does not deserialize: {e}")),
         }
 
+        if let (Some(_), Some(example)) = (&first.tools, &first.prose.tool_call) {
+            prose_beside_own.push(format!("  {name}: {example}"));
+        }
         if let Some(tools) = &first.tools {
             with_tools += 1;
             *by_class.entry(json_name(&tools.class)).or_default() += 1;
@@ -152,6 +159,10 @@ fn corpus_analyses_complete_deterministic_and_round_trip() {
             &nondeterministic,
         ),
         ("analysis JSON does not round-trip", &round_trip),
+        (
+            "a format from prose beside the rendered one",
+            &prose_beside_own,
+        ),
     ] {
         if !list.is_empty() {
             report.push_str(&format!(

@@ -211,6 +211,38 @@ fn a_template_that_renders_no_call_warns_and_exits_3() {
     );
 }
 
+/// [`SILENT`] with an example call in its instructions: the format is read
+/// from the example, and the report says so.
+const SHOWN: &str = "{%- if tools %}<|im_start|>system\nTools: {{ tools | tojson }}\nCall them as \
+<call>{\"name\": \"f\", \"arguments\": {}}</call><|im_end|>\n{% endif %}\
+{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}\
+{%- if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+
+#[test]
+fn a_format_the_instructions_show_is_reported_as_prose() {
+    let dir = folder("shown", &[("shown.jinja", SHOWN)]);
+    let path = dir.join("shown.jinja");
+    let (code, doc) = check_json(path.to_str().unwrap());
+    assert_schema(&doc);
+    assert_eq!(code, Some(3), "{doc:#}");
+    let formats = doc["detection"]["tool_formats"].as_array().unwrap();
+    assert_eq!(formats.len(), 1, "{formats:?}");
+    assert_eq!(formats[0]["source"], "prose");
+    assert_eq!(formats[0]["call_start"], "<call>");
+    assert_eq!(
+        formats[0]["example"],
+        r#"<call>{"name": "f", "arguments": {}}</call>"#
+    );
+    let out = run(&["check", path.to_str().unwrap()], b"");
+    assert!(
+        stdout(&out).contains(
+            "tools: json-native \"\" \"<call>\" ... \"</call>\" (not rendered: shown by the template's instructions)\n"
+        ),
+        "{}",
+        stdout(&out)
+    );
+}
+
 #[test]
 fn a_failing_plain_round_trip_is_unsupported_and_exits_4() {
     let dir = folder("twice", &[("twice.jinja", TWICE)]);

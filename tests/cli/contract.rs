@@ -36,6 +36,34 @@ fn analyze_prints_the_detected_markers() {
     }
 }
 
+/// A template that renders no call but shows one in its instructions:
+/// the table says the format came from that example.
+#[test]
+fn analyze_says_a_format_came_from_the_instructions() {
+    let dir = std::env::temp_dir().join(format!("cap-cli-prose-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("shown.jinja");
+    let template = "{%- if tools %}<|system|>Tools: {{ tools | tojson }}\nCall as \
+        <call>{\"name\": \"f\", \"arguments\": {}}</call><|end|>{% endif %}\
+        {%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}\
+        {%- if add_generation_prompt %}<|assistant|>{% endif %}";
+    std::fs::write(&path, template).unwrap();
+    let out = run(&["analyze", path.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in [
+        "tools              not rendered by the template; parsing the format its instructions show",
+        "  example          <call>{\"name\": \"f\", \"arguments\": {}}</call> (the template's instructions)",
+        "  instructed       JsonNative, call \"<call>\" ... \"</call>\", separator \"\\n\"",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing line {line:?} in:\n{text}"
+        );
+    }
+}
+
 #[test]
 fn analyze_json_round_trips() {
     let out = run(&["analyze", "templates/mistral-tool-calls.jinja", "--json"]);

@@ -26,6 +26,7 @@ mod named_close_tags;
 mod nested_elements;
 mod part_opener;
 mod policies;
+mod prose_formats;
 mod push_bytes;
 mod python_values;
 mod round_trip;

@@ -1,0 +1,394 @@
+//! Formats a template only describes in prose.
+//!
+//! Some templates never render an assistant's tool calls, yet the
+//! instructions they render with `tools` show the model an example call:
+//! `... formatted as functools[{"name": [function name], "arguments": [...]}, ...]`,
+//! `[TOOL_CALLS] [{"name": <function-name>, ...}] [/TOOL_CALLS]`. Such an
+//! example is a *skeleton*: a marker, then a JSON object (or a list of
+//! them) whose first key is `"name"`, with placeholder values that need not
+//! be JSON, then, maybe, the marker that closes it. The skeleton is turned
+//! into a tiny chat template of our own that renders calls with the same
+//! markers and keys, which the analysis reads the usual way (as it reads
+//! the fallback dialects, `fallback`), so the result is ordinary
+//! [`ToolFormat`] data.
+//!
+//! Likewise for reasoning: an instruction that puts the thoughts after one
+//! quoted phrase and the answer after another (`Write your thoughts after
+//! 'Here is my thought process:' and your response after 'Here is my
+//! response:'`) names the two phrases as the reasoning block's markers
+//! (see `reasoning::instructed_markers`).
+//!
+//! Invariants: everything read here is text the template rendered, never a
+//! list of known formats or model names; a tool listing (objects naming the
+//! probe tools) is never a skeleton; a skeleton whose format cannot be
+//! analysed is no skeleton (no panic, no error: the analysis goes on).
+
+use super::markers;
+use super::model::ToolFormat;
+use super::probe::{NAME, NAME2};
+use crate::template::{ChatTemplate, TemplateConfig};
+
+/// Longest skeleton read, from its opening bracket to its close.
+const MAX_SKELETON: usize = 2000;
+
+/// How far back from a bracket a marker before it is looked for: longer
+/// than any marker (`markers` takes at most 96 bytes between brackets).
+const MARKER_WINDOW: usize = 100;
+
+/// Longest quoted phrase taken for a reasoning marker.
+const MAX_PHRASE: usize = 64;
+
+/// An example call in the instructions, and the format read from it.
+#[derive(Debug, Clone)]
+pub struct ProseCall {
+    /// The example as the instructions show it, markers included.
+    pub example: String,
+    /// The format a template rendering calls that way has.
+    pub format: ToolFormat,
+}
+
+/// The example call's parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skeleton {
+    /// The marker before the call (`[TOOL_CALLS]`, `functools`), with the
+    /// whitespace between it and the bracket.
+    before: String,
+    /// The calls are a JSON list (`[{"name": ...}, ...]`).
+    list: bool,
+    /// The closing marker after the call, with the whitespace before it.
+    after: String,
+    /// The key after `"name"` (`arguments`, `parameters`).
+    arguments_key: String,
+    /// The whole example.
+    example: String,
+}
+
+/// The first skeleton in `instructions`, if any.
+pub fn skeleton(instructions: &str) -> Option<Skeleton> {
+    let text = unescaped(instructions);
+    let found = text
+        .match_indices('{')
+        .find_map(|(at, _)| skeleton_at(&text, at));
+    found
+}
+
+impl Skeleton {
+    /// The text that opens its calls (`functools[`, `<tool_call>`), without
+    /// whitespace: what tells it from another format before analysing it.
+    pub fn opener(&self) -> String {
+        let bracket = if self.list { "[" } else { "" };
+        squeezed(&format!("{}{bracket}", self.before))
+    }
+
+    /// The format a template rendering calls as the skeleton shows has,
+    /// when the analysis reads one.
+    pub fn read(self) -> Option<ProseCall> {
+        let format = format_of(&dialect_template(&self))?;
+        Some(ProseCall {
+            example: self.example,
+            format,
+        })
+    }
+}
+
+/// `text` without whitespace.
+pub fn squeezed(text: &str) -> String {
+    text.split_whitespace().collect()
+}
+
+/// Instructions written inside a JSON string show `{\"name\": ...}`: read
+/// them with the quotes (and newlines) unescaped.
+fn unescaped(text: &str) -> String {
+    match text.contains("{\\\"name\\\"") {
+        true => text.replace("\\\"", "\"").replace("\\n", "\n"),
+        false => text.to_owned(),
+    }
+}
+
+/// The skeleton whose call object opens at byte `object`, if it is one:
+/// `"name"` is its first key, a marker stands right before it (or before
+/// the list holding it), and it names none of the probe tools (a listing
+/// of the tools, not an example call).
+fn skeleton_at(text: &str, object: usize) -> Option<Skeleton> {
+    let key = text[object + 1..].trim_start();
+    if !key.starts_with("\"name\"") || !key["\"name\"".len()..].trim_start().starts_with(':') {
+        return None;
+    }
+    let head = text[..object].trim_end_matches([' ', '\n']);
+    let list = head.ends_with('[');
+    let open = if list { head.len() - 1 } else { object };
+    let close = closing_bracket(text, open)?;
+    let body = &text[open..close];
+    // Quoted or not (`functions.foofoo`): the probe names are in no example.
+    if body.contains(NAME) || body.contains(NAME2) {
+        return None;
+    }
+    let before_start = marker_before(text, open)?;
+    let after_end = marker_after(text, &text[before_start..open], close);
+    Some(Skeleton {
+        before: text[before_start..open].to_owned(),
+        list,
+        after: text[close..after_end].to_owned(),
+        arguments_key: second_key(&text[object..]).unwrap_or_else(|| "arguments".into()),
+        example: text[before_start..after_end].to_owned(),
+    })
+}
+
+/// The end of the bracketed value opening at `open` (`{` or `[`), reading
+/// placeholder text (`[function name]`, `<args>`) as text and brackets in
+/// strings as text; `None` past [`MAX_SKELETON`] bytes or unbalanced.
+fn closing_bracket(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in text[open..]
+        .char_indices()
+        .take_while(|(i, _)| *i < MAX_SKELETON)
+    {
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (true, false, '"') => in_string = false,
+            (true, ..) => {}
+            (false, _, '"') => in_string = true,
+            (false, _, '{' | '[') => depth += 1,
+            (false, _, '}' | ']') => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(open + i + c.len_utf8());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Where the marker before the bracket at `open` starts: a word glued to
+/// it (`functools[`), or a bracketed marker with at most spaces or a newline
+/// between (`[TOOL_CALLS] [`, `<tool_call>\n{`).
+fn marker_before(text: &str, open: usize) -> Option<usize> {
+    let head = &text[..open];
+    let word = head.trim_end_matches(|c: char| c.is_alphanumeric() || c == '_');
+    if word.len() < head.len() && head[word.len()..].starts_with(char::is_alphabetic) {
+        return Some(word.len());
+    }
+    let trimmed = head.trim_end_matches([' ', '\n']);
+    let from = trimmed.len().saturating_sub(MARKER_WINDOW);
+    let from = (from..=trimmed.len()).find(|&i| trimmed.is_char_boundary(i))?;
+    let last = markers::spans(&trimmed[from..]).pop()?;
+    (from + last.end == trimmed.len()).then_some(from + last.start)
+}
+
+/// Where the closing marker after the call ending at `close` ends, or
+/// `close` when there is none: the conventional closer of the opening
+/// marker (`[/TOOL_CALLS]` for `[TOOL_CALLS]`, see `markers::closing_for`),
+/// right after the call or after spaces or a newline. Any other marker
+/// there is the instructions' own (an end of turn glued to the example).
+fn marker_after(text: &str, opener: &str, close: usize) -> usize {
+    let rest = &text[close..];
+    let gap = rest.len() - rest.trim_start_matches([' ', '\n']).len();
+    let closer = markers::closing_for(opener.trim_end());
+    match closer.filter(|c| rest[gap..].starts_with(c.as_str())) {
+        Some(c) => close + gap + c.len(),
+        None => close,
+    }
+}
+
+/// The first quoted key after `"name"` in the call object starting `object`.
+fn second_key(object: &str) -> Option<String> {
+    let after_name = &object[object.find("\"name\"")? + "\"name\"".len()..];
+    let mut rest = after_name;
+    while let Some(q) = rest.find('"') {
+        let tail = &rest[q + 1..];
+        let end = tail.find('"')?;
+        let key = &tail[..end];
+        let is_key = tail[end + 1..].trim_start().starts_with(':');
+        if is_key && !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return Some(key.to_owned());
+        }
+        rest = &tail[end + 1..];
+    }
+    None
+}
+
+/// ChatML turns; the calls as a skeleton shows them, `@OPEN@` and
+/// `@CLOSE@` standing for its markers (as Jinja string literals) and
+/// `@KEY@` for its arguments key. A list between the markers, `, ` between
+/// calls:
+const LIST: &str = r#"
+{%- for message in messages -%}
+{{- '<|im_start|>' + message.role + '\n' -}}
+{%- if message.content is string -%}{{- message.content -}}{%- endif -%}
+{%- if message.tool_calls -%}
+{{- @OPEN@ -}}
+{%- for call in message.tool_calls -%}
+{{- '{"name": ' + call.function.name | tojson + ', "@KEY@": ' + call.function.arguments | tojson + '}' -}}
+{{- ', ' if not loop.last -}}
+{%- endfor -%}
+{{- @CLOSE@ -}}
+{%- endif -%}
+{{- '<|im_end|>\n' -}}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}
+"#;
+
+/// As [`LIST`], each call between the markers, a newline between calls.
+const EACH: &str = r#"
+{%- for message in messages -%}
+{{- '<|im_start|>' + message.role + '\n' -}}
+{%- if message.content is string -%}{{- message.content -}}{%- endif -%}
+{%- for call in message.tool_calls or [] -%}
+{{- '\n' if not loop.first -}}
+{{- @OPEN@ -}}
+{{- '{"name": ' + call.function.name | tojson + ', "@KEY@": ' + call.function.arguments | tojson + '}' -}}
+{{- @CLOSE@ -}}
+{%- endfor -%}
+{{- '<|im_end|>\n' -}}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}
+"#;
+
+/// The template rendering calls as skeleton `s` shows them.
+fn dialect_template(s: &Skeleton) -> String {
+    let literal = |t: String| serde_json::to_string(&t).expect("a string serializes");
+    let (shape, open, close) = match s.list {
+        true => (LIST, format!("{}[", s.before), format!("]{}", s.after)),
+        false => (EACH, s.before.clone(), s.after.clone()),
+    };
+    shape
+        .replace("@OPEN@", &literal(open))
+        .replace("@CLOSE@", &literal(close))
+        .replace("@KEY@", &s.arguments_key)
+}
+
+/// The tool format the analysis reads from a skeleton's template, on the
+/// analysis's own fuel (the markers are the template's text); `None` when
+/// it reads none.
+fn format_of(source: &str) -> Option<ToolFormat> {
+    let template = ChatTemplate::new(source, &TemplateConfig::default()).ok()?;
+    super::analyze_with(&template, false).ok()?.tools
+}
+
+/// The reasoning markers an instruction names by quoting them: the first
+/// two distinct quoted phrases (`'...'`, `"..."`) each written right after
+/// the word `after`, in order: the thoughts follow the first, the answer
+/// the second.
+pub fn reasoning_phrases(added: &str) -> Option<(String, String)> {
+    let mut phrases = added
+        .match_indices("after ")
+        .filter_map(|(at, word)| quoted_at(&added[at + word.len()..]));
+    let start = phrases.next()?;
+    let end = phrases.find(|p| *p != start)?;
+    Some((start.to_owned(), end.to_owned()))
+}
+
+/// The quoted phrase `text` opens with: one line, at most [`MAX_PHRASE`]
+/// bytes, not blank.
+fn quoted_at(text: &str) -> Option<&str> {
+    let quote = text.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
+    let inner = &text[1..];
+    let phrase = &inner[..inner.find(quote)?];
+    let fits = phrase.len() <= MAX_PHRASE && !phrase.contains('\n');
+    (fits && !phrase.trim().is_empty()).then_some(phrase)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every skeleton in `text`, in order.
+    fn skeletons(text: &str) -> Vec<Skeleton> {
+        text.match_indices('{')
+            .filter_map(|(at, _)| skeleton_at(text, at))
+            .collect()
+    }
+
+    fn only(text: &str) -> Skeleton {
+        let found = skeletons(text);
+        assert_eq!(found.len(), 1, "{found:?}");
+        found.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn a_word_glued_to_a_list_of_placeholder_calls() {
+        let s = only(
+            r#"formatted as functools[{"name": [function name], "arguments": [function arguments as JSON]}, ...]. Go."#,
+        );
+        assert_eq!(
+            (s.before.as_str(), s.list, s.after.as_str()),
+            ("functools", true, "")
+        );
+        assert_eq!(s.arguments_key, "arguments");
+        assert!(s.example.ends_with("...]"));
+    }
+
+    #[test]
+    fn a_marker_pair_around_a_list() {
+        let s = only(
+            r#"write [TOOL_CALLS] [{"name": <function-name>, "parameters": <args>}] [/TOOL_CALLS] and stop"#,
+        );
+        assert_eq!(
+            (s.before.as_str(), s.after.as_str()),
+            ("[TOOL_CALLS] ", " [/TOOL_CALLS]")
+        );
+        assert_eq!(s.arguments_key, "parameters");
+    }
+
+    #[test]
+    fn escaped_quotes_are_read() {
+        let text = unescaped(
+            r#"<tool_call>\n{\"name\": \"function_name\", \"arguments\": {}}\n</tool_call>"#,
+        );
+        let s = only(&text);
+        assert_eq!(
+            (s.before.as_str(), s.list, s.after.as_str()),
+            ("<tool_call>\n", false, "\n</tool_call>")
+        );
+    }
+
+    #[test]
+    fn a_tool_listing_and_unmarked_json_are_not_skeletons() {
+        assert!(skeletons(r#"<tools>[{"name": "foofoo", "parameters": {}}]</tools>"#).is_empty());
+        assert!(skeletons(r#"<tool>{"name": "functions.barbar"}</tool>"#).is_empty());
+        assert!(skeletons(r#"in the format {"name": function name, "parameters": {}}"#).is_empty());
+    }
+
+    /// Markers holding quotes, backslashes or non-ASCII text go into the
+    /// dialect template as string literals and come back as written.
+    #[test]
+    fn odd_markers_survive_the_dialect_template() {
+        for (before, after) in [
+            ("<call kind=\"f\">\n", "\n</call kind=\"f\">"),
+            ("<｜tool▁calls｜>", ""),
+            ("[CALLS\\]", ""),
+        ] {
+            let text =
+                format!(r#"Use {before}{{"name": "fn", "arguments": {{}}}}{after} then stop"#);
+            let Some(s) = skeleton(&text) else {
+                assert_eq!(before, "[CALLS\\]", "no skeleton in {text:?}");
+                continue;
+            };
+            assert_eq!(
+                (s.before.as_str(), s.after.as_str()),
+                (before, after),
+                "{text:?}"
+            );
+            let f = s.read().expect("the format reads").format;
+            assert_eq!(f.call_start, before, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn quoted_phrases_after_the_word_after() {
+        let text = "Write your thoughts after 'Here is my thought process:' and your response after 'Here is my response:' for each query.";
+        assert_eq!(
+            reasoning_phrases(text),
+            Some((
+                "Here is my thought process:".into(),
+                "Here is my response:".into()
+            ))
+        );
+        assert_eq!(reasoning_phrases("after 'A' and after 'A'"), None);
+    }
+}
