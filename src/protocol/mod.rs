@@ -398,6 +398,15 @@ fn tool_section(
                     .then(|| format!("tool_choice names {name:?}, which is not among the tools")),
             )
         }
+        // The prompt lists every tool; calls may name only the allowed.
+        ToolChoice::AllowedTools { names, required } => {
+            let missing = missing_names(names, &tools);
+            tools.retain(|t| names.contains(&t.name));
+            let why = (!missing.is_empty()).then(|| {
+                format!("tool_choice allowed_tools names what is not among the tools: {missing}")
+            });
+            (*required, why)
+        }
     };
     let fallback = analysis.tools.is_none();
     // Fallback dialects are what a model was asked for by a prompt that
@@ -432,6 +441,16 @@ fn tool_section(
         }),
         unservable,
     )
+}
+
+/// The `names` no tool has, quoted and joined (empty when all are there).
+fn missing_names(names: &[String], tools: &[Tool]) -> String {
+    let missing: Vec<String> = names
+        .iter()
+        .filter(|n| !tools.iter().any(|t| &&t.name == n))
+        .map(|n| format!("{n:?}"))
+        .collect();
+    missing.join(", ")
 }
 
 /// The template's preserved tokens, and the markers of fallback dialects in
