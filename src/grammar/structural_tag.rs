@@ -924,6 +924,43 @@ mod tests {
     }
 
     #[test]
+    fn allowed_tools_are_the_tags_and_strict_schemas_are_closed() {
+        let a = hermes();
+        let allowed = export(
+            &a,
+            Options {
+                tool_choice: ToolChoice::AllowedTools {
+                    names: vec!["search".into()],
+                    required: true,
+                },
+                ..Options::default()
+            },
+        );
+        let triggered = all(&allowed, "triggered_tags");
+        let tags = triggered[0]["tags"].as_array().unwrap();
+        assert_eq!(tags.len(), 1);
+        assert_eq!(
+            tags[0]["begin"],
+            "<tool_call>\n{\"name\": \"search\", \"arguments\": "
+        );
+        assert_eq!(triggered[0]["at_least_one"], true);
+        let strict = json!({"type": "function", "function": {"name": "now", "strict": true}});
+        let p = Protocol::new(
+            &a,
+            &Options {
+                tools: vec![strict],
+                ..Options::default()
+            },
+        );
+        let tag = structural_tag(&p).unwrap();
+        let schemas = all(&tag, "json_schema");
+        assert_eq!(
+            schemas[0]["json_schema"],
+            json!({"type": "object", "additionalProperties": false})
+        );
+    }
+
+    #[test]
     fn a_missing_named_function_is_an_input_error() {
         let p = Protocol::new(
             &hermes(),

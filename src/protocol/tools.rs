@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{json, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_schema::strictly_closed;
 
 /// Which tool calls the model may or must make (OpenAI's `tool_choice`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -166,8 +167,13 @@ impl<'de> Deserialize<'de> for ToolChoice {
 pub struct Tool {
     /// The function's name.
     pub name: String,
-    /// Its parameters' JSON schema (`{"type": "object"}` when absent).
+    /// Its parameters' JSON schema (`{"type": "object"}` when absent);
+    /// a strict tool's with every object closed
+    /// ([`strictly_closed`]).
     pub parameters: Value,
+    /// OpenAI's `function.strict: true`: the arguments match the schema
+    /// exactly; an export that can only write a looser rule says so.
+    pub strict: bool,
 }
 
 /// Why `tools` cannot be served: the first entry without a (non-empty)
@@ -209,9 +215,15 @@ pub fn read_tools(tools: &[Value], warnings: &mut Vec<String>) -> Vec<Tool> {
             .or_else(|| function.get("input_schema"))
             .cloned()
             .unwrap_or_else(|| json!({"type": "object"}));
+        // Closed here, once: every export and the parser read these.
+        let strict = function.get("strict") == Some(&Value::Bool(true));
         out.push(Tool {
             name: name.to_owned(),
-            parameters,
+            parameters: match strict {
+                true => strictly_closed(&parameters),
+                false => parameters,
+            },
+            strict,
         });
     }
     out

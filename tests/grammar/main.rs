@@ -12,5 +12,6 @@ mod golden;
 mod headers;
 mod hostile_schemas;
 mod json_field_order;
+mod request_options;
 mod response_template_fields;
 mod schema;
