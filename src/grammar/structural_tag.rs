@@ -87,6 +87,7 @@ pub fn structural_tag(protocol: &Protocol) -> Result<StructuralTag> {
     let mut notes = Notes::new(protocol.warnings.clone());
     warn_dropped_patterns(protocol, &mut notes.warnings);
     let body = body(protocol, &mut notes);
+    protocol.note_strict(&mut notes.warnings);
     let format = match reasoning(protocol.reasoning.as_ref()) {
         Some(block) => sequence(vec![block, body]),
         None => body,
@@ -760,6 +761,7 @@ pub fn legacy(protocol: &Protocol) -> Result<LegacyStructuralTag> {
     if section.is_some_and(|s| s.required || !s.parallel) {
         notes.warn("the legacy form cannot require a call or stop after the first".into());
     }
+    protocol.note_strict(&mut notes.warnings);
     Ok(LegacyStructuralTag {
         structures,
         triggers,

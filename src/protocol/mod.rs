@@ -307,6 +307,35 @@ impl Protocol {
         }
     }
 
+    /// `warnings` (an export's) with one line added for each `strict` tool
+    /// a warning loosens: the export holds its arguments to a looser rule
+    /// than its schema. A warning concerns the tool its hint names (the
+    /// text before `: `, which is the name, starts with it and `-` or `.`,
+    /// or ends with `_` and it), the longest such name when several match.
+    pub fn note_strict(&self, warnings: &mut Vec<String>) {
+        let Some(section) = &self.tools else { return };
+        let names: Vec<&str> = section.tools.iter().map(|t| t.name.as_str()).collect();
+        let mut loosened: Vec<&str> = Vec::new();
+        for warning in warnings.iter() {
+            let hint = warning.split(": ").next().unwrap_or_default();
+            let tool = names
+                .iter()
+                .filter(|name| names_tool(hint, name))
+                .max_by_key(|name| name.len());
+            if let Some(name) = tool.filter(|n| !loosened.contains(n)) {
+                loosened.push(name);
+            }
+        }
+        for tool in section.tools.iter().filter(|t| t.strict) {
+            if loosened.contains(&tool.name.as_str()) {
+                warnings.push(format!(
+                    "{}: a `strict` tool, held to a looser rule than its schema (above)",
+                    tool.name
+                ));
+            }
+        }
+    }
+
     /// The section headers of channel formats (`<|channel|>` LABEL `<|message|>`).
     pub fn headers(&self) -> &[Header] {
         &self.turn.headers
@@ -441,6 +470,16 @@ fn tool_section(
         }),
         unservable,
     )
+}
+
+/// Whether a warning's `hint` names the tool `name` (see
+/// [`Protocol::note_strict`]).
+fn names_tool(hint: &str, name: &str) -> bool {
+    let after = hint.strip_prefix(name);
+    after.is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.']))
+        || hint
+            .strip_suffix(name)
+            .is_some_and(|before| before.ends_with('_'))
 }
 
 /// The `names` no tool has, quoted and joined (empty when all are there).

@@ -51,3 +51,27 @@ fn strict_tools_take_no_undeclared_key_in_the_gbnf() {
         );
     }
 }
+
+/// What an export cannot hold a `strict` tool to is said, once, naming the
+/// tool; a warning about another tool (`get.time`, whose name `get`
+/// begins) is not taken for it.
+#[test]
+fn a_strict_tool_held_loosely_is_named_in_the_warnings() {
+    let lookbehind = json!({"type": "string", "pattern": "(?<=a)b"});
+    let tool = |name: &str, strict: bool, key: &str| {
+        json!({"type": "function", "function": {"name": name, "strict": strict,
+            "parameters": {"type": "object", "properties": {key: lookbehind}}}})
+    };
+    let tools = vec![
+        tool("get_weather", true, "city"),
+        tool("get.time", false, "zone"),
+        json!({"type": "function", "function": {"name": "get", "strict": true}}),
+    ];
+    let p = prepared(tools, json!("auto"));
+    let strict_lines = |warnings: Vec<String>| -> Vec<String> {
+        warnings.into_iter().filter(|w| w.contains("strict")).collect()
+    };
+    let want = ["get_weather: a `strict` tool, held to a looser rule than its schema (above)"];
+    assert_eq!(strict_lines(p.gbnf().unwrap().warnings), want);
+    assert_eq!(strict_lines(p.lark().unwrap().warnings), want);
+}
