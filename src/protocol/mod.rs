@@ -2,7 +2,8 @@
 //!
 //! An [`Analysis`] says how a template's model writes reasoning, content and
 //! tool calls in general. A request narrows that down: which tools exist,
-//! whether a call is allowed, required or named (`tool_choice`), whether
+//! whether a call is allowed, required, named or among an allowed subset
+//! (`tool_choice`), which tools are `strict` (their objects closed), whether
 //! several calls may follow each other, whether thinking is on, and which
 //! prompt the output continues (a prompt that opened a reasoning block puts
 //! the output inside it; one that closed it leaves no block to write).
@@ -170,11 +171,13 @@ pub struct ToolSection {
     pub formats: Vec<ToolFormat>,
     /// `formats` are fallback dialects (the template renders no calls).
     pub fallback: bool,
-    /// The tools a call may name (only the named one for a named choice);
+    /// The tools a call may name (only the named one for a named choice,
+    /// the listed ones for `allowed_tools`: the prompt still lists all);
     /// empty when the request gives none: a parser then reads any name,
     /// a grammar constrains nothing.
     pub tools: Vec<Tool>,
-    /// At least one call must be written (`required` or a named function).
+    /// At least one call must be written (`required`, a named function, or
+    /// `allowed_tools` in mode `required`).
     pub required: bool,
     /// Calls after the first are allowed.
     pub parallel: bool,

@@ -1,5 +1,8 @@
 //! The request's tools and `tool_choice`, read once for every back end.
 //!
+//! A `strict` tool's parameters are closed here, once
+//! ([`strictly_closed`]): the parser and every export read them so.
+//!
 //! Invariants: reading tools never fails: an entry without a name, or a
 //! name given twice, is skipped with a warning; a tool without parameters
 //! takes any object. A request whose tools lack a name is refused
