@@ -411,9 +411,13 @@ fn closed_at(schema: &Value, depth: usize) -> Value {
         Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
         _ => map.contains_key("properties"),
     };
-    let opened = ["additionalProperties", "patternProperties", "unevaluatedProperties"]
-        .iter()
-        .any(|k| map.contains_key(*k));
+    let opened = [
+        "additionalProperties",
+        "patternProperties",
+        "unevaluatedProperties",
+    ]
+    .iter()
+    .any(|k| map.contains_key(*k));
     if object && !opened {
         out.insert("additionalProperties".into(), Value::Bool(false));
     }
@@ -438,7 +442,10 @@ mod tests {
         let closed = strictly_closed(&schema);
         let props = &closed["properties"];
         assert_eq!(closed["additionalProperties"], json!(false));
-        assert_eq!(props["a"], json!({"type": "object", "additionalProperties": false}));
+        assert_eq!(
+            props["a"],
+            json!({"type": "object", "additionalProperties": false})
+        );
         assert_eq!(props["b"]["items"]["additionalProperties"], json!(false));
         assert_eq!(props["c"], schema["properties"]["c"]);
         assert_eq!(props["d"], schema["properties"]["d"]);

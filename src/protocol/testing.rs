@@ -45,8 +45,10 @@ pub(crate) fn two_tool_protocol(template: &str, choice: ToolChoice) -> Protocol 
         .unwrap()
         .analyze()
         .unwrap();
-    let tool = |name: &str| json!({"type": "function", "function": {
-        "name": name, "parameters": weather_parameters()}});
+    let tool = |name: &str| {
+        json!({"type": "function", "function": {
+        "name": name, "parameters": weather_parameters()}})
+    };
     let options = Options {
         tools: vec![tool("get_weather"), tool("get_time")],
         tool_choice: choice,

@@ -63,7 +63,10 @@ impl ToolChoice {
     pub fn from_json(value: &Value) -> Result<ToolChoice> {
         if value.get("type").and_then(Value::as_str) == Some("allowed_tools") {
             return allowed_tools(value).map_err(|why| {
-                Error::new(ErrorKind::Input, format!("tool_choice allowed_tools: {why}"))
+                Error::new(
+                    ErrorKind::Input,
+                    format!("tool_choice allowed_tools: {why}"),
+                )
             });
         }
         Ok(ToolChoice::deserialize(value).unwrap_or_default())
@@ -270,7 +273,10 @@ mod tests {
         assert_eq!(ToolChoice::from_json(&nested).unwrap(), want);
         assert_eq!(ToolChoice::from_json(&flat).unwrap(), want);
         assert_eq!(serde_json::from_value::<ToolChoice>(flat).unwrap(), want);
-        assert_eq!(want.as_str(), "allowed_tools(required: get_weather, get_time)");
+        assert_eq!(
+            want.as_str(),
+            "allowed_tools(required: get_weather, get_time)"
+        );
         // Written back as Chat Completions' shape, and read again.
         assert_eq!(serde_json::to_value(&want).unwrap(), nested);
         assert_eq!(ToolChoice::from_json(&want.to_json()).unwrap(), want);

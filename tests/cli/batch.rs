@@ -227,7 +227,10 @@ fn allowed_tools_narrow_grammar_and_parse_lines() {
             "tool_choice": {"type": "allowed_tools", "mode": "sometimes", "tools": []}}),
     ]);
     let gbnf = lines[0]["result"]["gbnf"].as_str().unwrap();
-    assert!(gbnf.contains("get_weather") && !gbnf.contains("get_time"), "{gbnf}");
+    assert!(
+        gbnf.contains("get_weather") && !gbnf.contains("get_time"),
+        "{gbnf}"
+    );
     assert_eq!(lines[1]["result"]["content"], time_call, "{}", lines[1]);
     assert_eq!(
         without_id(lines[2].clone()),

@@ -248,8 +248,16 @@ fn tool_choice_takes_json() {
     };
     let allowed = r#"{"type": "allowed_tools", "mode": "required", "tools": [{"type": "function", "name": "get_weather"}]}"#;
     let (json, required) = (grammar(allowed), grammar("required"));
-    assert_eq!(json.status.code(), Some(0), "{}", String::from_utf8_lossy(&json.stderr));
-    assert_eq!(json.stdout, required.stdout, "one allowed tool, required: as `required`");
+    assert_eq!(
+        json.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&json.stderr)
+    );
+    assert_eq!(
+        json.stdout, required.stdout,
+        "one allowed tool, required: as `required`"
+    );
     let bad = grammar("{nope");
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr)

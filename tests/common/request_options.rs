@@ -24,7 +24,9 @@ pub fn prepared(tools: Vec<Value>, choice: Value) -> Prepared {
     let (template, analysis) = super::shipped_template("hermes-think");
     let chat = Chat::with_analysis(template, analysis);
     let request = ChatRequest::default()
-        .with_messages(vec![json!({"role": "user", "content": "Weather in Paris?"})])
+        .with_messages(vec![
+            json!({"role": "user", "content": "Weather in Paris?"}),
+        ])
         .with_tools(Some(tools))
         .with_tool_choice(ToolChoice::from_json(&choice).unwrap())
         .with_enable_thinking(Some(false));

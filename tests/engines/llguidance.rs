@@ -804,7 +804,11 @@ fn allowed_tools_narrow_the_lark_calls() {
         (call("get_weather", r#"{"city": "Paris"}"#), true),
         (call("get_time", "{}"), false),
     ] {
-        assert_eq!(engine.accepts(&grammar, &text), Ok(want), "{text}\n{grammar}");
+        assert_eq!(
+            engine.accepts(&grammar, &text),
+            Ok(want),
+            "{text}\n{grammar}"
+        );
     }
 }
 
@@ -815,7 +819,10 @@ fn strict_tools_take_no_undeclared_key_in_lark() {
     use crate::common::request_options::{call, prepared, tools};
     let mut engine = Engine::new();
     for (strict, extra_accepted) in [(false, true), (true, false)] {
-        let grammar = prepared(tools(strict), json!("required")).lark().unwrap().lark;
+        let grammar = prepared(tools(strict), json!("required"))
+            .lark()
+            .unwrap()
+            .lark;
         let extra = call("get_time", r#"{"zone": "UTC"}"#);
         assert_eq!(engine.accepts(&grammar, &call("get_time", "{}")), Ok(true));
         assert_eq!(

@@ -14,11 +14,21 @@ fn allowed_tools_keep_every_tool_in_the_prompt_and_only_the_listed_in_the_gbnf()
     let prompt = p.prompt.as_deref().unwrap();
     assert!(prompt.contains("\"get_time\"") && prompt.contains("\"get_weather\""));
     let g = p.gbnf().unwrap();
-    assert!(!g.lazy, "required: the grammar applies from the first token");
+    assert!(
+        !g.lazy,
+        "required: the grammar applies from the first token"
+    );
     let r = Recognizer::new(&g.gbnf).unwrap();
-    assert!(r.accepts(&call("get_weather", r#"{"city": "Paris"}"#)), "{}", g.gbnf);
+    assert!(
+        r.accepts(&call("get_weather", r#"{"city": "Paris"}"#)),
+        "{}",
+        g.gbnf
+    );
     assert!(!r.accepts(&call("get_time", "{}")), "{}", g.gbnf);
-    assert!(!r.accepts("It is sunny."), "required: a call must be written");
+    assert!(
+        !r.accepts("It is sunny."),
+        "required: a call must be written"
+    );
 }
 
 #[test]
@@ -69,7 +79,10 @@ fn a_strict_tool_held_loosely_is_named_in_the_warnings() {
     ];
     let p = prepared(tools, json!("auto"));
     let strict_lines = |warnings: Vec<String>| -> Vec<String> {
-        warnings.into_iter().filter(|w| w.contains("strict")).collect()
+        warnings
+            .into_iter()
+            .filter(|w| w.contains("strict"))
+            .collect()
     };
     let want = ["get_weather: a `strict` tool, held to a looser rule than its schema (above)"];
     assert_eq!(strict_lines(p.gbnf().unwrap().warnings), want);

@@ -187,10 +187,16 @@ fn allowed_tools_narrow_the_calls_and_required_drops_free_text() {
             .iter()
             .any(|n| matches!(n.kind, Kind::FreeText { .. }))
     };
-    assert!(free_text(&auto), "auto: the model may answer without a call");
+    assert!(
+        free_text(&auto),
+        "auto: the model may answer without a call"
+    );
     let required = two_tool_protocol(HERMES, allowed(&["get_weather"], true)).outline();
     assert_eq!(call_names(&required), ["get_weather"]);
-    assert!(!free_text(&required), "required: no free text beside the calls");
+    assert!(
+        !free_text(&required),
+        "required: no free text beside the calls"
+    );
 }
 
 #[test]
