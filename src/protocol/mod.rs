@@ -315,7 +315,7 @@ impl Protocol {
     /// than its schema. A warning concerns the tool its hint names (the
     /// text before `: `, which is the name, starts with it and `-` or `.`,
     /// or ends with `_` and it), the longest such name when several match.
-    pub fn note_strict(&self, warnings: &mut Vec<String>) {
+    pub(crate) fn note_strict(&self, warnings: &mut Vec<String>) {
         let Some(section) = &self.tools else { return };
         let names: Vec<&str> = section.tools.iter().map(|t| t.name.as_str()).collect();
         let mut loosened: Vec<&str> = Vec::new();

@@ -1,7 +1,7 @@
 //! The request's tools and `tool_choice`, read once for every back end.
 //!
 //! A `strict` tool's parameters are closed here, once
-//! ([`strictly_closed`]): the parser and every export read them so.
+//! (`json_schema::strictly_closed`): the parser and every export read them so.
 //!
 //! Invariants: reading tools never fails: an entry without a name, or a
 //! name given twice, is skipped with a warning; a tool without parameters
@@ -175,7 +175,7 @@ pub struct Tool {
     pub name: String,
     /// Its parameters' JSON schema (`{"type": "object"}` when absent);
     /// a strict tool's with every object closed
-    /// ([`strictly_closed`]).
+    /// (`json_schema::strictly_closed`).
     pub parameters: Value,
     /// OpenAI's `function.strict: true`: the arguments match the schema
     /// exactly; an export that can only write a looser rule says so.
