@@ -386,3 +386,75 @@ pub fn properties(schema: &Value) -> Map<String, Value> {
         _ => Map::new(),
     }
 }
+
+/// A `strict` tool's parameters (OpenAI's `function.strict: true`, the
+/// arguments match the schema exactly): every object schema that does not
+/// say `additionalProperties` closed, properties declared or not, at every
+/// depth up to [`MAX_DEPTH`]. Left as they are: `allOf` parts (closing one
+/// would refuse the members the others declare; the holder is closed, and
+/// the exports merge the parts into it), what `not`, `if`, `then`, `else`
+/// hold (closing there would loosen), and objects with
+/// `patternProperties` (`additionalProperties: false` would refuse their
+/// keys in exports that do not read patterns).
+pub fn strictly_closed(parameters: &Value) -> Value {
+    closed_at(&object_schema(parameters), 0)
+}
+
+fn closed_at(schema: &Value, depth: usize) -> Value {
+    let Some(map) = schema.as_object().filter(|_| depth <= MAX_DEPTH) else {
+        return schema.clone();
+    };
+    let kept = ["allOf", "not", "if", "then", "else"];
+    let mut out = map_subschemas(map, &kept, &|v| closed_at(v, depth + 1));
+    let object = match map.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        _ => map.contains_key("properties"),
+    };
+    let opened = [
+        "additionalProperties",
+        "patternProperties",
+        "unevaluatedProperties",
+    ]
+    .iter()
+    .any(|k| map.contains_key(*k));
+    if object && !opened {
+        out.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strict_parameters_close_every_object_that_does_not_open_itself() {
+        let schema = json!({"type": "object", "properties": {
+            "a": {"type": "object"},
+            "b": {"type": "array", "items": {"properties": {"x": {}}}},
+            "c": {"type": "object", "additionalProperties": {"type": "string"}},
+            "d": {"type": "object", "patternProperties": {"^x": {}}},
+            "e": {"not": {"type": "object"}},
+            "f": {"allOf": [{"properties": {"x": {}}}, {"properties": {"y": {}}}]},
+            "g": {"anyOf": [{"type": "object"}, {"type": "null"}]}}});
+        let closed = strictly_closed(&schema);
+        let props = &closed["properties"];
+        assert_eq!(closed["additionalProperties"], json!(false));
+        assert_eq!(
+            props["a"],
+            json!({"type": "object", "additionalProperties": false})
+        );
+        assert_eq!(props["b"]["items"]["additionalProperties"], json!(false));
+        assert_eq!(props["c"], schema["properties"]["c"]);
+        assert_eq!(props["d"], schema["properties"]["d"]);
+        assert_eq!(props["e"], schema["properties"]["e"]);
+        assert_eq!(props["f"], schema["properties"]["f"]);
+        assert_eq!(props["g"]["anyOf"][0]["additionalProperties"], json!(false));
+        // No parameters: no arguments.
+        let none = json!({"type": "object", "additionalProperties": false});
+        assert_eq!(strictly_closed(&json!({})), none);
+        assert_eq!(strictly_closed(&json!(null)), none);
+    }
+}

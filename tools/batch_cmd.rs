@@ -95,7 +95,8 @@ enum Type {
     Object,
     /// An integer from 0 to the bound.
     Count(u64),
-    /// `tool_choice`: a name, or OpenAI's `{"type": "function", ...}`.
+    /// `tool_choice`: a name, or OpenAI's `{"type": "function", ...}` or
+    /// `{"type": "allowed_tools", ...}`.
     TextOrObject,
     /// `continue_final_message`: `true`/`false` or a mode's name.
     FlagOrText,
@@ -487,7 +488,7 @@ fn options(request: &Value) -> Result<ChatRequest, Failure> {
         o.reasoning = reasoning_format(r)?;
     }
     if let Some(c) = request.get("tool_choice") {
-        o.tool_choice = ToolChoice::from_json(c);
+        o.tool_choice = ToolChoice::from_json(c).map_err(Failure::Library)?;
     }
     if let Some(p) = request.get("parallel_tool_calls").and_then(Value::as_bool) {
         o.parallel_tool_calls = p;

@@ -1,4 +1,4 @@
-//! `chat-autoparser grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME] [--parallel [on|off]]
+//! `chat-autoparser grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME|JSON] [--parallel [on|off]]
 //! [--thinking on|off] [--messages FILE] [--format gbnf|structural-tag|lark|response-template] [--json]`:
 //! the grammar that constrains the model to the template's own format, for
 //! the engine `--format` names.
@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use chat_autoparser::{Chat, ChatRequest, Export, Gbnf, ToolChoice};
 
 use crate::parse_cmd::default_messages;
-use crate::{load_template, read_array, write_out, Failure, OnOff, TemplateArg};
+use crate::{input_failure, load_template, read_array, write_out, Failure, OnOff, TemplateArg};
 
 /// The grammar languages the command exports, one per engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -54,7 +54,7 @@ pub struct Args {
     /// OpenAI-format tools (a JSON array)
     #[arg(long, value_name = "FILE")]
     tools: Option<PathBuf>,
-    /// auto, required, none, or a function name
+    /// auto, required, none, a function name, or OpenAI's JSON object (`allowed_tools` too)
     #[arg(long, value_name = "CHOICE", default_value = "auto")]
     tool_choice: String,
     /// Several calls per turn (on, the default, as OpenAI's `parallel_tool_calls`), or exactly one (off)
@@ -79,7 +79,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let mut request = ChatRequest::default()
         .with_messages(default_messages())
         .with_tools(tools)
-        .with_tool_choice(ToolChoice::parse(&args.tool_choice))
+        .with_tool_choice(tool_choice(&args.tool_choice)?)
         .with_parallel_tool_calls(args.parallel == OnOff::On)
         .with_enable_thinking(OnOff::get(args.thinking));
     if let Some(path) = &args.messages {
@@ -122,4 +122,15 @@ fn text(grammar: &Gbnf) -> String {
         grammar.preserved_tokens.join(" ")
     ));
     out
+}
+
+/// `--tool-choice`: a word or a name, or JSON text when it opens an object
+/// (`{"type": "allowed_tools", ...}`).
+fn tool_choice(text: &str) -> Result<ToolChoice, Failure> {
+    if !text.trim_start().starts_with('{') {
+        return Ok(ToolChoice::parse(text));
+    }
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| input_failure(format!("--tool-choice is not JSON: {e}")))?;
+    Ok(ToolChoice::from_json(&value)?)
 }

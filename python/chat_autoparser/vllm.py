@@ -219,15 +219,21 @@ def _token(tokenizer: Any, name: str) -> Optional[str]:
 
 
 def _forces_calls(request: Any) -> bool:
-    """``required`` or a named function: the output must be calls."""
-    choice = getattr(request, "tool_choice", None)
+    """``required``, a named function or ``allowed_tools`` in mode ``required``: the output must be calls."""
+    choice = _json(getattr(request, "tool_choice", None))
+    if isinstance(choice, dict) and choice.get("type") == "allowed_tools":
+        return (choice.get("allowed_tools") or choice).get("mode") == "required"
     return choice == "required" or (choice is not None and not isinstance(choice, str))
 
 
 def _needs_grammar(request: Any) -> bool:
-    """What the parser alone cannot promise: forced calls, strict tools, one call at most."""
+    """What the parser alone cannot promise: forced calls, calls among ``allowed_tools``,
+    strict tools, one call at most. (vLLM 0.33's Chat Completions request refuses
+    ``allowed_tools`` before a parser sees it; a later one may pass it on.)"""
     strict = any(getattr(getattr(t, "function", None), "strict", None) for t in request.tools or [])
-    return _forces_calls(request) or strict or request.parallel_tool_calls is False
+    choice = _json(getattr(request, "tool_choice", None))
+    allowed = isinstance(choice, dict) and choice.get("type") == "allowed_tools"
+    return _forces_calls(request) or allowed or strict or request.parallel_tool_calls is False
 
 
 def _reasoning_ended(template: ca.ChatTemplate, parser: ca.Parser) -> bool:

@@ -426,10 +426,11 @@ fn kwargs_map(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Map<String, Value>
     }
 }
 
-/// `tool_choice`: `"auto"`, `"required"`, `"none"`, a function name, or OpenAI's dict.
+/// `tool_choice`: `"auto"`, `"required"`, `"none"`, a function name, or OpenAI's dict
+/// (`{"type": "function", ...}` or `{"type": "allowed_tools", ...}`).
 fn choice(obj: Option<&Bound<'_, PyAny>>) -> PyResult<ToolChoice> {
     match obj {
-        Some(o) if !o.is_none() => Ok(ToolChoice::from_json(&to_json(o)?)),
+        Some(o) if !o.is_none() => ToolChoice::from_json(&to_json(o)?).py_err(),
         _ => Ok(ToolChoice::Auto),
     }
 }

@@ -116,6 +116,21 @@ def test_deltas_helpers(template):
     assert "".join(d.get("content", "") for d in sync) == "Let me check."
 
 
+def test_allowed_tools(template):
+    """``tool_choice`` ``allowed_tools``: the grammar calls only the listed tool, the
+    parser reads another tool's call as content; a malformed one is an InputError."""
+    time = {"type": "function", "function": {"name": "get_time"}}
+    allowed = {"type": "allowed_tools",
+               "allowed_tools": {"mode": "required", "tools": [{"type": "function", "function": {"name": "get_weather"}}]}}
+    gbnf = template.grammar(tools=TOOLS + [time], tool_choice=allowed)["gbnf"]
+    assert "get_weather" in gbnf and "get_time" not in gbnf
+    call = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+    parser = template.parser(tools=TOOLS + [time], tool_choice=allowed, enable_thinking=False)
+    assert parser.parse(call)["content"] == call
+    with pytest.raises(ca.InputError, match="allowed_tools: `mode` must be"):
+        template.grammar(tools=TOOLS, tool_choice={"type": "allowed_tools", "mode": "any", "tools": []})
+
+
 def test_grammar(template):
     grammar = template.grammar(tools=TOOLS)
     assert grammar["lazy"] is True

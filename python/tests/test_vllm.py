@@ -389,6 +389,30 @@ def test_responses_api_tools_are_read_as_chat_tools():
     assert (content, [(c.name, c.arguments) for c in calls]) == (None, [("get_weather", '{"city": "Paris"}')])
 
 
+def test_responses_api_allowed_tools_narrow_the_calls():
+    """The Responses API's flat ``allowed_tools`` (vLLM 0.33's Chat Completions request
+    refuses the object): a call of a tool outside it is content (an unknown tool),
+    and the request needs the grammar even in mode ``auto``."""
+    from types import SimpleNamespace
+
+    from chat_autoparser.vllm import _forces_calls, _needs_grammar
+    from conftest import ROOT
+
+    template = ca.ChatTemplate.from_file(ROOT / "templates" / "hermes-think.jinja")
+    call = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+    tok = tokenizer_for(template, [template.source, call])
+    tools = [{"type": "function", "name": name, "parameters": {"type": "object"}}
+             for name in ("get_weather", "get_time")]
+    choice = {"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": "get_weather"}]}
+    request = SimpleNamespace(tools=tools, tool_choice=choice, parallel_tool_calls=True, chat_template=None)
+    parser = vllm_parser_cls(tok)(tok, tools, chat_template_kwargs={}, model_config=None)
+    _, content, calls = parser.parse(call, request, enable_auto_tools=True)
+    assert (content, calls or []) == (call, [])
+    assert _needs_grammar(request) and not _forces_calls(request)
+    request.tool_choice = {**choice, "mode": "required"}
+    assert _forces_calls(request)
+
+
 POLICY_OUTPUT = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\nDone.'
 
 

@@ -33,7 +33,7 @@ pub struct Shape {
 }
 
 fn choice_name<S: serde::Serializer>(c: &ToolChoice, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(c.as_str())
+    s.serialize_str(&c.as_str())
 }
 
 /// One probe: a named assistant turn.

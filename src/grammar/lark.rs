@@ -109,6 +109,7 @@ pub fn lark_with(protocol: &Protocol, options: &LarkOptions) -> Result<Lark> {
     };
     w.define_first("start", &start);
     let lark = w.render();
+    protocol.note_strict(&mut w.warnings);
     Ok(Lark {
         lark,
         preserved_tokens: protocol.preserved_tokens.clone(),

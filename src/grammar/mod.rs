@@ -164,6 +164,7 @@ fn gbnf_text(protocol: &Protocol) -> Result<Gbnf> {
         .response_schema
         .as_ref()
         .map(|s| answer(protocol, &mut rules, &mut warnings, s));
+    protocol.note_strict(&mut warnings);
     let (root, lazy, triggers) = match (section, answer) {
         (None, None) => {
             // Nothing to constrain, but an engine still drops special tokens

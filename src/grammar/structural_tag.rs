@@ -87,6 +87,7 @@ pub fn structural_tag(protocol: &Protocol) -> Result<StructuralTag> {
     let mut notes = Notes::new(protocol.warnings.clone());
     warn_dropped_patterns(protocol, &mut notes.warnings);
     let body = body(protocol, &mut notes);
+    protocol.note_strict(&mut notes.warnings);
     let format = match reasoning(protocol.reasoning.as_ref()) {
         Some(block) => sequence(vec![block, body]),
         None => body,
@@ -760,6 +761,7 @@ pub fn legacy(protocol: &Protocol) -> Result<LegacyStructuralTag> {
     if section.is_some_and(|s| s.required || !s.parallel) {
         notes.warn("the legacy form cannot require a call or stop after the first".into());
     }
+    protocol.note_strict(&mut notes.warnings);
     Ok(LegacyStructuralTag {
         structures,
         triggers,
@@ -921,6 +923,43 @@ mod tests {
             },
         );
         assert_eq!(all(&single, "triggered_tags")[0]["stop_after_first"], true);
+    }
+
+    #[test]
+    fn allowed_tools_are_the_tags_and_strict_schemas_are_closed() {
+        let a = hermes();
+        let allowed = export(
+            &a,
+            Options {
+                tool_choice: ToolChoice::AllowedTools {
+                    names: vec!["search".into()],
+                    required: true,
+                },
+                ..Options::default()
+            },
+        );
+        let triggered = all(&allowed, "triggered_tags");
+        let tags = triggered[0]["tags"].as_array().unwrap();
+        assert_eq!(tags.len(), 1);
+        assert_eq!(
+            tags[0]["begin"],
+            "<tool_call>\n{\"name\": \"search\", \"arguments\": "
+        );
+        assert_eq!(triggered[0]["at_least_one"], true);
+        let strict = json!({"type": "function", "function": {"name": "now", "strict": true}});
+        let p = Protocol::new(
+            &a,
+            &Options {
+                tools: vec![strict],
+                ..Options::default()
+            },
+        );
+        let tag = structural_tag(&p).unwrap();
+        let schemas = all(&tag, "json_schema");
+        assert_eq!(
+            schemas[0]["json_schema"],
+            json!({"type": "object", "additionalProperties": false})
+        );
     }
 
     #[test]

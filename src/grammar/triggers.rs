@@ -391,6 +391,7 @@ mod tests {
         let tools = ["get_weather", "get.time"].map(|name| Tool {
             name: name.into(),
             parameters: serde_json::json!({"type": "object"}),
+            strict: false,
         });
         match opening(format, &tools) {
             Opening::Pattern(p) => p,

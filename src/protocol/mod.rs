@@ -2,7 +2,8 @@
 //!
 //! An [`Analysis`] says how a template's model writes reasoning, content and
 //! tool calls in general. A request narrows that down: which tools exist,
-//! whether a call is allowed, required or named (`tool_choice`), whether
+//! whether a call is allowed, required, named or among an allowed subset
+//! (`tool_choice`), which tools are `strict` (their objects closed), whether
 //! several calls may follow each other, whether thinking is on, and which
 //! prompt the output continues (a prompt that opened a reasoning block puts
 //! the output inside it; one that closed it leaves no block to write).
@@ -170,11 +171,13 @@ pub struct ToolSection {
     pub formats: Vec<ToolFormat>,
     /// `formats` are fallback dialects (the template renders no calls).
     pub fallback: bool,
-    /// The tools a call may name (only the named one for a named choice);
+    /// The tools a call may name (only the named one for a named choice,
+    /// the listed ones for `allowed_tools`: the prompt still lists all);
     /// empty when the request gives none: a parser then reads any name,
     /// a grammar constrains nothing.
     pub tools: Vec<Tool>,
-    /// At least one call must be written (`required` or a named function).
+    /// At least one call must be written (`required`, a named function, or
+    /// `allowed_tools` in mode `required`).
     pub required: bool,
     /// Calls after the first are allowed.
     pub parallel: bool,
@@ -307,6 +310,35 @@ impl Protocol {
         }
     }
 
+    /// `warnings` (an export's) with one line added for each `strict` tool
+    /// a warning loosens: the export holds its arguments to a looser rule
+    /// than its schema. A warning concerns the tool its hint names (the
+    /// text before `: `, which is the name, starts with it and `-` or `.`,
+    /// or ends with `_` and it), the longest such name when several match.
+    pub(crate) fn note_strict(&self, warnings: &mut Vec<String>) {
+        let Some(section) = &self.tools else { return };
+        let names: Vec<&str> = section.tools.iter().map(|t| t.name.as_str()).collect();
+        let mut loosened: Vec<&str> = Vec::new();
+        for warning in warnings.iter() {
+            let hint = warning.split(": ").next().unwrap_or_default();
+            let tool = names
+                .iter()
+                .filter(|name| names_tool(hint, name))
+                .max_by_key(|name| name.len());
+            if let Some(name) = tool.filter(|n| !loosened.contains(n)) {
+                loosened.push(name);
+            }
+        }
+        for tool in section.tools.iter().filter(|t| t.strict) {
+            if loosened.contains(&tool.name.as_str()) {
+                warnings.push(format!(
+                    "{}: a `strict` tool, held to a looser rule than its schema (above)",
+                    tool.name
+                ));
+            }
+        }
+    }
+
     /// The section headers of channel formats (`<|channel|>` LABEL `<|message|>`).
     pub fn headers(&self) -> &[Header] {
         &self.turn.headers
@@ -398,6 +430,15 @@ fn tool_section(
                     .then(|| format!("tool_choice names {name:?}, which is not among the tools")),
             )
         }
+        // The prompt lists every tool; calls may name only the allowed.
+        ToolChoice::AllowedTools { names, required } => {
+            let missing = missing_names(names, &tools);
+            tools.retain(|t| names.contains(&t.name));
+            let why = (!missing.is_empty()).then(|| {
+                format!("tool_choice allowed_tools names what is not among the tools: {missing}")
+            });
+            (*required, why)
+        }
     };
     let fallback = analysis.tools.is_none();
     // Fallback dialects are what a model was asked for by a prompt that
@@ -432,6 +473,26 @@ fn tool_section(
         }),
         unservable,
     )
+}
+
+/// Whether a warning's `hint` names the tool `name` (see
+/// [`Protocol::note_strict`]).
+fn names_tool(hint: &str, name: &str) -> bool {
+    let after = hint.strip_prefix(name);
+    after.is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.']))
+        || hint
+            .strip_suffix(name)
+            .is_some_and(|before| before.ends_with('_'))
+}
+
+/// The `names` no tool has, quoted and joined (empty when all are there).
+fn missing_names(names: &[String], tools: &[Tool]) -> String {
+    let missing: Vec<String> = names
+        .iter()
+        .filter(|n| !tools.iter().any(|t| &&t.name == n))
+        .map(|n| format!("{n:?}"))
+        .collect();
+    missing.join(", ")
 }
 
 /// The template's preserved tokens, and the markers of fallback dialects in

@@ -37,3 +37,23 @@ pub(crate) fn weather_protocol(
     };
     Protocol::new(&analysis, &options)
 }
+
+/// The protocol of `template` (thinking on) for two tools, `get_weather`
+/// and `get_time`, under `choice`.
+pub(crate) fn two_tool_protocol(template: &str, choice: ToolChoice) -> Protocol {
+    let analysis = ChatTemplate::new(template, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let tool = |name: &str| {
+        json!({"type": "function", "function": {
+        "name": name, "parameters": weather_parameters()}})
+    };
+    let options = Options {
+        tools: vec![tool("get_weather"), tool("get_time")],
+        tool_choice: choice,
+        enable_thinking: Some(true),
+        ..Default::default()
+    };
+    Protocol::new(&analysis, &options)
+}

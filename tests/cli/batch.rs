@@ -211,3 +211,30 @@ fn parse_lines_take_a_policy() {
         lines[2]
     );
 }
+
+/// `tool_choice` `allowed_tools` on batch lines: the grammar calls only the
+/// listed tool, a parse reads another tool's call as content (an unknown
+/// tool), and a malformed object is an input error.
+#[test]
+fn allowed_tools_narrow_grammar_and_parse_lines() {
+    let tools = crate::common::request_options::tools(false);
+    let allowed = crate::common::request_options::allowed_tools("required", &["get_weather"]);
+    let time_call = r#"<tool_call>{"name": "get_time", "arguments": {}}</tool_call>"#;
+    let lines = batch(&[
+        json!({"op": "grammar", "template": HERMES, "tools": tools, "tool_choice": allowed}),
+        json!({"template": HERMES, "tools": tools, "tool_choice": allowed, "input": time_call}),
+        json!({"op": "grammar", "template": HERMES, "tools": tools,
+            "tool_choice": {"type": "allowed_tools", "mode": "sometimes", "tools": []}}),
+    ]);
+    let gbnf = lines[0]["result"]["gbnf"].as_str().unwrap();
+    assert!(
+        gbnf.contains("get_weather") && !gbnf.contains("get_time"),
+        "{gbnf}"
+    );
+    assert_eq!(lines[1]["result"]["content"], time_call, "{}", lines[1]);
+    assert_eq!(
+        without_id(lines[2].clone()),
+        json!({"ok": false, "error": {"kind": "input",
+            "message": "input error: tool_choice allowed_tools: `mode` must be \"auto\" or \"required\""}})
+    );
+}

@@ -235,3 +235,31 @@ fn parallel_calls_are_on_by_default_as_in_batch() {
     let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(line["result"], default, "{line}");
 }
+
+/// `--tool-choice` takes OpenAI's JSON object too (`allowed_tools` here);
+/// text that opens an object but is no JSON is an input error.
+#[test]
+fn tool_choice_takes_json() {
+    let tools = tools_file();
+    let tools = tools.to_str().unwrap();
+    let grammar = |choice: &str| {
+        let args = ["grammar", "templates/hermes-think.jinja", "--tools", tools];
+        run(&[&args[..], &["--tool-choice", choice, "--json"]].concat())
+    };
+    let allowed = r#"{"type": "allowed_tools", "mode": "required", "tools": [{"type": "function", "name": "get_weather"}]}"#;
+    let (json, required) = (grammar(allowed), grammar("required"));
+    assert_eq!(
+        json.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&json.stderr)
+    );
+    assert_eq!(
+        json.stdout, required.stdout,
+        "one allowed tool, required: as `required`"
+    );
+    let bad = grammar("{nope");
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr)
+        .starts_with("chat-autoparser: input error: --tool-choice is not JSON"));
+}

@@ -12,6 +12,7 @@ pub mod mutations;
 pub mod outline_sample;
 pub mod prompted;
 pub mod reference;
+pub mod request_options;
 pub mod roundtrip;
 pub mod schemas;
 pub mod streaming;

@@ -788,3 +788,47 @@ fn bare_values_and_nested_notation_in_lark() {
         );
     }
 }
+
+/// `allowed_tools` (mode auto) in llguidance: the prompt lists both tools,
+/// the grammar lets the model answer or call `get_weather`, never
+/// `get_time`.
+#[test]
+fn allowed_tools_narrow_the_lark_calls() {
+    use crate::common::request_options::{allowed_tools, call, prepared, tools};
+    let p = prepared(tools(false), allowed_tools("auto", &["get_weather"]));
+    assert!(p.prompt.as_deref().unwrap().contains("\"get_time\""));
+    let grammar = p.lark().unwrap().lark;
+    let mut engine = Engine::new();
+    for (text, want) in [
+        ("It is sunny.".to_string(), true),
+        (call("get_weather", r#"{"city": "Paris"}"#), true),
+        (call("get_time", "{}"), false),
+    ] {
+        assert_eq!(
+            engine.accepts(&grammar, &text),
+            Ok(want),
+            "{text}\n{grammar}"
+        );
+    }
+}
+
+/// A `strict` tool in llguidance: no key its schema does not declare, even
+/// where the schema declares none (`get_time`'s any object).
+#[test]
+fn strict_tools_take_no_undeclared_key_in_lark() {
+    use crate::common::request_options::{call, prepared, tools};
+    let mut engine = Engine::new();
+    for (strict, extra_accepted) in [(false, true), (true, false)] {
+        let grammar = prepared(tools(strict), json!("required"))
+            .lark()
+            .unwrap()
+            .lark;
+        let extra = call("get_time", r#"{"zone": "UTC"}"#);
+        assert_eq!(engine.accepts(&grammar, &call("get_time", "{}")), Ok(true));
+        assert_eq!(
+            engine.accepts(&grammar, &extra),
+            Ok(extra_accepted),
+            "strict {strict}\n{grammar}"
+        );
+    }
+}

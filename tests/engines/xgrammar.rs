@@ -648,3 +648,34 @@ fn schema_features_in_xgrammar() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     println!("schema features in xgrammar: {accepted} valid answers accepted, {rejected} invalid rejected");
 }
+
+/// `allowed_tools` (required, `get_time` only) over two `strict` tools, in
+/// xgrammar: the allowed call with no arguments is accepted; one with a key
+/// its schema does not declare, or a call of the other tool, is not.
+#[test]
+fn allowed_and_strict_tools_in_xgrammar() {
+    use crate::common::request_options::{allowed_tools, call, prepared, tools};
+    let Some(python) = engine() else { return };
+    let p = prepared(tools(true), allowed_tools("required", &["get_time"]));
+    let tag = p.structural_tag().unwrap().structural_tag;
+    let mut jobs = Jobs::default();
+    for (output, kind) in [
+        (call("get_time", "{}"), Kind::Required),
+        (call("get_time", r#"{"zone": "UTC"}"#), Kind::Mutation),
+        (call("get_weather", r#"{"city": "Paris"}"#), Kind::Mutation),
+    ] {
+        let label = output.clone();
+        let check = Check {
+            label,
+            kind,
+            output,
+            cut: false,
+        };
+        jobs.add(tag.clone(), check);
+    }
+    let results = jobs.run(&python);
+    for (check, result) in jobs.checks.iter().zip(results) {
+        let want = check.kind == Kind::Required;
+        assert_eq!(result, Ok(want), "{}\n{tag}", check.label);
+    }
+}

@@ -12,6 +12,7 @@ mod golden;
 mod headers;
 mod hostile_schemas;
 mod json_field_order;
+mod request_options;
 mod response_template_fields;
 mod schema;
 mod special_tokens;

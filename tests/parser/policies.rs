@@ -7,7 +7,7 @@ use chat_autoparser::parser::{
     DiagnosticKind, MalformedSection, Parsed, TextAfterCalls, TextOutsideChannels, UnclosedCall,
     UnknownTool,
 };
-use chat_autoparser::{Options, OutputParser, ParserConfig, Policy};
+use chat_autoparser::{Options, OutputParser, ParserConfig, Policy, ToolChoice};
 
 use crate::common::shipped_template;
 use crate::common::streaming::{report_and_stream, weather_tools};
@@ -82,6 +82,33 @@ fn an_unknown_tool_is_content_or_a_flagged_call() {
     assert!(report(p, &format!("{CALL}</tool_call>"))
         .diagnostics
         .is_empty());
+}
+
+/// Under `allowed_tools`, a call of a tool the request gives but does not
+/// allow is a call of an unknown tool: `unknown_tool` decides.
+#[test]
+fn a_tool_outside_allowed_tools_is_an_unknown_tool() {
+    let (_, analysis) = shipped_template("hermes-think");
+    let tools = crate::common::request_options::tools(false);
+    let choice = crate::common::request_options::allowed_tools("auto", &["get_weather"]);
+    let options = Options::default()
+        .with_tools(tools)
+        .with_tool_choice(ToolChoice::from_json(&choice).unwrap());
+    let parser = |policy| {
+        let config = ParserConfig::from(options.clone()).with_policy(policy);
+        analysis.parser(&config).unwrap()
+    };
+    let output = r#"<tool_call>{"name": "get_time", "arguments": {}}</tool_call>"#;
+    let lossless = report_and_stream(&parser(Policy::lossless()), output);
+    assert_eq!(lossless.message.content.as_deref(), Some(output));
+    assert_eq!(kinds(&lossless), [DiagnosticKind::UnknownTool]);
+    let p = Policy::lossless().with_unknown_tool(UnknownTool::Call);
+    let flagged = report_and_stream(&parser(p), output);
+    assert_eq!(flagged.message.tool_calls[0].function.name, "get_time");
+    assert_eq!(kinds(&flagged), [DiagnosticKind::UnknownToolCall]);
+    let allowed = report_and_stream(&parser(p), &format!("{CALL}</tool_call>"));
+    assert_eq!(allowed.message.tool_calls[0].function.name, "get_weather");
+    assert!(allowed.diagnostics.is_empty());
 }
 
 #[test]

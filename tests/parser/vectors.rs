@@ -157,7 +157,7 @@ fn run_case(
     let config = ParserConfig::from(
         Options::default()
             .with_tools(tools.unwrap_or_default())
-            .with_tool_choice(ToolChoice::from_json(&case["tool_choice"]))
+            .with_tool_choice(ToolChoice::from_json(&case["tool_choice"]).unwrap())
             .with_parallel_tool_calls(case["parallel_tool_calls"].as_bool().unwrap_or(false))
             .with_enable_thinking(enable_thinking)
             .with_prompt(Some(prompt))

@@ -19,7 +19,8 @@
 //! - the lowering is the only reader of the analysis' format types
 //!   (`ToolFormat`, `TaggedArguments`, `Elements`) on the way to a printer:
 //!   a printer reads nodes, never the format;
-//! - request options (tools, `tool_choice` including a named function,
+//! - request options (tools, `tool_choice` including a named function and
+//!   `allowed_tools`, which narrow the calls to their tools,
 //!   `parallel_tool_calls` against the template's own one-call formats,
 //!   thinking and the prompt's start state) are applied here, once: a
 //!   required call is a section with no free text beside it, a single call

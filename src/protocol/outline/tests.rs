@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::protocol::testing::{weather_parameters, weather_protocol};
+use crate::protocol::testing::{two_tool_protocol, weather_parameters, weather_protocol};
 use crate::protocol::ToolChoice;
 
 fn outline(template: &str, choice: ToolChoice, parallel: bool) -> Outline {
@@ -153,4 +153,60 @@ fn python_calls_are_keyword_members() {
         panic!("{arguments:?}")
     };
     assert_eq!(separator.kind, Kind::Literal(", ".into()));
+}
+
+/// The tool names the outline's calls may write.
+fn call_names(o: &Outline) -> Vec<String> {
+    let mut names: Vec<String> = nodes(o)
+        .into_iter()
+        .filter_map(|n| match &n.kind {
+            Kind::ToolName { name, .. } => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn allowed(names: &[&str], required: bool) -> ToolChoice {
+    ToolChoice::AllowedTools {
+        names: names.iter().map(|n| n.to_string()).collect(),
+        required,
+    }
+}
+
+#[test]
+fn allowed_tools_narrow_the_calls_and_required_drops_free_text() {
+    let all = two_tool_protocol(HERMES, ToolChoice::Auto).outline();
+    assert_eq!(call_names(&all), ["get_time", "get_weather"]);
+    let auto = two_tool_protocol(HERMES, allowed(&["get_weather"], false)).outline();
+    assert_eq!(call_names(&auto), ["get_weather"]);
+    let free_text = |o: &Outline| {
+        nodes(o)
+            .iter()
+            .any(|n| matches!(n.kind, Kind::FreeText { .. }))
+    };
+    assert!(
+        free_text(&auto),
+        "auto: the model may answer without a call"
+    );
+    let required = two_tool_protocol(HERMES, allowed(&["get_weather"], true)).outline();
+    assert_eq!(call_names(&required), ["get_weather"]);
+    assert!(
+        !free_text(&required),
+        "required: no free text beside the calls"
+    );
+}
+
+#[test]
+fn allowed_tools_naming_a_missing_tool_is_an_input_error() {
+    let p = two_tool_protocol(HERMES, allowed(&["get_weather", "get_news"], false));
+    let e = p.check_servable().unwrap_err();
+    assert_eq!(e.kind(), crate::ErrorKind::Input);
+    assert_eq!(
+        e.to_string(),
+        "input error: tool_choice allowed_tools names what is not among the tools: \"get_news\""
+    );
+    assert!(p.check_tools().is_ok(), "the parser still reads the output");
 }
