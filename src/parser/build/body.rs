@@ -68,8 +68,171 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
     };
     let (words, wrappers): (Vec<Marker>, Vec<Marker>) =
         content_wrappers(protocol).into_iter().partition(is_word);
-    let opener = part_opener(protocol);
-    let sections = Sections::new(protocol, &vocabulary, plan.extract_reasoning, tool_starts);
+    let mut body = Body {
+        protocol,
+        plan,
+        sections: Sections::new(protocol, &vocabulary, plan.extract_reasoning, tool_starts),
+        silent: silent_markers(&wrappers, plan),
+        opener: part_opener(protocol),
+        closers: final_closers(protocol, plan),
+        triggers: Vec::new(),
+        reasoning_stops,
+        words,
+        calls,
+    };
+    body.triggers = body.triggers();
+    // What follows a wrapper word is content, up to the next part: never
+    // a call, so never an unknown one.
+    let word_content = opt(seq([
+        not(literals(&body.triggers)),
+        content(&body.triggers),
+    ]));
+    // A wrapper word opens the first part without an opener: the prompt wrote it.
+    let first_part = opt(seq([
+        choice(body.words.iter().map(Marker::expr)),
+        ws(),
+        word_content.clone(),
+    ]));
+    let root = seq([
+        body.echo(),
+        prelude(protocol, plan, &body.reasoning_stops),
+        first_part,
+        star(choice(body.alternatives(word_content))),
+        eoi(),
+    ]);
+    (root, body.calls)
+}
+
+/// What the body's alternatives are made of, computed once per grammar.
+struct Body<'a, 's> {
+    protocol: &'a Protocol,
+    plan: Plan<'a>,
+    /// The tool grammars whose sections the body reads (none when tools
+    /// are not parsed).
+    calls: Vec<ToolGrammar<'a>>,
+    /// Channel and header scaffolding (see `sections`).
+    sections: Sections<'s>,
+    /// Content wrappers that are plain words (see [`is_word`]).
+    words: Vec<Marker>,
+    /// The first cores of markers dropped wherever they stand.
+    silent: Vec<String>,
+    /// The part opener (see [`part_opener`]).
+    opener: Option<String>,
+    /// Markers dropped at the very end (see [`final_closers`]).
+    closers: Vec<String>,
+    /// What content text stops before, sorted.
+    triggers: Vec<String>,
+    /// Where a reasoning block the model forgot to close ends.
+    reasoning_stops: Vec<String>,
+}
+
+impl Body<'_, '_> {
+    /// The first cores of every marker that can start another alternative.
+    fn triggers(&self) -> Vec<String> {
+        let mut triggers = self.silent.clone();
+        triggers.extend(self.opener.clone());
+        triggers.extend(self.sections.triggers());
+        for t in &self.calls {
+            triggers.extend(t.triggers.iter().cloned());
+        }
+        let reasoning = reasoning_with_start(self.protocol).filter(|_| self.plan.extract_reasoning);
+        if let Some(r) = reasoning {
+            // A reasoning block after content (interleaved thinking) is still reasoning.
+            let start = Marker::new(&r.start);
+            let core = labelled_opener(&start).or(start.first_core());
+            triggers.extend(core.map(str::to_string));
+        }
+        triggers.extend(self.closers.iter().cloned());
+        triggers.sort();
+        triggers.dedup();
+        triggers
+    }
+
+    /// The body's alternatives, in the order they are tried; content last.
+    fn alternatives(&self, word_content: Expr) -> Vec<Expr> {
+        let (protocol, plan) = (self.protocol, self.plan);
+        let mut alternatives = Vec::new();
+        alternatives.extend(self.calls.iter().map(ToolGrammar::section));
+        if plan.extract_reasoning && has_start_marker(protocol) {
+            alternatives.push(tagged_reasoning(protocol, &self.reasoning_stops));
+        }
+        alternatives.extend(self.silent_alternatives());
+        if let Some(opener) = &self.opener {
+            alternatives.extend(
+                self.words
+                    .iter()
+                    .map(|w| seq([lit(opener), ws(), w.expr(), ws(), word_content.clone()])),
+            );
+        }
+        alternatives.extend(self.sections.alternatives());
+        // A closing marker at the very end closes nothing the content needs;
+        // anywhere else it is text.
+        alternatives.extend(
+            self.closers
+                .iter()
+                .map(|core| seq([lit(core), ws(), eoi()])),
+        );
+        alternatives.extend(stop_then_tokens(protocol));
+        alternatives.extend(self.unknown_calls());
+        alternatives.extend(self.calls.iter().filter_map(ToolGrammar::lone_closer));
+        alternatives.push(content(&self.triggers));
+        alternatives
+    }
+
+    /// The silent markers, each dropped with the whitespace after it.
+    fn silent_alternatives(&self) -> Vec<Expr> {
+        // A wrapper is recognised by its first core: the model stops before
+        // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
+        // The content wrapper's opener opens a channel's message (`decode`).
+        let opens_content = Marker::new(&self.protocol.content.start)
+            .first_core()
+            .map(str::to_string);
+        self.silent
+            .iter()
+            .map(|core| match Some(core) == opens_content.as_ref() {
+                true => seq([lit(core), ws(), cap(CHANNEL, empty())]),
+                false => seq([lit(core), ws()]),
+            })
+            .collect()
+    }
+
+    /// A call of a function the request does not have is content, reported.
+    /// Its text is all content, verbatim: the section end that closes the
+    /// output after it too (which after a known call closes nothing).
+    fn unknown_calls(&self) -> Vec<Expr> {
+        let section_end = bare_section_end(self.protocol, self.plan).map_or_else(empty, |end| {
+            opt(seq([cap(CONTENT, lit(&end)), ws(), eoi()]))
+        });
+        // The opener is content too, so that a call opener inside the section
+        // (a trigger) is not tried, and reported, a second time.
+        let unknown = |t: &ToolGrammar<'_>| {
+            let (opener, head) = t.unknown_head()?;
+            Some(seq([
+                and(seq([opener.clone(), head])),
+                cap(UNKNOWN_TOOL, empty()),
+                cap(CONTENT, opener),
+                content(&self.triggers),
+                section_end.clone(),
+            ]))
+        };
+        self.calls.iter().filter_map(unknown).collect()
+    }
+
+    /// The marker the prompt ends with, written again: dropped (see the
+    /// module's doc).
+    fn echo(&self) -> Expr {
+        self.protocol
+            .prompt
+            .trailing_marker
+            .as_deref()
+            .filter(|m| self.plan.start != Start::InReasoning && !tool_starts_with(&self.calls, m))
+            .map_or_else(empty, |m| opt(seq([ws(), lit(m), ws()])))
+    }
+}
+
+/// The first cores of content wrappers that are markers, and the code
+/// fences around JSON content: dropped wherever they stand.
+fn silent_markers(wrappers: &[Marker], plan: Plan<'_>) -> Vec<String> {
     let mut silent: Vec<String> = wrappers
         .iter()
         .filter_map(|m| m.first_core().map(str::to_string))
@@ -77,102 +240,17 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
     if plan.json_response {
         silent.extend(JSON_FENCES.map(str::to_string));
     }
-    let mut triggers = silent.clone();
-    triggers.extend(opener.clone());
-    triggers.extend(sections.triggers());
-    for t in &calls {
-        triggers.extend(t.triggers.iter().cloned());
-    }
-    if let Some(r) = reasoning_with_start(protocol).filter(|_| plan.extract_reasoning) {
-        // A reasoning block after content (interleaved thinking) is still reasoning.
-        let start = Marker::new(&r.start);
-        let core = labelled_opener(&start).or(start.first_core());
-        triggers.extend(core.map(str::to_string));
-    }
-    let closers = final_closers(protocol, plan);
-    triggers.extend(closers.iter().cloned());
-    triggers.sort();
-    triggers.dedup();
-    let mut alternatives = Vec::new();
-    alternatives.extend(calls.iter().map(ToolGrammar::section));
-    if plan.extract_reasoning && has_start_marker(protocol) {
-        alternatives.push(tagged_reasoning(protocol, &reasoning_stops));
-    }
-    // A wrapper is recognised by its first core: the model stops before
-    // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
-    // The content wrapper's opener opens a channel's message (`decode`).
-    let opens_content = Marker::new(&protocol.content.start)
-        .first_core()
-        .map(str::to_string);
-    alternatives.extend(
-        silent
-            .iter()
-            .map(|core| match Some(core) == opens_content.as_ref() {
-                true => seq([lit(core), ws(), cap(CHANNEL, empty())]),
-                false => seq([lit(core), ws()]),
-            }),
-    );
-    // What follows a wrapper word is content, up to the next part: never
-    // a call, so never an unknown one.
-    let word_content = opt(seq([not(literals(&triggers)), content(&triggers)]));
-    if let Some(opener) = &opener {
-        alternatives.extend(
-            words
-                .iter()
-                .map(|w| seq([lit(opener), ws(), w.expr(), ws(), word_content.clone()])),
-        );
-    }
-    alternatives.extend(sections.alternatives());
-    // A closing marker at the very end closes nothing the content needs;
-    // anywhere else it is text.
-    alternatives.extend(closers.iter().map(|core| seq([lit(core), ws(), eoi()])));
-    // The stop marker followed only by special tokens at the very end: a
-    // turn that ends with more than its analysed end (`<|im_end|><|stop|>`
-    // after a call turn, `<|im_end|><|endofturn|>`) closes nothing either.
-    if let Some(stop) = Marker::new(&protocol.turn.stop_marker).first_core() {
-        let tokens = plus(seq([ws(), special_token()]));
-        alternatives.push(seq([lit(stop), tokens, ws(), eoi()]));
-    }
-    // A call of a function the request does not have is content, reported.
-    // Its text is all content, verbatim: the section end that closes the
-    // output after it too (which after a known call closes nothing).
-    let section_end = bare_section_end(protocol, plan).map_or_else(empty, |end| {
-        opt(seq([cap(CONTENT, lit(&end)), ws(), eoi()]))
-    });
-    // The opener is content too, so that a call opener inside the section
-    // (a trigger) is not tried, and reported, a second time.
-    alternatives.extend(calls.iter().filter_map(|t| {
-        let (opener, head) = t.unknown_head()?;
-        Some(seq([
-            and(seq([opener.clone(), head])),
-            cap(UNKNOWN_TOOL, empty()),
-            cap(CONTENT, opener),
-            content(&triggers),
-            section_end.clone(),
-        ]))
-    }));
-    alternatives.extend(calls.iter().filter_map(ToolGrammar::lone_closer));
-    alternatives.push(content(&triggers));
-    // A wrapper word opens the first part without an opener: the prompt wrote it.
-    let first_part = opt(seq([
-        choice(words.iter().map(Marker::expr)),
-        ws(),
-        word_content,
-    ]));
-    let echo = protocol
-        .prompt
-        .trailing_marker
-        .as_deref()
-        .filter(|m| plan.start != Start::InReasoning && !tool_starts_with(&calls, m))
-        .map_or_else(empty, |m| opt(seq([ws(), lit(m), ws()])));
-    let root = seq([
-        echo,
-        prelude(protocol, plan, &reasoning_stops),
-        first_part,
-        star(choice(alternatives)),
-        eoi(),
-    ]);
-    (root, calls)
+    silent
+}
+
+/// The stop marker followed only by special tokens at the very end: a
+/// turn that ends with more than its analysed end (`<|im_end|><|stop|>`
+/// after a call turn, `<|im_end|><|endofturn|>`) closes nothing either.
+fn stop_then_tokens(protocol: &Protocol) -> Option<Expr> {
+    let marker = Marker::new(&protocol.turn.stop_marker);
+    let stop = marker.first_core()?;
+    let tokens = plus(seq([ws(), special_token()]));
+    Some(seq([lit(stop), tokens, ws(), eoi()]))
 }
 
 /// A content wrapper that is a plain word (functionary's `all\n`), not a

@@ -53,46 +53,15 @@ impl<'a> ToolGrammar<'a> {
         prefix: Expr,
         in_label: bool,
     ) -> Expr {
+        let suffix_expr = self.name_suffix(t, in_label);
+        if let Some(separator) = t.counter {
+            return self.counted_head(t, name, prefix, separator, suffix_expr);
+        }
         let suffix_marker = Marker::new(t.suffix);
         let name_end = match (t.id_after, suffix_marker.is_blank()) {
             (Some((p, _)), true) => Marker::new(p),
             _ => suffix_marker.clone(),
         };
-        let header_or_suffix = self
-            .header_rest(t.suffix, in_label)
-            .unwrap_or_else(|| suffix_marker.expr());
-        let suffix_expr = match t.echo {
-            // The grammar does not check the repeated name against the
-            // first one; the decoder keeps one that differs as content.
-            Some(after) => {
-                let after = Marker::new(after);
-                seq([
-                    header_or_suffix,
-                    not(class(space_set())),
-                    cap(ECHO, tagged_name(&after, &self.name_stops())),
-                    after.expr(),
-                ])
-            }
-            None => header_or_suffix,
-        };
-        if let Some(separator) = t.counter {
-            // Models write a namespace's name without it (`get_weather:0`
-            // for `functions.get_weather:0`), and whitespace before the
-            // special token after the id.
-            let prefix = match is_namespace(t.prefix) {
-                true => choice([seq([prefix, name.clone()]), name.clone()]),
-                false => seq([prefix, name.clone()]),
-            };
-            let space = match starts_with_token(t.suffix) {
-                true => ws(),
-                false => empty(),
-            };
-            return seq([
-                counted_name(prefix, separator, &self.name_stops()),
-                space,
-                suffix_expr,
-            ]);
-        }
         // A model may leave the made-up id out (`[TOOL_CALLS]NAME[ARGS]{...}`
         // where the template renders `NAME[CALL_ID]ID[ARGS]`): what stays is
         // the id's closing marker when nothing else ends the name.
@@ -133,6 +102,57 @@ impl<'a> ToolGrammar<'a> {
             ),
             suffix_expr,
             id_after,
+        ])
+    }
+
+    /// What follows a tagged name: the rest of a header it ends
+    /// ([`ToolGrammar::header_rest`]) or its suffix, then the name written
+    /// again where the layout repeats it.
+    fn name_suffix(&self, t: &TaggedName<'_>, in_label: bool) -> Expr {
+        let header_or_suffix = self
+            .header_rest(t.suffix, in_label)
+            .unwrap_or_else(|| Marker::new(t.suffix).expr());
+        match t.echo {
+            // The grammar does not check the repeated name against the
+            // first one; the decoder keeps one that differs as content.
+            Some(after) => {
+                let after = Marker::new(after);
+                seq([
+                    header_or_suffix,
+                    not(class(space_set())),
+                    cap(ECHO, tagged_name(&after, &self.name_stops())),
+                    after.expr(),
+                ])
+            }
+            None => header_or_suffix,
+        }
+    }
+
+    /// A head whose name is followed by a counter (`functions.f:0`): the
+    /// id is all of it (see [`counted_name`]).
+    fn counted_head(
+        &self,
+        t: &TaggedName<'_>,
+        name: &Expr,
+        prefix: Expr,
+        separator: &str,
+        suffix_expr: Expr,
+    ) -> Expr {
+        // Models write a namespace's name without it (`get_weather:0`
+        // for `functions.get_weather:0`), and whitespace before the
+        // special token after the id.
+        let prefix = match is_namespace(t.prefix) {
+            true => choice([seq([prefix, name.clone()]), name.clone()]),
+            false => seq([prefix, name.clone()]),
+        };
+        let space = match starts_with_token(t.suffix) {
+            true => ws(),
+            false => empty(),
+        };
+        seq([
+            counted_name(prefix, separator, &self.name_stops()),
+            space,
+            suffix_expr,
         ])
     }
 

@@ -8,6 +8,7 @@
 
 use crate::parser::marker::Marker;
 use crate::parser::tags::*;
+use crate::parser::vocabulary::word_bytes;
 use chat_autoparser_peg::{
     and, cap, choice, class, empty, lit, not, opt, plus, seq, until, ByteSet, Expr,
 };
@@ -37,7 +38,7 @@ pub(super) fn space_set() -> ByteSet {
 /// as a JSON string when `quoted`, else as a word not followed by another
 /// name character. Longest names first, so a name that is a prefix of
 /// another does not hide it. With no names (no tools, or `unknown_tool:
-/// call`): any name that starts as one does ([`name_start`]). With names,
+/// call`): any name that starts as one does. With names,
 /// a call of a function the request does not have fails
 /// before it commits, and its text stays content, verbatim: a server could
 /// not dispatch it.
@@ -45,22 +46,13 @@ pub(super) fn known_name(names: &[String], quoted: bool) -> Expr {
     if names.is_empty() {
         // Any name, but a name: it starts with a letter, a digit, `_` or a
         // non-ASCII character, never with punctuation (`[`, `{`).
-        let start = class(name_start());
+        let start = class(word_bytes());
         return and(match quoted {
             true => seq([lit("\""), start]),
             false => start,
         });
     }
     and(known_name_alternatives(names, quoted))
-}
-
-/// The bytes a function name may start with.
-fn name_start() -> ByteSet {
-    ByteSet::range(b'a', b'z')
-        .union(ByteSet::range(b'A', b'Z'))
-        .union(ByteSet::range(b'0', b'9'))
-        .union(ByteSet::of(b"_"))
-        .union(ByteSet::range(0x80, 0xFF))
 }
 
 /// The names in `names` that hold whitespace, as literals, longest first:
@@ -106,11 +98,7 @@ pub const NAMESPACE: &str = "functions.";
 /// UTF-8 form), since a request may declare `获取天气` and a Python
 /// identifier may be `城市`.
 fn name_chars() -> ByteSet {
-    ByteSet::range(b'a', b'z')
-        .union(ByteSet::range(b'A', b'Z'))
-        .union(ByteSet::range(b'0', b'9'))
-        .union(ByteSet::of(b"_-."))
-        .union(ByteSet::range(0x80, 0xFF))
+    word_bytes().union(ByteSet::of(b"-."))
 }
 
 /// `prefix NAME separator N`, all of it the id (see `IdSlot::Counted`).

@@ -9,7 +9,7 @@
 //! refer to them by name.
 
 use super::names::{identifier, space_set};
-use crate::analysis::{ArgumentsSlot, Elements, ToolFormat};
+use crate::analysis::{ArgumentsSlot, Elements, TaggedArguments, ToolFormat};
 use crate::parser::marker::Marker;
 use crate::parser::tags::*;
 use crate::protocol::Notation;
@@ -19,23 +19,24 @@ use chat_autoparser_peg::{
 
 /// The notations of the tool formats' arguments (see `notation`).
 pub fn notations(formats: &[ToolFormat]) -> Vec<Notation> {
-    let mut out: Vec<Notation> = formats
-        .iter()
-        .filter_map(|f| match &f.arguments {
-            ArgumentsSlot::Tagged(t) => Notation::of(t),
-            _ => None,
-        })
-        .collect();
-    out.dedup();
-    out
+    of_tagged_arguments(formats, Notation::of)
 }
 
 /// The element notations of the tool formats' arguments (see `elements`).
 pub fn elements(formats: &[ToolFormat]) -> Vec<Elements> {
-    let mut out: Vec<Elements> = formats
+    of_tagged_arguments(formats, |t| t.elements.clone())
+}
+
+/// What `read` finds in the tool formats' tagged arguments, a repeat next
+/// to its like left out.
+fn of_tagged_arguments<T: PartialEq>(
+    formats: &[ToolFormat],
+    read: impl Fn(&TaggedArguments) -> Option<T>,
+) -> Vec<T> {
+    let mut out: Vec<T> = formats
         .iter()
         .filter_map(|f| match &f.arguments {
-            ArgumentsSlot::Tagged(t) => t.elements.clone(),
+            ArgumentsSlot::Tagged(t) => read(t),
             _ => None,
         })
         .collect();

@@ -4,7 +4,7 @@
 //! Invariant: each value is committed to once its `=` is read, so a long
 //! value streams and is never held back for a later alternative.
 
-use super::names::identifier;
+use super::names::{identifier, space_set};
 use crate::parser::tags::*;
 use chat_autoparser_peg::{
     cap, choice, class, commit, cut, lit, not, opt, plus, python, seq, star, ws, ByteSet, Expr,
@@ -43,11 +43,8 @@ pub(super) fn python_arguments() -> Expr {
 /// (a quote, a bracket, a digit) is a literal, committed to at once: trying
 /// a bare word after it would make the engine keep all of a long value.
 fn python_value() -> Expr {
-    let word_start = ByteSet::range(b'a', b'z')
-        .union(ByteSet::range(b'A', b'Z'))
-        .union(ByteSet::of(b"_"));
     choice([
-        seq([not(class(word_start)), cut(), python()]),
+        seq([not(class(word_start())), cut(), python()]),
         python(),
         bare_word_value(),
     ])
@@ -60,12 +57,18 @@ fn python_value() -> Expr {
 /// string as it is), less the whitespace before that end. `to_json`
 /// rejects it, so it decodes as a string.
 fn bare_word_value() -> Expr {
-    let letter = ByteSet::range(b'a', b'z').union(ByteSet::range(b'A', b'Z'));
-    let space = ByteSet::of(b" \t\r\n");
+    let space = space_set();
     let text = class(ByteSet::of(b",)").union(space).complement());
     seq([
-        class(letter.union(ByteSet::of(b"_"))),
+        class(word_start()),
         star(text.clone()),
         star(seq([plus(class(space)), plus(text)])),
     ])
+}
+
+/// The bytes a bare word starts with: ASCII letters and `_`.
+fn word_start() -> ByteSet {
+    ByteSet::range(b'a', b'z')
+        .union(ByteSet::range(b'A', b'Z'))
+        .union(ByteSet::of(b"_"))
 }

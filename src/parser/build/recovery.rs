@@ -46,27 +46,45 @@ pub(super) fn foreign_markers(
     let mut own: Vec<String> = protocol.preserved_tokens.clone();
     own.extend(protocol.markup.spare_tokens.iter().cloned());
     own.extend(formats.iter().flat_map(tool_tokens));
-    let tokens = |raw: &[&str]| -> Vec<String> {
-        let found = raw.iter().flat_map(|m| crate::analysis::markers::tokens(m));
+    let dialects = crate::analysis::fallback_dialect_formats();
+    let openers = foreign_tokens(
+        dialects,
+        |f| [&f.section_start, &f.call_start],
+        &WRAPPER_DIALECTS.0,
+        &own,
+    );
+    let closers = foreign_tokens(
+        dialects,
+        |f| [&f.call_end, &f.section_end],
+        &WRAPPER_DIALECTS.1,
+        &own,
+    );
+    (openers, closers)
+}
+
+/// The tokens in the markers `pick` takes of each of `dialects`, and
+/// `wrappers`, less `own`: sorted, each once.
+fn foreign_tokens(
+    dialects: &[ToolFormat],
+    pick: impl Fn(&ToolFormat) -> [&String; 2],
+    wrappers: &[&str],
+    own: &[String],
+) -> Vec<String> {
+    let tokens = |raw: [&String; 2]| -> Vec<String> {
+        let found = raw
+            .into_iter()
+            .flat_map(|m| crate::analysis::markers::tokens(m));
         found.map(str::to_string).collect()
     };
-    let dialects = crate::analysis::fallback_dialect_formats();
-    let mut openers: Vec<String> = dialects
+    let mut list: Vec<String> = dialects
         .iter()
-        .flat_map(|f| tokens(&[&f.section_start, &f.call_start]))
-        .chain(WRAPPER_DIALECTS.0.map(str::to_string))
+        .flat_map(|f| tokens(pick(f)))
+        .chain(wrappers.iter().map(|w| w.to_string()))
         .collect();
-    let mut closers: Vec<String> = dialects
-        .iter()
-        .flat_map(|f| tokens(&[&f.call_end, &f.section_end]))
-        .chain(WRAPPER_DIALECTS.1.map(str::to_string))
-        .collect();
-    for list in [&mut openers, &mut closers] {
-        list.retain(|m| !own.contains(m));
-        list.sort();
-        list.dedup();
-    }
-    (openers, closers)
+    list.retain(|m| !own.contains(m));
+    list.sort();
+    list.dedup();
+    list
 }
 
 impl<'a> ToolGrammar<'a> {

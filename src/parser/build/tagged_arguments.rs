@@ -93,16 +93,42 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String], enclosing: &[Mark
         None => identifier(),
     };
     let value_end = Marker::new(&t.value_suffix);
-    // A value whose closer never came ends where its arguments or its
-    // call close (those stay for the rules after the value).
-    let close = match enclosing.is_empty() {
-        true => value_close(t, &value_end),
+    let close = argument_close(t, &value_end, enclosing);
+    let string_value = string_value(t, &value_end, enclosing, &close);
+    cap(
+        ARG,
+        seq([
+            Marker::new(&t.name_prefix).expr(),
+            cap(ARG_KEY, seq([not(class(space_set())), key])),
+            name_suffix.expr_exact_tail(),
+            commit(),
+            argument_value(t, bare_stops, &value_end, string_value, close),
+        ]),
+    )
+}
+
+/// What ends a value: its closing marker ([`value_close`]); or, for a
+/// value whose closer never came, where its arguments or its call close
+/// (those stay for the rules after the value).
+fn argument_close(t: &TaggedArguments, value_end: &Marker, enclosing: &[Marker]) -> Expr {
+    match enclosing.is_empty() {
+        true => value_close(t, value_end),
         false => choice([
-            value_close(t, &value_end),
+            value_close(t, value_end),
             and(choice(enclosing.iter().map(|m| seq([ws(), m.expr()])))),
         ]),
-    };
-    let raw_value = |tag| {
+    }
+}
+
+/// A string value: escaped between the format's own brackets, nested
+/// elements, or raw text up to its closing marker.
+fn string_value(
+    t: &TaggedArguments,
+    value_end: &Marker,
+    enclosing: &[Marker],
+    close: &Expr,
+) -> Expr {
+    let raw_value = || {
         let mut stops = value_end.delimiters();
         if !stops.is_empty() {
             // A newline before these is the line the closers sit on, not
@@ -118,7 +144,7 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String], enclosing: &[Mark
         } else {
             until(stops)
         };
-        cap(tag, text)
+        cap(if t.raw_strings { ARG_STRING } else { ARG_JSON }, text)
     };
     let string_value = match &t.escaped_value {
         Some((open, close)) => choice([
@@ -128,14 +154,25 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String], enclosing: &[Mark
                 cap(ARG_STRING, until([close.as_str()])),
                 lit(close),
             ]),
-            raw_value(if t.raw_strings { ARG_STRING } else { ARG_JSON }),
+            raw_value(),
         ]),
-        None => raw_value(if t.raw_strings { ARG_STRING } else { ARG_JSON }),
+        None => raw_value(),
     };
-    let string_value = match &t.elements {
-        Some(e) => choice([elements_value(e, &close), string_value]),
+    match &t.elements {
+        Some(e) => choice([elements_value(e, close), string_value]),
         None => string_value,
-    };
+    }
+}
+
+/// The value after its key: a string value after the value's opening
+/// marker, or, in a typed format, a typed value after its typed prefix.
+fn argument_value(
+    t: &TaggedArguments,
+    bare_stops: &[String],
+    value_end: &Marker,
+    string_value: Expr,
+    close: Expr,
+) -> Expr {
     let value_start = Marker::new(&t.value_prefix);
     // Whitespace the template never writes between the key's marker and
     // the value's (`</arg_key>\n<arg_value>`, as GLM models write) is
@@ -144,36 +181,24 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String], enclosing: &[Mark
         true => value_start.expr_exact_tail(),
         false => seq([ws(), value_start.expr_exact_tail()]),
     };
-    let value = match &t.typed_value_prefix {
-        Some(typed) => {
-            let typed_marker = Marker::new(typed);
-            let typed_value = if typed_marker.is_blank() {
-                bare_value(t, bare_stops, &value_end)
-            } else {
-                cap(ARG_JSON, until(value_end.delimiters()))
-            };
-            let settle = if value_start.is_blank() {
-                empty()
-            } else {
-                cut()
-            };
-            choice([
-                seq([value_start_expr, settle, string_value, close.clone()]),
-                seq([typed_prefix(t, typed), typed_value, opt(close)]),
-            ])
-        }
-        None => seq([value_start_expr, string_value, close]),
+    let Some(typed) = &t.typed_value_prefix else {
+        return seq([value_start_expr, string_value, close]);
     };
-    cap(
-        ARG,
-        seq([
-            Marker::new(&t.name_prefix).expr(),
-            cap(ARG_KEY, seq([not(class(space_set())), key])),
-            name_suffix.expr_exact_tail(),
-            commit(),
-            value,
-        ]),
-    )
+    let typed_marker = Marker::new(typed);
+    let typed_value = if typed_marker.is_blank() {
+        bare_value(t, bare_stops, value_end)
+    } else {
+        cap(ARG_JSON, until(value_end.delimiters()))
+    };
+    let settle = if value_start.is_blank() {
+        empty()
+    } else {
+        cut()
+    };
+    choice([
+        seq([value_start_expr, settle, string_value, close.clone()]),
+        seq([typed_prefix(t, typed), typed_value, opt(close)]),
+    ])
 }
 
 /// The prefix of a non-string value; its type word, when it has one
