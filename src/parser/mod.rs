@@ -30,15 +30,19 @@
 //! # Ok::<(), chat_autoparser::Error>(())
 //! ```
 //!
-//! Modules: `build` (the grammar generator), `marker` (raw markers as
-//! expressions), `tags` (what each capture holds), `decode` (captures to
-//! deltas), `sink` (where deltas are written, reusing the caller's
-//! buffer), `schema` (argument types), `notation` (nested values in a
-//! template's own notation), `elements` (objects and lists written as
-//! nested elements), `start` (where the output starts
-//! relative to reasoning), `stream`, `tokens` (which pushed tokens wrote
-//! each part), `diagnostic`, `vocabulary` (the words
-//! a label or attribute may hold and still be scaffolding).
+//! Modules: `build` (the grammar generator, a module per part of the
+//! grammar: body, reasoning, tool sections, calls, heads, JSON calls,
+//! tagged and Python arguments, nested values, names, recovery),
+//! `sections` (scaffolding between a turn's sections), `marker` (raw
+//! markers as expressions), `tags` (what each capture holds), `decode`
+//! (captures to deltas), `sink` (where deltas are written, reusing the
+//! caller's buffer), `schema` (argument types), `notation` (nested values
+//! in a template's own notation), `elements` (objects and lists written as
+//! nested elements), `json_check` (arguments a server can read), `call_id`
+//! (ids for calls written without one), `policy` (what is done with output
+//! off script), `prompt` (the prompt an output continues), `stream`,
+//! `tokens` (which pushed tokens wrote each part), `diagnostic`, `vocabulary` (the words a label or attribute may hold and
+//! still be scaffolding).
 //!
 //! Invariants (`docs/architecture.md`): parsing never panics and never loses text (what
 //! is not a well-formed call stays content); streaming equals batch for any

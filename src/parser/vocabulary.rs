@@ -135,7 +135,7 @@ fn is_word_char(c: char) -> bool {
 }
 
 /// The bytes of [`is_word_char`] characters.
-fn word_bytes() -> ByteSet {
+pub fn word_bytes() -> ByteSet {
     ByteSet::range(b'a', b'z')
         .union(ByteSet::range(b'A', b'Z'))
         .union(ByteSet::range(b'0', b'9'))

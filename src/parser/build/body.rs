@@ -1,0 +1,353 @@
+//! The output's top level: an optional echo of the prompt's last marker,
+//! the reasoning prelude, then a repetition of the body's alternatives,
+//! tried in order, the last being content text.
+//!
+//! ```text
+//! body := ( tools | reasoning-block | silent-marker | scaffolding
+//!         | unknown-call | lone-closer | content )*
+//! content := commit CONTENT( any-char until(triggers) )
+//! ```
+//!
+//! - Silent markers are dropped: content wrappers' first cores, code
+//!   fences when the content is JSON for a response schema, and the turn's
+//!   stop marker and a stray reasoning end marker when nothing but
+//!   whitespace follows. A wrapper that is a plain word (`all\n`) counts
+//!   only at the start or after the part opener.
+//! - `triggers` are the first cores of the markers that can start a tool
+//!   section, a reasoning block, a header or a content wrapper; content
+//!   text stops before them (and before any partial one at the end of a
+//!   chunk).
+//! - `scaffolding` is what channel and header formats write between the
+//!   sections of one turn (see `sections`).
+//! - `echo` is the marker the prompt ends with, written again by the model
+//!   (`<|CHATBOT_TOKEN|>` after `...<|CHATBOT_TOKEN|>`): scaffolding the
+//!   prompt already holds, so it is dropped. Not when it opens a tool
+//!   section.
+//!
+//! Invariant: content is the last alternative and takes at least one
+//! character of anything, so the repetition always advances and the root
+//! matches every input.
+
+use super::reasoning::{
+    has_start_marker, labelled_opener, prelude, reasoning_with_start, tagged_reasoning,
+};
+use super::tool_section::{tool_grammars, ToolGrammar};
+use super::{Plan, JSON_FENCES};
+use crate::parser::marker::Marker;
+use crate::parser::sections::Sections;
+use crate::parser::tags::*;
+use crate::parser::vocabulary::{special_token, Vocabulary};
+use crate::protocol::{Protocol, Start};
+use chat_autoparser_peg::{
+    and, any_char, cap, choice, commit, empty, eoi, lit, literals, not, opt, plus, seq, star,
+    until, ws, Expr,
+};
+use std::rc::Rc;
+
+/// The root expression for `analysis` under `plan`, and the tool
+/// grammars whose call rules it names.
+pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a>>) {
+    let vocabulary = Rc::new(Vocabulary::new(protocol));
+    let checked: &[String] = if plan.any_name { &[] } else { plan.names };
+    let tool_sections = tool_grammars(protocol, plan.formats, (checked, plan.names), &vocabulary);
+    // Tool sections keep their text when tools are not parsed: a header
+    // never takes their opening marker.
+    let tool_starts: Vec<String> = tool_sections
+        .iter()
+        .flat_map(|t| t.triggers.iter().cloned())
+        .collect();
+    // Where a reasoning block the model forgot to close ends.
+    let reasoning_stops = match plan.parse_tools {
+        true => tool_starts.clone(),
+        false => Vec::new(),
+    };
+    let calls = if plan.parse_tools {
+        tool_sections
+    } else {
+        Vec::new()
+    };
+    let (words, wrappers): (Vec<Marker>, Vec<Marker>) =
+        content_wrappers(protocol).into_iter().partition(is_word);
+    let mut body = Body {
+        protocol,
+        plan,
+        sections: Sections::new(protocol, &vocabulary, plan.extract_reasoning, tool_starts),
+        silent: silent_markers(&wrappers, plan),
+        opener: part_opener(protocol),
+        closers: final_closers(protocol, plan),
+        triggers: Vec::new(),
+        reasoning_stops,
+        words,
+        calls,
+    };
+    body.triggers = body.triggers();
+    // What follows a wrapper word is content, up to the next part: never
+    // a call, so never an unknown one.
+    let word_content = opt(seq([
+        not(literals(&body.triggers)),
+        content(&body.triggers),
+    ]));
+    // A wrapper word opens the first part without an opener: the prompt wrote it.
+    let first_part = opt(seq([
+        choice(body.words.iter().map(Marker::expr)),
+        ws(),
+        word_content.clone(),
+    ]));
+    let root = seq([
+        body.echo(),
+        prelude(protocol, plan, &body.reasoning_stops),
+        first_part,
+        star(choice(body.alternatives(word_content))),
+        eoi(),
+    ]);
+    (root, body.calls)
+}
+
+/// What the body's alternatives are made of, computed once per grammar.
+struct Body<'a, 's> {
+    protocol: &'a Protocol,
+    plan: Plan<'a>,
+    /// The tool grammars whose sections the body reads (none when tools
+    /// are not parsed).
+    calls: Vec<ToolGrammar<'a>>,
+    /// Channel and header scaffolding (see `sections`).
+    sections: Sections<'s>,
+    /// Content wrappers that are plain words (see [`is_word`]).
+    words: Vec<Marker>,
+    /// The first cores of markers dropped wherever they stand.
+    silent: Vec<String>,
+    /// The part opener (see [`part_opener`]).
+    opener: Option<String>,
+    /// Markers dropped at the very end (see [`final_closers`]).
+    closers: Vec<String>,
+    /// What content text stops before, sorted.
+    triggers: Vec<String>,
+    /// Where a reasoning block the model forgot to close ends.
+    reasoning_stops: Vec<String>,
+}
+
+impl Body<'_, '_> {
+    /// The first cores of every marker that can start another alternative.
+    fn triggers(&self) -> Vec<String> {
+        let mut triggers = self.silent.clone();
+        triggers.extend(self.opener.clone());
+        triggers.extend(self.sections.triggers());
+        for t in &self.calls {
+            triggers.extend(t.triggers.iter().cloned());
+        }
+        let reasoning = reasoning_with_start(self.protocol).filter(|_| self.plan.extract_reasoning);
+        if let Some(r) = reasoning {
+            // A reasoning block after content (interleaved thinking) is still reasoning.
+            let start = Marker::new(&r.start);
+            let core = labelled_opener(&start).or(start.first_core());
+            triggers.extend(core.map(str::to_string));
+        }
+        triggers.extend(self.closers.iter().cloned());
+        triggers.sort();
+        triggers.dedup();
+        triggers
+    }
+
+    /// The body's alternatives, in the order they are tried; content last.
+    fn alternatives(&self, word_content: Expr) -> Vec<Expr> {
+        let (protocol, plan) = (self.protocol, self.plan);
+        let mut alternatives = Vec::new();
+        alternatives.extend(self.calls.iter().map(ToolGrammar::section));
+        if plan.extract_reasoning && has_start_marker(protocol) {
+            alternatives.push(tagged_reasoning(protocol, &self.reasoning_stops));
+        }
+        alternatives.extend(self.silent_alternatives());
+        if let Some(opener) = &self.opener {
+            alternatives.extend(
+                self.words
+                    .iter()
+                    .map(|w| seq([lit(opener), ws(), w.expr(), ws(), word_content.clone()])),
+            );
+        }
+        alternatives.extend(self.sections.alternatives());
+        // A closing marker at the very end closes nothing the content needs;
+        // anywhere else it is text.
+        alternatives.extend(
+            self.closers
+                .iter()
+                .map(|core| seq([lit(core), ws(), eoi()])),
+        );
+        alternatives.extend(stop_then_tokens(protocol));
+        alternatives.extend(self.unknown_calls());
+        alternatives.extend(self.calls.iter().filter_map(ToolGrammar::lone_closer));
+        alternatives.push(content(&self.triggers));
+        alternatives
+    }
+
+    /// The silent markers, each dropped with the whitespace after it.
+    fn silent_alternatives(&self) -> Vec<Expr> {
+        // A wrapper is recognised by its first core: the model stops before
+        // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
+        // The content wrapper's opener opens a channel's message (`decode`).
+        let opens_content = Marker::new(&self.protocol.content.start)
+            .first_core()
+            .map(str::to_string);
+        self.silent
+            .iter()
+            .map(|core| match Some(core) == opens_content.as_ref() {
+                true => seq([lit(core), ws(), cap(CHANNEL, empty())]),
+                false => seq([lit(core), ws()]),
+            })
+            .collect()
+    }
+
+    /// A call of a function the request does not have is content, reported.
+    /// Its text is all content, verbatim: the section end that closes the
+    /// output after it too (which after a known call closes nothing).
+    fn unknown_calls(&self) -> Vec<Expr> {
+        let section_end = bare_section_end(self.protocol, self.plan).map_or_else(empty, |end| {
+            opt(seq([cap(CONTENT, lit(&end)), ws(), eoi()]))
+        });
+        // The opener is content too, so that a call opener inside the section
+        // (a trigger) is not tried, and reported, a second time.
+        let unknown = |t: &ToolGrammar<'_>| {
+            let (opener, head) = t.unknown_head()?;
+            Some(seq([
+                and(seq([opener.clone(), head])),
+                cap(UNKNOWN_TOOL, empty()),
+                cap(CONTENT, opener),
+                content(&self.triggers),
+                section_end.clone(),
+            ]))
+        };
+        self.calls.iter().filter_map(unknown).collect()
+    }
+
+    /// The marker the prompt ends with, written again: dropped (see the
+    /// module's doc).
+    fn echo(&self) -> Expr {
+        self.protocol
+            .prompt
+            .trailing_marker
+            .as_deref()
+            .filter(|m| self.plan.start != Start::InReasoning && !tool_starts_with(&self.calls, m))
+            .map_or_else(empty, |m| opt(seq([ws(), lit(m), ws()])))
+    }
+}
+
+/// The first cores of content wrappers that are markers, and the code
+/// fences around JSON content: dropped wherever they stand.
+fn silent_markers(wrappers: &[Marker], plan: Plan<'_>) -> Vec<String> {
+    let mut silent: Vec<String> = wrappers
+        .iter()
+        .filter_map(|m| m.first_core().map(str::to_string))
+        .collect();
+    if plan.json_response {
+        silent.extend(JSON_FENCES.map(str::to_string));
+    }
+    silent
+}
+
+/// The stop marker followed only by special tokens at the very end: a
+/// turn that ends with more than its analysed end (`<|im_end|><|stop|>`
+/// after a call turn, `<|im_end|><|endofturn|>`) closes nothing either.
+fn stop_then_tokens(protocol: &Protocol) -> Option<Expr> {
+    let marker = Marker::new(&protocol.turn.stop_marker);
+    let stop = marker.first_core()?;
+    let tokens = plus(seq([ws(), special_token()]));
+    Some(seq([lit(stop), tokens, ws(), eoi()]))
+}
+
+/// A content wrapper that is a plain word (functionary's `all\n`), not a
+/// marker: in the text a model writes it is only a wrapper where a part of
+/// the turn opens, never inside the content (`call`, `really`).
+fn is_word(marker: &Marker) -> bool {
+    marker
+        .first_core()
+        .is_some_and(|c| c.chars().all(|ch| ch.is_alphanumeric() || ch == '_'))
+}
+
+/// What opens each part of the turn, when calls have no opening marker of
+/// their own and the generation prompt ends with the call separator
+/// (functionary's `>>>`, written before a recipient: `all` for content or a
+/// function name): the prompt wrote the first part's opener, the model
+/// writes the others.
+pub(super) fn part_opener(protocol: &Protocol) -> Option<String> {
+    let format = protocol.markup.own_format.as_ref()?;
+    let opens_calls = !Marker::new(&format.section_start).is_blank()
+        || !Marker::new(&format.call_start).is_blank();
+    let separator = format.call_separator.trim();
+    let prompt = protocol.turn.generation_prompt.default.trim_end();
+    (!opens_calls && !separator.is_empty() && prompt.ends_with(separator))
+        .then(|| separator.to_string())
+}
+
+/// Whether `marker` starts a tool section (then it is the call, not an echo).
+fn tool_starts_with(calls: &[ToolGrammar<'_>], marker: &str) -> bool {
+    calls
+        .iter()
+        .flat_map(|t| &t.triggers)
+        .any(|t| marker.starts_with(t.as_str()) || t.starts_with(marker))
+}
+
+/// Markers dropped when nothing but whitespace follows them: the turn's stop
+/// marker (the model stopping), the end of a tool section that has no
+/// opening marker (a template that ends call turns with it writes text after
+/// the calls before it: `<tool_call|>Let me check.<|tool_response>`) and,
+/// when reasoning is extracted, a stray reasoning end marker (one with no
+/// block open closes nothing).
+fn final_closers(protocol: &Protocol, plan: Plan<'_>) -> Vec<String> {
+    let stop_marker = Marker::new(&protocol.turn.stop_marker);
+    let stop = stop_marker.first_core();
+    let mut out: Vec<String> = stop.map(str::to_string).into_iter().collect();
+    out.extend(bare_section_end(protocol, plan));
+    // The turn's tail after the stop marker (`<|eos|><think>\n\n</think>`).
+    if let Some(stop) = stop.filter(|_| !protocol.turn.tail.is_empty()) {
+        out.push(format!("{stop}{}", protocol.turn.tail));
+    }
+    if let Some(r) = protocol
+        .markup
+        .reasoning
+        .as_ref()
+        .filter(|_| plan.extract_reasoning)
+    {
+        out.extend(Marker::new(&r.end).first_core().map(str::to_string));
+    }
+    out
+}
+
+/// The first core of the end of a tool section that has no opening marker.
+fn bare_section_end(protocol: &Protocol, plan: Plan<'_>) -> Option<String> {
+    let tools = protocol
+        .markup
+        .own_format
+        .as_ref()
+        .filter(|_| plan.parse_tools)?;
+    if !Marker::new(&tools.section_start).is_blank() {
+        return None;
+    }
+    Marker::new(&tools.section_end)
+        .first_core()
+        .map(str::to_string)
+}
+
+/// Content text: at least one character (a trigger that did not start what
+/// it announced is text too), then up to the next trigger.
+pub(super) fn content(triggers: &[String]) -> Expr {
+    let rest = if triggers.is_empty() {
+        chat_autoparser_peg::rest()
+    } else {
+        until(triggers)
+    };
+    // Commit only once there is a character: at the end of the output the
+    // repetition around must still be able to stop.
+    seq([
+        and(any_char()),
+        commit(),
+        cap(CONTENT, seq([any_char(), rest])),
+    ])
+}
+
+/// Markers around visible content (`<|START_RESPONSE|>`...), consumed silently.
+fn content_wrappers(protocol: &Protocol) -> Vec<Marker> {
+    [&protocol.content.start, &protocol.content.end]
+        .into_iter()
+        .map(|raw| Marker::new(raw))
+        .filter(|m| !m.is_blank())
+        .collect()
+}

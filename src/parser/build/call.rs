@@ -1,0 +1,223 @@
+//! One tool call: its start marker, its head (everything up to and
+//! including the function name), a commit, and its tail (arguments and the
+//! rest of the call) and end marker under `recover`.
+//!
+//! ```text
+//! call := CALL( call-start head commit recover(tail call-end, BROKEN) )
+//! ```
+//!
+//! - Before the head completes, a failed call backtracks and its text is
+//!   content, verbatim. After it, `commit` lets the arguments stream.
+//! - A call is read in several places (first, after a separator, inside a
+//!   list, after a wrapper): it is a named rule ([`ToolGrammar::rules`]),
+//!   built and compiled once.
+//! - A JSON call may sit in OpenAI's wrapper; a list of JSON calls may sit
+//!   in one call wrapper; several calls may share one wrapper when the
+//!   call's end is the arguments' close and a special token.
+//!
+//! Invariant: a call is captured `CALL` whole only from its head on; a
+//! call that fails before that consumes nothing.
+
+use super::json_call::{json_arguments, json_head, json_tail, openai_wrapper};
+use super::names::identifier;
+use super::python_arguments::python_arguments;
+use super::tagged_arguments::tagged_arguments;
+use super::tool_section::ToolGrammar;
+use crate::analysis::{NameSlot, ToolClass};
+use crate::parser::marker::Marker;
+use crate::parser::tags::*;
+use crate::protocol::Arguments;
+use chat_autoparser_peg::{
+    and, cap, choice, commit, empty, json, json_string, lit, opt, recover, rule, seq, star, ws,
+    Expr,
+};
+
+impl<'a> ToolGrammar<'a> {
+    /// One call: a reference to the rule of [`ToolGrammar::call_body`].
+    pub(super) fn call(&self) -> Expr {
+        rule(&self.rule)
+    }
+
+    /// The rules [`ToolGrammar::call`] names: the call; its body, when the
+    /// next call may follow inside the same wrapper (read after the start
+    /// marker and without it); and, when it may sit in OpenAI's wrapper, its
+    /// head and tail (read with the wrapper or without it).
+    pub(super) fn rules(&self) -> Vec<(String, Expr)> {
+        let mut out = vec![(self.rule.clone(), self.call_body())];
+        if self.shared_wrapper().is_some() {
+            out.push((format!("{}.body", self.rule), self.body()));
+        }
+        if openai_wrapper(self.format).is_some() {
+            out.push((format!("{}.head", self.rule), self.head()));
+            out.push((format!("{}.tail", self.rule), self.tail()));
+        }
+        out
+    }
+
+    /// One call, captured whole: its start marker, then [`ToolGrammar::body`].
+    fn call_body(&self) -> Expr {
+        let start = Marker::new(self.layout.start()).expr();
+        let start = if self.distinctive_name_prefix().is_some() {
+            opt(start)
+        } else {
+            start
+        };
+        let one = match self.shared_wrapper() {
+            Some(_) => cap(CALL, seq([start, rule(&format!("{}.body", self.rule))])),
+            None => cap(CALL, seq([start, self.body()])),
+        };
+        match self.listed_calls() {
+            Some(listed) => choice([listed, one]),
+            None => one,
+        }
+    }
+
+    /// JSON calls a model wrote as a list inside one call wrapper of a
+    /// format whose wrapper holds one object (`<tool_call>[{...},
+    /// {...}]</tool_call>`, a list-of-calls dialect mixed into the
+    /// template's): each object is a call, the brackets and commas are
+    /// framing (given back with a withdrawn call, as a separator is).
+    /// `None` for other formats: those without a call marker of their own
+    /// read lists already.
+    fn listed_calls(&self) -> Option<Expr> {
+        let json_name = matches!(
+            self.format.name,
+            NameSlot::JsonField { .. } | NameSlot::JsonKey
+        );
+        let start = Marker::new(self.layout.start());
+        if !json_name || start.is_blank() {
+            return None;
+        }
+        let item = || self.body_ending(and(seq([ws(), choice([lit(","), lit("]")])])));
+        let first = cap(CALL, seq([start.expr(), ws(), lit("["), ws(), item()]));
+        let next = seq([
+            cap(SECTION_OPEN, seq([ws(), lit(","), ws()])),
+            cap(CALL, item()),
+        ]);
+        let end = Marker::new(self.layout.end()).closer_expr();
+        let close = opt(cap(FRAME, seq([ws(), lit("]"), ws(), end])));
+        Some(seq([first, star(next), close]))
+    }
+
+    /// The next call inside the same wrapper (see [`ToolGrammar::shared_wrapper`]).
+    pub(super) fn next_in_wrapper(&self) -> Option<Expr> {
+        self.shared_wrapper()?;
+        Some(cap(CALL, rule(&format!("{}.body", self.rule))))
+    }
+
+    /// Where a call's end marker is the arguments' close and a special
+    /// token (`}<tool_call|>`) and its name has a prefix (`call:`), a model
+    /// may write several calls in one wrapper
+    /// (`<|tool_call>call:a{...}call:b{...}<tool_call|>`): the close alone
+    /// ends a call that the next name prefix follows. The close, and the
+    /// prefix that must follow it.
+    fn shared_wrapper(&self) -> Option<(String, String)> {
+        let prefix = Marker::new(self.tagged()?.prefix).first_core()?.to_string();
+        let end = self.layout.end().trim();
+        let open_at = end.rfind(['<', '['])?;
+        let token = crate::analysis::markers::marker_at(end, open_at)?;
+        let close = end[..open_at].trim();
+        let closes_arguments = !close.is_empty() && close.chars().all(|c| "}])".contains(c));
+        (token.end == end.len() && closes_arguments).then(|| (close.to_string(), prefix))
+    }
+
+    /// A call after its start marker: head, arguments and end.
+    fn body(&self) -> Expr {
+        let end = Marker::new(self.layout.end()).closer_expr();
+        let end = match self.shared_wrapper() {
+            Some((close, prefix)) => choice([end, seq([lit(&close), and(lit(&prefix))])]),
+            None => end,
+        };
+        self.body_ending(end)
+    }
+
+    /// A call's head and arguments, then `end`.
+    fn body_ending(&self, end: Expr) -> Expr {
+        let f = self.format;
+        let call = |open: Expr, head: Expr, tail: Expr, close: Expr| {
+            seq([
+                open,
+                head,
+                self.bare_name_guard(),
+                commit(),
+                recover(seq([tail, close, end.clone()]), self.broken()),
+            ])
+        };
+        let body = match openai_wrapper(f) {
+            Some((open, close)) => {
+                let head = rule(&format!("{}.head", self.rule));
+                let tail = rule(&format!("{}.tail", self.rule));
+                choice([
+                    call(open, head.clone(), tail.clone(), close),
+                    call(empty(), head, tail, empty()),
+                ])
+            }
+            None => call(empty(), self.head(), self.tail(), empty()),
+        };
+        body
+    }
+
+    /// A call that starts with a bare name (no marker before it, as in
+    /// functionary's `>>>name\n{...}`) is only a call once its JSON
+    /// arguments begin: before that, `all\n` or any first line of text
+    /// would be taken for a name.
+    fn bare_name_guard(&self) -> Expr {
+        let bare = self.tagged().is_some_and(|t| {
+            Marker::new(t.prefix).is_blank() && Marker::new(self.layout.start()).is_blank()
+        });
+        match (self.layout.arguments(), bare) {
+            (Some(Arguments::Json { as_string: false }), true) => and(seq([ws(), lit("{")])),
+            _ => empty(),
+        }
+    }
+
+    /// Up to and including the function name.
+    fn head(&self) -> Expr {
+        self.head_naming(&self.known_name, &self.known_json_name)
+    }
+
+    /// Up to and including a function name that `name` (or, quoted,
+    /// `json_name`) accepts where it starts.
+    pub(super) fn head_naming(&self, name: &Expr, json_name: &Expr) -> Expr {
+        let f = self.format;
+        match (&f.name, f.class) {
+            (NameSlot::JsonField { path }, _) => json_head(path, &self.json_paths(), 0, json_name),
+            (NameSlot::JsonKey, _) => seq([
+                lit("{"),
+                ws(),
+                json_name.clone(),
+                cap(NAME, json_string()),
+                ws(),
+                lit(":"),
+                ws(),
+            ]),
+            (NameSlot::Tagged { .. }, class) => match self.tagged() {
+                Some(t) if class == ToolClass::PythonCall => {
+                    let name = seq([name.clone(), cap(NAME, identifier())]);
+                    seq([
+                        Marker::new(t.prefix).expr(),
+                        name,
+                        ws(),
+                        Marker::new(t.suffix).expr(),
+                    ])
+                }
+                Some(t) => self.tagged_head(&t, name),
+                None => chat_autoparser_peg::fail(),
+            },
+        }
+    }
+
+    /// After the name: arguments, and the rest of a JSON call object.
+    fn tail(&self) -> Expr {
+        match (&self.format.name, self.layout.arguments()) {
+            (NameSlot::JsonField { path }, _) => json_tail(path, &self.json_paths()),
+            (NameSlot::JsonKey, _) => seq([cap(ARGS, json()), ws(), lit("}")]),
+            (_, Some(Arguments::Python)) => python_arguments(),
+            (_, Some(Arguments::Tagged(t))) => tagged_arguments(t, self.layout.end()),
+            (_, Some(Arguments::Json { as_string: true })) => {
+                seq([ws(), cap(ARGS_STRING, json_string()), ws()])
+            }
+            _ => seq([ws(), json_arguments(), ws()]),
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! JSON call objects: the name, arguments and id at the format's JSON
+//! paths, read with their members in any order, and OpenAI's wrapper
+//! around a call object.
+//!
+//! What a model writes beyond the template's format is read so nothing is
+//! lost: `parameters` for `arguments` and back, arguments as an object or a
+//! string holding one, OpenAI's call fields skipped, and any other scalar
+//! member kept as content (`EXTRA`).
+//!
+//! Invariant: before the name a member only settles its alternatives
+//! (`cut`); after it a known key commits, so the arguments stream.
+
+use super::tool_section::ToolGrammar;
+use crate::analysis::{ArgumentsSlot, IdSlot, NameSlot, ToolFormat};
+use crate::parser::tags::*;
+use chat_autoparser_peg::{
+    and, cap, choice, class, commit, cut, empty, json, json_string, lit, literals, not, opt,
+    python, seq, star, ws, ByteSet, Expr,
+};
+
+/// Where arguments and id sit in a JSON call object.
+pub(super) struct JsonPaths {
+    args: Option<Vec<String>>,
+    id: Option<Vec<String>>,
+}
+
+/// `{ other-member* "key": <deeper head or NAME>` for the name path
+/// `path[level..]`.
+pub(super) fn json_head(path: &[String], paths: &JsonPaths, level: usize, known: &Expr) -> Expr {
+    let Some(key) = path.get(level) else {
+        return empty();
+    };
+    let value = match level + 1 == path.len() {
+        true => seq([known.clone(), cap(NAME, json_string())]),
+        false => json_head(path, paths, level + 1, known),
+    };
+    seq([
+        lit("{"),
+        ws(),
+        star(seq([
+            member(path, paths, level, false),
+            ws(),
+            lit(","),
+            ws(),
+        ])),
+        lit(json_key(key)),
+        ws(),
+        lit(":"),
+        ws(),
+        value,
+    ])
+}
+
+/// OpenAI's wrapper around a call object (`{"type": "function", "function":
+/// {...}}`), as its opening (up to the inner object) and its close, when the
+/// format names the function at the call object's top level: models trained
+/// on OpenAI's form write it in any JSON format. The wrapper's other members
+/// are OpenAI's scalars: `"type"`, and `"id"`, read as the call's id. Its close
+/// cannot fail (the call committed before it): a missing `}` is forgiven.
+pub(super) fn openai_wrapper(f: &ToolFormat) -> Option<(Expr, Expr)> {
+    let NameSlot::JsonField { path } = &f.name else {
+        return None;
+    };
+    if path.len() != 1 || path[0] == "function" {
+        return None;
+    }
+    let key = lit(json_key("function"));
+    // Only OpenAI's own members: another first key tells a plain call at
+    // once, even in a cut output.
+    let member = |key: &str, value: Expr| seq([lit(json_key(key)), ws(), lit(":"), ws(), value]);
+    let scalar = seq([not(class(ByteSet::of(b"{["))), json()]);
+    let scalar = choice([
+        member("type", scalar.clone()),
+        member("id", choice([cap(ID, json_string()), scalar])),
+    ]);
+    let open = seq([
+        lit("{"),
+        ws(),
+        star(seq([scalar.clone(), ws(), lit(","), ws()])),
+        key,
+        ws(),
+        lit(":"),
+        ws(),
+    ]);
+    let close = seq([
+        star(seq([ws(), lit(","), ws(), scalar])),
+        opt(seq([ws(), lit("}")])),
+    ]);
+    Some((open, close))
+}
+
+/// Closes the objects [`json_head`] opened, innermost first.
+pub(super) fn json_tail(path: &[String], paths: &JsonPaths) -> Expr {
+    let levels = path.len();
+    seq((0..levels).rev().map(|level| {
+        seq([
+            star(seq([
+                ws(),
+                lit(","),
+                ws(),
+                member(path, paths, level, true),
+            ])),
+            ws(),
+            lit("}"),
+        ])
+    }))
+}
+
+/// One member of the object at `level` other than the name path's key:
+/// the arguments, the id, or anything else. After the name (`streaming`),
+/// a known key commits so the value streams; before it, a key only settles
+/// the member's alternatives.
+///
+/// What a model writes beyond the template's format, read so nothing is
+/// lost: arguments as a JSON object or as a string holding one (whichever
+/// the template writes; a string is decoded), under the template's key or
+/// the other common one ([`argument_keys`]). Any other member may hold a
+/// scalar: OpenAI's own call fields (`"type": "function"`, `"index": 0`)
+/// carry no data of the call and are skipped; any other (`"note": "..."`)
+/// is text the model wrote, so it is kept: as content, with a diagnostic
+/// (`EXTRA`). An object or a list under an unknown key is malformed there
+/// and the rest of the call stays content.
+fn member(path: &[String], paths: &JsonPaths, level: usize, streaming: bool) -> Expr {
+    let prefix = &path[..level];
+    let settle = || if streaming { commit() } else { cut() };
+    let mut alts = Vec::new();
+    if let Some(args) = &paths.args {
+        if args.len() == level + 1 && args[..level] == *prefix {
+            let keys = choice(
+                argument_keys(&args[level])
+                    .into_iter()
+                    .map(|k| lit(json_key(&k))),
+            );
+            let value = choice([cap(ARGS_STRING, json_string()), json_arguments()]);
+            alts.push(seq([keys, settle(), ws(), lit(":"), ws(), value]));
+        }
+    }
+    if let Some(id) = &paths.id {
+        if id.len() == level + 1 && id[..level] == *prefix {
+            alts.push(seq([
+                lit(json_key(&id[level])),
+                settle(),
+                ws(),
+                lit(":"),
+                ws(),
+                cap(ID, json()),
+            ]));
+        }
+    }
+    let own_key = lit(json_key(&path[level]));
+    let container = || class(ByteSet::of(b"{["));
+    let scalar = || seq([ws(), lit(":"), ws(), not(container()), json()]);
+    alts.push(seq([literals(OPENAI_CALL_FIELDS), scalar()]));
+    alts.push(seq([
+        not(own_key),
+        cap(EXTRA, seq([json_string(), scalar()])),
+    ]));
+    choice(alts)
+}
+
+/// Members of OpenAI's tool-call object that say nothing of the call
+/// (its kind and position), as JSON keys.
+const OPENAI_CALL_FIELDS: [&str; 2] = ["\"type\"", "\"index\""];
+
+/// The keys arguments are read under: the template's, and for the two
+/// common ones (`arguments`, OpenAI's; `parameters`, Llama 3's and
+/// Cohere's) the other too, as models trained on one format write the
+/// other's key (vLLM's Llama parser takes both for the same reason).
+fn argument_keys(key: &str) -> Vec<String> {
+    match key {
+        "arguments" => vec![key.to_owned(), "parameters".to_owned()],
+        "parameters" => vec![key.to_owned(), "arguments".to_owned()],
+        _ => vec![key.to_owned()],
+    }
+}
+
+fn json_key(key: &str) -> String {
+    serde_json::Value::String(key.to_string()).to_string()
+}
+
+/// A JSON arguments object, streamed as written; or one a model wrote as
+/// a Python dict (its first key single-quoted), converted when whole. The
+/// JSON reading comes last so that its text streams.
+pub(super) fn json_arguments() -> Expr {
+    let python_dict = seq([lit("{"), ws(), lit("'")]);
+    choice([
+        seq([and(python_dict), cap(ARGS_PYTHON, python())]),
+        cap(ARGS, json()),
+    ])
+}
+
+impl<'a> ToolGrammar<'a> {
+    pub(super) fn json_paths(&self) -> JsonPaths {
+        let f = self.format;
+        let args = match &f.arguments {
+            ArgumentsSlot::Json { path, .. } if !path.is_empty() => Some(path.clone()),
+            _ => None,
+        };
+        let id = match &f.id {
+            Some(IdSlot::JsonField { path, .. }) if !path.is_empty() => Some(path.clone()),
+            _ => None,
+        };
+        JsonPaths { args, id }
+    }
+}

@@ -1,0 +1,111 @@
+//! The generator: an [`Analysis`](crate::analysis::Analysis) and a start
+//! state become a PEG grammar over the model's output. This module conducts;
+//! each part of the grammar has a module of its own.
+//!
+//! Shape of every generated grammar:
+//!
+//! ```text
+//! output  := echo? reasoning? word-wrapper? body eoi
+//! body    := ( tools | reasoning-block | silent-marker | scaffolding | content )*
+//! tools   := section-start call (separator call)* section-end?
+//! call    := CALL( call-start head commit recover(tail call-end, BROKEN) )
+//! content := commit CONTENT( any-char until(triggers) )
+//! ```
+//!
+//! - `body`: the output's top level, its alternatives in order, content
+//!   text and the triggers it stops before, silent markers, the echo.
+//! - `reasoning`: reasoning at the start (`prelude`) and reasoning blocks.
+//! - `tool_section`: one [`ToolGrammar`](tool_section::ToolGrammar) per
+//!   tool format, and its sections (`tools`).
+//! - `call`: one call (`call`), its head and tail and the rules that name them.
+//! - `head`: a tagged name's head, and names addressed inside headers.
+//! - `json_call`: JSON call objects (name, arguments and id paths; OpenAI's wrapper).
+//! - `tagged_arguments`, `python_arguments`: the argument readers of those layouts.
+//! - `nested`: the rules for nested values (bracketed notations, elements).
+//! - `names`: function names, ids and the character sets they are made of.
+//! - `recovery`: what the grammar reads beyond the template's framing so
+//!   nothing is lost: unknown tools, broken calls, dropped openers, other
+//!   formats' markers.
+//!
+//! A call's framing comes from the protocol's `CallLayout` of the format,
+//! made with a placeholder name: the call's start and end markers, the
+//! argument reader (the layout's `Arguments`), and for a tagged name its
+//! prefix, its end marker, a counter's separator, a repeated name and a
+//! tagged id before or after it (`TaggedName`). What the generator adds on
+//! purpose, as it reads more than the template renders: JSON call objects
+//! with members in any order, `parameters` for `arguments` and back,
+//! OpenAI's wrapper, scalar members it skips or keeps as content (so these
+//! still read the `ToolFormat`'s JSON paths), the lookahead that sends a
+//! call of an unknown tool to content, broken-call recovery, a dropped
+//! section or call opener, a name addressed inside any header, and
+//! flexible whitespace around markers (see `marker`). A tool section's
+//! markers and separator are the `ToolFormat`'s, as for every grammar export.
+//!
+//! Invariant: the grammar matches every input (content takes anything the
+//! other alternatives refuse), so a parse never fails; a `Match` may only be
+//! incomplete.
+
+mod body;
+mod call;
+mod head;
+mod json_call;
+mod names;
+mod nested;
+mod python_arguments;
+mod reasoning;
+mod recovery;
+mod tagged_arguments;
+mod tool_section;
+
+use crate::analysis::ToolFormat;
+use crate::protocol::{Protocol, Start};
+use chat_autoparser_peg::Grammar;
+
+use body::root;
+use nested::{elements_rule, elements_rule_name, notation_rule, notation_rule_name};
+use tool_section::ToolGrammar;
+
+pub use names::NAMESPACE;
+pub use nested::{elements, notations};
+
+/// What the grammar should extract.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan<'a> {
+    pub start: Start,
+    /// Reasoning goes to its own field (else it stays in the content).
+    pub extract_reasoning: bool,
+    /// Tool calls are parsed (else their text is content).
+    pub parse_tools: bool,
+    /// The content is JSON (a response schema): markdown code fences around
+    /// it are scaffolding, not content.
+    pub json_response: bool,
+    /// The request's function names: a call must name one (empty: any).
+    pub names: &'a [String],
+    /// A call may name any function, the request's or not
+    /// (`unknown_tool: call`): the decoder flags the others.
+    pub any_name: bool,
+    /// The tool formats the output may hold (the protocol's).
+    pub formats: &'a [ToolFormat],
+}
+
+/// Code fences a model wraps JSON content in, longest first.
+const JSON_FENCES: [&str; 2] = ["```json", "```"];
+
+/// The grammar for `analysis` under `plan`: the root expression, and the
+/// rules for nested values in each argument notation.
+pub fn grammar(protocol: &Protocol, plan: Plan<'_>) -> Grammar {
+    let (root, calls) = root(protocol, plan);
+    let mut grammar = Grammar::new(root);
+    // A call is read in several places (first, after a separator, inside
+    // a list, after a wrapper): one rule each, built and compiled once.
+    for (name, body) in calls.iter().flat_map(ToolGrammar::rules) {
+        grammar = grammar.rule(&name, body);
+    }
+    for notation in notations(plan.formats) {
+        grammar = grammar.rule(&notation_rule_name(&notation), notation_rule(&notation));
+    }
+    for e in elements(plan.formats) {
+        grammar = grammar.rule(&elements_rule_name(&e), elements_rule(&e));
+    }
+    grammar
+}

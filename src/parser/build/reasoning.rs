@@ -1,0 +1,217 @@
+//! Reasoning: the prelude at the start of the output (what the prompt's
+//! start state implies), and reasoning blocks opened by their start marker
+//! anywhere in the body (interleaved thinking).
+//!
+//! - A prompt that opened a reasoning block is continued inside it, unless
+//!   the output opens a content section straight away.
+//! - Inside a block the prompt opened, the block's own opener written again
+//!   (`<think>` after `...<think>\n`, as DeepSeek-R1 models do) is dropped;
+//!   any other repeated marker stays reasoning text.
+//! - A block the model forgot to close ends where a tool call starts, but
+//!   only when the block never closes later.
+//!
+//! Invariant: reasoning text is captured `REASONING` byte for byte; the
+//! markers around it are never part of it, and whitespace after the end
+//! marker belongs to the text that follows.
+
+use super::Plan;
+use crate::parser::marker::Marker;
+use crate::parser::tags::*;
+use crate::protocol::{Protocol, ReasoningMarkers, Start};
+use chat_autoparser_peg::{
+    and, any_char, cap, choice, commit, empty, eoi, lit, literals, not, opt, seq, star, until, ws,
+    Expr,
+};
+
+/// The reasoning markers, when the block has an opening marker.
+pub(super) fn reasoning_with_start(protocol: &Protocol) -> Option<&ReasoningMarkers> {
+    let r = protocol.markup.reasoning.as_ref()?;
+    (!Marker::new(&r.start).is_blank()).then_some(r)
+}
+
+pub(super) fn has_start_marker(protocol: &Protocol) -> bool {
+    reasoning_with_start(protocol).is_some()
+}
+
+/// Reasoning at the start of the output; `stops`: the literals a tool
+/// section starts with, when tools are parsed (see [`reasoning_body`]).
+pub(super) fn prelude(protocol: &Protocol, plan: Plan<'_>, stops: &[String]) -> Expr {
+    let Some(r) = &protocol.markup.reasoning else {
+        return empty();
+    };
+    let left_open = left_open_block(protocol);
+    if !plan.extract_reasoning {
+        // Inline reasoning: the block's opening is content, unless the model left it.
+        return match plan.start {
+            Start::InReasoning => opt(seq([not(left_open), cap(OPENED, empty())])),
+            _ => empty(),
+        };
+    }
+    let end = Marker::new(&r.end);
+    if end.is_blank() {
+        return empty();
+    }
+    match plan.start {
+        // The prompt closed the block: its end marker written again is scaffolding.
+        Start::AfterReasoning => seq([ws(), opt(seq([end.expr_exact_head(), ws()]))]),
+        // A model may write the opener the prompt already wrote: scaffolding.
+        Start::InReasoning => choice([
+            seq([left_open, ws()]),
+            seq([
+                reopened(protocol),
+                reasoning_body(&end, stops, &header_opens(protocol)),
+            ]),
+        ]),
+        // A lone end marker first closes an empty block (some templates
+        // write one; models write it where their prompt opened none).
+        Start::Free if has_start_marker(protocol) => opt(seq([ws(), end.expr(), ws()])),
+        // Delimiter reasoning: from the start to the end marker, if there is one.
+        Start::Free => opt(seq([
+            cap(REASONING, until(end.delimiters())),
+            end.expr_exact_head(),
+            ws(),
+        ])),
+    }
+}
+
+/// Matches (without consuming) an output that opens a content section
+/// straight away: the model left the reasoning block the prompt opened
+/// (`<|open|>response<|sep|>` after `<|open|>think<|sep|>`), so no text of it
+/// is reasoning. Fails for formats without a content wrapper.
+fn left_open_block(protocol: &Protocol) -> Expr {
+    match Marker::new(&protocol.content.start).first_core() {
+        Some(core) => and(seq([ws(), lit(core)])),
+        None => chat_autoparser_peg::fail(),
+    }
+}
+
+/// The reasoning opener written again at the start of a block the prompt
+/// opened (`<think>` after `...<think>\n`), when the template has one.
+fn reopened(protocol: &Protocol) -> Expr {
+    match reasoning_with_start(protocol) {
+        Some(r) => opt(seq([ws(), Marker::new(&r.start).expr()])),
+        None => empty(),
+    }
+}
+
+/// A reasoning block opened by its start marker (at the start or later);
+/// `stops` as for [`prelude`].
+pub(super) fn tagged_reasoning(protocol: &Protocol, stops: &[String]) -> Expr {
+    let Some(r) = reasoning_with_start(protocol) else {
+        return chat_autoparser_peg::fail();
+    };
+    let (start, end) = (Marker::new(&r.start), Marker::new(&r.end));
+    let opener = match labelled_opener(&start) {
+        Some(token) => choice([start.expr(), lit(token)]),
+        None => start.expr(),
+    };
+    seq([
+        stuttered_token(&start),
+        opener,
+        commit(),
+        reasoning_body(&end, stops, &header_opens(protocol)),
+    ])
+}
+
+/// The special token of an opener that is one token and a label word
+/// (`<|channel>` of `<|channel>thought`): models also write the token
+/// alone, or with another label, and what follows is the block's text.
+pub(super) fn labelled_opener(start: &Marker) -> Option<&str> {
+    let (token, label) = leading_token(start)?;
+    let word = !label.is_empty() && label.chars().all(char::is_alphanumeric);
+    word.then_some(token)
+}
+
+/// A marker's first core split after the special token it starts with
+/// (`<|channel>` and `thought`; `<|end|>` and `<|start|>assistant`).
+fn leading_token(marker: &Marker) -> Option<(&str, &str)> {
+    let core = marker.first_core()?;
+    let token = crate::analysis::markers::marker_at(core, 0)?;
+    Some(core.split_at(token.end))
+}
+
+/// The opener's first token written once too often right before the
+/// opener (`<|channel><|channel>thought`, as gemma-4 models do): a stutter,
+/// dropped only where the whole opener follows.
+fn stuttered_token(start: &Marker) -> Expr {
+    match leading_token(start) {
+        Some((token, _)) => opt(seq([lit(token), and(start.expr())])),
+        None => empty(),
+    }
+}
+
+/// Reasoning text up to the end marker, or the end of the output.
+///
+/// A tool call inside the block is reasoning when the block closes later;
+/// when it never closes, the block ended where the call starts (models
+/// forget the end marker before calling). Deciding that needs a look ahead
+/// to the end marker, so only text from such a call on is held back.
+///
+/// An end marker of several tokens (`<|end|><|start|>assistant`) cut after
+/// its first at the very end of the output closes the block: a stop string
+/// took the rest; so does that token before a section header (`headers`:
+/// their openings), the model having skipped the role header between.
+/// Elsewhere that token is reasoning text. The rest of such
+/// a marker without its first token (`<|start|>assistant`, the next
+/// message's header) ends a block that does not close later: the model
+/// left out the message end, and the header is read as such.
+fn reasoning_body(end: &Marker, tool_starts: &[String], headers: &[String]) -> Expr {
+    let starts: Vec<String> = tool_starts
+        .iter()
+        .filter(|t| t.len() > 1)
+        .cloned()
+        .collect();
+    // Whitespace after the end marker is the text's that follows: content
+    // between two blocks is kept byte for byte.
+    let close = end.expr_exact_head();
+    // The end's first token, and the rest, when it is several.
+    let (cut, rest) = match leading_token(end) {
+        Some((token, rest)) if !rest.is_empty() => (Some(token.to_string()), rest),
+        _ => (None, ""),
+    };
+    // Its first token then the end of the output (a stop string took the
+    // rest), or then the next section's header (the model skipped the role
+    // header between: `<|end|><|channel|>final`).
+    let cut_close = cut.as_ref().map(|t| {
+        let next = match headers.is_empty() {
+            true => eoi(),
+            false => choice([eoi(), and(literals(headers))]),
+        };
+        seq([lit(t), ws(), next])
+    });
+    let text = if starts.is_empty() && cut.is_none() {
+        until(end.delimiters())
+    } else {
+        let mut stops = end.delimiters();
+        stops.extend(starts);
+        stops.extend(cut.clone());
+        if rest.starts_with(['<', '[']) {
+            stops.push(rest.to_string());
+        }
+        let closes_later = and(seq([until(end.delimiters()), end.expr_exact_head()]));
+        let past = match &cut {
+            Some(token) => choice([and(lit(token)), closes_later]),
+            None => closes_later,
+        };
+        seq([
+            until(stops.clone()),
+            star(seq([
+                not(close.clone()),
+                not(cut_close.clone().unwrap_or_else(chat_autoparser_peg::fail)),
+                past,
+                any_char(),
+                until(stops),
+            ])),
+        ])
+    };
+    let closing = match cut_close {
+        Some(cut_close) => choice([close, cut_close]),
+        None => close,
+    };
+    seq([cap(REASONING, text), opt(closing)])
+}
+
+/// The opening markers of the turn's section headers (`<|channel|>`).
+fn header_opens(protocol: &Protocol) -> Vec<String> {
+    protocol.headers().iter().map(|h| h.open.clone()).collect()
+}

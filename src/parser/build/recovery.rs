@@ -1,0 +1,193 @@
+//! What the grammar reads beyond the template's framing, so that a model's
+//! slips lose nothing:
+//!
+//! - A call whose name is none of the request's tools fails in its head;
+//!   [`ToolGrammar::unknown_head`] then lets the body mark where it starts
+//!   (an empty `UNKNOWN_TOOL` capture, reported as a diagnostic) and its
+//!   text is content.
+//! - After the head, `recover` sends the rest of a call the model broke to
+//!   [`ToolGrammar::broken`] (`BROKEN`: content, with a diagnostic).
+//! - A distinctive call or name opener lets a section start without the
+//!   section's (or the call's) own opening marker, which models drop.
+//! - Spare special tokens (`<|python_tag|>`) and other formats' call
+//!   markers (`[TOOL_CALLS]`, `<tool_call>...</tool_call>`: a model mixing
+//!   dialects) around bare JSON calls are framing; the foreign ones, and
+//!   their closers alone, are captured `FOREIGN` (see [`foreign_markers`]):
+//!   the policy makes them content with a diagnostic or leaves them out.
+//!
+//! Invariant: every text these read is captured (`UNKNOWN_TOOL` then
+//! `CONTENT`, `BROKEN`, `FOREIGN`), so the decoder can give it back.
+
+use super::json_call::openai_wrapper;
+use super::tool_section::ToolGrammar;
+use crate::analysis::{tool_tokens, ToolFormat};
+use crate::parser::marker::Marker;
+use crate::parser::tags::*;
+use crate::protocol::Protocol;
+use chat_autoparser_peg::{cap, choice, empty, lit, opt, seq, until, Expr};
+
+/// Tool-call wrappers of widely trained formats beyond the fallback
+/// dialects (Mistral's `[TOOL_CALLS]`, Llama's `<|python_tag|>` and
+/// `<|python_start|>...<|python_end|>`): openers, then closers.
+const WRAPPER_DIALECTS: ([&str; 3], [&str; 1]) = (
+    ["[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>"],
+    ["<|python_end|>"],
+);
+
+/// Another format's call markers a model mixing dialects writes around
+/// bare JSON calls: openers, then closers. They are the fallback
+/// dialects' section and call markers (`analysis::fallback`) and
+/// [`WRAPPER_DIALECTS`], less every marker the template itself knows (its
+/// formats', its preserved and spare tokens): those are never foreign.
+pub(super) fn foreign_markers(
+    protocol: &Protocol,
+    formats: &[ToolFormat],
+) -> (Vec<String>, Vec<String>) {
+    let mut own: Vec<String> = protocol.preserved_tokens.clone();
+    own.extend(protocol.markup.spare_tokens.iter().cloned());
+    own.extend(formats.iter().flat_map(tool_tokens));
+    let dialects = crate::analysis::fallback_dialect_formats();
+    let openers = foreign_tokens(
+        dialects,
+        |f| [&f.section_start, &f.call_start],
+        &WRAPPER_DIALECTS.0,
+        &own,
+    );
+    let closers = foreign_tokens(
+        dialects,
+        |f| [&f.call_end, &f.section_end],
+        &WRAPPER_DIALECTS.1,
+        &own,
+    );
+    (openers, closers)
+}
+
+/// The tokens in the markers `pick` takes of each of `dialects`, and
+/// `wrappers`, less `own`: sorted, each once.
+fn foreign_tokens(
+    dialects: &[ToolFormat],
+    pick: impl Fn(&ToolFormat) -> [&String; 2],
+    wrappers: &[&str],
+    own: &[String],
+) -> Vec<String> {
+    let tokens = |raw: [&String; 2]| -> Vec<String> {
+        let found = raw
+            .into_iter()
+            .flat_map(|m| crate::analysis::markers::tokens(m));
+        found.map(str::to_string).collect()
+    };
+    let mut list: Vec<String> = dialects
+        .iter()
+        .flat_map(|f| tokens(pick(f)))
+        .chain(wrappers.iter().map(|w| w.to_string()))
+        .collect();
+    list.retain(|m| !own.contains(m));
+    list.sort();
+    list.dedup();
+    list
+}
+
+impl<'a> ToolGrammar<'a> {
+    /// A call's start up to a name that is none of the request's, as its
+    /// opening markers and the head after them: what [`ToolGrammar::call`]
+    /// refuses for its name alone. `None` when the request names no tools.
+    pub(super) fn unknown_head(&self) -> Option<(Expr, Expr)> {
+        if matches!(self.unknown_name, Expr::Fail) {
+            return None;
+        }
+        let start = Marker::new(self.layout.start()).expr();
+        let section = Marker::new(&self.format.section_start).expr();
+        let head = self.head_naming(&self.unknown_name, &self.unknown_json_name);
+        let head = match openai_wrapper(self.format) {
+            Some((open, _)) => choice([seq([opt(open), head.clone()]), head]),
+            None => head,
+        };
+        // The call's own opening marker, when the format has one, must be
+        // there: an optional one would let any line of text that ends like
+        // a name (`Let me check.\n` before `<tool_call>`) pass for a call.
+        let opener = match (self.format.section_start.trim(), self.layout.start().trim()) {
+            ("", "") => seq([opt(section), opt(start)]),
+            (_, "") => seq([section, opt(start)]),
+            ("", _) => seq([opt(section), start]),
+            _ => choice([seq([section, opt(start.clone())]), start]),
+        };
+        Some((opener, head))
+    }
+
+    /// The same grammar, where bare JSON calls may sit inside `wrappers`
+    /// (which then start a section too).
+    pub(super) fn with_wrappers(mut self, wrappers: &[String]) -> ToolGrammar<'a> {
+        if self.is_bare_json() {
+            self.wrappers = wrappers.to_vec();
+            self.triggers.extend(wrappers.iter().cloned());
+        }
+        self
+    }
+
+    /// The same grammar, where bare JSON calls may sit between other
+    /// formats' markers `(openers, closers)`, and a closer may stand alone
+    /// (both start a section then).
+    pub(super) fn with_foreign(
+        mut self,
+        (openers, closers): &(Vec<String>, Vec<String>),
+    ) -> ToolGrammar<'a> {
+        if self.is_bare_json() {
+            self.foreign = (openers.clone(), closers.clone());
+            self.triggers.extend(openers.iter().chain(closers).cloned());
+        }
+        self
+    }
+
+    /// A foreign marker of `list`, captured (fails when there is none).
+    pub(super) fn foreign_expr(list: &[String]) -> Expr {
+        match list.is_empty() {
+            true => chat_autoparser_peg::fail(),
+            false => cap(FOREIGN, choice(list.iter().map(lit))),
+        }
+    }
+
+    /// A foreign closer with no call before it (`Sure.</tool_call>`).
+    pub(super) fn lone_closer(&self) -> Option<Expr> {
+        let closers = &self.foreign.1;
+        (!closers.is_empty()).then(|| Self::foreign_expr(closers))
+    }
+
+    /// The name's prefix is distinctive enough to start a call by itself
+    /// (`<function=`): models sometimes drop the call's opening marker.
+    pub(super) fn distinctive_name_prefix(&self) -> Option<String> {
+        let core = Marker::new(self.tagged()?.prefix).first_core()?.to_string();
+        let marked =
+            core.len() >= 3 && core.starts_with(['<', '[']) && core.contains(['=', ' ', '|']);
+        marked.then_some(core)
+    }
+
+    /// The call's own opening marker, when the section also has one and the
+    /// call's is a whole tag (`<|tool_call_begin|>` inside
+    /// `<|tool_calls_section_begin|>`): models sometimes drop the section's.
+    pub(super) fn distinctive_call_start(&self) -> Option<String> {
+        Marker::new(&self.format.section_start).first_core()?;
+        let core = Marker::new(self.layout.start()).first_core()?.to_string();
+        let tag = core.len() >= 3 && core.starts_with(['<', '[']) && core.ends_with(['>', ']']);
+        tag.then_some(core)
+    }
+
+    /// What a broken call leaves: text up to the call's end (consumed) or
+    /// the next tool section.
+    pub(super) fn broken(&self) -> Expr {
+        let end = Marker::new(self.layout.end());
+        let mut stops: Vec<String> = end.delimiters();
+        stops.extend(self.triggers.iter().cloned());
+        stops.retain(|s| !s.is_empty());
+        let text = if stops.is_empty() {
+            chat_autoparser_peg::rest()
+        } else {
+            until(stops)
+        };
+        let close = if end.is_blank() {
+            empty()
+        } else {
+            opt(end.expr())
+        };
+        seq([cap(BROKEN, text), close])
+    }
+}

@@ -1,0 +1,258 @@
+//! Tool sections: one [`ToolGrammar`] per tool format the output may hold
+//! (the template's own, or each fallback dialect when the template renders
+//! no calls), and the section that holds its calls.
+//!
+//! ```text
+//! tools := section-start call (separator call)* section-end?
+//! ```
+//!
+//! - section-start is the optional part opener, `>>>`, when calls have no
+//!   opening marker and the generation prompt ends with their separator.
+//! - Calls that are bare JSON objects have no section markers of their
+//!   own: a list, or objects one after another, with the framing models
+//!   write around them (see [`ToolGrammar::bare_json_section`]).
+//! - Framing between calls is captured (`SECTION_OPEN`, `FRAME`) so a call
+//!   withdrawn by the decoder goes back to content with it.
+//!
+//! Invariant: everything after a section's first call is optional (the
+//! call committed), so a section never fails once its first call has.
+
+use super::body::part_opener;
+use super::names::{known_name, known_name_alternatives, spaced_names};
+use super::recovery::foreign_markers;
+use super::JSON_FENCES;
+use crate::analysis::{tool_tokens, Header, ToolFormat};
+use crate::parser::marker::Marker;
+use crate::parser::tags::*;
+use crate::parser::vocabulary::Vocabulary;
+use crate::protocol::{CallLayout, Protocol, TaggedName};
+use chat_autoparser_peg::{cap, choice, class, empty, lit, not, opt, seq, star, ws, ByteSet, Expr};
+use std::rc::Rc;
+
+/// The name a call's layout is made with: the parser reads any name in
+/// its place (see [`CallLayout::tagged_name`]).
+const NAME_SLOT: &str = "NAME";
+
+/// One tool grammar per format the output may hold: the template's own, or
+/// the fallback dialects when the template renders no calls.
+pub(super) fn tool_grammars<'a>(
+    protocol: &'a Protocol,
+    formats: &'a [ToolFormat],
+    names: (&[String], &[String]),
+    vocabulary: &Rc<Vocabulary>,
+) -> Vec<ToolGrammar<'a>> {
+    let opener = part_opener(protocol);
+    let foreign = foreign_markers(protocol, formats);
+    formats
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut markers = protocol.preserved_tokens.clone();
+            markers.extend(tool_tokens(t));
+            let mut g = ToolGrammar::new(t, &protocol.turn.headers, opener.clone(), markers, names);
+            g.vocabulary = vocabulary.clone();
+            g.rule = format!("call{i}");
+            g.with_wrappers(&protocol.markup.spare_tokens)
+                .with_foreign(&foreign)
+        })
+        .collect()
+}
+
+/// The tool-call part of the grammar for one format.
+pub(super) struct ToolGrammar<'a> {
+    pub(super) format: &'a ToolFormat,
+    /// A call of the format, laid out with [`NAME_SLOT`] for its name:
+    /// where the parser takes the call's framing from.
+    pub(super) layout: Rc<CallLayout>,
+    /// Section headers of the turn: a name written inside one may sit
+    /// after any label and before any rest of the header.
+    pub(super) headers: &'a [Header],
+    /// The part opener (see [`part_opener`](super::body::part_opener)): a section after content starts with it.
+    pub(super) opener: Option<String>,
+    /// The marker tokens the analysis learned (and this format's own): a
+    /// function name never holds one.
+    pub(super) markers: Vec<String>,
+    pub(super) triggers: Vec<String>,
+    /// Matches (without consuming) one of the request's function names
+    /// where a name starts; empty when the request names no tools.
+    pub(super) known_name: Expr,
+    pub(super) known_json_name: Expr,
+    /// The request's names that hold whitespace (where a name slot
+    /// otherwise stops), longest first; fails when there are none.
+    pub(super) spaced_names: Expr,
+    /// The same for a name that is none of the request's (fails when the
+    /// request names no tools).
+    pub(super) unknown_name: Expr,
+    pub(super) unknown_json_name: Expr,
+    /// Spare special tokens a model writes around bare JSON calls
+    /// (`<|python_tag|>`; see `analysis::spare`): framing of the calls.
+    pub(super) wrappers: Vec<String>,
+    /// Other formats' call openers and closers (see [`foreign_markers`](super::recovery::foreign_markers)),
+    /// read around bare JSON calls and, for closers, alone.
+    pub(super) foreign: (Vec<String>, Vec<String>),
+    /// The name of the grammar rule that reads one call.
+    pub(super) rule: String,
+    /// The template's words: what a label or the rest of a header may
+    /// hold and still be scaffolding.
+    pub(super) vocabulary: Rc<Vocabulary>,
+}
+
+impl<'a> ToolGrammar<'a> {
+    fn new(
+        format: &'a ToolFormat,
+        headers: &'a [Header],
+        opener: Option<String>,
+        markers: Vec<String>,
+        (names, all_names): (&[String], &[String]),
+    ) -> ToolGrammar<'a> {
+        // `names` are the names a call must have (empty: any); `all_names`
+        // the request's, which a name slot may hold with spaces in them.
+        let (known_name, known_json_name) = (known_name(names, false), known_name(names, true));
+        let unknown = |quoted| match names.is_empty() {
+            true => chat_autoparser_peg::fail(),
+            false => not(known_name_alternatives(names, quoted)),
+        };
+        let (unknown_name, unknown_json_name) = (unknown(false), unknown(true));
+        let mut g = ToolGrammar {
+            format,
+            layout: Rc::new(CallLayout::new(format, NAME_SLOT)),
+            headers,
+            opener,
+            markers,
+            triggers: Vec::new(),
+            known_name,
+            known_json_name,
+            spaced_names: spaced_names(all_names),
+            unknown_name,
+            unknown_json_name,
+            wrappers: Vec::new(),
+            foreign: (Vec::new(), Vec::new()),
+            rule: "call".into(),
+            vocabulary: Rc::default(),
+        };
+        g.triggers = g.first_literals();
+        g
+    }
+
+    /// The literals a tool section can start with.
+    fn first_literals(&self) -> Vec<String> {
+        for raw in [self.format.section_start.as_str(), self.layout.start()] {
+            if let Some(core) = Marker::new(raw).first_core() {
+                let mut out = vec![core.to_string()];
+                out.extend(self.distinctive_call_start());
+                out.extend(self.distinctive_name_prefix());
+                return out;
+            }
+        }
+        let tagged = self.tagged();
+        let id_before = tagged.and_then(|t| t.id_before);
+        let id_core =
+            id_before.and_then(|(prefix, _)| Marker::new(prefix).first_core().map(str::to_string));
+        if let Some(core) = id_core {
+            return vec![core];
+        }
+        if let Some(opener) = &self.opener {
+            return vec![opener.clone()];
+        }
+        match tagged.map(|t| Marker::new(t.prefix)) {
+            Some(prefix) if !prefix.is_blank() => {
+                vec![prefix.first_core().unwrap_or_default().to_string()]
+            }
+            // A fenced call (```json\n{...}) starts at its fence, a list
+            // of calls at its bracket.
+            None => ["{", "[", "```"].map(String::from).to_vec(),
+            // A bare name starts the call: any identifier may; content
+            // stops at none (the section only starts where content could).
+            Some(_) => Vec::new(),
+        }
+    }
+
+    /// `section-start call (separator call)* section-end?`
+    pub(super) fn section(&self) -> Expr {
+        if self.is_bare_json() {
+            return self.bare_json_section();
+        }
+        let f = self.format;
+        let sep = Marker::new(&f.call_separator);
+        // Framing is captured so a call withdrawn for arguments that are not
+        // JSON goes back to content with it (`decode`).
+        let item = if f.call_separator.is_empty() {
+            seq([ws(), self.call()])
+        } else {
+            seq([cap(SECTION_OPEN, seq([ws(), sep.expr()])), self.call()])
+        };
+        let more = match self.next_in_wrapper() {
+            Some(next) => star(choice([item, next])),
+            None => star(item),
+        };
+        let start = cap(SECTION_OPEN, Marker::new(&f.section_start).expr());
+        let droppable =
+            self.distinctive_name_prefix().is_some() || self.distinctive_call_start().is_some();
+        let start = match &self.opener {
+            Some(opener) => opt(cap(SECTION_OPEN, lit(opener))),
+            None if droppable => opt(start),
+            None => start,
+        };
+        seq([start, self.call(), more, self.section_end()])
+    }
+
+    /// The section's closer, when it has one, and the whitespace before it.
+    fn section_end(&self) -> Expr {
+        let end = Marker::new(&self.format.section_end);
+        match end.is_blank() {
+            true => empty(),
+            false => opt(cap(FRAME, seq([ws(), end.closer_expr()]))),
+        }
+    }
+
+    /// JSON calls with no marker of their own, as models write them: in a
+    /// list (`[{...}, {...}]`) or one after another, bare, or separated by
+    /// `,`, `;` or newlines. Framing around them is the calls':
+    /// a Markdown fence, a spare special token before or after them
+    /// (`<|python_tag|>{...}`, `<|python_start|>{...}<|python_end|>`), and a
+    /// trailing `;`. Everything after the first call is optional: the call
+    /// has committed, so nothing after it may fail.
+    fn bare_json_section(&self) -> Expr {
+        let item = self.call();
+        let own = match self.format.call_separator.is_empty() {
+            true => chat_autoparser_peg::fail(),
+            false => Marker::new(&self.format.call_separator).expr(),
+        };
+        let sep = choice([own, seq([ws(), opt(class(ByteSet::of(b",;"))), ws()])]);
+        let run = seq([item.clone(), star(seq([sep, item]))]);
+        let listed = seq([lit("["), ws(), run.clone(), opt(seq([ws(), lit("]")]))]);
+        let wrapper = || match self.wrappers.is_empty() {
+            true => chat_autoparser_peg::fail(),
+            false => choice(self.wrappers.iter().map(lit)),
+        };
+        let (foreign_open, foreign_close) = (
+            Self::foreign_expr(&self.foreign.0),
+            Self::foreign_expr(&self.foreign.1),
+        );
+        seq([
+            opt(seq([choice(JSON_FENCES.map(lit)), ws()])),
+            opt(seq([choice([wrapper(), foreign_open]), ws()])),
+            choice([listed, run]),
+            opt(seq([ws(), lit(";")])),
+            opt(seq([ws(), choice([wrapper(), foreign_close])])),
+            ws(),
+            opt(seq([lit("```"), ws()])),
+        ])
+    }
+
+    /// Calls are JSON objects with no marker before them: none at all, or
+    /// only a JSON list's brackets around the section (`[{...}, {...}]`),
+    /// which the bare reading takes as one of its forms.
+    pub(super) fn is_bare_json(&self) -> bool {
+        let f = self.format;
+        let list = f.section_start.trim() == "[" && f.section_end.trim() == "]";
+        self.tagged().is_none()
+            && (Marker::new(&f.section_start).is_blank() || list)
+            && Marker::new(self.layout.start()).is_blank()
+    }
+
+    /// The parts around a tagged name, from the layout (`None`: a JSON call).
+    pub(super) fn tagged(&self) -> Option<TaggedName<'_>> {
+        self.layout.tagged_name(NAME_SLOT)
+    }
+}
