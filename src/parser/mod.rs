@@ -41,8 +41,9 @@
 //! nested elements), `json_check` (arguments a server can read), `call_id`
 //! (ids for calls written without one), `policy` (what is done with output
 //! off script), `prompt` (the prompt an output continues), `stream`,
-//! `tokens` (which pushed tokens wrote each part), `diagnostic`, `vocabulary` (the words a label or attribute may hold and
-//! still be scaffolding).
+//! `tokens` (which pushed tokens wrote each part), `diagnostic`,
+//! `vocabulary` (the words a label or attribute may hold and still be
+//! scaffolding).
 //!
 //! Invariants (`docs/architecture.md`): parsing never panics and never loses text (what
 //! is not a well-formed call stays content); streaming equals batch for any
