@@ -638,8 +638,13 @@ fn tagged(t: &TaggedArguments, warnings: &mut Vec<String>) -> ArgumentSpec {
         Some(after) => format!("{}(?P=key){}", flex(&t.value_suffix), flex(after)),
         None => flex(&t.value_suffix),
     };
+    // A value whose close never comes before the call's (cut off, or the
+    // marker forgotten) runs to the call's close, less the whitespace the
+    // close would have begun with, as our parser recovers it; without this
+    // `xml-inline` matches nothing and the argument is dropped silently.
+    let unclosed = flex(&leading_space(&t.value_suffix));
     let pattern = tidy(format!(
-        r"{}{key}{}{value_prefix}\s*{value}\s*{close}",
+        r"{}{key}{}{value_prefix}\s*{value}(?:\s*{close}|{unclosed}\Z)",
         flex(&t.name_prefix),
         flex(&t.name_suffix)
     ));
@@ -854,6 +859,11 @@ fn tidy(pattern: String) -> String {
         out = out.replace(r"\s*\s*", r"\s*");
     }
     out
+}
+
+/// The whitespace `raw` begins with.
+fn leading_space(raw: &str) -> String {
+    raw.chars().take_while(|c| c.is_whitespace()).collect()
 }
 
 fn is_blank(raw: &str) -> bool {

@@ -607,3 +607,34 @@ fn an_opener_the_prompt_already_wrote_is_no_reasoning() {
     );
     assert_eq!(theirs, ours);
 }
+
+/// A tagged value whose closing marker never comes before the call's close
+/// (cut off, or the marker forgotten) runs to the call's close in both
+/// parsers: our parser recovers it, and the export's `xml-inline` pattern
+/// did not match it, so transformers dropped the argument silently (GLM's
+/// `<arg_value>`, Qwen-Coder's `<parameter=...>`; the corpus'
+/// `markers-in-args` probe ends such a value at the quoted call end).
+#[test]
+fn a_value_whose_close_never_comes_runs_to_the_call_close() {
+    let cases = [
+        (
+            "glm-arg-pairs",
+            "<tool_call>save_note\n<arg_key>text</arg_key>\n<arg_value>a note </tool_call>",
+            "a note ",
+        ),
+        (
+            "qwen-coder-xml",
+            "<tool_call>\n<function=save_note>\n<parameter=text>\na note\n</function>\n</tool_call>",
+            "a note",
+        ),
+    ];
+    for (stem, output, text) in cases {
+        let path = crate_dir().join(format!("templates/{stem}.jinja"));
+        let Some((ours, theirs)) = both_parses(&path, None, output) else {
+            return;
+        };
+        let call = ("save_note".to_string(), json!({ "text": text }));
+        assert_eq!(ours.calls, vec![call], "our parse of {output:?}");
+        assert_eq!(theirs, ours, "transformers' parse of {output:?}");
+    }
+}
