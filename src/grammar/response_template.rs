@@ -33,7 +33,10 @@
 //!   reads too) share the field, one branch each, when their arguments
 //!   take the same content parser.
 //!   Tagged values are text: `parse_response(..., tools=tools)` types them per
-//!   the tools' schemas, which is how the spec types arguments.
+//!   the tools' schemas, which is how the spec types arguments. What the
+//!   parser recovers the export reads too: a value whose close never comes
+//!   runs to the call's close, and a call's own end marker closes it when
+//!   the arguments' end (`</function>`) is missing.
 //!
 //! The protocol already read the prompt (where the output starts relative to
 //! reasoning), so the template parses the output alone: its start anchor
@@ -426,7 +429,7 @@ fn laid_out_calls(format: &ToolFormat, names: &Names, warnings: &mut Vec<String>
     let close = format!(
         "{}{}{tail_re}{}",
         if json_object { JSON_CLOSED } else { "" },
-        arguments_end(&layout),
+        arguments_end(&layout, tail),
         call_end(format, tail, &bare_head)
     );
     let mut field =
@@ -499,22 +502,53 @@ fn addressed_head(head: &[Segment], names: &Names, capture: bool) -> Option<Stri
 
 /// What tagged arguments write after the last one (`</function>`): part of
 /// the close, else the region would end at the first `</parameter>`-like
-/// marker the call end shares.
-fn arguments_end(layout: &CallLayout) -> String {
+/// marker the call end shares. Optional when the call's tail is a marker of
+/// its own that no argument marker holds (`</tool_call>`): a call missing its
+/// arguments' end ends there, as our parser reads it, instead of running on
+/// over the text and calls after it.
+fn arguments_end(layout: &CallLayout, tail: &[Segment]) -> String {
     match layout.arguments() {
-        Some(Arguments::Tagged(t)) if !is_keyed_object(t) => flex(&t.end),
+        Some(Arguments::Tagged(t)) if is_keyed_object(t) => String::new(),
+        Some(Arguments::Tagged(t)) if own_marker(tail, t) => optional(&t.end),
+        Some(Arguments::Tagged(t)) => flex(&t.end),
         _ => String::new(),
     }
+}
+
+/// Whether the call's `tail` is literal text with a marker that none of the
+/// arguments' markers contains (`</tool_call>` beside `</parameter>`; not a
+/// prefix every marker shares, as MiniMax-M3's `]<]minimax[>[`).
+fn own_marker(tail: &[Segment], t: &TaggedArguments) -> bool {
+    let mut text = String::new();
+    for segment in tail {
+        match segment {
+            Segment::Marker(raw) | Segment::Text(raw) => text.push_str(raw),
+            _ => return false,
+        }
+    }
+    let core = text.trim();
+    let arguments = [
+        &t.name_prefix,
+        &t.name_suffix,
+        &t.value_prefix,
+        &t.value_suffix,
+        &t.separator,
+        &t.end,
+    ];
+    has_marker(tail) && !arguments.iter().any(|m| m.contains(core))
+}
+
+/// Whether `run` writes a marker (not only space or punctuation text).
+fn has_marker(run: &[Segment]) -> bool {
+    run.iter()
+        .any(|s| matches!(s, Segment::Marker(m) if !is_blank(m)))
 }
 
 /// How the close of a call ends: a marker in the call's tail is enough; a
 /// tail of JSON punctuation alone (`}`) also needs what follows: the section
 /// end, the next call, or the end of the text.
 fn call_end(format: &ToolFormat, tail: &[Segment], next_head: &str) -> String {
-    let marked = tail
-        .iter()
-        .any(|s| matches!(s, Segment::Marker(m) if !is_blank(m)));
-    if marked {
+    if has_marker(tail) {
         return optional(&format.section_end);
     }
     let mut ends = Vec::new();
@@ -639,10 +673,10 @@ fn tagged(t: &TaggedArguments, warnings: &mut Vec<String>) -> ArgumentSpec {
         None => flex(&t.value_suffix),
     };
     // A value whose close never comes before the call's (cut off, or the
-    // marker forgotten) runs to the call's close, less the whitespace the
-    // close would have begun with, as our parser recovers it; without this
+    // marker forgotten) runs to the call's close, less the very whitespace
+    // its close begins with, as our parser recovers it; without this
     // `xml-inline` matches nothing and the argument is dropped silently.
-    let unclosed = flex(&leading_space(&t.value_suffix));
+    let unclosed = optional_space(&t.value_suffix);
     let pattern = tidy(format!(
         r"{}{key}{}{value_prefix}\s*{value}(?:\s*{close}|{unclosed}\Z)",
         flex(&t.name_prefix),
@@ -861,9 +895,22 @@ fn tidy(pattern: String) -> String {
     out
 }
 
-/// The whitespace `raw` begins with.
-fn leading_space(raw: &str) -> String {
-    raw.chars().take_while(|c| c.is_whitespace()).collect()
+/// The very whitespace `raw` begins with, optional (`(?:\n)?`), or nothing.
+fn optional_space(raw: &str) -> String {
+    let mut out = String::new();
+    for c in raw.chars().take_while(|c| c.is_whitespace()) {
+        match c {
+            '\n' => out.push_str(r"\n"),
+            '\r' => out.push_str(r"\r"),
+            '\t' => out.push_str(r"\t"),
+            c => push_escaped(&mut out, c),
+        }
+    }
+    if out.is_empty() {
+        out
+    } else {
+        format!("(?:{out})?")
+    }
 }
 
 fn is_blank(raw: &str) -> bool {

@@ -627,6 +627,12 @@ fn a_value_whose_close_never_comes_runs_to_the_call_close() {
             "<tool_call>\n<function=save_note>\n<parameter=text>\na note\n</function>\n</tool_call>",
             "a note",
         ),
+        // Only the very whitespace the value's close begins with (`\n`) goes.
+        (
+            "qwen-coder-xml",
+            "<tool_call>\n<function=save_note>\n<parameter=text>\na note </tool_call>",
+            "a note ",
+        ),
     ];
     for (stem, output, text) in cases {
         let path = crate_dir().join(format!("templates/{stem}.jinja"));
@@ -635,6 +641,41 @@ fn a_value_whose_close_never_comes_runs_to_the_call_close() {
         };
         let call = ("save_note".to_string(), json!({ "text": text }));
         assert_eq!(ours.calls, vec![call], "our parse of {output:?}");
+        assert_eq!(theirs, ours, "transformers' parse of {output:?}");
+    }
+}
+
+/// A call whose arguments' end (`</function>`) is missing ends at the call's
+/// own end marker (`</tool_call>`) in both parsers: our parser recovers the
+/// call and reads on; the export's close needed both markers, so the region
+/// ran on and swallowed the text and the next call after it.
+#[test]
+fn a_call_ends_at_its_own_marker_when_the_arguments_end_is_missing() {
+    let call = |text: &str, end: &str| {
+        format!("<tool_call>\n<function=save_note>\n<parameter=text>\n{text}\n</parameter>\n{end}</tool_call>")
+    };
+    let note = |text: &str| ("save_note".to_string(), json!({ "text": text }));
+    let cases = [
+        (
+            format!("{}\nDone.", call("a note", "")),
+            vec![note("a note")],
+            "Done.",
+        ),
+        (
+            format!("{}\n{}", call("a note", ""), call("b", "</function>\n")),
+            vec![note("a note"), note("b")],
+            "",
+        ),
+    ];
+    let path = crate_dir().join("templates/qwen-coder-xml.jinja");
+    for (output, calls, content) in cases {
+        let Some((ours, theirs)) = both_parses(&path, None, &output) else {
+            return;
+        };
+        assert_eq!(
+            (ours.calls.clone(), ours.content.as_str()),
+            (calls, content)
+        );
         assert_eq!(theirs, ours, "transformers' parse of {output:?}");
     }
 }
