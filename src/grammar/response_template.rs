@@ -653,34 +653,44 @@ fn tagged(t: &TaggedArguments, warnings: &mut Vec<String>) -> ArgumentSpec {
     } else {
         r"(?P<key>[^\s<>]+?)".to_string()
     };
-    let value_prefix = match (t.typed_word(), &t.typed_value_prefix) {
-        (Some((before, after)), _) => format!(r"{}\w+{}", flex(before), flex(after)),
-        (None, Some(typed)) => format!("(?:{}|{})", flex(&t.value_prefix), flex(typed)),
-        (None, None) => flex(&t.value_prefix),
+    // The whitespace the template writes right around a value is the
+    // format's, exactly (optional); any more is the value's, as our parser
+    // reads it (`\s*` there trimmed `" hello"` to `"hello"`).
+    let (name_suffix, value_prefix) = match (t.typed_word(), &t.typed_value_prefix) {
+        (Some((before, after)), _) => (
+            flex(&t.name_suffix),
+            format!(r"{}\w+{}", flex(before), flex_open(after)),
+        ),
+        (None, Some(typed)) => (
+            flex(&t.name_suffix),
+            format!("(?:{}|{})", flex_open(&t.value_prefix), flex_open(typed)),
+        ),
+        (None, None) if is_blank(&t.value_prefix) => (flex_open(&t.name_suffix), String::new()),
+        (None, None) => (flex(&t.name_suffix), flex_open(&t.value_prefix)),
     };
     let value = match &t.escaped_value {
         // Inside the wrapper the value runs to the wrapper's close: the
         // argument's closing marker may be quoted in it (`<![CDATA[a</param>]]>`).
         Some((open, close)) => format!(
-            "(?:{}(?P<value>.*?){}|(?P<value>.*?))",
+            r"(?:\s*{}(?P<value>.*?){}\s*|(?P<value>.*?))",
             flex(open),
             flex(close)
         ),
         None => "(?P<value>.*?)".to_string(),
     };
+    let suffix = t.value_suffix.trim_start();
     let close = match &t.named_close {
-        Some(after) => format!("{}(?P=key){}", flex(&t.value_suffix), flex(after)),
-        None => flex(&t.value_suffix),
+        Some(after) => format!("{}(?P=key){}", flex(suffix), flex(after)),
+        None => flex(suffix),
     };
     // A value whose close never comes before the call's (cut off, or the
-    // marker forgotten) runs to the call's close, less the very whitespace
-    // its close begins with, as our parser recovers it; without this
-    // `xml-inline` matches nothing and the argument is dropped silently.
-    let unclosed = optional_space(&t.value_suffix);
+    // marker forgotten) runs to the call's close, as our parser recovers
+    // it; without this `xml-inline` matches nothing and the argument is
+    // dropped silently.
+    let space = optional_exact(&t.value_suffix[..t.value_suffix.len() - suffix.len()]);
     let pattern = tidy(format!(
-        r"{}{key}{}{value_prefix}\s*{value}(?:\s*{close}|{unclosed}\Z)",
+        r"{}{key}{name_suffix}{value_prefix}{value}{space}(?:{close}|\Z)",
         flex(&t.name_prefix),
-        flex(&t.name_suffix)
     ));
     let mut args = Map::new();
     args.insert("tag_pattern".into(), json!(pattern));
@@ -895,10 +905,17 @@ fn tidy(pattern: String) -> String {
     out
 }
 
-/// The very whitespace `raw` begins with, optional (`(?:\n)?`), or nothing.
-fn optional_space(raw: &str) -> String {
+/// A marker before a value as a pattern: its trailing whitespace exact and
+/// optional, the rest as [`flex`] makes it.
+fn flex_open(raw: &str) -> String {
+    let core = raw.trim_end();
+    format!("{}{}", flex(core), optional_exact(&raw[core.len()..]))
+}
+
+/// Whitespace exactly as written, optional (`(?:\n)?`), or nothing.
+fn optional_exact(space: &str) -> String {
     let mut out = String::new();
-    for c in raw.chars().take_while(|c| c.is_whitespace()) {
+    for c in space.chars() {
         match c {
             '\n' => out.push_str(r"\n"),
             '\r' => out.push_str(r"\r"),

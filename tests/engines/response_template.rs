@@ -679,3 +679,35 @@ fn a_call_ends_at_its_own_marker_when_the_arguments_end_is_missing() {
         assert_eq!(theirs, ours, "transformers' parse of {output:?}");
     }
 }
+
+/// A raw tagged value keeps its own edge whitespace in both parsers: only
+/// the whitespace the template writes around a value is the format's
+/// (Qwen-Coder's newlines in `<parameter=text>\nV\n</parameter>`); the export
+/// took any whitespace there (`\s*`), so transformers trimmed `" hello"` and
+/// `"hello "`.
+#[test]
+fn a_raw_value_keeps_its_edge_whitespace() {
+    let outputs = |value: &str| {
+        [
+            (
+                "qwen-coder-xml",
+                format!("<tool_call>\n<function=save_note>\n<parameter=text>\n{value}\n</parameter>\n</function>\n</tool_call>"),
+            ),
+            (
+                "glm-arg-pairs",
+                format!("<tool_call>save_note\n<arg_key>text</arg_key>\n<arg_value>{value}</arg_value>\n</tool_call>"),
+            ),
+        ]
+    };
+    for value in [" hello", "hello ", "hello  \n"] {
+        for (stem, output) in outputs(value) {
+            let path = crate_dir().join(format!("templates/{stem}.jinja"));
+            let Some((ours, theirs)) = both_parses(&path, None, &output) else {
+                return;
+            };
+            let call = ("save_note".to_string(), json!({ "text": value }));
+            assert_eq!(ours.calls, vec![call], "our parse of {output:?}");
+            assert_eq!(theirs, ours, "transformers' parse of {output:?}");
+        }
+    }
+}

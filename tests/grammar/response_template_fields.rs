@@ -151,6 +151,6 @@ fn a_tagged_call_closes_at_its_own_end_with_its_value_unclosed() {
     assert_eq!(field["close_pattern"], r"(?:</function>\s*)?</tool_call>");
     assert_eq!(
         field["content_args"]["tag_pattern"],
-        r"<parameter=(?P<key>[^\s<>]+?)>\s*(?P<value>.*?)(?:\s*</parameter>\s*|(?:\n)?\Z)"
+        r"<parameter=(?P<key>[^\s<>]+?)>(?:\n)?(?P<value>.*?)(?:\n)?(?:</parameter>\s*|\Z)"
     );
 }
