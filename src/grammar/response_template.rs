@@ -12,8 +12,8 @@
 //! - `reasoning_content`: between the reasoning markers; a block the output
 //!   starts inside (the prompt opened it, or delimiter reasoning) opens at the
 //!   start of the text (`\A`), taking the opening marker when the model
-//!   writes it again; a template that writes a bare end marker on
-//!   turns without reasoning opens it there too, so the marker is not content;
+//!   writes it again; a lone end marker first opens it there too (a
+//!   template's bare end, or a model's), so the marker is not content;
 //!   after a prompt that closed the block, a block the model opens anyway is
 //!   reasoning too (as the parser reads it);
 //! - `content`: the implicit field (every byte no other field claims), or the
@@ -144,11 +144,12 @@ fn reasoning(protocol: &Protocol, r: &ReasoningBlock, call_open: Option<&str>) -
             // An output that opens its content section straight away left the block.
             false => format!(r"\A(?!\s*{}){reopened}", core_flex(&protocol.content.start)),
         }
-    } else if r.bare_end {
-        // `</think>answer`: an empty block closed without its opening.
-        format!(r"{}|\A(?=\s*{end})", flex(&r.start))
     } else {
-        flex(&r.start)
+        // `</think>answer`: a lone end marker first closes an empty block
+        // (templates and models write one where the prompt opened none) or
+        // repeats the one the prompt wrote; either way the parser reads no
+        // text of it.
+        format!(r"{}|\A(?=\s*{end})", flex(&r.start))
     };
     let close = match call_open {
         Some(call) => format!(r"{}|(?={call})(?!.*?{end})", flex(&r.end)),
