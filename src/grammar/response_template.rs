@@ -12,8 +12,8 @@
 //! - `reasoning_content`: between the reasoning markers; a block the output
 //!   starts inside (the prompt opened it, or delimiter reasoning) opens at the
 //!   start of the text (`\A`), taking the opening marker when the model
-//!   writes it again; a template that writes a bare end marker on
-//!   turns without reasoning opens it there too, so the marker is not content;
+//!   writes it again; a lone end marker first opens it there too (a
+//!   template's bare end, or a model's), so the marker is not content;
 //!   after a prompt that closed the block, a block the model opens anyway is
 //!   reasoning too (as the parser reads it);
 //! - `content`: the implicit field (every byte no other field claims), or the
@@ -33,7 +33,10 @@
 //!   reads too) share the field, one branch each, when their arguments
 //!   take the same content parser.
 //!   Tagged values are text: `parse_response(..., tools=tools)` types them per
-//!   the tools' schemas, which is how the spec types arguments.
+//!   the tools' schemas, which is how the spec types arguments. What the
+//!   parser recovers the export reads too: a value whose close never comes
+//!   runs to the call's close, and a call's own end marker closes it when
+//!   the arguments' end (`</function>`) is missing.
 //!
 //! The protocol already read the prompt (where the output starts relative to
 //! reasoning), so the template parses the output alone: its start anchor
@@ -141,11 +144,12 @@ fn reasoning(protocol: &Protocol, r: &ReasoningBlock, call_open: Option<&str>) -
             // An output that opens its content section straight away left the block.
             false => format!(r"\A(?!\s*{}){reopened}", core_flex(&protocol.content.start)),
         }
-    } else if r.bare_end {
-        // `</think>answer`: an empty block closed without its opening.
-        format!(r"{}|\A(?=\s*{end})", flex(&r.start))
     } else {
-        flex(&r.start)
+        // `</think>answer`: a lone end marker first closes an empty block
+        // (templates and models write one where the prompt opened none) or
+        // repeats the one the prompt wrote; either way the parser reads no
+        // text of it.
+        format!(r"{}|\A(?=\s*{end})", flex(&r.start))
     };
     let close = match call_open {
         Some(call) => format!(r"{}|(?={call})(?!.*?{end})", flex(&r.end)),
@@ -426,7 +430,7 @@ fn laid_out_calls(format: &ToolFormat, names: &Names, warnings: &mut Vec<String>
     let close = format!(
         "{}{}{tail_re}{}",
         if json_object { JSON_CLOSED } else { "" },
-        arguments_end(&layout),
+        arguments_end(&layout, tail),
         call_end(format, tail, &bare_head)
     );
     let mut field =
@@ -499,22 +503,53 @@ fn addressed_head(head: &[Segment], names: &Names, capture: bool) -> Option<Stri
 
 /// What tagged arguments write after the last one (`</function>`): part of
 /// the close, else the region would end at the first `</parameter>`-like
-/// marker the call end shares.
-fn arguments_end(layout: &CallLayout) -> String {
+/// marker the call end shares. Optional when the call's tail is a marker of
+/// its own that no argument marker holds (`</tool_call>`): a call missing its
+/// arguments' end ends there, as our parser reads it, instead of running on
+/// over the text and calls after it.
+fn arguments_end(layout: &CallLayout, tail: &[Segment]) -> String {
     match layout.arguments() {
-        Some(Arguments::Tagged(t)) if !is_keyed_object(t) => flex(&t.end),
+        Some(Arguments::Tagged(t)) if is_keyed_object(t) => String::new(),
+        Some(Arguments::Tagged(t)) if own_marker(tail, t) => optional(&t.end),
+        Some(Arguments::Tagged(t)) => flex(&t.end),
         _ => String::new(),
     }
+}
+
+/// Whether the call's `tail` is literal text with a marker that none of the
+/// arguments' markers contains (`</tool_call>` beside `</parameter>`; not a
+/// prefix every marker shares, as MiniMax-M3's `]<]minimax[>[`).
+fn own_marker(tail: &[Segment], t: &TaggedArguments) -> bool {
+    let mut text = String::new();
+    for segment in tail {
+        match segment {
+            Segment::Marker(raw) | Segment::Text(raw) => text.push_str(raw),
+            _ => return false,
+        }
+    }
+    let core = text.trim();
+    let arguments = [
+        &t.name_prefix,
+        &t.name_suffix,
+        &t.value_prefix,
+        &t.value_suffix,
+        &t.separator,
+        &t.end,
+    ];
+    has_marker(tail) && !arguments.iter().any(|m| m.contains(core))
+}
+
+/// Whether `run` writes a marker (not only space or punctuation text).
+fn has_marker(run: &[Segment]) -> bool {
+    run.iter()
+        .any(|s| matches!(s, Segment::Marker(m) if !is_blank(m)))
 }
 
 /// How the close of a call ends: a marker in the call's tail is enough; a
 /// tail of JSON punctuation alone (`}`) also needs what follows: the section
 /// end, the next call, or the end of the text.
 fn call_end(format: &ToolFormat, tail: &[Segment], next_head: &str) -> String {
-    let marked = tail
-        .iter()
-        .any(|s| matches!(s, Segment::Marker(m) if !is_blank(m)));
-    if marked {
+    if has_marker(tail) {
         return optional(&format.section_end);
     }
     let mut ends = Vec::new();
@@ -619,29 +654,44 @@ fn tagged(t: &TaggedArguments, warnings: &mut Vec<String>) -> ArgumentSpec {
     } else {
         r"(?P<key>[^\s<>]+?)".to_string()
     };
-    let value_prefix = match (t.typed_word(), &t.typed_value_prefix) {
-        (Some((before, after)), _) => format!(r"{}\w+{}", flex(before), flex(after)),
-        (None, Some(typed)) => format!("(?:{}|{})", flex(&t.value_prefix), flex(typed)),
-        (None, None) => flex(&t.value_prefix),
+    // The whitespace the template writes right around a value is the
+    // format's, exactly (optional); any more is the value's, as our parser
+    // reads it (`\s*` there trimmed `" hello"` to `"hello"`).
+    let (name_suffix, value_prefix) = match (t.typed_word(), &t.typed_value_prefix) {
+        (Some((before, after)), _) => (
+            flex(&t.name_suffix),
+            format!(r"{}\w+{}", flex(before), flex_open(after)),
+        ),
+        (None, Some(typed)) => (
+            flex(&t.name_suffix),
+            format!("(?:{}|{})", flex_open(&t.value_prefix), flex_open(typed)),
+        ),
+        (None, None) if is_blank(&t.value_prefix) => (flex_open(&t.name_suffix), String::new()),
+        (None, None) => (flex(&t.name_suffix), flex_open(&t.value_prefix)),
     };
     let value = match &t.escaped_value {
         // Inside the wrapper the value runs to the wrapper's close: the
         // argument's closing marker may be quoted in it (`<![CDATA[a</param>]]>`).
         Some((open, close)) => format!(
-            "(?:{}(?P<value>.*?){}|(?P<value>.*?))",
+            r"(?:\s*{}(?P<value>.*?){}\s*|(?P<value>.*?))",
             flex(open),
             flex(close)
         ),
         None => "(?P<value>.*?)".to_string(),
     };
+    let suffix = t.value_suffix.trim_start();
     let close = match &t.named_close {
-        Some(after) => format!("{}(?P=key){}", flex(&t.value_suffix), flex(after)),
-        None => flex(&t.value_suffix),
+        Some(after) => format!("{}(?P=key){}", flex(suffix), flex(after)),
+        None => flex(suffix),
     };
+    // A value whose close never comes before the call's (cut off, or the
+    // marker forgotten) runs to the call's close, as our parser recovers
+    // it; without this `xml-inline` matches nothing and the argument is
+    // dropped silently.
+    let space = optional_exact(&t.value_suffix[..t.value_suffix.len() - suffix.len()]);
     let pattern = tidy(format!(
-        r"{}{key}{}{value_prefix}\s*{value}\s*{close}",
+        r"{}{key}{name_suffix}{value_prefix}{value}{space}(?:{close}|\Z)",
         flex(&t.name_prefix),
-        flex(&t.name_suffix)
     ));
     let mut args = Map::new();
     args.insert("tag_pattern".into(), json!(pattern));
@@ -854,6 +904,31 @@ fn tidy(pattern: String) -> String {
         out = out.replace(r"\s*\s*", r"\s*");
     }
     out
+}
+
+/// A marker before a value as a pattern: its trailing whitespace exact and
+/// optional, the rest as [`flex`] makes it.
+fn flex_open(raw: &str) -> String {
+    let core = raw.trim_end();
+    format!("{}{}", flex(core), optional_exact(&raw[core.len()..]))
+}
+
+/// Whitespace exactly as written, optional (`(?:\n)?`), or nothing.
+fn optional_exact(space: &str) -> String {
+    let mut out = String::new();
+    for c in space.chars() {
+        match c {
+            '\n' => out.push_str(r"\n"),
+            '\r' => out.push_str(r"\r"),
+            '\t' => out.push_str(r"\t"),
+            c => push_escaped(&mut out, c),
+        }
+    }
+    if out.is_empty() {
+        out
+    } else {
+        format!("(?:{out})?")
+    }
 }
 
 fn is_blank(raw: &str) -> bool {

@@ -37,7 +37,7 @@ use crate::common::roundtrip;
 use crate::common::turns;
 
 /// Equal corpus cases must not fall below this.
-const MIN_CORPUS_EQUAL: usize = 410;
+const MIN_CORPUS_EQUAL: usize = 417;
 /// Equal shipped-template cases must not fall below this.
 const MIN_SHIPPED_EQUAL: usize = 59;
 
@@ -466,7 +466,7 @@ fn hermes_think_export() {
         "start_anchor_pattern": r"\Z",
         "fields": {
             "reasoning_content": {
-                "open_pattern": "<think>",
+                "open_pattern": r"<think>|\A(?=\s*</think>)",
                 "close_pattern": r"</think>|(?=<tool_call>\s*)(?!.*?</think>)",
                 "content": "text"
             },
@@ -604,6 +604,127 @@ fn an_opener_the_prompt_already_wrote_is_no_reasoning() {
     assert_eq!(
         (ours.reasoning.as_str(), ours.content.as_str()),
         ("Let me see.", "Hello.")
+    );
+    assert_eq!(theirs, ours);
+}
+
+/// A tagged value whose closing marker never comes before the call's close
+/// (cut off, or the marker forgotten) runs to the call's close in both
+/// parsers: our parser recovers it, and the export's `xml-inline` pattern
+/// did not match it, so transformers dropped the argument silently (GLM's
+/// `<arg_value>`, Qwen-Coder's `<parameter=...>`; the corpus'
+/// `markers-in-args` probe ends such a value at the quoted call end).
+#[test]
+fn a_value_whose_close_never_comes_runs_to_the_call_close() {
+    let cases = [
+        (
+            "glm-arg-pairs",
+            "<tool_call>save_note\n<arg_key>text</arg_key>\n<arg_value>a note </tool_call>",
+            "a note ",
+        ),
+        (
+            "qwen-coder-xml",
+            "<tool_call>\n<function=save_note>\n<parameter=text>\na note\n</function>\n</tool_call>",
+            "a note",
+        ),
+        // Only the very whitespace the value's close begins with (`\n`) goes.
+        (
+            "qwen-coder-xml",
+            "<tool_call>\n<function=save_note>\n<parameter=text>\na note </tool_call>",
+            "a note ",
+        ),
+    ];
+    for (stem, output, text) in cases {
+        let path = crate_dir().join(format!("templates/{stem}.jinja"));
+        let Some((ours, theirs)) = both_parses(&path, None, output) else {
+            return;
+        };
+        let call = ("save_note".to_string(), json!({ "text": text }));
+        assert_eq!(ours.calls, vec![call], "our parse of {output:?}");
+        assert_eq!(theirs, ours, "transformers' parse of {output:?}");
+    }
+}
+
+/// A call whose arguments' end (`</function>`) is missing ends at the call's
+/// own end marker (`</tool_call>`) in both parsers: our parser recovers the
+/// call and reads on; the export's close needed both markers, so the region
+/// ran on and swallowed the text and the next call after it.
+#[test]
+fn a_call_ends_at_its_own_marker_when_the_arguments_end_is_missing() {
+    let call = |text: &str, end: &str| {
+        format!("<tool_call>\n<function=save_note>\n<parameter=text>\n{text}\n</parameter>\n{end}</tool_call>")
+    };
+    let note = |text: &str| ("save_note".to_string(), json!({ "text": text }));
+    let cases = [
+        (
+            format!("{}\nDone.", call("a note", "")),
+            vec![note("a note")],
+            "Done.",
+        ),
+        (
+            format!("{}\n{}", call("a note", ""), call("b", "</function>\n")),
+            vec![note("a note"), note("b")],
+            "",
+        ),
+    ];
+    let path = crate_dir().join("templates/qwen-coder-xml.jinja");
+    for (output, calls, content) in cases {
+        let Some((ours, theirs)) = both_parses(&path, None, &output) else {
+            return;
+        };
+        assert_eq!(
+            (ours.calls.clone(), ours.content.as_str()),
+            (calls, content)
+        );
+        assert_eq!(theirs, ours, "transformers' parse of {output:?}");
+    }
+}
+
+/// A raw tagged value keeps its own edge whitespace in both parsers: only
+/// the whitespace the template writes around a value is the format's
+/// (Qwen-Coder's newlines in `<parameter=text>\nV\n</parameter>`); the export
+/// took any whitespace there (`\s*`), so transformers trimmed `" hello"` and
+/// `"hello "`.
+#[test]
+fn a_raw_value_keeps_its_edge_whitespace() {
+    let outputs = |value: &str| {
+        [
+            (
+                "qwen-coder-xml",
+                format!("<tool_call>\n<function=save_note>\n<parameter=text>\n{value}\n</parameter>\n</function>\n</tool_call>"),
+            ),
+            (
+                "glm-arg-pairs",
+                format!("<tool_call>save_note\n<arg_key>text</arg_key>\n<arg_value>{value}</arg_value>\n</tool_call>"),
+            ),
+        ]
+    };
+    for value in [" hello", "hello ", "hello  \n"] {
+        for (stem, output) in outputs(value) {
+            let path = crate_dir().join(format!("templates/{stem}.jinja"));
+            let Some((ours, theirs)) = both_parses(&path, None, &output) else {
+                return;
+            };
+            let call = ("save_note".to_string(), json!({ "text": value }));
+            assert_eq!(ours.calls, vec![call], "our parse of {output:?}");
+            assert_eq!(theirs, ours, "transformers' parse of {output:?}");
+        }
+    }
+}
+
+/// A lone reasoning end marker at the start of the output closes an empty
+/// block in both parsers (models write one where their prompt opened none;
+/// DeepSeek-V3.2's turns do): the export took it as content unless the
+/// template itself writes one.
+#[test]
+fn a_lone_end_marker_first_is_no_content() {
+    let path = crate_dir().join("templates/hermes-think.jinja");
+    let Some((ours, theirs)) = both_parses(&path, None, "</think>\n\nHello.") else {
+        return;
+    };
+    assert_eq!(
+        (ours.reasoning.as_str(), ours.content.as_str()),
+        ("", "Hello.")
     );
     assert_eq!(theirs, ours);
 }

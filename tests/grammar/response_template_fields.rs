@@ -27,10 +27,11 @@ fn a_block_after_a_prompt_that_closed_one_is_reasoning_in_both() {
         .parse("<think>\nLet me see.\n</think>\n\nHello.");
     assert_eq!(parsed.reasoning_content, "Let me see.");
     assert_eq!(parsed.content.as_deref(), Some("Hello."));
-    // ... and so does the export: a reasoning field opened by the marker.
+    // ... and so does the export: a reasoning field opened by the marker
+    // (or by the end marker alone first, the prompt's written again).
     let exported = response_template(&protocol).unwrap();
     let field = &exported.response_template["fields"]["reasoning_content"];
-    assert_eq!(field["open_pattern"], "<think>");
+    assert_eq!(field["open_pattern"], r"<think>|\A(?=\s*</think>)");
     assert_eq!(field["close_pattern"], "</think>");
 }
 
@@ -121,5 +122,36 @@ fn an_output_that_starts_in_reasoning_does_not_start_in_content() {
     assert_eq!(
         fields["content"]["open_pattern"],
         r"<\|open\|>response<\|sep\|>"
+    );
+}
+
+/// Qwen-Coder's tagged call, its value's close and its arguments' end
+/// (`</function>`) left out: our parser still reads the call up to the
+/// call's own end (`</tool_call>`), so the export's close takes that end
+/// alone and its value runs to the region's end when its close never comes
+/// (transformers' side: tests/engines/response_template.rs).
+#[test]
+fn a_tagged_call_closes_at_its_own_end_with_its_value_unclosed() {
+    let source = include_str!("../../templates/qwen-coder-xml.jinja");
+    let template = ChatTemplate::new(source, &TemplateConfig::default()).unwrap();
+    let analysis = template.analyze().unwrap();
+    let config = ParserConfig::default();
+    let parsed = analysis
+        .parser(&config)
+        .unwrap()
+        .parse("<tool_call>\n<function=save_note>\n<parameter=text>\na note </tool_call>\nDone.");
+    assert_eq!(parsed.tool_calls.len(), 1);
+    assert_eq!(
+        parsed.tool_calls[0].function.arguments,
+        r#"{"text": "a note "}"#
+    );
+    assert_eq!(parsed.content.as_deref(), Some("Done."));
+    let protocol = Protocol::new(&analysis, &config.options);
+    let exported = response_template(&protocol).unwrap();
+    let field = &exported.response_template["fields"]["tool_calls"];
+    assert_eq!(field["close_pattern"], r"(?:</function>\s*)?</tool_call>");
+    assert_eq!(
+        field["content_args"]["tag_pattern"],
+        r"<parameter=(?P<key>[^\s<>]+?)>(?:\n)?(?P<value>.*?)(?:\n)?(?:</parameter>\s*|\Z)"
     );
 }
