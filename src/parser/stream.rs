@@ -214,9 +214,9 @@ impl OutputStream {
     /// # Ok::<(), chat_autoparser::Error>(())
     /// ```
     pub fn push_token(&mut self, text: &str, special: bool) -> Result<Vec<Delta>> {
-        let whole = [0..text.len()];
+        let whole = 0..text.len();
         let ranges: &[Range<usize>] = match special && !text.is_empty() {
-            true => &whole,
+            true => std::slice::from_ref(&whole),
             false => &[],
         };
         let out = self.push_tokens(text, ranges)?;
