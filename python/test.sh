@@ -16,7 +16,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     .venv/bin/pip install --quiet --disable-pip-version-check -r python/requirements.txt
     echo "$want" > "$stamp"
 fi
-cargo build --locked --quiet --bin chat-autoparser
+cargo build --locked --quiet -p chat-autoparser-cli
 VIRTUAL_ENV="$PWD/.venv" .venv/bin/maturin develop --release --locked --quiet -m python/Cargo.toml
 export CHAT_AUTOPARSER_CLI="$PWD/target/debug/chat-autoparser"
 status=0

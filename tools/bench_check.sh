@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LIMIT="${BENCH_CHECK_LIMIT_MS:-100}"
-cargo build --release --quiet --features gbnf-check
+cargo build --release --quiet -p chat-autoparser-cli --features gbnf-check
 BIN=target/release/chat-autoparser
 over=0
 for dir in templates ../shared/corpus/llamacpp; do

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT="${1:-docs/conformance.md}"
-cargo build --release --quiet --features gbnf-check
+cargo build --release --quiet -p chat-autoparser-cli --features gbnf-check
 BIN=target/release/chat-autoparser
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

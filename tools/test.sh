@@ -25,7 +25,7 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import jinja2, transforme
 fi
 # The xgrammar tier: its wheel without torch (tools/requirements-xgrammar.txt says why);
 # when it cannot be installed the tier skips with a message.
-if ! .venv/bin/python tools/xgrammar_check.py --probe >/dev/null 2>&1; then
+if ! .venv/bin/python cli/src/xgrammar_check.py --probe >/dev/null 2>&1; then
     .venv/bin/pip install --quiet --disable-pip-version-check -r tools/requirements-xgrammar.txt \
         && .venv/bin/pip install --quiet --disable-pip-version-check --no-deps xgrammar==0.2.8 \
         || echo "note: xgrammar could not be installed; the xgrammar tier will skip"

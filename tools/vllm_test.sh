@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=$(bash tools/vllm_env.sh | tail -n1)
-cargo build --locked --quiet --bin chat-autoparser
+cargo build --locked --quiet -p chat-autoparser-cli
 export CHAT_AUTOPARSER_CLI="$PWD/target/debug/chat-autoparser"
 # VLLM_TARGET_DEVICE: no GPU here; vLLM's parser and serving classes run on CPU.
 VLLM_TARGET_DEVICE=cpu "$python" -m pytest python/tests/test_vllm.py -q -rs "$@"

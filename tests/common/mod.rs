@@ -3,7 +3,6 @@
 #![allow(dead_code)] // Each binary uses the part it needs.
 
 pub mod child;
-pub mod cli;
 pub mod coverage;
 pub mod deviations;
 pub mod elements_template;

@@ -1,6 +1,6 @@
 //! The transformers `response_template` export, checked by its consumer
 //! (issue 14): transformers' own `parse_response`, run by
-//! `tools/response_template_check.py` in one Python process for all cases.
+//! `cli/src/response_template_check.py` in one Python process for all cases.
 //!
 //! Over every corpus template (`../shared/corpus/llamacpp/*.jinja`, skipped
 //! with a message when absent) whose analysis found tool calls, and over the
@@ -229,7 +229,7 @@ fn python() -> Option<String> {
 }
 
 fn checker() -> PathBuf {
-    crate_dir().join("tools/response_template_check.py")
+    crate_dir().join("cli/src/response_template_check.py")
 }
 
 /// `parse_response` on every rendered case, in one process; one answer each.

@@ -5,7 +5,7 @@
 //! arguments, reasoning + call; thinking on and off) are cut after the
 //! generation prompt, the request's structural tag is exported from the
 //! protocol for that prompt, compiled by xgrammar and run through its
-//! `GrammarMatcher` over a byte-level vocabulary (`tools/xgrammar_check.py`).
+//! `GrammarMatcher` over a byte-level vocabulary (`cli/src/xgrammar_check.py`).
 //! At least 95% must be accepted whole; mutations (unknown tool, missing
 //! required argument, wrong type, a second call with parallel calls off)
 //! must be rejected. The legacy `{structures, triggers}` form is checked on
@@ -122,7 +122,7 @@ fn engine() -> Option<PathBuf> {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join(".venv/bin/python"));
     let probe = Command::new(&python)
-        .arg(root.join("tools/xgrammar_check.py"))
+        .arg(root.join("cli/src/xgrammar_check.py"))
         .arg("--probe")
         .output();
     match probe {
@@ -219,7 +219,7 @@ impl Jobs {
         }
         drop(file);
         let out = Command::new(python)
-            .arg(root.join("tools/xgrammar_check.py"))
+            .arg(root.join("cli/src/xgrammar_check.py"))
             .stdin(Stdio::from(std::fs::File::open(&input).unwrap()))
             .output()
             .expect("the checker runs");

@@ -1,9 +1,6 @@
 //! Training text with assistant spans (`spans::render_with_spans`,
 //! `render --jsonl --spans`).
 //!
-//! - a Qwen3 training example (a `read_file` call, its result, an answer)
-//!   renders to exactly the text written out below, with its two assistant
-//!   turns as spans;
 //! - over every corpus template and three conversations (plain chat, a tool
 //!   call with its result and an answer, two rounds): each assistant turn that
 //!   renders gets one span; the span holds the turn's content and call names,
@@ -13,14 +10,15 @@
 //!   blocks' ranges (rendered with markers in place of the tags), less the
 //!   generation prompt when a block starts before it.
 //!
-//! Corpus tests skip with a message when ../shared is absent.
+//! Corpus tests skip with a message when ../shared is absent. The design
+//! example through `render --jsonl --spans` is a CLI test
+//! (`cli/tests/cli/render.rs`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use chat_autoparser::spans::render_with_spans;
 use chat_autoparser::{ChatTemplate, RenderRequest, TemplateConfig, TemplateSource};
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/llamacpp")
@@ -29,72 +27,6 @@ fn corpus_dir() -> PathBuf {
 fn load(path: &Path) -> Option<ChatTemplate> {
     let source = TemplateSource::load(path).ok()?;
     ChatTemplate::from_source(&source, &TemplateConfig::default()).ok()
-}
-
-fn design_example() -> Json {
-    json!({"messages": [
-        {"role": "system", "content": "You are a helpful agent."},
-        {"role": "user", "content": "what's in config.toml?"},
-        {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "read_file", "arguments": {"path": "config.toml"}}}]},
-        {"role": "tool", "content": "[workspace]\npath = \"~/.agent\""},
-        {"role": "assistant", "content": "Your config.toml contains the workspace settings."}],
-     "tools": [{"type": "function", "function": {"name": "read_file", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}]})
-}
-
-#[test]
-fn the_design_example_renders_exactly_with_its_spans() {
-    let path = corpus_dir().join("Qwen-Qwen3-0.6B.jinja");
-    if !path.is_file() {
-        println!("spans: corpus absent (../shared), skipped");
-        return;
-    }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chat-autoparser"))
-        .args(["render", path.to_str().unwrap(), "--jsonl", "--spans"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(
-        &mut child.stdin.take().unwrap(),
-        format!("{}\n", design_example()).as_bytes(),
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line: Json = serde_json::from_slice(&out.stdout).unwrap();
-    let text = line["text"].as_str().unwrap();
-    let expected = concat!(
-        "<|im_start|>system\nYou are a helpful agent.\n\n# Tools\n\n",
-        "You may call one or more functions to assist with the user query.\n\n",
-        "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n",
-        r#"{"type": "function", "function": {"name": "read_file", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}"#,
-        "\n</tools>\n\n",
-        "For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n",
-        "<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n",
-        "<|im_start|>user\nwhat's in config.toml?<|im_end|>\n",
-        "<|im_start|>assistant\n",
-        "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"config.toml\"}}\n</tool_call><|im_end|>\n",
-        "<|im_start|>user\n<tool_response>\n[workspace]\npath = \"~/.agent\"\n</tool_response><|im_end|>\n",
-        "<|im_start|>assistant\n",
-        "<think>\n\n</think>\n\nYour config.toml contains the workspace settings.<|im_end|>\n",
-    );
-    assert_eq!(text, expected);
-    let spans: Vec<(usize, usize)> =
-        serde_json::from_value(line["assistant_spans"].clone()).unwrap();
-    let pieces: Vec<&str> = spans.iter().map(|&(s, e)| &text[s..e]).collect();
-    assert_eq!(
-        pieces,
-        [
-            "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"config.toml\"}}\n</tool_call><|im_end|>\n",
-            "<think>\n\n</think>\n\nYour config.toml contains the workspace settings.<|im_end|>\n",
-        ]
-    );
 }
 
 /// The conversations every corpus template renders with spans.

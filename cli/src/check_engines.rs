@@ -7,11 +7,11 @@
 //!   grammar starts and its own validator (`test-gbnf-validator`) takes the
 //!   output from there;
 //! - xgrammar (`CHAT_AUTOPARSER_PYTHON` with xgrammar): the structural tag,
-//!   compiled and matched over the whole output (`tools/xgrammar_check.py`);
+//!   compiled and matched over the whole output (`cli/src/xgrammar_check.py`);
 //! - transformers (`CHAT_AUTOPARSER_PYTHON` with transformers ≥ 5.13):
 //!   `parse_response` with the exported `response_template` (or an
 //!   author's, for `--response-template`) must give the message our parser
-//!   gives (`tools/response_template_check.py`).
+//!   gives (`cli/src/response_template_check.py`).
 //!
 //! The Python checkers are compiled into the binary and run with
 //! `python -c`, so the command needs no checkout. Each runs as one process

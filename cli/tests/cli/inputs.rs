@@ -29,12 +29,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn shipped(name: &str) -> String {
-    std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("templates")
-            .join(name),
-    )
-    .unwrap()
+    std::fs::read_to_string(crate::common::root().join("templates").join(name)).unwrap()
 }
 
 /// Tokens the fixtures declare; the token template below prints them.

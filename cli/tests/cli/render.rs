@@ -4,6 +4,7 @@
 
 use crate::common::cli;
 
+use serde_json::{json, Value as Json};
 use std::process::Output;
 
 fn run(args: &[&str], stdin: &str) -> Output {
@@ -225,5 +226,66 @@ fn render_replays_calls_in_the_analysed_format() {
         "Tools: [{\"type\": \"function\", \"function\": {\"name\": \"f\", \"description\": \"\", \
          \"parameters\": {\"type\": \"object\", \"properties\": {}}}}]\n\
          user: Go.\nassistant: <|tool_call_start|>[f(n=1)]<|tool_call_end|>\ntool: ok\n"
+    );
+}
+
+/// A Qwen3 training example (a `read_file` call, its result, an answer):
+/// it renders to exactly the text written out below, with its two
+/// assistant turns as spans.
+fn design_example() -> Json {
+    json!({"messages": [
+        {"role": "system", "content": "You are a helpful agent."},
+        {"role": "user", "content": "what's in config.toml?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "read_file", "arguments": {"path": "config.toml"}}}]},
+        {"role": "tool", "content": "[workspace]\npath = \"~/.agent\""},
+        {"role": "assistant", "content": "Your config.toml contains the workspace settings."}],
+     "tools": [{"type": "function", "function": {"name": "read_file", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}]})
+}
+
+#[test]
+fn the_design_example_renders_exactly_with_its_spans() {
+    let path = crate::common::root().join("../shared/corpus/llamacpp/Qwen-Qwen3-0.6B.jinja");
+    if !path.is_file() {
+        println!("spans: corpus absent (../shared), skipped");
+        return;
+    }
+    let request = format!("{}\n", design_example());
+    let out = cli::run(
+        &["render", path.to_str().unwrap(), "--jsonl", "--spans"],
+        request.as_bytes(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let text = line["text"].as_str().unwrap();
+    let expected = concat!(
+        "<|im_start|>system\nYou are a helpful agent.\n\n# Tools\n\n",
+        "You may call one or more functions to assist with the user query.\n\n",
+        "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n",
+        r#"{"type": "function", "function": {"name": "read_file", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}"#,
+        "\n</tools>\n\n",
+        "For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n",
+        "<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n",
+        "<|im_start|>user\nwhat's in config.toml?<|im_end|>\n",
+        "<|im_start|>assistant\n",
+        "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"config.toml\"}}\n</tool_call><|im_end|>\n",
+        "<|im_start|>user\n<tool_response>\n[workspace]\npath = \"~/.agent\"\n</tool_response><|im_end|>\n",
+        "<|im_start|>assistant\n",
+        "<think>\n\n</think>\n\nYour config.toml contains the workspace settings.<|im_end|>\n",
+    );
+    assert_eq!(text, expected);
+    let spans: Vec<(usize, usize)> =
+        serde_json::from_value(line["assistant_spans"].clone()).unwrap();
+    let pieces: Vec<&str> = spans.iter().map(|&(s, e)| &text[s..e]).collect();
+    assert_eq!(
+        pieces,
+        [
+            "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"config.toml\"}}\n</tool_call><|im_end|>\n",
+            "<think>\n\n</think>\n\nYour config.toml contains the workspace settings.<|im_end|>\n",
+        ]
     );
 }

@@ -304,7 +304,7 @@ fn a_folder_is_one_table_with_the_worst_exit_code() {
             ("a-silent.jinja", SILENT),
             (
                 "b-hermes.jinja",
-                include_str!("../../templates/hermes-think.jinja"),
+                include_str!("../../../templates/hermes-think.jinja"),
             ),
         ],
     );
@@ -486,7 +486,7 @@ fn absent_engines_are_skipped_with_why() {
             "--engines",
             "--json",
         ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(crate::common::root())
         .env_remove("CHAT_AUTOPARSER_PYTHON")
         .env_remove("CHAT_AUTOPARSER_LLAMA_BIN")
         .output()
@@ -527,7 +527,7 @@ fn logging_python(dir: &std::path::Path) -> (PathBuf, PathBuf) {
 #[cfg(unix)]
 #[test]
 fn a_folder_starts_each_python_checker_once() {
-    let hermes = include_str!("../../templates/hermes-think.jinja");
+    let hermes = include_str!("../../../templates/hermes-think.jinja");
     let dir = folder("one-python", &[("a.jinja", hermes), ("b.jinja", hermes)]);
     let (python, log) = logging_python(
         &std::env::temp_dir().join(format!("check-cli-python-{}", std::process::id())),

@@ -27,10 +27,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn hermes() -> String {
-    std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/hermes-think.jinja"),
-    )
-    .unwrap()
+    std::fs::read_to_string(crate::common::root().join("templates/hermes-think.jinja")).unwrap()
 }
 
 /// How a bounded `analyze --json` run ended.
@@ -54,7 +51,7 @@ fn analyze(path: &Path) -> Ended {
             env!("CARGO_BIN_EXE_chat-autoparser"),
         ])
         .arg(path)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(crate::common::root())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -153,7 +153,7 @@ fn null_is_an_absent_field() {
 /// Spellings of one file: `./` prefixes, doubled slashes, `..` detours,
 /// the absolute path, a symlink to it and a copy of it.
 fn spellings(count: usize, scratch: &std::path::Path) -> Vec<String> {
-    let root = env!("CARGO_MANIFEST_DIR");
+    let root = crate::common::root().display();
     let link = scratch.join("link.jinja");
     let copy = scratch.join("copy.jinja");
     std::os::unix::fs::symlink(format!("{root}/{HERMES}"), &link).unwrap();

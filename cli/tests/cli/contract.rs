@@ -9,7 +9,7 @@ use chat_autoparser::Analysis;
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_chat-autoparser"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(crate::common::root())
         .output()
         .expect("binary runs")
 }
@@ -135,7 +135,7 @@ fn spawn(args: &[&str]) -> std::process::Child {
     use std::process::Stdio;
     Command::new(env!("CARGO_BIN_EXE_chat-autoparser"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(crate::common::root())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

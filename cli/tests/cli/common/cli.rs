@@ -1,17 +1,14 @@
 //! Running the `chat-autoparser` binary from a CLI test: one copy of the
-//! spawn-write-wait loop; a test crate includes it with
-//! `#[path = "common/cli.rs"] mod cli;`.
-
-#![allow(dead_code)] // Each test crate uses the part it needs.
+//! spawn-write-wait loop.
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-/// Runs the binary in the crate folder with `stdin` as input.
+/// Runs the binary in the workspace root with `stdin` as input.
 pub fn run(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_chat-autoparser"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(super::root())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,4 +1,5 @@
-//! `chat-autoparser`: the debug command line over the library.
+//! `chat-autoparser`: the debug command line over the library, a crate of its
+//! own (`chat-autoparser-cli`) so that the library never depends on clap.
 //!
 //! Contract (`docs/cli.md`): exit 0 on success, 2 on bad usage, 1 on a template or
 //! input error with a one-line message on stderr. Human output by default,
