@@ -87,17 +87,18 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
         not(literals(&body.triggers)),
         content(&body.triggers),
     ]));
+    let alternatives = body.alternatives(&word_content);
     // A wrapper word opens the first part without an opener: the prompt wrote it.
     let first_part = opt(seq([
         choice(body.words.iter().map(Marker::expr)),
         ws(),
-        word_content.clone(),
+        word_content,
     ]));
     let root = seq([
         body.echo(),
         prelude(protocol, plan, &body.reasoning_stops),
         first_part,
-        star(choice(body.alternatives(word_content))),
+        star(choice(alternatives)),
         eoi(),
     ]);
     (root, body.calls)
@@ -149,7 +150,7 @@ impl Body<'_, '_> {
     }
 
     /// The body's alternatives, in the order they are tried; content last.
-    fn alternatives(&self, word_content: Expr) -> Vec<Expr> {
+    fn alternatives(&self, word_content: &Expr) -> Vec<Expr> {
         let (protocol, plan) = (self.protocol, self.plan);
         let mut alternatives = Vec::new();
         alternatives.extend(self.calls.iter().map(ToolGrammar::section));
