@@ -174,44 +174,13 @@ impl<'o> Printer<'o> {
         let mut at = at.clone();
         for (i, node) in nodes.iter().enumerate() {
             let rest = &nodes[i + 1..];
-            if let Some(core) = self.stop_of(node) {
-                if let Some(stripped) = self.strip_list(rest, &core) {
-                    let hint = until_hint(node.produces);
-                    let exclude = match at.start {
-                        true => at.exclude.clone(),
-                        false => Vec::new(),
-                    };
-                    out.expr(match &node.kind {
-                        Kind::Attributes { .. } => lexemes::line_until(&mut self.w, &core),
-                        _ => lexemes::until(&mut self.w, &core, &exclude, hint),
-                    });
-                    let rest: Vec<&Node> = stripped.iter().collect();
-                    // The body begins after the reasoning: free text may too.
-                    let after = At {
-                        start: node.produces == Produces::Reasoning,
-                        ..At::default()
-                    };
-                    out.extend(self.items(&rest, &after));
-                    return out;
-                }
+            if let Some(tail) = self.text_up_to(node, rest, &at) {
+                out.extend(tail);
+                return out;
             }
-            if let Some((prefix, core)) = self.optional_until(node) {
-                if let Some(stripped) = self.strip_list(rest, &core) {
-                    let exclude = match at.start {
-                        true => self.head_exclude(&prefix, &core, &at.exclude),
-                        false => Vec::new(),
-                    };
-                    if !prefix.is_empty() {
-                        let mut inner = at.clone();
-                        inner.heads.push((core.clone(), exclude.clone()));
-                        let prefix = self.items(&prefix, &inner);
-                        out.expr(optional(&prefix, &self.w));
-                    }
-                    out.expr(lexemes::until(&mut self.w, &core, &exclude, "head"));
-                    let rest: Vec<&Node> = stripped.iter().collect();
-                    out.extend(self.items(&rest, &At::inside()));
-                    return out;
-                }
+            if let Some(tail) = self.optional_text_up_to(node, rest, &at) {
+                out.extend(tail);
+                return out;
             }
             let mut here = at.clone();
             if at.start && nullable(node) {
@@ -233,6 +202,53 @@ impl<'o> Printer<'o> {
             }
         }
         out
+    }
+
+    /// Text up to a marker (`node`), then `rest` without the marker's
+    /// first core; `None` when `rest` does not begin with it.
+    fn text_up_to(&mut self, node: &Node, rest: &[&Node], at: &At) -> Option<Seq> {
+        let core = self.stop_of(node)?;
+        let stripped = self.strip_list(rest, &core)?;
+        let exclude = match at.start {
+            true => at.exclude.clone(),
+            false => Vec::new(),
+        };
+        let mut out = Seq::default();
+        out.expr(match &node.kind {
+            Kind::Attributes { .. } => lexemes::line_until(&mut self.w, &core),
+            _ => lexemes::until(&mut self.w, &core, &exclude, until_hint(node.produces)),
+        });
+        // The body begins after the reasoning: free text may too.
+        let after = At {
+            start: node.produces == Produces::Reasoning,
+            ..At::default()
+        };
+        let rest: Vec<&Node> = stripped.iter().collect();
+        out.extend(self.items(&rest, &after));
+        Some(out)
+    }
+
+    /// An optional part ending with text up to a marker (`node`), then
+    /// `rest`: the part's other nodes, optional, then the lazy head (which
+    /// matches empty text too), then `rest` without the marker's core.
+    fn optional_text_up_to(&mut self, node: &Node, rest: &[&Node], at: &At) -> Option<Seq> {
+        let (prefix, core) = self.optional_until(node)?;
+        let stripped = self.strip_list(rest, &core)?;
+        let exclude = match at.start {
+            true => self.head_exclude(&prefix, &core, &at.exclude),
+            false => Vec::new(),
+        };
+        let mut out = Seq::default();
+        if !prefix.is_empty() {
+            let mut inner = at.clone();
+            inner.heads.push((core.clone(), exclude.clone()));
+            let prefix = self.items(&prefix, &inner);
+            out.expr(optional(&prefix, &self.w));
+        }
+        out.expr(lexemes::until(&mut self.w, &core, &exclude, "head"));
+        let rest: Vec<&Node> = stripped.iter().collect();
+        out.extend(self.items(&rest, &At::inside()));
+        Some(out)
     }
 
     /// One of `options` (lenient ones left out).
