@@ -25,7 +25,8 @@
 //! notation), `tools` (calls per format family), `triggers` (where lazy
 //! grammars start), `syntax` (the GBNF language, `grammars/gbnf.pest`) and
 //! `recognizer` (is a text in a GBNF grammar, with context-free semantics),
-//! the last two test machinery behind the `gbnf-check` feature.
+//! the last two test machinery behind the `gbnf-check` feature; `lark` (the
+//! Lark export, a printer of `Protocol::outline`).
 //!
 //! Invariants: deterministic byte for byte (rules in construction order,
 //! names from hints); never panics; every non-empty `gbnf` parses with

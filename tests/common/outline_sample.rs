@@ -170,6 +170,7 @@ impl Sampler<'_> {
     fn kind(&mut self, node: &Node) {
         match &node.kind {
             Kind::Marker(raw) | Kind::Literal(raw) => self.out.text.push_str(raw),
+            Kind::Attributes { written, .. } => self.out.text.push_str(written),
             Kind::FreeText { exclude } => {
                 let text = self.text(&[], exclude);
                 self.produce_text(node.produces, text);

@@ -727,7 +727,7 @@ fn long_argument_lists_name_their_tails() {
     type Call = fn(&[&str]) -> String;
     let calls: [(&str, Call, &str); 2] = [
         ("qwen-coder-xml", tagged, "args_wide_tail"),
-        ("python-calls", python, "kwargs_wide_tail"),
+        ("python-calls", python, "args_wide_tail"),
     ];
     let mut engine = Engine::new();
     for (template, call, tail) in calls {

@@ -217,8 +217,13 @@ fn parse_lines_take_a_policy() {
 /// tool), and a malformed object is an input error.
 #[test]
 fn allowed_tools_narrow_grammar_and_parse_lines() {
-    let tools = crate::common::request_options::tools(false);
-    let allowed = crate::common::request_options::allowed_tools("required", &["get_weather"]);
+    let tools = json!([
+        {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+        {"type": "function", "function": {"name": "get_time"}},
+    ]);
+    let allowed = json!({"type": "allowed_tools", "allowed_tools": {"mode": "required",
+        "tools": [{"type": "function", "function": {"name": "get_weather"}}]}});
     let time_call = r#"<tool_call>{"name": "get_time", "arguments": {}}</tool_call>"#;
     let lines = batch(&[
         json!({"op": "grammar", "template": HERMES, "tools": tools, "tool_choice": allowed}),

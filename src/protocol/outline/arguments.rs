@@ -13,33 +13,35 @@
 //! Invariant: the node producing [`Produces::Arguments`] holds every
 //! argument; each member's value produces [`Produces::Value`].
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
 use super::super::{Arguments, Tool};
 use super::{values, Kind, Lowering, Member, Node, Order, Produces, ValueNotation};
 use crate::analysis::TaggedArguments;
-use crate::json_schema::{object_schema, properties, required_names};
+use crate::json_schema::{object_schema, properties, required_names, string_kind, StringKind};
 
 pub(super) fn lower(lower: &mut Lowering, tool: &Tool, arguments: &Arguments) -> Node {
     let schema = object_schema(&tool.parameters);
+    let root = Arc::new(tool.parameters.clone());
     match arguments {
         Arguments::Json { as_string } => {
             let notation = match as_string {
                 true => ValueNotation::JsonInString,
                 false => ValueNotation::Json,
             };
-            values::value(&schema, &tool.parameters, notation).producing(Produces::Arguments)
+            values::value(&schema, &root, notation).producing(Produces::Arguments)
         }
-        Arguments::Python => python(tool, &schema),
-        Arguments::Tagged(g) => tagged(lower, tool, &schema, g),
+        Arguments::Python => python(&schema, &root),
+        Arguments::Tagged(g) => tagged(lower, tool, &schema, &root, g),
     }
 }
 
 /// `k=v` pairs joined by `, `.
-fn python(tool: &Tool, schema: &Value) -> Node {
+fn python(schema: &Value, root: &Arc<Value>) -> Node {
     let member = |key: Node, value: Value| {
-        let value = values::value(&value, &tool.parameters, ValueNotation::Python)
-            .producing(Produces::Value);
+        let value = values::value(&value, root, ValueNotation::Python).producing(Produces::Value);
         Node::seq([key, Node::literal("="), value])
     };
     let list = members(schema, |key, prop| member(Node::literal(key), prop.clone()));
@@ -59,19 +61,26 @@ fn python(tool: &Tool, schema: &Value) -> Node {
 }
 
 /// One marker-wrapped pair per argument, then the arguments' end marker.
-fn tagged(lower: &mut Lowering, tool: &Tool, schema: &Value, g: &TaggedArguments) -> Node {
+fn tagged(
+    lower: &mut Lowering,
+    tool: &Tool,
+    schema: &Value,
+    root: &Arc<Value>,
+    g: &TaggedArguments,
+) -> Node {
     if g.elements.is_some() && values::template_notation(g).is_some() {
         lower.warn(format!(
             "{}: a value notation and nested elements at once; elements used",
             tool.name
         ));
     }
+    raw_string_warnings(lower, tool, schema, g);
     let list = members(schema, |key, prop| {
         Node::seq([
             Node::marker(&g.name_prefix),
             Node::literal(key),
             Node::marker(&g.name_suffix),
-            values::tagged_value(g, key, prop, &tool.parameters),
+            values::tagged_value(g, key, prop, root),
         ])
     });
     let extra = open(schema).then(|| {
@@ -101,6 +110,24 @@ fn tagged(lower: &mut Lowering, tool: &Tool, schema: &Value, g: &TaggedArguments
     })
     .producing(Produces::Arguments);
     Node::seq([members, Node::marker(&g.end)])
+}
+
+/// Warns of each argument a raw string may be written for whose schema
+/// holds a `pattern` or `format`: raw text up to a closing marker follows
+/// neither.
+fn raw_string_warnings(lower: &mut Lowering, tool: &Tool, schema: &Value, g: &TaggedArguments) {
+    if !g.raw_strings {
+        return;
+    }
+    for (key, prop) in properties(schema) {
+        let checked = ["pattern", "format"].iter().any(|k| prop.get(*k).is_some());
+        if checked && string_kind(&prop, &tool.parameters) != StringKind::Never {
+            lower.warn(format!(
+                "{}.{key}: a raw string value is not checked against `pattern` or `format`",
+                tool.name
+            ));
+        }
+    }
 }
 
 /// The declared properties as members, in the schema's order.

@@ -10,7 +10,7 @@
 //! Invariant: the call's text, with its optional groups written, is the
 //! layout's: lowering only types the pieces.
 
-use super::super::{CallLayout, IdShape, Segment, Tool};
+use super::super::{CallLayout, HeaderAttributes, IdShape, Segment, Tool};
 use super::{arguments, Kind, Lowering, Node, Produces};
 use crate::analysis::ToolFormat;
 
@@ -18,8 +18,25 @@ use crate::analysis::ToolFormat;
 pub(super) fn lower(lower: &mut Lowering, format: &ToolFormat, tool: &Tool) -> Node {
     let layout = CallLayout::new(format, &tool.name);
     let mut named = false;
-    let nodes = pieces(lower, tool, &layout.segments, &mut named);
+    let nodes = pieces(lower, tool, &layout.segments, layout.name_end, &mut named);
     Node::seq(nodes)
+}
+
+/// The marker `raw` after a tagged name when it ends a section header
+/// with attributes (` index="1"<|sep|>`): its first word, the
+/// attributes, the header's close.
+fn name_end(raw: &str, h: &HeaderAttributes) -> Node {
+    let body = raw.trim_end();
+    let written = &body[h.word.len()..body.len() - h.close.len()];
+    Node::seq([
+        Node::marker(h.word),
+        Node::new(Kind::Attributes {
+            written: written.to_string(),
+            close: h.close.to_string(),
+        }),
+        Node::marker(h.close),
+        Node::marker(h.after),
+    ])
 }
 
 /// The first fixed text of a call of `name` in `format`, when the call has
@@ -32,10 +49,24 @@ pub(super) fn first_text(format: &ToolFormat, name: &str) -> Option<String> {
     })
 }
 
-fn pieces(lower: &mut Lowering, tool: &Tool, segments: &[Segment], named: &mut bool) -> Vec<Node> {
+/// The nodes of `segments`; `name_end` indexes the marker that ends a
+/// tagged name.
+fn pieces(
+    lower: &mut Lowering,
+    tool: &Tool,
+    segments: &[Segment],
+    name_end: Option<usize>,
+    named: &mut bool,
+) -> Vec<Node> {
     let mut out = Vec::new();
-    for segment in segments {
+    for (i, segment) in segments.iter().enumerate() {
         match segment {
+            Segment::Marker(raw) if name_end == Some(i) => {
+                out.push(match HeaderAttributes::of(raw, lower.protocol.headers()) {
+                    Some(h) => self::name_end(raw, &h),
+                    None => Node::marker(raw),
+                })
+            }
             Segment::Marker(raw) => out.push(Node::marker(raw)),
             Segment::Text(text) => out.extend(text_with_name(text, &tool.name, named)),
             Segment::Id(shape) => out.push(id(shape)),
@@ -43,7 +74,7 @@ fn pieces(lower: &mut Lowering, tool: &Tool, segments: &[Segment], named: &mut b
             // The template writes the group; a call without it is read
             // all the same: leaving it out is lenient.
             Segment::Optional(inner) => {
-                let inner = pieces(lower, tool, inner, named);
+                let inner = pieces(lower, tool, inner, None, named);
                 out.push(Node::choice(vec![
                     Node::seq(inner),
                     Node::empty().lenient(),

@@ -16,6 +16,8 @@
 //! Invariant: free text never begins with what the structure after it
 //! begins with (the reasoning opening, a marker-less section's opening).
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::super::Marker;
@@ -133,7 +135,7 @@ fn answer(lower: &Lowering, schema: &Value) -> Node {
     let c = &lower.protocol.content;
     let value = Node::new(Kind::Value(Box::new(ValueNode {
         schema: schema.clone(),
-        root: schema.clone(),
+        root: Arc::new(schema.clone()),
         notation: ValueNotation::Json,
     })))
     .producing(Produces::Content);

@@ -38,8 +38,9 @@
 //! - lowering never fails or panics: a request a grammar cannot serve is
 //!   reported by [`Protocol::check_servable`], as before.
 //!
-//! Not yet (issue 30, later steps): the output parser (`parser/`) still
-//! builds its PEG from the [`Protocol`]; the GBNF, structural-tag and
+//! The Lark export (`grammar::lark`) is a printer of this tree. Not yet
+//! (issue 30, later steps): the output parser (`parser/`) still builds its
+//! PEG from the [`Protocol`]; the GBNF, structural-tag and
 //! response_template exports still read the protocol too.
 
 mod arguments;
@@ -48,6 +49,8 @@ mod content;
 mod reasoning;
 mod sections;
 mod values;
+
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -100,8 +103,10 @@ pub enum ValueNotation {
 pub struct ValueNode {
     /// The value's JSON schema.
     pub schema: Value,
-    /// The schema its `$ref`s resolve in (the tool's parameters).
-    pub root: Value,
+    /// The schema its `$ref`s resolve in (the tool's parameters), shared
+    /// by the tool's values (a tree holds one copy per tool, not one per
+    /// argument).
+    pub root: Arc<Value>,
     /// How it is written.
     pub notation: ValueNotation,
 }
@@ -145,6 +150,16 @@ pub enum Kind {
     Until {
         /// Raw markers that end the text.
         stops: Vec<String>,
+    },
+    /// A section header's attributes after a tagged name, which the
+    /// template varies per call (` index="1"`): any text on the line up to
+    /// the first core of `close` (the header's close marker, which
+    /// follows), read as scaffolding.
+    Attributes {
+        /// The attributes as the template writes them for one call.
+        written: String,
+        /// The header's close marker.
+        close: String,
     },
     /// A value of a schema in a notation.
     Value(Box<ValueNode>),

@@ -9,6 +9,8 @@
 //!
 //! Invariant: a raw value is an `Until` stopped by its closing marker only.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::super::Notation;
@@ -17,10 +19,10 @@ use crate::analysis::TaggedArguments;
 use crate::json_schema::{string_kind, StringKind};
 
 /// A value of `schema` (`$ref`s in `root`) written in `notation`.
-pub(super) fn value(schema: &Value, root: &Value, notation: ValueNotation) -> Node {
+pub(super) fn value(schema: &Value, root: &Arc<Value>, notation: ValueNotation) -> Node {
     Node::new(Kind::Value(Box::new(ValueNode {
         schema: schema.clone(),
-        root: root.clone(),
+        root: Arc::clone(root),
         notation,
     })))
 }
@@ -32,7 +34,12 @@ pub(super) fn template_notation(g: &TaggedArguments) -> Option<Notation> {
 
 /// The value of the tagged argument `key` of schema `prop`, with its
 /// prefix and closing marker.
-pub(super) fn tagged_value(g: &TaggedArguments, key: &str, prop: &Value, root: &Value) -> Node {
+pub(super) fn tagged_value(
+    g: &TaggedArguments,
+    key: &str,
+    prop: &Value,
+    root: &Arc<Value>,
+) -> Node {
     let close = g.close_for(key);
     let kind = string_kind(prop, root);
     let mut options = Vec::new();
@@ -69,7 +76,40 @@ pub(super) fn tagged_value(g: &TaggedArguments, key: &str, prop: &Value, root: &
             true => Node::optional(Node::marker(&close)),
             false => Node::marker(&close),
         };
-        options.push(Node::seq([Node::marker(prefix), typed, close]));
+        options.push(Node::seq([typed_prefix(g, prefix), typed, close]));
     }
+    Node::choice(options)
+}
+
+/// The JSON Schema type names a typed prefix's word may be.
+const TYPE_WORDS: [&str; 7] = [
+    "string", "number", "integer", "boolean", "object", "array", "null",
+];
+
+/// The prefix of a typed value: when it names the value's type
+/// (` type="number"<|sep|>`, see [`TaggedArguments::typed_word`]), any
+/// type's name, since the probes render only some (`type="object"` too);
+/// a flag (`string="false"`) or a prefix with no word stays as written.
+/// Strings are raw where the template writes them raw, so their name is
+/// left to the raw value.
+fn typed_prefix(g: &TaggedArguments, prefix: &str) -> Node {
+    let Some((before, after)) = g.typed_word() else {
+        return Node::marker(prefix);
+    };
+    let word = |p: &str| {
+        p.get(before.len()..p.len().saturating_sub(after.len()))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut words = [word(prefix), word(&g.value_prefix)];
+    words.sort();
+    if words == ["false", "true"] {
+        return Node::marker(prefix);
+    }
+    let options = TYPE_WORDS
+        .iter()
+        .filter(|w| !(g.raw_strings && **w == "string"))
+        .map(|w| Node::marker(&format!("{before}{w}{after}")))
+        .collect();
     Node::choice(options)
 }
