@@ -70,6 +70,7 @@ pub fn sample(outline: &Outline, seed: u64, strict: bool) -> Sample {
         counter: 0,
         forbid: Vec::new(),
         quoted: false,
+        tagged_member: false,
     };
     s.node(&outline.root);
     if !s.out.reasoning.is_empty() {
@@ -114,6 +115,10 @@ struct Sampler<'o> {
     /// A value in a quoting notation is being written: its strings may
     /// hold the template's markers.
     quoted: bool,
+    /// The member being written opens with a marker (a tagged argument,
+    /// `<parameter=city>`): its value is read as text up to a closer
+    /// whatever its notation.
+    tagged_member: bool,
 }
 
 /// Words raw text is made of: letters, punctuation the formats use, a
@@ -186,11 +191,12 @@ impl Sampler<'_> {
             Kind::Value(v) => {
                 // Markers inside strings only where quotes keep them text.
                 // A tagged argument's value (a member value outside Python's
-                // `k=v`) is read as text up to its closer, or up to a closer
-                // around it where its own never came (docs/parser.md), so a
-                // quote there does not keep the call's closer text.
+                // `k=v`, even a Python-repr one inside a tagged member) is
+                // read as text up to its closer, or up to a closer around it
+                // where its own never came (docs/parser.md), so a quote there
+                // does not keep the call's closer text.
                 let tagged = node.produces == Produces::Value
-                    && !matches!(v.notation, ValueNotation::Python);
+                    && (self.tagged_member || !matches!(v.notation, ValueNotation::Python));
                 self.quoted = !tagged && !matches!(v.notation, ValueNotation::Element(_));
                 // A string in the template's notation runs to its quote.
                 let quote = match &v.notation {
@@ -276,6 +282,7 @@ impl Sampler<'_> {
                     }
                     first = false;
                     self.key = Some(member.key.clone());
+                    self.tagged_member = opens_with_marker(&member.node);
                     self.node(&member.node);
                 }
                 if let (Some(extra), true) = (extra, list.is_empty()) {
@@ -289,6 +296,7 @@ impl Sampler<'_> {
                     }
                 }
                 self.key = None;
+                self.tagged_member = false;
             }
             Kind::Rule(i) => {
                 let rule = self.outline.rule(*i);
@@ -549,5 +557,15 @@ fn python(value: &Value) -> String {
                 .collect();
             format!("{{{}}}", members.join(", "))
         }
+    }
+}
+
+/// Whether `node`'s first piece of text is a template marker.
+fn opens_with_marker(node: &Node) -> bool {
+    match &node.kind {
+        Kind::Marker(_) => true,
+        Kind::Sequence(items) => items.first().is_some_and(opens_with_marker),
+        Kind::Choice(options) => options.iter().any(opens_with_marker),
+        _ => false,
     }
 }
