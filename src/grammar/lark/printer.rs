@@ -23,6 +23,7 @@
 //! output depends only on the outline and the options; never panics.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::super::schema::{member_starts, tail_blocks, Block, Member as Spelled};
 use super::lexemes::{self, after_first_core, first_core};
@@ -55,8 +56,10 @@ impl At {
 pub(super) struct Printer<'o> {
     pub w: Writer<'o>,
     values: Values,
-    /// The outline's rules, then stripped copies of them.
-    rules: Vec<Rule>,
+    /// The outline's rules, read in place (a rule holds its tool's
+    /// schemas), then stripped copies of them (`base.len()` onwards).
+    base: &'o [Rule],
+    extra: Vec<Rc<Rule>>,
     /// Rule index → its Lark name, once printed.
     printed: HashMap<usize, String>,
     /// (rule index, core) → the index of its stripped copy.
@@ -67,11 +70,12 @@ pub(super) struct Printer<'o> {
 }
 
 impl<'o> Printer<'o> {
-    pub fn new(options: &'o LarkOptions, outline: &Outline) -> Self {
+    pub fn new(options: &'o LarkOptions, outline: &'o Outline) -> Self {
         Printer {
             w: Writer::new(options, outline.warnings.clone()),
             values: Values::default(),
-            rules: outline.rules.clone(),
+            base: &outline.rules,
+            extra: Vec::new(),
             printed: HashMap::new(),
             stripped: HashMap::new(),
             tool: String::new(),
@@ -453,7 +457,9 @@ impl<'o> Printer<'o> {
         if let Some(name) = self.printed.get(&index) {
             return name.clone();
         }
-        let rule = self.rules[index].clone();
+        let Some(rule) = self.rule_at(index) else {
+            return String::new();
+        };
         let name = self.w.reserve(&rule.name);
         self.printed.insert(index, name.clone());
         let tool = tool_name(&rule.node).unwrap_or_else(|| self.tool.clone());
@@ -555,19 +561,27 @@ impl<'o> Printer<'o> {
         })
     }
 
+    /// Rule `index`: the outline's, or a stripped copy.
+    fn rule_at(&self, index: usize) -> Option<RuleRef<'o>> {
+        match index.checked_sub(self.base.len()) {
+            None => self.base.get(index).map(RuleRef::Base),
+            Some(i) => self.extra.get(i).cloned().map(RuleRef::Copy),
+        }
+    }
+
     /// The copy of rule `index` stripped of `core`.
     fn stripped_rule(&mut self, index: usize, core: &str) -> Option<usize> {
         let key = (index, core.to_string());
         if let Some(i) = self.stripped.get(&key) {
             return Some(*i);
         }
-        let rule = self.rules.get(index)?.clone();
+        let rule = self.rule_at(index)?;
         let node = self.strip(&rule.node, core)?;
-        self.rules.push(Rule {
+        self.extra.push(Rc::new(Rule {
             name: format!("{}_rest", rule.name),
             node,
-        });
-        let i = self.rules.len() - 1;
+        }));
+        let i = self.base.len() + self.extra.len() - 1;
         self.stripped.insert(key, i);
         Some(i)
     }
@@ -602,10 +616,7 @@ impl<'o> Printer<'o> {
             Kind::Choice(options) => options.iter().flat_map(|o| self.leads(o)).collect(),
             Kind::Optional(inner) => self.leads(inner),
             Kind::Repeat { node, .. } => self.leads(node),
-            Kind::Rule(i) => self
-                .rules
-                .get(*i)
-                .map_or(Vec::new(), |r| self.leads(&r.node)),
+            Kind::Rule(i) => self.rule_at(*i).map_or(Vec::new(), |r| self.leads(&r.node)),
             _ => Vec::new(),
         }
     }
@@ -649,6 +660,23 @@ impl<'o> Printer<'o> {
             extend_unique(&mut out, &leads);
         }
         out
+    }
+}
+
+/// A rule of the outline (borrowed) or a stripped copy (shared).
+enum RuleRef<'o> {
+    Base(&'o Rule),
+    Copy(Rc<Rule>),
+}
+
+impl std::ops::Deref for RuleRef<'_> {
+    type Target = Rule;
+
+    fn deref(&self) -> &Rule {
+        match self {
+            RuleRef::Base(rule) => rule,
+            RuleRef::Copy(rule) => rule,
+        }
     }
 }
 
