@@ -42,8 +42,8 @@ use crate::analysis::Elements;
 use crate::message::{FunctionDelta, ToolCallDelta};
 use chat_autoparser_peg::{json::decode_string, python, Event, Tag};
 
-use super::build::NAMESPACE;
 use super::diagnostic::{Diagnostic, DiagnosticKind};
+use super::generator::NAMESPACE;
 use super::json_check;
 use super::policy::{
     ForeignMarkers, MalformedSection, Policy, TextAfterCalls, UnclosedCall, UnknownTool,

@@ -30,7 +30,7 @@
 //! # Ok::<(), chat_autoparser::Error>(())
 //! ```
 //!
-//! Modules: `build` (the grammar generator, a module per part of the
+//! Modules: `generator` (the PEG grammar the parser runs, a module per part of the
 //! grammar: body, reasoning, tool sections, calls, heads, JSON calls,
 //! tagged and Python arguments, nested values, names, recovery),
 //! `sections` (scaffolding between a turn's sections), `marker` (raw
@@ -49,11 +49,11 @@
 //! is not a well-formed call stays content); streaming equals batch for any
 //! chunking; a stream costs time linear in the output.
 
-mod build;
 mod call_id;
 mod decode;
 mod diagnostic;
 mod elements;
+mod generator;
 mod json_check;
 mod marker;
 mod notation;
@@ -252,7 +252,7 @@ impl OutputParser {
             Some(section) => &section.formats,
             None => &protocol.markup.formats,
         };
-        let plan = build::Plan {
+        let plan = generator::Plan {
             start,
             extract_reasoning: extract,
             parse_tools,
@@ -261,7 +261,7 @@ impl OutputParser {
             any_name: config.policy.unknown_tool == UnknownTool::Call,
             formats,
         };
-        let grammar = build::grammar(protocol, plan).special_tokens(&config.special_tokens);
+        let grammar = generator::grammar(protocol, plan).special_tokens(&config.special_tokens);
         let program = grammar.compile().map_err(|e| {
             Error::new(
                 ErrorKind::Analysis,
@@ -269,8 +269,11 @@ impl OutputParser {
             )
         })?;
         let nested = decode::Nested {
-            notation: build::notations(formats).into_iter().next(),
-            elements: build::elements(formats).into_iter().next().map(Arc::new),
+            notation: generator::notations(formats).into_iter().next(),
+            elements: generator::elements(formats)
+                .into_iter()
+                .next()
+                .map(Arc::new),
         };
         let prefix = match (extract, start) {
             (false, Start::InReasoning) => protocol.prompt.opened_block.clone(),

@@ -32,7 +32,7 @@
 //! recognise even where the request leaves no room for it) and the
 //! [`PromptTail`] (what the prompt already wrote). Every back end reads
 //! the protocol alone, never the `Analysis`: the PEG builder
-//! (`parser/build.rs`, `parser/sections.rs`), every grammar export (GBNF,
+//! (`parser/generator/`, `parser/sections.rs`), every grammar export (GBNF,
 //! Lark, structural tag, response_template) and the call writer
 //! (`write`). All of them take a call's shape from `layout`; GBNF writes
 //! the layout's optional groups as optional, the others as required (the
