@@ -31,7 +31,7 @@
 use super::reasoning::{
     has_start_marker, labelled_opener, prelude, reasoning_with_start, tagged_reasoning,
 };
-use super::tool_section::{tool_grammars, ToolGrammar};
+use super::tool_section::{part_opener, tool_grammars, ToolGrammar};
 use super::{Plan, JSON_FENCES};
 use crate::parser::marker::Marker;
 use crate::parser::sections::Sections;
@@ -261,21 +261,6 @@ fn is_word(marker: &Marker) -> bool {
     marker
         .first_core()
         .is_some_and(|c| c.chars().all(|ch| ch.is_alphanumeric() || ch == '_'))
-}
-
-/// What opens each part of the turn, when calls have no opening marker of
-/// their own and the generation prompt ends with the call separator
-/// (functionary's `>>>`, written before a recipient: `all` for content or a
-/// function name): the prompt wrote the first part's opener, the model
-/// writes the others.
-pub(super) fn part_opener(protocol: &Protocol) -> Option<String> {
-    let format = protocol.markup.own_format.as_ref()?;
-    let opens_calls = !Marker::new(&format.section_start).is_blank()
-        || !Marker::new(&format.call_start).is_blank();
-    let separator = format.call_separator.trim();
-    let prompt = protocol.turn.generation_prompt.default.trim_end();
-    (!opens_calls && !separator.is_empty() && prompt.ends_with(separator))
-        .then(|| separator.to_string())
 }
 
 /// Whether `marker` starts a tool section (then it is the call, not an echo).

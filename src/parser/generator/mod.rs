@@ -16,7 +16,8 @@
 //!   text and the triggers it stops before, silent markers, the echo.
 //! - `reasoning`: reasoning at the start (`prelude`) and reasoning blocks.
 //! - `tool_section`: one [`ToolGrammar`](tool_section::ToolGrammar) per
-//!   tool format, and its sections (`tools`).
+//!   tool format, and its sections (`tools`, the part opener).
+//! - `foreign`: other formats' call markers a model mixing dialects writes.
 //! - `call`: one call (`call`), its head and tail and the rules that name them.
 //! - `head`: a tagged name's head, and names addressed inside headers.
 //! - `json_call`: JSON call objects (name, arguments and id paths; OpenAI's wrapper).
@@ -25,7 +26,11 @@
 //! - `names`: function names, ids and the character sets they are made of.
 //! - `recovery`: what the grammar reads beyond the template's framing so
 //!   nothing is lost: unknown tools, broken calls, dropped openers, other
-//!   formats' markers.
+//!   formats' markers around bare calls.
+//!
+//! Layers: `tool_section` (with the leaves `foreign`, `names`, `nested`)
+//! sits below `body`, `call`, `json_call` and `recovery`, which build on
+//! its `ToolGrammar`; no module below uses one above.
 //!
 //! A call's framing comes from the protocol's `CallLayout` of the format,
 //! made with a placeholder name: the call's start and end markers, the
@@ -47,6 +52,7 @@
 
 mod body;
 mod call;
+mod foreign;
 mod head;
 mod json_call;
 mod names;

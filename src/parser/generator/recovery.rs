@@ -12,7 +12,8 @@
 //! - Spare special tokens (`<|python_tag|>`) and other formats' call
 //!   markers (`[TOOL_CALLS]`, `<tool_call>...</tool_call>`: a model mixing
 //!   dialects) around bare JSON calls are framing; the foreign ones, and
-//!   their closers alone, are captured `FOREIGN` (see [`foreign_markers`]):
+//!   their closers alone, are captured `FOREIGN` (see
+//!   [`foreign_markers`](super::foreign::foreign_markers)):
 //!   the policy makes them content with a diagnostic or leaves them out.
 //!
 //! Invariant: every text these read is captured (`UNKNOWN_TOOL` then
@@ -20,72 +21,9 @@
 
 use super::json_call::openai_wrapper;
 use super::tool_section::ToolGrammar;
-use crate::analysis::{tool_tokens, ToolFormat};
 use crate::parser::marker::Marker;
 use crate::parser::tags::*;
-use crate::protocol::Protocol;
 use chat_autoparser_peg::{cap, choice, empty, lit, opt, seq, until, Expr};
-
-/// Tool-call wrappers of widely trained formats beyond the fallback
-/// dialects (Mistral's `[TOOL_CALLS]`, Llama's `<|python_tag|>` and
-/// `<|python_start|>...<|python_end|>`): openers, then closers.
-const WRAPPER_DIALECTS: ([&str; 3], [&str; 1]) = (
-    ["[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>"],
-    ["<|python_end|>"],
-);
-
-/// Another format's call markers a model mixing dialects writes around
-/// bare JSON calls: openers, then closers. They are the fallback
-/// dialects' section and call markers (`analysis::fallback`) and
-/// [`WRAPPER_DIALECTS`], less every marker the template itself knows (its
-/// formats', its preserved and spare tokens): those are never foreign.
-pub(super) fn foreign_markers(
-    protocol: &Protocol,
-    formats: &[ToolFormat],
-) -> (Vec<String>, Vec<String>) {
-    let mut own: Vec<String> = protocol.preserved_tokens.clone();
-    own.extend(protocol.markup.spare_tokens.iter().cloned());
-    own.extend(formats.iter().flat_map(tool_tokens));
-    let dialects = crate::analysis::fallback_dialect_formats();
-    let openers = foreign_tokens(
-        dialects,
-        |f| [&f.section_start, &f.call_start],
-        &WRAPPER_DIALECTS.0,
-        &own,
-    );
-    let closers = foreign_tokens(
-        dialects,
-        |f| [&f.call_end, &f.section_end],
-        &WRAPPER_DIALECTS.1,
-        &own,
-    );
-    (openers, closers)
-}
-
-/// The tokens in the markers `pick` takes of each of `dialects`, and
-/// `wrappers`, less `own`: sorted, each once.
-fn foreign_tokens(
-    dialects: &[ToolFormat],
-    pick: impl Fn(&ToolFormat) -> [&String; 2],
-    wrappers: &[&str],
-    own: &[String],
-) -> Vec<String> {
-    let tokens = |raw: [&String; 2]| -> Vec<String> {
-        let found = raw
-            .into_iter()
-            .flat_map(|m| crate::analysis::markers::tokens(m));
-        found.map(str::to_string).collect()
-    };
-    let mut list: Vec<String> = dialects
-        .iter()
-        .flat_map(|f| tokens(pick(f)))
-        .chain(wrappers.iter().map(|w| w.to_string()))
-        .collect();
-    list.retain(|m| !own.contains(m));
-    list.sort();
-    list.dedup();
-    list
-}
 
 impl<'a> ToolGrammar<'a> {
     /// A call's start up to a name that is none of the request's, as its

@@ -17,9 +17,8 @@
 //! Invariant: everything after a section's first call is optional (the
 //! call committed), so a section never fails once its first call has.
 
-use super::body::part_opener;
+use super::foreign::foreign_markers;
 use super::names::{known_name, known_name_alternatives, spaced_names};
-use super::recovery::foreign_markers;
 use super::JSON_FENCES;
 use crate::analysis::{tool_tokens, Header, ToolFormat};
 use crate::parser::marker::Marker;
@@ -67,7 +66,7 @@ pub(super) struct ToolGrammar<'a> {
     /// Section headers of the turn: a name written inside one may sit
     /// after any label and before any rest of the header.
     pub(super) headers: &'a [Header],
-    /// The part opener (see [`part_opener`](super::body::part_opener)): a section after content starts with it.
+    /// The part opener (see [`part_opener`]): a section after content starts with it.
     pub(super) opener: Option<String>,
     /// The marker tokens the analysis learned (and this format's own): a
     /// function name never holds one.
@@ -87,7 +86,7 @@ pub(super) struct ToolGrammar<'a> {
     /// Spare special tokens a model writes around bare JSON calls
     /// (`<|python_tag|>`; see `analysis::spare`): framing of the calls.
     pub(super) wrappers: Vec<String>,
-    /// Other formats' call openers and closers (see [`foreign_markers`](super::recovery::foreign_markers)),
+    /// Other formats' call openers and closers (see [`foreign_markers`]),
     /// read around bare JSON calls and, for closers, alone.
     pub(super) foreign: (Vec<String>, Vec<String>),
     /// The name of the grammar rule that reads one call.
@@ -255,4 +254,19 @@ impl<'a> ToolGrammar<'a> {
     pub(super) fn tagged(&self) -> Option<TaggedName<'_>> {
         self.layout.tagged_name(NAME_SLOT)
     }
+}
+
+/// What opens each part of the turn, when calls have no opening marker of
+/// their own and the generation prompt ends with the call separator
+/// (functionary's `>>>`, written before a recipient: `all` for content or a
+/// function name): the prompt wrote the first part's opener, the model
+/// writes the others.
+pub(super) fn part_opener(protocol: &Protocol) -> Option<String> {
+    let format = protocol.markup.own_format.as_ref()?;
+    let opens_calls = !Marker::new(&format.section_start).is_blank()
+        || !Marker::new(&format.call_start).is_blank();
+    let separator = format.call_separator.trim();
+    let prompt = protocol.turn.generation_prompt.default.trim_end();
+    (!opens_calls && !separator.is_empty() && prompt.ends_with(separator))
+        .then(|| separator.to_string())
 }
