@@ -1,5 +1,6 @@
 //! `chat-autoparser grammar TEMPLATE [--tools FILE] [--tool-choice auto|required|none|NAME|JSON] [--parallel [on|off]]
-//! [--thinking on|off] [--messages FILE] [--format gbnf|structural-tag|lark|response-template] [--json]`:
+//! [--thinking on|off] [--messages FILE] [--format gbnf|structural-tag|lark|response-template]
+//! [--special-tokens] [--json]`:
 //! the grammar that constrains the model to the template's own format, for
 //! the engine `--format` names.
 //!
@@ -12,15 +13,18 @@
 //! a caller pipes on. The other formats and `--json` print the JSON
 //! shape of `docs/cli.md` (warnings included, as data). Several calls
 //! are allowed unless `--parallel off` (OpenAI's default, as in `batch`
-//! and Python). A shell over the library's front door (`Chat::prepare`,
+//! and Python). With `--special-tokens` (a model folder or GGUF), the
+//! markers that are special tokens of its vocabulary are written as tokens
+//! (GBNF `<tool_call>`, Lark's token syntax), for an engine serving that
+//! model. A shell over the library's front door (`Chat::prepare`,
 //! `Prepared::export`).
 
 use std::path::PathBuf;
 
-use chat_autoparser::{Chat, ChatRequest, Export, Gbnf, ToolChoice};
+use chat_autoparser::{Chat, ChatRequest, Export, Gbnf, TemplateSource, ToolChoice};
 
 use crate::parse_cmd::default_messages;
-use crate::{input_failure, load_template, read_array, write_out, Failure, OnOff, TemplateArg};
+use crate::{compile, input_failure, read_array, write_out, Failure, OnOff, TemplateArg};
 
 /// The grammar languages the command exports, one per engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -69,6 +73,9 @@ pub struct Args {
     /// The grammar language: the engine it is for
     #[arg(long, value_enum, default_value = "gbnf")]
     format: GrammarFormat,
+    /// Write the markers that are special tokens of the model's vocabulary (a model folder or GGUF) as tokens (GBNF `<tool_call>`, Lark's token syntax), for an engine serving that model
+    #[arg(long)]
+    special_tokens: bool,
     /// Print the JSON shape (docs/cli.md)
     #[arg(long)]
     json: bool,
@@ -85,7 +92,20 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     if let Some(path) = &args.messages {
         request.messages = read_array(path)?;
     }
-    let chat = Chat::new(load_template(&args.template, request.tools.is_some())?)?;
+    let source = TemplateSource::load_named(
+        &args.template.template,
+        args.template.template_name.as_deref(),
+        request.tools.is_some(),
+    )?;
+    if args.special_tokens {
+        if source.special_tokens.is_empty() {
+            return Err(input_failure(
+                "--special-tokens: the template comes with no vocabulary (give a model folder or a GGUF)".into(),
+            ));
+        }
+        request.special_tokens = source.special_tokens.clone();
+    }
+    let chat = Chat::new(compile(&source)?)?;
     // A conversation the template refuses leaves the thinking switch alone to decide.
     let prepared = chat.prepare(&request);
     if args.format != GrammarFormat::Gbnf || args.json {

@@ -361,3 +361,56 @@ fn a_model_folders_added_tokens_make_its_markers_tokens() {
         .unwrap();
     assert_eq!(sampled.message.tool_calls[0].function.name, "f");
 }
+
+/// `grammar --special-tokens` on a model folder writes the markers its
+/// vocabulary holds as llama.cpp tokens; without the flag they are text; a
+/// template file alone has no vocabulary, an input error.
+#[test]
+fn grammar_names_a_model_folders_special_tokens_when_asked() {
+    let dir = scratch("grammar-special-tokens");
+    let folder = model_folder(&dir, "model");
+    std::fs::write(folder.join("chat_template.jinja"), hermes()).unwrap();
+    std::fs::write(
+        folder.join("tokenizer.json"),
+        r#"{"added_tokens": [{"id": 5, "content": "<|im_end|>", "special": true},
+            {"id": 6, "content": "<tool_call>", "special": false},
+            {"id": 7, "content": "</tool_call>", "special": false}], "model": {}}"#,
+    )
+    .unwrap();
+    let tools = dir.join("tools.json");
+    std::fs::write(
+        &tools,
+        r#"[{"type": "function", "function": {"name": "f"}}]"#,
+    )
+    .unwrap();
+    let grammar = |extra: &[&str], template: &Path| {
+        let mut args = vec![
+            "grammar",
+            template.to_str().unwrap(),
+            "--tools",
+            tools.to_str().unwrap(),
+            "--tool-choice",
+            "required",
+        ];
+        args.extend(extra);
+        cli::run(&args, b"")
+    };
+    let named = grammar(&["--special-tokens"], &folder);
+    let plain = grammar(&[], &folder);
+    let file = grammar(&["--special-tokens"], &folder.join("chat_template.jinja"));
+    std::fs::remove_dir_all(&dir).ok();
+    let named = String::from_utf8_lossy(&named.stdout).into_owned();
+    let plain = String::from_utf8_lossy(&plain.stdout).into_owned();
+    assert!(
+        named.contains(" <tool_call> ") && !named.contains("\"<tool_call>\""),
+        "{named}"
+    );
+    assert!(plain.contains("\"<tool_call>\""), "{plain}");
+    assert_eq!(file.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&file.stderr)
+            .contains("--special-tokens: the template comes with no vocabulary"),
+        "{}",
+        String::from_utf8_lossy(&file.stderr)
+    );
+}
