@@ -43,8 +43,8 @@ pub fn name_tokens(gbnf: &str, tokens: &[String], warnings: &mut Vec<String>) ->
         out.push_str(&rest[..at]);
         rest = &rest[at..];
         let (len, literal) = match rest.as_bytes()[0] {
-            b'"' => literal_len(rest).map_or((rest.len(), None), |n| (n, Some(n))),
-            b'[' => (class_len(rest), None),
+            b'"' => closed_len(rest, b'"').map_or((rest.len(), None), |n| (n, Some(n))),
+            b'[' => (closed_len(rest, b']').unwrap_or(rest.len()), None),
             _ => (rest.find('\n').unwrap_or(rest.len()), None),
         };
         match literal.and_then(|n| unescape(&rest[1..n - 1])) {
@@ -111,33 +111,19 @@ fn literal(text: &str) -> String {
     out
 }
 
-/// The length of the literal `s` opens, quotes included.
-fn literal_len(s: &str) -> Option<usize> {
+/// The length of the literal (`"`) or class (`[`) `s` opens, up to its
+/// first unescaped `close` included; `None` when it never closes.
+fn closed_len(s: &str, close: u8) -> Option<usize> {
     let mut escaped = false;
     for (i, b) in s.bytes().enumerate().skip(1) {
         match (escaped, b) {
             (true, _) => escaped = false,
             (false, b'\\') => escaped = true,
-            (false, b'"') => return Some(i + 1),
+            (false, b) if b == close => return Some(i + 1),
             _ => {}
         }
     }
     None
-}
-
-/// The length of the class `s` opens, brackets included (all of `s` when
-/// it never closes).
-fn class_len(s: &str) -> usize {
-    let mut escaped = false;
-    for (i, b) in s.bytes().enumerate().skip(1) {
-        match (escaped, b) {
-            (true, _) => escaped = false,
-            (false, b'\\') => escaped = true,
-            (false, b']') => return i + 1,
-            _ => {}
-        }
-    }
-    s.len()
 }
 
 /// A literal's text from its escaped body (the escapes `push_literal`
