@@ -313,7 +313,8 @@ impl Prepared {
     /// The request's special tokens are written as tokens (see
     /// [`GbnfOptions`]).
     pub fn gbnf(&self) -> Result<Gbnf> {
-        let options = GbnfOptions::default().with_special_tokens(self.marker_tokens());
+        let options =
+            GbnfOptions::default().with_special_tokens(self.parser.special_tokens.clone());
         grammar::gbnf_with(&self.protocol, &options)
     }
 
@@ -326,19 +327,14 @@ impl Prepared {
     /// The request's special tokens are written as tokens (see
     /// [`LarkOptions`]).
     pub fn lark(&self) -> Result<Lark> {
-        let options = LarkOptions::default().with_special_tokens(self.marker_tokens());
-        grammar::lark_with(&self.protocol, &options)
-    }
-
-    /// The request's special tokens that are markers of the grammars (the
-    /// preserved tokens): a vocabulary's thousands, cut to the few an
-    /// export writes.
-    fn marker_tokens(&self) -> Vec<String> {
-        let special = &self.parser.special_tokens;
-        (self.protocol.preserved_tokens.iter())
-            .filter(|t| special.contains(t))
-            .cloned()
-            .collect()
+        // The vocabulary cut to the grammar's markers, as `gbnf_with` cuts
+        // it: Lark takes its list as given, each entry looked up per literal.
+        let tokens =
+            grammar::markers_among(&self.protocol.preserved_tokens, &self.parser.special_tokens);
+        grammar::lark_with(
+            &self.protocol,
+            &LarkOptions::default().with_special_tokens(tokens),
+        )
     }
 
     /// transformers' `response_template` (for `parse_response`).

@@ -141,17 +141,22 @@ pub fn gbnf(protocol: &Protocol) -> Result<Gbnf> {
 /// The GBNF grammar of `protocol`, with `options`.
 pub fn gbnf_with(protocol: &Protocol, options: &GbnfOptions) -> Result<Gbnf> {
     let mut out = gbnf_text(protocol)?;
-    // A vocabulary lists thousands; the grammar's markers are the
-    // preserved tokens, so only those among them can be written as tokens.
-    let vocabulary: HashSet<&str> = options.special_tokens.iter().map(String::as_str).collect();
-    let tokens: Vec<String> = (out.preserved_tokens.iter())
-        .filter(|t| vocabulary.contains(t.as_str()))
-        .cloned()
-        .collect();
+    let tokens = markers_among(&out.preserved_tokens, &options.special_tokens);
     if !out.gbnf.is_empty() {
         out.gbnf = gbnf_tokens::name_tokens(&out.gbnf, &tokens, &mut out.warnings);
     }
     Ok(out)
+}
+
+/// The grammar's markers (`preserved`) that are among a vocabulary's
+/// special tokens: a vocabulary lists thousands, and only the markers can
+/// be written as tokens, so an export looks up those few.
+pub(crate) fn markers_among(preserved: &[String], vocabulary: &[String]) -> Vec<String> {
+    let vocabulary: HashSet<&str> = vocabulary.iter().map(String::as_str).collect();
+    (preserved.iter())
+        .filter(|t| vocabulary.contains(t.as_str()))
+        .cloned()
+        .collect()
 }
 
 fn gbnf_text(protocol: &Protocol) -> Result<Gbnf> {
