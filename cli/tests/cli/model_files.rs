@@ -324,13 +324,13 @@ fn a_template_file_named_directly_may_be_a_link() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-#[test]
-fn a_model_folders_added_tokens_make_its_markers_tokens() {
-    use chat_autoparser::{ChatTemplate, Options, ParserConfig, TemplateConfig};
-    let dir = scratch("special-tokens");
-    let folder = model_folder(&dir, "model");
+/// A model folder in `dir` with the Hermes template and a `tokenizer.json`
+/// whose added tokens are `<|im_end|>` (special), `<tool_call>` and
+/// `</tool_call>` (added, not marked special: Qwen's way) and a whitespace
+/// token (never a single marker).
+fn hermes_with_added_tokens(dir: &Path) -> PathBuf {
+    let folder = model_folder(dir, "model");
     std::fs::write(folder.join("chat_template.jinja"), hermes()).unwrap();
-    // Qwen's way: `<tool_call>` an added token not marked special.
     std::fs::write(
         folder.join("tokenizer.json"),
         r#"{"added_tokens": [{"id": 5, "content": "<|im_end|>", "special": true},
@@ -339,6 +339,14 @@ fn a_model_folders_added_tokens_make_its_markers_tokens() {
             {"id": 8, "content": "  ", "special": false}], "model": {}}"#,
     )
     .unwrap();
+    folder
+}
+
+#[test]
+fn a_model_folders_added_tokens_make_its_markers_tokens() {
+    use chat_autoparser::{ChatTemplate, Options, ParserConfig, TemplateConfig};
+    let dir = scratch("special-tokens");
+    let folder = hermes_with_added_tokens(&dir);
     let source = TemplateSource::load(&folder).unwrap();
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(
@@ -368,15 +376,7 @@ fn a_model_folders_added_tokens_make_its_markers_tokens() {
 #[test]
 fn grammar_names_a_model_folders_special_tokens_when_asked() {
     let dir = scratch("grammar-special-tokens");
-    let folder = model_folder(&dir, "model");
-    std::fs::write(folder.join("chat_template.jinja"), hermes()).unwrap();
-    std::fs::write(
-        folder.join("tokenizer.json"),
-        r#"{"added_tokens": [{"id": 5, "content": "<|im_end|>", "special": true},
-            {"id": 6, "content": "<tool_call>", "special": false},
-            {"id": 7, "content": "</tool_call>", "special": false}], "model": {}}"#,
-    )
-    .unwrap();
+    let folder = hermes_with_added_tokens(&dir);
     let tools = dir.join("tools.json");
     std::fs::write(
         &tools,
