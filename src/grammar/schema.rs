@@ -43,6 +43,7 @@ pub enum ValueSyntax {
 }
 
 /// One member of an ordered member list (object property, keyword argument).
+#[derive(Clone)]
 pub struct Member {
     /// The GBNF expression for the whole member (key and value).
     pub expr: String,

@@ -10,7 +10,7 @@
 //! `Until` or free text) never begins or ends with whitespace (readers trim
 //! it, so it would not come back); the same seed gives the same sample.
 
-use chat_autoparser::protocol::outline::{Kind, Node, Outline, Produces, ValueNotation};
+use chat_autoparser::protocol::outline::{Kind, Node, Order, Outline, Produces, ValueNotation};
 use chat_autoparser::protocol::{IdShape, Marker};
 use serde_json::{json, Map, Number, Value};
 
@@ -268,14 +268,17 @@ impl Sampler<'_> {
             Kind::Members {
                 list,
                 separator,
+                order,
                 extra,
-                ..
             } => {
                 let mut first = true;
-                let chosen: Vec<_> = list
+                let mut chosen: Vec<_> = list
                     .iter()
                     .filter(|m| m.required || self.rng.coin())
                     .collect();
+                if *order == Order::ListedOrSorted && self.rng.coin() {
+                    chosen.sort_by(|a, b| a.key.cmp(&b.key));
+                }
                 for member in chosen {
                     if !first {
                         self.node(separator);

@@ -30,7 +30,7 @@ use super::lexemes::{self, after_first_core, first_core};
 use super::values::{self, Values, JSON_STRING};
 use super::writer::{quote, Item, Seq, Writer};
 use super::LarkOptions;
-use crate::protocol::outline::{Kind, Member, Node, Outline, Produces, Rule, ValueNode};
+use crate::protocol::outline::{Kind, Member, Node, Order, Outline, Produces, Rule, ValueNode};
 use crate::protocol::{text_pieces, IdShape, TextPiece};
 
 /// Where a node is printed.
@@ -155,10 +155,10 @@ impl<'o> Printer<'o> {
             Kind::Members {
                 list,
                 separator,
+                order,
                 extra,
-                ..
             } => {
-                let members = self.members(list, separator, extra.as_deref());
+                let members = self.members(list, separator, *order, extra.as_deref());
                 out.expr(members);
             }
             Kind::Rule(index) => {
@@ -404,9 +404,15 @@ impl<'o> Printer<'o> {
         opt
     }
 
-    /// Keyed members in order, `separator` between: required ones must be
+    /// Keyed members in `order`, `separator` between: required ones must be
     /// written; `extra` (any key) when none are declared.
-    fn members(&mut self, list: &[Member], separator: &Node, extra: Option<&Node>) -> String {
+    fn members(
+        &mut self,
+        list: &[Member],
+        separator: &Node,
+        order: Order,
+        extra: Option<&Node>,
+    ) -> String {
         let sep = self.node(separator, &At::inside()).render(&self.w);
         let tool = self.tool.clone();
         if list.is_empty() {
@@ -430,7 +436,16 @@ impl<'o> Printer<'o> {
             })
             .collect();
         self.key.clear();
-        let body = spelled_members(&mut self.w, &spelled, &sep, &format!("args_{tool}"));
+        let listed = spelled_members(&mut self.w, &spelled, &sep, &format!("args_{tool}"));
+        let body = match sorted_order(list, order) {
+            None => listed,
+            Some(by_key) => {
+                let spelled: Vec<Spelled> = by_key.iter().map(|&i| spelled[i].clone()).collect();
+                let hint = format!("args_{tool}_sorted");
+                let sorted = spelled_members(&mut self.w, &spelled, &sep, &hint);
+                format!("( {listed} | {sorted} )")
+            }
+        };
         match body.is_empty() {
             true => body,
             false => self.w.rule(&format!("args_{tool}"), &body),
@@ -787,6 +802,18 @@ fn optional(s: &Seq, w: &Writer) -> String {
         true => format!("{}?", s.render(w)),
         false => format!("( {} )?", s.render(w)),
     }
+}
+
+/// The members' indices sorted by key, where `order` allows that order
+/// and it differs from the list's.
+fn sorted_order(list: &[Member], order: Order) -> Option<Vec<usize>> {
+    if order == Order::Listed {
+        return None;
+    }
+    let mut by_key: Vec<usize> = (0..list.len()).collect();
+    by_key.sort_by(|&a, &b| list[a].key.cmp(&list[b].key));
+    let moved = by_key.iter().enumerate().any(|(at, &i)| at != i);
+    moved.then_some(by_key)
 }
 
 /// Members in order with `sep` between: required ones must appear,

@@ -252,3 +252,22 @@ fn element_values_are_nested_elements() {
     );
     assert!(text.contains("el_text[lazy]: EL_TEXT\n"), "{text}");
 }
+
+#[test]
+fn tagged_arguments_are_in_the_schemas_order_or_sorted_by_key() {
+    let parameters = serde_json::json!({
+        "type": "object",
+        "properties": {"unit": {"type": "string"}, "city": {"type": "string"}},
+        "required": ["city"],
+    });
+    let p = weather_protocol(QWEN_XML, parameters, ToolChoice::Auto, true);
+    let text = lark(&p).unwrap().lark;
+    let args: Vec<&str> = text.lines().filter(|l| l.starts_with("args_")).collect();
+    let listed = "( arg_get_weather_unit arg_get_weather_city | arg_get_weather_city )";
+    let sorted = "( arg_get_weather_city ( arg_get_weather_unit )? )";
+    assert_eq!(
+        args,
+        [format!("args_get_weather: ( {listed} | {sorted} )")],
+        "{text}"
+    );
+}

@@ -3,7 +3,7 @@
 //! argument.
 //!
 //! Keyed arguments are [`Kind::Members`] in the schema's order (required
-//! ones must be written); a schema that declares no properties and leaves
+//! ones must be written), tagged ones in that order or sorted by key; a schema that declares no properties and leaves
 //! others open takes members of any key instead. A tagged value is a raw
 //! string up to its closing marker where the schema allows a string and
 //! the template writes strings raw, and a typed value (the template's
@@ -105,7 +105,7 @@ fn tagged(
     let members = Node::new(Kind::Members {
         list,
         separator: Box::new(Node::marker(&g.separator)),
-        order: Order::Listed,
+        order: Order::ListedOrSorted,
         extra,
     })
     .producing(Produces::Arguments);

@@ -129,6 +129,10 @@ pub enum Order {
     /// The list's order (the schema's), as the template and llguidance's
     /// `%json` write them.
     Listed,
+    /// The list's order or sorted by key: templates write tagged arguments
+    /// in one or the other (a `dictsort`), and the probes' arguments are
+    /// in both orders at once, so they cannot tell which.
+    ListedOrSorted,
 }
 
 /// What a node is.
