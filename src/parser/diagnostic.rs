@@ -17,7 +17,7 @@ pub struct Diagnostic {
     /// Byte offset in the output where it starts.
     pub offset: usize,
     /// Where the text it concerns ends, when it names a range (`Dropped`,
-    /// `ForeignMarker`).
+    /// `ForeignMarker`, `StrayMarker`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<usize>,
 }
@@ -69,6 +69,10 @@ pub enum DiagnosticKind {
     /// `</tool_call>` after it or after plain text), kept as content
     /// (`foreign_markers: content`).
     ForeignMarker,
+    /// A marker of the template's own call format where it opens or
+    /// closes nothing (`offset..end`: a `</tool_call>` after plain text):
+    /// scaffolding, left out of the content under every policy.
+    StrayMarker,
 }
 
 impl Diagnostic {
@@ -116,6 +120,9 @@ impl fmt::Display for Diagnostic {
                 "tool call to a function the request does not have, kept as a call"
             }
             DiagnosticKind::ForeignMarker => "another format's tool-call marker, kept as content",
+            DiagnosticKind::StrayMarker => {
+                "the template's own call marker where it opens or closes nothing, left out of the content"
+            }
         };
         match self.end {
             Some(end) => write!(f, "{what} at bytes {}..{end}", self.offset),

@@ -31,6 +31,7 @@ mod push_bytes;
 mod python_values;
 mod round_trip;
 mod special_tokens;
+mod stray_markers;
 mod token_spans;
 mod turn_end;
 mod typed_attributes;

@@ -90,6 +90,24 @@ impl<'a> ToolGrammar<'a> {
         (!closers.is_empty()).then(|| Self::foreign_expr(closers))
     }
 
+    /// The format's own call and section closers, from their first
+    /// bracketed token on (`</tool_call>`, `<|tool_call_end|>` of
+    /// `]<|tool_call_end|>`), of a call or section that has an opener too:
+    /// read where no call is open, one closes nothing (see `body`).
+    pub(super) fn own_closers(&self) -> Vec<Marker> {
+        let f = self.format;
+        let pairs = [
+            (f.section_start.as_str(), f.section_end.as_str()),
+            (self.layout.start(), self.layout.end()),
+        ];
+        let opened = pairs
+            .into_iter()
+            .filter(|(open, _)| !Marker::new(open).is_blank());
+        opened
+            .filter_map(|(_, close)| Marker::new(close).from_first_token())
+            .collect()
+    }
+
     /// The name's prefix is distinctive enough to start a call by itself
     /// (`<function=`): models sometimes drop the call's opening marker.
     pub(super) fn distinctive_name_prefix(&self) -> Option<String> {
