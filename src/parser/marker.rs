@@ -57,6 +57,15 @@ impl Marker {
         choice(ways)
     }
 
+    /// The marker after its first core (blank when that is its only one).
+    pub fn after_first_core(&self) -> Marker {
+        let first = self.pieces.iter().position(|p| matches!(p, Piece::Core(_)));
+        let from = first.map_or(self.pieces.len(), |i| i + 1);
+        Marker {
+            pieces: self.pieces[from..].to_vec(),
+        }
+    }
+
     /// The marker from its first core that is a bracketed token on
     /// (`<|tool_call_end|>` of `]<|tool_call_end|>`): the part distinctive
     /// enough to be read alone. `None` without such a core.

@@ -1,5 +1,7 @@
 //! The template's own call markers where they open or close nothing (issue
-//! 26): a closer after plain text (`Hello there</tool_call>`), with exact
+//! 26): a closer after plain text (`Hello there</tool_call>`), a section's
+//! wrapper around text that is no call
+//! (`<|tool_call_start|>I will check.<|tool_call_end|>`), with exact
 //! messages and diagnostics under both presets, and streaming equal to batch
 //! at 1-, 2-, 3- and 7-byte pieces. Such a marker is the template's
 //! scaffolding: never content, and named by a `stray_marker` diagnostic
@@ -92,4 +94,70 @@ fn an_opener_no_call_follows_keeps_its_closer_in_the_content() {
         assert_eq!(parsed.message.content.as_deref(), Some(output));
         assert!(parsed.diagnostics.is_empty(), "{output:?}");
     }
+}
+
+/// A Llama-4-like template written for this test: Python calls, the
+/// section between `<|python_start|>` and `<|python_end|>`.
+const PYTHON_BLOCK: &str = r#"
+{%- for message in messages %}
+{{- '<|header_start|>' + message.role + '<|header_end|>\n\n' }}
+{%- if message.tool_calls %}
+{{- '<|python_start|>' }}
+{%- for tc in message.tool_calls %}
+{%- set args = tc.function.arguments %}
+{{- tc.function.name + '(' }}{%- for k, v in args.items() %}{{ k }}="{{ v }}"{{ ', ' if not loop.last }}{%- endfor %}{{- ')' }}{{ ', ' if not loop.last }}
+{%- endfor %}
+{{- '<|python_end|>' }}
+{%- else %}
+{{- message.content }}
+{%- endif %}
+{{- '<|eot|>' }}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|header_start|>assistant<|header_end|>\n\n' }}{%- endif %}
+"#;
+
+fn python_block(policy: Policy) -> OutputParser {
+    let analysis = crate::common::streaming::analyze(PYTHON_BLOCK);
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    analysis.parser(&config.with_policy(policy)).unwrap()
+}
+
+#[test]
+fn text_inside_a_python_call_wrapper_is_content_without_its_markers() {
+    let output = "<|tool_call_start|>I will check the weather.<|tool_call_end|>";
+    let parsed = report("python-calls", output);
+    assert_eq!(
+        parsed.message.content.as_deref(),
+        Some("I will check the weather.")
+    );
+    assert!(parsed.message.tool_calls.is_empty());
+    assert_eq!(parsed.diagnostics, [stray(0, 19), stray(44, 61)]);
+}
+
+#[test]
+fn text_inside_a_python_block_is_content_without_its_markers() {
+    let output = "Sure. <|python_start|>Let me look that up.<|python_end|>";
+    for policy in [Policy::lossless(), Policy::compatible()] {
+        let parsed = report_and_stream(&python_block(policy), output);
+        assert_eq!(
+            parsed.message.content.as_deref(),
+            Some("Sure. Let me look that up.")
+        );
+        assert_eq!(parsed.diagnostics, [stray(6, 22), stray(42, 56)]);
+    }
+    // A call in the block is still a call.
+    let call = "<|python_start|>get_weather(city=\"Paris\")<|python_end|>";
+    let parsed = report_and_stream(&python_block(Policy::lossless()), call);
+    assert_eq!(parsed.message.tool_calls.len(), 1);
+    assert_eq!(parsed.message.content, None);
+}
+
+#[test]
+fn call_like_text_inside_the_wrapper_stays_content_verbatim() {
+    // What starts like the section (its `[`) is a call that did not parse:
+    // its text is content, markers and all.
+    let output = "<|tool_call_start|>[123]<|tool_call_end|>";
+    let parsed = report("python-calls", output);
+    assert_eq!(parsed.message.content.as_deref(), Some(output));
+    assert!(parsed.diagnostics.is_empty());
 }

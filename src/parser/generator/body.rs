@@ -199,6 +199,8 @@ impl Body<'_, '_> {
             let closers = self.stray.iter().map(Marker::expr_exact_tail);
             alternatives.push(cap(STRAY, choice(closers)));
         }
+        let wrapped = self.calls.iter().map(|t| t.wrapped_text(&self.triggers));
+        alternatives.extend(wrapped.flatten());
         alternatives.extend(self.failed_opener());
         alternatives.push(content(&self.triggers));
         alternatives

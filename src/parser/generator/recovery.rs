@@ -20,10 +20,13 @@
 //! `CONTENT`, `BROKEN`, `FOREIGN`), so the decoder can give it back.
 
 use super::json_call::openai_wrapper;
+use super::names::identifier;
 use super::tool_section::ToolGrammar;
-use crate::parser::marker::Marker;
+use crate::parser::marker::{is_token, Marker};
 use crate::parser::tags::*;
-use chat_autoparser_peg::{cap, choice, empty, lit, opt, seq, until, Expr};
+use chat_autoparser_peg::{
+    cap, choice, class, empty, lit, not, opt, seq, until, ws, ByteSet, Expr,
+};
 
 impl<'a> ToolGrammar<'a> {
     /// A call's start up to a name that is none of the request's, as its
@@ -106,6 +109,46 @@ impl<'a> ToolGrammar<'a> {
         opened
             .filter_map(|(_, close)| Marker::new(close).from_first_token())
             .collect()
+    }
+
+    /// Text the model wrote inside the section's own wrapper that is no
+    /// call (`<|tool_call_start|>I will check.<|tool_call_end|>`): the
+    /// wrapper's tokens, captured `STRAY` (they open and close nothing),
+    /// and the text between them, up to the first of `stops`, as content.
+    /// Text that starts like a call ([`ToolGrammar::call_like`]) is a call
+    /// that did not parse: not this (its text stays content, verbatim).
+    /// `None` unless the section opens with a token and closes with one.
+    pub(super) fn wrapped_text(&self, stops: &[String]) -> Option<Expr> {
+        let start = Marker::new(&self.format.section_start);
+        let open = start.first_core().filter(|c| is_token(c))?;
+        let close = Marker::new(&self.format.section_end).from_first_token()?;
+        Some(seq([
+            cap(STRAY, lit(open)),
+            not(seq([ws(), self.call_like(&start.after_first_core())])),
+            cap(CONTENT, until(stops)),
+            cap(STRAY, close.expr_exact_tail()),
+        ]))
+    }
+
+    /// What a call starts with after the section's opening token: the rest
+    /// of the section's opener (`[`), else the call's opener, else the
+    /// name's prefix, else a name and what ends it (`get_weather(`); a
+    /// JSON call's brace or bracket.
+    fn call_like(&self, rest: &Marker) -> Expr {
+        let tagged = self.tagged();
+        let prefix = tagged.map(|t| Marker::new(t.prefix));
+        let markers = [
+            Some(rest.clone()),
+            Some(Marker::new(self.layout.start())),
+            prefix,
+        ];
+        if let Some(m) = markers.into_iter().flatten().find(|m| !m.is_blank()) {
+            return m.expr();
+        }
+        match tagged {
+            Some(t) => seq([identifier(), ws(), Marker::new(t.suffix).expr()]),
+            None => class(ByteSet::of(b"{[")),
+        }
     }
 
     /// The name's prefix is distinctive enough to start a call by itself
