@@ -66,12 +66,14 @@ pub enum DiagnosticKind {
     UnknownToolCall,
     /// A tool-call marker of another format than the template's
     /// (`offset..end`: `[TOOL_CALLS]` before a bare JSON call, a
-    /// `</tool_call>` after it or after plain text), kept as content
+    /// `</tool_call>` after it or after plain text, the code fence around a
+    /// JSON call on a template whose calls are not bare JSON), kept as content
     /// (`foreign_markers: content`).
     ForeignMarker,
     /// A marker of the template's own call format where it opens or
-    /// closes nothing (`offset..end`: a `</tool_call>` after plain text):
-    /// scaffolding, left out of the content under every policy.
+    /// closes nothing (`offset..end`: a `</tool_call>` after plain text, the
+    /// section's tokens around text that is no call): scaffolding, left out
+    /// of the content under every policy.
     StrayMarker,
 }
 

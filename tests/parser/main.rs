@@ -15,6 +15,7 @@ mod delimiter_reasoning;
 mod deviations;
 mod dialects;
 mod fallback_dialects;
+mod fenced_calls;
 mod fuzz_regressions;
 mod joins;
 mod json_call_members;

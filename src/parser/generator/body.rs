@@ -53,11 +53,15 @@ use std::rc::Rc;
 pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a>>) {
     let vocabulary = Rc::new(Vocabulary::new(protocol));
     let checked: &[String] = if plan.any_name { &[] } else { plan.names };
-    let tool_sections = tool_grammars(protocol, plan.formats, (checked, plan.names), &vocabulary);
+    // A fenced JSON call is read only for the request's tools.
+    let fenced = !plan.names.is_empty() && !plan.json_response;
+    let names = (checked, plan.names);
+    let tool_sections = tool_grammars(protocol, plan.formats, names, &vocabulary, fenced);
     // Tool sections keep their text when tools are not parsed: a header
-    // never takes their opening marker.
+    // never takes their opening marker. A code fence ends no reasoning.
     let tool_starts: Vec<String> = tool_sections
         .iter()
+        .filter(|t| !t.fenced)
         .flat_map(|t| t.triggers.iter().cloned())
         .collect();
     // Where a reasoning block the model forgot to close ends.

@@ -15,9 +15,15 @@
 //!   their closers alone, are captured `FOREIGN` (see
 //!   [`foreign_markers`](super::foreign::foreign_markers)):
 //!   the policy makes them content with a diagnostic or leaves them out.
+//!   A code fence around a bare JSON call is such a wrapper on templates
+//!   whose calls are not bare JSON (`ToolGrammar::fenced`).
+//! - The format's own closers where no call is open, and its section's
+//!   tokens around text that is no call, are stray markers (`STRAY`, see
+//!   `body`): the text between is content.
 //!
 //! Invariant: every text these read is captured (`UNKNOWN_TOOL` then
-//! `CONTENT`, `BROKEN`, `FOREIGN`), so the decoder can give it back.
+//! `CONTENT`, `BROKEN`, `FOREIGN`, `STRAY`), so the decoder can give it back
+//! or name it.
 
 use super::json_call::openai_wrapper;
 use super::names::identifier;
@@ -33,7 +39,8 @@ impl<'a> ToolGrammar<'a> {
     /// opening markers and the head after them: what [`ToolGrammar::call`]
     /// refuses for its name alone. `None` when the request names no tools.
     pub(super) fn unknown_head(&self) -> Option<(Expr, Expr)> {
-        if matches!(self.unknown_name, Expr::Fail) {
+        // A fenced call of an unknown tool is a code block: content.
+        if matches!(self.unknown_name, Expr::Fail) || self.fenced {
             return None;
         }
         let start = Marker::new(self.layout.start()).expr();
