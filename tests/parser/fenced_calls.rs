@@ -132,3 +132,21 @@ fn without_tools_in_the_request_a_fenced_call_is_content() {
         assert!(parsed.message.tool_calls.is_empty(), "{template}");
     }
 }
+
+#[test]
+fn a_code_block_streams_before_it_closes() {
+    // The fence is tried as a call's wrapper, but a block that is no JSON
+    // call object is content at once, under both presets: a stream sends
+    // it before its closing fence comes.
+    let open = "Here:\n```python\nprint(1)\n";
+    for template in TEMPLATES {
+        for policy in [Policy::lossless(), Policy::compatible()] {
+            let p = parser(template, policy);
+            let mut stream = p.stream();
+            stream.push(open);
+            stream.push("x");
+            let sent = stream.message().content_text().to_string();
+            assert!(sent.starts_with(open.trim_end()), "{template}: {sent:?}");
+        }
+    }
+}

@@ -264,12 +264,17 @@ impl<'a> ToolGrammar<'a> {
     fn fenced_section(&self) -> Expr {
         let open = JSON_FENCES.map(String::from);
         let close = FENCE_CLOSER.map(String::from);
-        // A call object has its arguments in the block: a JSON record with
-        // a `name` is no call (`{"name": "Ada", "role": "admin"}`), even
-        // where any name may be called (`unknown_tool: call`).
+        // Where any name may be called (`unknown_tool: call`), a call
+        // object has its arguments in the block: a JSON record with a
+        // `name` is no call (`{"name": "Ada", "role": "admin"}`). Looked
+        // for in JSON blocks only, so other code blocks stream as they come.
         let members = ["\"arguments\"", "\"parameters\""];
         let stops = [members[0], members[1], FENCE_CLOSER[0]];
-        let has_arguments = and(seq([until(stops), literals(members)]));
+        let object = seq([ws(), opt(lit("[")), ws(), lit("{")]);
+        let has_arguments = match self.unknown_name {
+            Expr::Fail => and(seq([object, until(stops), literals(members)])),
+            _ => empty(),
+        };
         seq([
             Self::foreign_expr(&open),
             has_arguments,
