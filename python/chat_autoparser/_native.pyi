@@ -48,7 +48,8 @@ class Delta(TypedDict, total=False):
 
 class Diagnostic(TypedDict):
     kind: str  # "broken_tool_call", "withdrawn_tool_call", "oversized_tool_call", "unknown_member", "extra_tool_call",
-    # "unknown_tool", "unknown_label", "unparsed"
+    # "unknown_tool", "unknown_label", "unparsed", "dropped", "salvaged_tool_call", "unknown_tool_call",
+    # "foreign_marker", "stray_marker"
     offset: int  # byte offset in the output
 
 class Trigger(TypedDict):

@@ -117,6 +117,11 @@ pub struct Decoder {
     /// Whether the text here is in a channel's message, when content
     /// outside channels is dropped (`None`: it never is).
     in_channel: Option<bool>,
+    /// A call's text went to the content (or was left out) since the last
+    /// call opened: an unknown tool's, a broken or withdrawn call's, or the
+    /// text after an opener no call followed. Own closers after it are
+    /// that text's, not stray (`STRAY`).
+    call_text_in_content: bool,
 }
 
 /// The call being decoded.
@@ -252,6 +257,7 @@ impl Decoder {
             after_dropped: false,
             drop_chain: None,
             in_channel: None,
+            call_text_in_content: false,
         }
     }
 
@@ -387,6 +393,7 @@ impl Decoder {
         let lead = std::mem::take(&mut call.lead);
         self.diagnostics
             .push(Diagnostic::new(DiagnosticKind::OversizedToolCall, start));
+        self.call_text_in_content = true;
         if named {
             out.withdraw(index);
             self.withdrawn.push(index);
@@ -519,6 +526,7 @@ impl Decoder {
                 }
                 self.after_withdrawn = false;
                 self.after_dropped = false;
+                self.call_text_in_content = false;
                 self.call = Some(Call {
                     index,
                     capture: id,
@@ -529,6 +537,7 @@ impl Decoder {
             }
             ARG => self.arg = Some(Arg::default()),
             BROKEN => {
+                self.call_text_in_content = true;
                 self.diagnostics
                     .push(Diagnostic::new(DiagnosticKind::BrokenToolCall, start));
                 // The arguments are all there: decide now whether the rest
@@ -560,9 +569,12 @@ impl Decoder {
                     self.keep_extra(out);
                 }
             }
-            UNKNOWN_TOOL => self
-                .diagnostics
-                .push(Diagnostic::new(DiagnosticKind::UnknownTool, start)),
+            UNKNOWN_TOOL => {
+                self.call_text_in_content = true;
+                self.diagnostics
+                    .push(Diagnostic::new(DiagnosticKind::UnknownTool, start))
+            }
+            CALL_TEXT => self.call_text_in_content = true,
             UNKNOWN_LABEL => self
                 .diagnostics
                 .push(Diagnostic::new(DiagnosticKind::UnknownLabel, start)),
@@ -696,6 +708,7 @@ impl Decoder {
             }
             EXTRA => self.extra(text),
             FOREIGN => self.foreign(text, out),
+            STRAY => self.stray(text, out),
             // A repeated name, or a closing tag's, that is not the one it
             // repeats is text the model wrote.
             ECHO if self.call.as_ref().and_then(|c| c.name.as_deref()) != Some(text.trim()) => {
@@ -728,6 +741,19 @@ impl Decoder {
             self.consumed,
         ));
         self.output_content(text, out);
+    }
+
+    /// `text` (which ends where the decoder is) is a closer of the
+    /// template's own format read where no call is open: the text of a call
+    /// given back to the content before it keeps it (verbatim); otherwise
+    /// it closes nothing, and is left out, named.
+    fn stray(&mut self, text: &str, out: &mut Sink) {
+        if self.call_text_in_content {
+            return self.output_content(text, out);
+        }
+        let start = self.consumed.saturating_sub(text.len());
+        let stray = Diagnostic::range(DiagnosticKind::StrayMarker, start, self.consumed);
+        self.diagnostics.push(stray);
     }
 
     /// `text` (which ends where the decoder is) is text of the current call
@@ -883,6 +909,7 @@ impl Decoder {
             DiagnosticKind::WithdrawnToolCall,
             call.start,
         ));
+        self.call_text_in_content = true;
         if call.name.is_some() {
             out.withdraw(call.index);
             self.withdrawn.push(call.index);
@@ -912,6 +939,7 @@ impl Decoder {
         self.drop_range(start, end, start, end);
         self.after_withdrawn = false;
         self.after_dropped = true;
+        self.call_text_in_content = true;
     }
 
     /// Sends argument text for the current call (held until its name is known).

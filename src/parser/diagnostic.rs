@@ -17,7 +17,7 @@ pub struct Diagnostic {
     /// Byte offset in the output where it starts.
     pub offset: usize,
     /// Where the text it concerns ends, when it names a range (`Dropped`,
-    /// `ForeignMarker`).
+    /// `ForeignMarker`, `StrayMarker`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<usize>,
 }
@@ -66,9 +66,15 @@ pub enum DiagnosticKind {
     UnknownToolCall,
     /// A tool-call marker of another format than the template's
     /// (`offset..end`: `[TOOL_CALLS]` before a bare JSON call, a
-    /// `</tool_call>` after it or after plain text), kept as content
+    /// `</tool_call>` after it or after plain text, the code fence around a
+    /// JSON call on a template whose calls are not bare JSON), kept as content
     /// (`foreign_markers: content`).
     ForeignMarker,
+    /// A marker of the template's own call format where it opens or
+    /// closes nothing (`offset..end`: a `</tool_call>` after plain text, the
+    /// section's tokens around text that is no call): scaffolding, left out
+    /// of the content under every policy.
+    StrayMarker,
 }
 
 impl Diagnostic {
@@ -116,6 +122,9 @@ impl fmt::Display for Diagnostic {
                 "tool call to a function the request does not have, kept as a call"
             }
             DiagnosticKind::ForeignMarker => "another format's tool-call marker, kept as content",
+            DiagnosticKind::StrayMarker => {
+                "the template's own call marker where it opens or closes nothing, left out of the content"
+            }
         };
         match self.end {
             Some(end) => write!(f, "{what} at bytes {}..{end}", self.offset),

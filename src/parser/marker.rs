@@ -57,6 +57,28 @@ impl Marker {
         choice(ways)
     }
 
+    /// The marker after its first core (blank when that is its only one).
+    pub fn after_first_core(&self) -> Marker {
+        let first = self.pieces.iter().position(|p| matches!(p, Piece::Core(_)));
+        let from = first.map_or(self.pieces.len(), |i| i + 1);
+        Marker {
+            pieces: self.pieces[from..].to_vec(),
+        }
+    }
+
+    /// The marker from its first core that is a bracketed token on
+    /// (`<|tool_call_end|>` of `]<|tool_call_end|>`): the part distinctive
+    /// enough to be read alone. `None` without such a core.
+    pub fn from_first_token(&self) -> Option<Marker> {
+        let first = self
+            .pieces
+            .iter()
+            .position(|p| matches!(p, Piece::Core(c) if is_token(c)))?;
+        Some(Marker {
+            pieces: self.pieces[first..].to_vec(),
+        })
+    }
+
     /// Like [`Marker::expr`], but after the last core only the template's
     /// whitespace there, or a start of it (`\n` of `\n\n`).
     fn expr_template_tail(&self) -> Expr {
@@ -106,7 +128,7 @@ impl Marker {
 
 /// A bracketed special token (`<|tool_call_end|>`, `</tool_call>`,
 /// `[/TOOL_CALLS]`): distinctive enough to close by itself.
-fn is_token(core: &str) -> bool {
+pub(crate) fn is_token(core: &str) -> bool {
     core.len() >= 3
         && ((core.starts_with('<') && core.ends_with('>'))
             || (core.starts_with('[') && core.ends_with(']')))

@@ -105,7 +105,8 @@ pub enum TextOutsideChannels {
 }
 
 /// A tool-call marker of another format than the template's (`[TOOL_CALLS]`,
-/// `<tool_call>`, `<|python_tag|>` around a bare JSON call, or a closer
+/// `<tool_call>`, `<|python_tag|>` around a bare JSON call, a code fence
+/// around one on a template whose calls are not bare JSON, or a closer
 /// after plain text): a model mixing dialects.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

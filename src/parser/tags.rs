@@ -77,3 +77,11 @@ pub const ARGS_PYTHON: Tag = Tag(26);
 /// bare JSON call or a lone closer (`[TOOL_CALLS]`, `</tool_call>`): content
 /// with a diagnostic, or left out, as the policy says (`foreign_markers`).
 pub const FOREIGN: Tag = Tag(27);
+/// A closer of the template's own call format where no call or section is
+/// open (`Hello</tool_call>`): scaffolding, left out of the content and
+/// named by a diagnostic with its range; content when a call's text went to
+/// the content before it (`decode`).
+pub const STRAY: Tag = Tag(28);
+/// Empty, where a call's own opening marker starts text that is content
+/// (no call follows it): closers after it are that text's.
+pub const CALL_TEXT: Tag = Tag(29);

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! body := ( tools | reasoning-block | silent-marker | scaffolding
-//!         | unknown-call | lone-closer | content )*
+//!         | unknown-call | lone-closer | stray-closer | content )*
 //! content := commit CONTENT( any-char until(triggers) )
 //! ```
 //!
@@ -19,6 +19,10 @@
 //!   chunk).
 //! - `scaffolding` is what channel and header formats write between the
 //!   sections of one turn (see `sections`).
+//! - `stray-closer` is a closer of the template's own call format where no
+//!   call or section is open (`Hello</tool_call>`): captured `STRAY`, left
+//!   out of the content and named, unless a call's text given back to the
+//!   content comes before it (the decoder decides).
 //! - `echo` is the marker the prompt ends with, written again by the model
 //!   (`<|CHATBOT_TOKEN|>` after `...<|CHATBOT_TOKEN|>`): scaffolding the
 //!   prompt already holds, so it is dropped. Not when it opens a tool
@@ -33,7 +37,7 @@ use super::reasoning::{
 };
 use super::tool_section::{part_opener, tool_grammars, ToolGrammar};
 use super::{Plan, JSON_FENCES};
-use crate::parser::marker::Marker;
+use crate::parser::marker::{is_token, Marker};
 use crate::parser::sections::Sections;
 use crate::parser::tags::*;
 use crate::parser::vocabulary::{special_token, Vocabulary};
@@ -49,11 +53,15 @@ use std::rc::Rc;
 pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a>>) {
     let vocabulary = Rc::new(Vocabulary::new(protocol));
     let checked: &[String] = if plan.any_name { &[] } else { plan.names };
-    let tool_sections = tool_grammars(protocol, plan.formats, (checked, plan.names), &vocabulary);
+    // A fenced JSON call is read only for the request's tools.
+    let fenced = !plan.names.is_empty() && !plan.json_response;
+    let names = (checked, plan.names);
+    let tool_sections = tool_grammars(protocol, plan.formats, names, &vocabulary, fenced);
     // Tool sections keep their text when tools are not parsed: a header
-    // never takes their opening marker.
+    // never takes their opening marker. A code fence ends no reasoning.
     let tool_starts: Vec<String> = tool_sections
         .iter()
+        .filter(|t| !t.fenced)
         .flat_map(|t| t.triggers.iter().cloned())
         .collect();
     // Where a reasoning block the model forgot to close ends.
@@ -76,11 +84,20 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
         opener: part_opener(protocol),
         closers: final_closers(protocol, plan),
         triggers: Vec::new(),
+        stray: Vec::new(),
+        call_text_stops: Vec::new(),
         reasoning_stops,
         words,
         calls,
     };
     body.triggers = body.triggers();
+    body.stray = body.stray_closers();
+    // A call's text given back to the content runs on over its closers.
+    body.call_text_stops = body.triggers.clone();
+    let stray_cores = body.stray.iter().filter_map(Marker::first_core);
+    body.triggers.extend(stray_cores.map(str::to_string));
+    body.triggers.sort();
+    body.triggers.dedup();
     // What follows a wrapper word is content, up to the next part: never
     // a call, so never an unknown one.
     let word_content = opt(seq([
@@ -123,6 +140,12 @@ struct Body<'a, 's> {
     closers: Vec<String>,
     /// What content text stops before, sorted.
     triggers: Vec<String>,
+    /// The tool formats' own closers read where they close nothing (see
+    /// [`Body::stray_closers`]).
+    stray: Vec<Marker>,
+    /// What the text of a call given back to the content stops before:
+    /// the triggers less the stray closers.
+    call_text_stops: Vec<String>,
     /// Where a reasoning block the model forgot to close ends.
     reasoning_stops: Vec<String>,
 }
@@ -176,8 +199,47 @@ impl Body<'_, '_> {
         alternatives.extend(stop_then_tokens(protocol));
         alternatives.extend(self.unknown_calls());
         alternatives.extend(self.calls.iter().filter_map(ToolGrammar::lone_closer));
+        if !self.stray.is_empty() {
+            let closers = self.stray.iter().map(Marker::expr_exact_tail);
+            alternatives.push(cap(STRAY, choice(closers)));
+        }
+        let wrapped = self.calls.iter().map(|t| t.wrapped_text(&self.triggers));
+        alternatives.extend(wrapped.flatten());
+        alternatives.extend(self.failed_opener());
         alternatives.push(content(&self.triggers));
         alternatives
+    }
+
+    /// The tool formats' own closers (see [`ToolGrammar::own_closers`])
+    /// whose first core starts nothing else: read at the top level, where
+    /// no call or section is open, one closes nothing. It is captured
+    /// `STRAY`; the decoder leaves it out of the content, named, unless a
+    /// call's text went to the content before it (then it is that text's).
+    fn stray_closers(&self) -> Vec<Marker> {
+        let mut stray: Vec<Marker> = self.calls.iter().flat_map(|t| t.own_closers()).collect();
+        stray.retain(|m| {
+            let core = m.first_core().unwrap_or_default();
+            !self.triggers.iter().any(|t| t == core)
+        });
+        stray.dedup();
+        stray
+    }
+
+    /// A tool section's own opening token (`<tool_call>`) where no call
+    /// follows: content with the text after it, its closers included,
+    /// marked `CALL_TEXT`, so that the decoder keeps later closers in the
+    /// content too.
+    fn failed_opener(&self) -> Option<Expr> {
+        let openers: Vec<&String> = self.calls.iter().flat_map(|t| &t.triggers).collect();
+        let openers: Vec<&String> = openers.into_iter().filter(|o| is_token(o)).collect();
+        if openers.is_empty() || self.stray.is_empty() {
+            return None;
+        }
+        Some(seq([
+            and(literals(openers)),
+            cap(CALL_TEXT, empty()),
+            content(&self.call_text_stops),
+        ]))
     }
 
     /// The silent markers, each dropped with the whitespace after it.
@@ -212,7 +274,7 @@ impl Body<'_, '_> {
                 and(seq([opener.clone(), head])),
                 cap(UNKNOWN_TOOL, empty()),
                 cap(CONTENT, opener),
-                content(&self.triggers),
+                content(&self.call_text_stops),
                 section_end.clone(),
             ]))
         };

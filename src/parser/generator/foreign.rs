@@ -6,8 +6,9 @@
 //! Invariant: a marker the template itself knows (its formats', its
 //! preserved and spare tokens) is never foreign.
 
-use crate::analysis::{tool_tokens, ToolFormat};
+use crate::analysis::{tool_tokens, ToolClass, ToolFormat};
 use crate::protocol::Protocol;
+use std::sync::OnceLock;
 
 /// Tool-call wrappers of widely trained formats beyond the fallback
 /// dialects (Mistral's `[TOOL_CALLS]`, Llama's `<|python_tag|>` and
@@ -16,6 +17,35 @@ const WRAPPER_DIALECTS: ([&str; 3], [&str; 1]) = (
     ["[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>"],
     ["<|python_end|>"],
 );
+
+/// The closing code fence of a fenced JSON call (its openers are
+/// [`JSON_FENCES`](super::JSON_FENCES)): a wrapper of another format on
+/// templates whose calls are not bare JSON (see [`fenced_json_format`]).
+pub(super) const FENCE_CLOSER: [&str; 1] = ["```"];
+
+/// A bare JSON call (`{"name": ..., "arguments": {...}}`, no markers): what
+/// a model mixing dialects writes in a Markdown code fence
+/// (`Sure.\n```json\n{...}\n````) whatever its template's format. The JSON
+/// fallback dialect's format (`analysis::fallback`) with its markers and
+/// separator left out (calls in a fence are separated as bare calls are).
+pub(super) fn fenced_json_format() -> &'static ToolFormat {
+    static FORMAT: OnceLock<ToolFormat> = OnceLock::new();
+    FORMAT.get_or_init(|| {
+        let dialects = crate::analysis::fallback_dialect_formats();
+        let json = dialects.iter().find(|f| f.class == ToolClass::JsonNative);
+        let mut format = json.expect("a fallback dialect writes JSON calls").clone();
+        for marker in [
+            &mut format.section_start,
+            &mut format.section_end,
+            &mut format.call_start,
+            &mut format.call_end,
+            &mut format.call_separator,
+        ] {
+            marker.clear();
+        }
+        format
+    })
+}
 
 /// Another format's call markers a model mixing dialects writes around
 /// bare JSON calls: openers, then closers. They are the fallback

@@ -17,7 +17,8 @@
 //! - `reasoning`: reasoning at the start (`prelude`) and reasoning blocks.
 //! - `tool_section`: one [`ToolGrammar`](tool_section::ToolGrammar) per
 //!   tool format, and its sections (`tools`, the part opener).
-//! - `foreign`: other formats' call markers a model mixing dialects writes.
+//! - `foreign`: other formats' call markers a model mixing dialects writes,
+//!   and the bare JSON call it writes in a code fence.
 //! - `call`: one call (`call`), its head and tail and the rules that name them.
 //! - `head`: a tagged name's head, and names addressed inside headers.
 //! - `json_call`: JSON call objects (name, arguments and id paths; OpenAI's wrapper).

@@ -15,22 +15,32 @@
 //!   their closers alone, are captured `FOREIGN` (see
 //!   [`foreign_markers`](super::foreign::foreign_markers)):
 //!   the policy makes them content with a diagnostic or leaves them out.
+//!   A code fence around a bare JSON call is such a wrapper on templates
+//!   whose calls are not bare JSON (`ToolGrammar::fenced`).
+//! - The format's own closers where no call is open, and its section's
+//!   tokens around text that is no call, are stray markers (`STRAY`, see
+//!   `body`): the text between is content.
 //!
 //! Invariant: every text these read is captured (`UNKNOWN_TOOL` then
-//! `CONTENT`, `BROKEN`, `FOREIGN`), so the decoder can give it back.
+//! `CONTENT`, `BROKEN`, `FOREIGN`, `STRAY`), so the decoder can give it back
+//! or name it.
 
 use super::json_call::openai_wrapper;
+use super::names::identifier;
 use super::tool_section::ToolGrammar;
-use crate::parser::marker::Marker;
+use crate::parser::marker::{is_token, Marker};
 use crate::parser::tags::*;
-use chat_autoparser_peg::{cap, choice, empty, lit, opt, seq, until, Expr};
+use chat_autoparser_peg::{
+    cap, choice, class, empty, lit, not, opt, seq, until, ws, ByteSet, Expr,
+};
 
 impl<'a> ToolGrammar<'a> {
     /// A call's start up to a name that is none of the request's, as its
     /// opening markers and the head after them: what [`ToolGrammar::call`]
     /// refuses for its name alone. `None` when the request names no tools.
     pub(super) fn unknown_head(&self) -> Option<(Expr, Expr)> {
-        if matches!(self.unknown_name, Expr::Fail) {
+        // A fenced call of an unknown tool is a code block: content.
+        if matches!(self.unknown_name, Expr::Fail) || self.fenced {
             return None;
         }
         let start = Marker::new(self.layout.start()).expr();
@@ -88,6 +98,64 @@ impl<'a> ToolGrammar<'a> {
     pub(super) fn lone_closer(&self) -> Option<Expr> {
         let closers = &self.foreign.1;
         (!closers.is_empty()).then(|| Self::foreign_expr(closers))
+    }
+
+    /// The format's own call and section closers, from their first
+    /// bracketed token on (`</tool_call>`, `<|tool_call_end|>` of
+    /// `]<|tool_call_end|>`), of a call or section that has an opener too:
+    /// read where no call is open, one closes nothing (see `body`).
+    pub(super) fn own_closers(&self) -> Vec<Marker> {
+        let f = self.format;
+        let pairs = [
+            (f.section_start.as_str(), f.section_end.as_str()),
+            (self.layout.start(), self.layout.end()),
+        ];
+        let opened = pairs
+            .into_iter()
+            .filter(|(open, _)| !Marker::new(open).is_blank());
+        opened
+            .filter_map(|(_, close)| Marker::new(close).from_first_token())
+            .collect()
+    }
+
+    /// Text the model wrote inside the section's own wrapper that is no
+    /// call (`<|tool_call_start|>I will check.<|tool_call_end|>`): the
+    /// wrapper's tokens, captured `STRAY` (they open and close nothing),
+    /// and the text between them, up to the first of `stops`, as content.
+    /// Text that starts like a call ([`ToolGrammar::call_like`]) is a call
+    /// that did not parse: not this (its text stays content, verbatim).
+    /// `None` unless the section opens with a token and closes with one.
+    pub(super) fn wrapped_text(&self, stops: &[String]) -> Option<Expr> {
+        let start = Marker::new(&self.format.section_start);
+        let open = start.first_core().filter(|c| is_token(c))?;
+        let close = Marker::new(&self.format.section_end).from_first_token()?;
+        Some(seq([
+            cap(STRAY, lit(open)),
+            not(seq([ws(), self.call_like(&start.after_first_core())])),
+            cap(CONTENT, until(stops)),
+            cap(STRAY, close.expr_exact_tail()),
+        ]))
+    }
+
+    /// What a call starts with after the section's opening token: the rest
+    /// of the section's opener (`[`), else the call's opener, else the
+    /// name's prefix, else a name and what ends it (`get_weather(`); a
+    /// JSON call's brace or bracket.
+    fn call_like(&self, rest: &Marker) -> Expr {
+        let tagged = self.tagged();
+        let prefix = tagged.map(|t| Marker::new(t.prefix));
+        let markers = [
+            Some(rest.clone()),
+            Some(Marker::new(self.layout.start())),
+            prefix,
+        ];
+        if let Some(m) = markers.into_iter().flatten().find(|m| !m.is_blank()) {
+            return m.expr();
+        }
+        match tagged {
+            Some(t) => seq([identifier(), ws(), Marker::new(t.suffix).expr()]),
+            None => class(ByteSet::of(b"{[")),
+        }
     }
 
     /// The name's prefix is distinctive enough to start a call by itself

@@ -10,14 +10,16 @@
 //!   opening marker and the generation prompt ends with their separator.
 //! - Calls that are bare JSON objects have no section markers of their
 //!   own: a list, or objects one after another, with the framing models
-//!   write around them (see [`ToolGrammar::bare_json_section`]).
+//!   write around them (see [`ToolGrammar::bare_json_section`]). On other
+//!   formats such calls are read in a code fence only
+//!   ([`ToolGrammar::fenced_section`]).
 //! - Framing between calls is captured (`SECTION_OPEN`, `FRAME`) so a call
 //!   withdrawn by the decoder goes back to content with it.
 //!
 //! Invariant: everything after a section's first call is optional (the
 //! call committed), so a section never fails once its first call has.
 
-use super::foreign::foreign_markers;
+use super::foreign::{fenced_json_format, foreign_markers, FENCE_CLOSER};
 use super::names::{known_name, known_name_alternatives, spaced_names};
 use super::JSON_FENCES;
 use crate::analysis::{tool_tokens, Header, ToolFormat};
@@ -25,7 +27,9 @@ use crate::parser::marker::Marker;
 use crate::parser::tags::*;
 use crate::parser::vocabulary::Vocabulary;
 use crate::protocol::{CallLayout, Protocol, TaggedName};
-use chat_autoparser_peg::{cap, choice, class, empty, lit, not, opt, seq, star, ws, ByteSet, Expr};
+use chat_autoparser_peg::{
+    and, cap, choice, class, empty, lit, literals, not, opt, seq, star, until, ws, ByteSet, Expr,
+};
 use std::rc::Rc;
 
 /// The name a call's layout is made with: the parser reads any name in
@@ -33,16 +37,19 @@ use std::rc::Rc;
 const NAME_SLOT: &str = "NAME";
 
 /// One tool grammar per format the output may hold: the template's own, or
-/// the fallback dialects when the template renders no calls.
+/// the fallback dialects when the template renders no calls; and, when
+/// `fenced` and none of them is bare JSON, one for a JSON call in a code
+/// fence (see [`fenced_json_format`]).
 pub(super) fn tool_grammars<'a>(
     protocol: &'a Protocol,
     formats: &'a [ToolFormat],
     names: (&[String], &[String]),
     vocabulary: &Rc<Vocabulary>,
+    fenced: bool,
 ) -> Vec<ToolGrammar<'a>> {
     let opener = part_opener(protocol);
     let foreign = foreign_markers(protocol, formats);
-    formats
+    let mut grammars: Vec<ToolGrammar<'a>> = formats
         .iter()
         .enumerate()
         .map(|(i, t)| {
@@ -54,7 +61,18 @@ pub(super) fn tool_grammars<'a>(
             g.with_wrappers(&protocol.markup.spare_tokens)
                 .with_foreign(&foreign)
         })
-        .collect()
+        .collect();
+    if fenced && !grammars.iter().any(ToolGrammar::is_bare_json) {
+        let markers = protocol.preserved_tokens.clone();
+        let format = fenced_json_format();
+        let mut g = ToolGrammar::new(format, &protocol.turn.headers, None, markers, names);
+        g.vocabulary = vocabulary.clone();
+        g.rule = "call_fenced".into();
+        g.triggers = vec![JSON_FENCES[1].to_string()];
+        g.fenced = true;
+        grammars.push(g);
+    }
+    grammars
 }
 
 /// The tool-call part of the grammar for one format.
@@ -91,6 +109,10 @@ pub(super) struct ToolGrammar<'a> {
     pub(super) foreign: (Vec<String>, Vec<String>),
     /// The name of the grammar rule that reads one call.
     pub(super) rule: String,
+    /// Its calls are bare JSON in a Markdown code fence, another format's
+    /// wrapper on a template whose calls are not bare JSON: the fence is
+    /// required, and captured `FOREIGN`.
+    pub(super) fenced: bool,
     /// The template's words: what a label or the rest of a header may
     /// hold and still be scaffolding.
     pub(super) vocabulary: Rc<Vocabulary>,
@@ -127,6 +149,7 @@ impl<'a> ToolGrammar<'a> {
             wrappers: Vec::new(),
             foreign: (Vec::new(), Vec::new()),
             rule: "call".into(),
+            fenced: false,
             vocabulary: Rc::default(),
         };
         g.triggers = g.first_literals();
@@ -168,6 +191,9 @@ impl<'a> ToolGrammar<'a> {
 
     /// `section-start call (separator call)* section-end?`
     pub(super) fn section(&self) -> Expr {
+        if self.fenced {
+            return self.fenced_section();
+        }
         if self.is_bare_json() {
             return self.bare_json_section();
         }
@@ -212,14 +238,6 @@ impl<'a> ToolGrammar<'a> {
     /// trailing `;`. Everything after the first call is optional: the call
     /// has committed, so nothing after it may fail.
     fn bare_json_section(&self) -> Expr {
-        let item = self.call();
-        let own = match self.format.call_separator.is_empty() {
-            true => chat_autoparser_peg::fail(),
-            false => Marker::new(&self.format.call_separator).expr(),
-        };
-        let sep = choice([own, seq([ws(), opt(class(ByteSet::of(b",;"))), ws()])]);
-        let run = seq([item.clone(), star(seq([sep, item]))]);
-        let listed = seq([lit("["), ws(), run.clone(), opt(seq([ws(), lit("]")]))]);
         let wrapper = || match self.wrappers.is_empty() {
             true => chat_autoparser_peg::fail(),
             false => choice(self.wrappers.iter().map(lit)),
@@ -231,12 +249,54 @@ impl<'a> ToolGrammar<'a> {
         seq([
             opt(seq([choice(JSON_FENCES.map(lit)), ws()])),
             opt(seq([choice([wrapper(), foreign_open]), ws()])),
-            choice([listed, run]),
+            self.json_calls(),
             opt(seq([ws(), lit(";")])),
             opt(seq([ws(), choice([wrapper(), foreign_close])])),
             ws(),
             opt(seq([lit("```"), ws()])),
         ])
+    }
+
+    /// Bare JSON calls in a code fence, on a template whose calls are not
+    /// bare JSON: the opening fence is required (a JSON object in prose is
+    /// no call there), and the fences are another format's markers
+    /// (`FOREIGN`, for the `foreign_markers` policy).
+    fn fenced_section(&self) -> Expr {
+        let open = JSON_FENCES.map(String::from);
+        let close = FENCE_CLOSER.map(String::from);
+        // Where any name may be called (`unknown_tool: call`), a call
+        // object has its arguments in the block: a JSON record with a
+        // `name` is no call (`{"name": "Ada", "role": "admin"}`). Looked
+        // for in JSON blocks only, so other code blocks stream as they come.
+        let members = ["\"arguments\"", "\"parameters\""];
+        let stops = [members[0], members[1], FENCE_CLOSER[0]];
+        let object = seq([ws(), opt(lit("[")), ws(), lit("{")]);
+        let has_arguments = match self.unknown_name {
+            Expr::Fail => and(seq([object, until(stops), literals(members)])),
+            _ => empty(),
+        };
+        seq([
+            Self::foreign_expr(&open),
+            has_arguments,
+            ws(),
+            self.json_calls(),
+            opt(seq([ws(), lit(";")])),
+            opt(seq([ws(), Self::foreign_expr(&close)])),
+        ])
+    }
+
+    /// Bare JSON calls in a list (`[{...}, {...}]`) or one after another,
+    /// bare, or separated by the format's separator, `,`, `;` or newlines.
+    fn json_calls(&self) -> Expr {
+        let item = self.call();
+        let own = match self.format.call_separator.is_empty() {
+            true => chat_autoparser_peg::fail(),
+            false => Marker::new(&self.format.call_separator).expr(),
+        };
+        let sep = choice([own, seq([ws(), opt(class(ByteSet::of(b",;"))), ws()])]);
+        let run = seq([item.clone(), star(seq([sep, item]))]);
+        let listed = seq([lit("["), ws(), run.clone(), opt(seq([ws(), lit("]")]))]);
+        choice([listed, run])
     }
 
     /// Calls are JSON objects with no marker before them: none at all, or
