@@ -17,7 +17,7 @@ pub struct Diagnostic {
     /// Byte offset in the output where it starts.
     pub offset: usize,
     /// Where the text it concerns ends, when it names a range (`Dropped`,
-    /// `ForeignMarker`).
+    /// `ForeignMarker`, `CallInReasoning`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<usize>,
 }
@@ -69,6 +69,11 @@ pub enum DiagnosticKind {
     /// `</tool_call>` after it or after plain text), kept as content
     /// (`foreign_markers: content`).
     ForeignMarker,
+    /// A tool section written inside a reasoning block (`offset..end`: its
+    /// text), read as calls (`calls_in_reasoning: call` or `both`): under
+    /// `call` its text is out of the reasoning (it is in the calls), under
+    /// `both` it stays there too.
+    CallInReasoning,
 }
 
 impl Diagnostic {
@@ -116,6 +121,7 @@ impl fmt::Display for Diagnostic {
                 "tool call to a function the request does not have, kept as a call"
             }
             DiagnosticKind::ForeignMarker => "another format's tool-call marker, kept as content",
+            DiagnosticKind::CallInReasoning => "tool call inside reasoning, read as a call",
         };
         match self.end {
             Some(end) => write!(f, "{what} at bytes {}..{end}", self.offset),

@@ -4,7 +4,7 @@
 //! On the shipped hermes-think template (JSON calls in `<tool_call>`).
 
 use chat_autoparser::parser::{
-    DiagnosticKind, MalformedSection, Parsed, TextAfterCalls, TextOutsideChannels, UnclosedCall,
+    CallsInReasoning, DiagnosticKind, MalformedSection, Parsed, TextAfterCalls, TextOutsideChannels, UnclosedCall,
     UnknownTool,
 };
 use chat_autoparser::{Options, OutputParser, ParserConfig, Policy, ToolChoice};
@@ -182,18 +182,205 @@ fn lossless_never_drops() {
     }
 }
 
+/// `parser` under `policy` and under the same policy over the other
+/// preset, each checked against streams cut at every size from 1 byte to
+/// the whole output: the batch report under `policy`.
+fn every_chunking(parser: impl Fn(Policy) -> OutputParser, policy: Policy, output: &str) -> Parsed {
+    let other = match policy.text_after_calls {
+        TextAfterCalls::Keep => Policy::compatible(),
+        _ => Policy::lossless(),
+    };
+    let other = other.with_calls_in_reasoning(policy.calls_in_reasoning);
+    for p in [other, policy] {
+        let parser = parser(p);
+        let batch = report_and_stream(&parser, output);
+        for size in 1..=output.len() {
+            let mut stream = parser.stream();
+            for piece in chat_autoparser::parser::char_chunks(output, size) {
+                stream.push(piece);
+            }
+            stream.finish();
+            assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
+            assert_eq!(stream.diagnostics(), batch.diagnostics, "{size}: {output:?}");
+        }
+    }
+    report_and_stream(&parser(policy), output)
+}
+
+fn in_reasoning(choice: CallsInReasoning) -> Policy {
+    Policy::lossless().with_calls_in_reasoning(choice)
+}
+
+/// The calls' names and arguments, in order.
+fn calls(parsed: &Parsed) -> Vec<(&str, &str)> {
+    crate::common::streaming::calls(&parsed.message)
+}
+
+const THOUGHT_CALL: &str =
+    "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+
 #[test]
-fn choices_not_built_yet_are_refused() {
-    let (_, analysis) = shipped_template("hermes-think");
-    let mut policy = Policy::lossless();
-    policy.set("calls_in_reasoning", "call").unwrap();
-    let err = analysis
-        .parser(&ParserConfig::default().with_policy(policy))
-        .unwrap_err();
+fn a_call_in_reasoning_stays_reasoning_by_default() {
+    let output = format!("<think>let me look {THOUGHT_CALL} ok</think>done");
+    for p in [Policy::lossless(), Policy::compatible()] {
+        let parsed = every_chunking(parser, p, &output);
+        let reasoning = format!("let me look {THOUGHT_CALL} ok");
+        assert_eq!(parsed.message.reasoning_content, reasoning);
+        assert_eq!(parsed.message.content.as_deref(), Some("done"));
+        assert!(parsed.message.tool_calls.is_empty());
+        assert!(parsed.diagnostics.is_empty(), "{parsed:?}");
+    }
+}
+
+#[test]
+fn a_call_in_reasoning_is_taken_out_of_it_under_call() {
+    let output = format!("<think>let me look {THOUGHT_CALL} ok</think>done");
+    let parsed = every_chunking(parser, in_reasoning(CallsInReasoning::Call), &output);
+    // The bytes on both sides of the call, as written.
+    assert_eq!(parsed.message.reasoning_content, "let me look  ok");
+    assert_eq!(parsed.message.content.as_deref(), Some("done"));
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    assert_eq!(kinds(&parsed), [DiagnosticKind::CallInReasoning]);
     assert_eq!(
-        err.to_string(),
-        "input error: the calls_in_reasoning policy supports only its default value so far"
+        named(&parsed, DiagnosticKind::CallInReasoning, &output),
+        [THOUGHT_CALL]
     );
+}
+
+#[test]
+fn a_call_in_reasoning_is_read_and_kept_there_under_both() {
+    let output = format!("<think>let me look {THOUGHT_CALL} ok</think>done");
+    let parsed = every_chunking(parser, in_reasoning(CallsInReasoning::Both), &output);
+    assert_eq!(
+        parsed.message.reasoning_content,
+        format!("let me look {THOUGHT_CALL} ok")
+    );
+    assert_eq!(parsed.message.content.as_deref(), Some("done"));
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    assert_eq!(
+        named(&parsed, DiagnosticKind::CallInReasoning, &output),
+        [THOUGHT_CALL]
+    );
+}
+
+#[test]
+fn calls_in_reasoning_come_in_order_with_the_calls_after_it() {
+    let call = |city: &str| THOUGHT_CALL.replace("Paris", city);
+    let output = format!(
+        "<think>a {} b\n{}</think>\n{}",
+        call("Paris"),
+        call("Rome"),
+        call("Oslo")
+    );
+    let parsed = every_chunking(parser, in_reasoning(CallsInReasoning::Call), &output);
+    let cities: Vec<&str> = calls(&parsed).iter().map(|c| c.1).collect();
+    assert_eq!(
+        cities,
+        [r#"{"city": "Paris"}"#, r#"{"city": "Rome"}"#, r#"{"city": "Oslo"}"#]
+    );
+    assert_eq!(parsed.message.reasoning_content, "a  b");
+    assert_eq!(parsed.message.content, None);
+    let read = named(&parsed, DiagnosticKind::CallInReasoning, &output);
+    assert_eq!(read, [call("Paris"), call("Rome")]);
+    // Under the compatible preset content after the calls is dropped; the
+    // reasoning around them is not content.
+    let compatible = Policy::compatible().with_calls_in_reasoning(CallsInReasoning::Call);
+    let output = format!("<think>a {} b</think>done", call("Paris"));
+    let parsed = every_chunking(parser, compatible, &output);
+    assert_eq!(parsed.message.reasoning_content, "a  b");
+    assert_eq!(parsed.message.content, None);
+    assert_eq!(dropped(&parsed, &output), ["done"]);
+}
+
+#[test]
+fn a_broken_or_unclosed_call_in_reasoning_stays_reasoning() {
+    for choice in [CallsInReasoning::Call, CallsInReasoning::Both] {
+        for call in [
+            // Arguments that are not JSON.
+            THOUGHT_CALL.replace(r#""Paris""#, "3x"),
+            // No closer before the block ends.
+            THOUGHT_CALL.replace("\n</tool_call>", ""),
+            // Cut inside its arguments.
+            THOUGHT_CALL.replace(r#""Paris"}}"#, r#""Par"#),
+        ] {
+            let output = format!("<think>a {call} b</think>done");
+            let parsed = every_chunking(parser, in_reasoning(choice), &output);
+            assert_eq!(parsed.message.reasoning_content, format!("a {call} b"));
+            assert_eq!(parsed.message.content.as_deref(), Some("done"));
+            assert!(parsed.message.tool_calls.is_empty(), "{output:?}");
+            assert!(parsed.diagnostics.is_empty(), "{output:?}: {parsed:?}");
+        }
+    }
+}
+
+#[test]
+fn a_call_in_a_block_that_never_closes_ends_the_block_under_every_choice() {
+    let output = format!("<think>let me look {THOUGHT_CALL} ok");
+    for choice in [
+        CallsInReasoning::Reasoning,
+        CallsInReasoning::Call,
+        CallsInReasoning::Both,
+    ] {
+        let parsed = every_chunking(parser, in_reasoning(choice), &output);
+        assert_eq!(parsed.message.reasoning_content, "let me look");
+        assert_eq!(parsed.message.content.as_deref(), Some("ok"));
+        assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+        assert!(parsed.diagnostics.is_empty(), "{parsed:?}");
+    }
+}
+
+#[test]
+fn an_unknown_tool_in_reasoning_follows_unknown_tool() {
+    let call = THOUGHT_CALL.replace("get_weather", "get_time");
+    let output = format!("<think>a {call} b</think>done");
+    let p = in_reasoning(CallsInReasoning::Call);
+    let parsed = every_chunking(parser, p, &output);
+    assert_eq!(parsed.message.reasoning_content, format!("a {call} b"));
+    assert!(parsed.message.tool_calls.is_empty());
+    assert_eq!(kinds(&parsed), [DiagnosticKind::UnknownTool]);
+    assert_eq!(parsed.diagnostics[0].offset, output.find("<tool_call>").unwrap());
+    let parsed = every_chunking(parser, p.with_unknown_tool(UnknownTool::Call), &output);
+    assert_eq!(parsed.message.reasoning_content, "a  b");
+    assert_eq!(calls(&parsed), [("get_time", r#"{"city": "Paris"}"#)]);
+    assert_eq!(
+        kinds(&parsed),
+        [DiagnosticKind::UnknownToolCall, DiagnosticKind::CallInReasoning]
+    );
+}
+
+/// The shipped glm-arg-pairs template's parser (`<think>` reasoning,
+/// `<tool_call>NAME` with `<arg_key>`/`<arg_value>` pairs), for the weather tool.
+fn glm(policy: Policy) -> OutputParser {
+    let (_, analysis) = shipped_template("glm-arg-pairs");
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    analysis.parser(&config.with_policy(policy)).unwrap()
+}
+
+#[test]
+fn a_tagged_argument_call_in_reasoning_under_each_choice() {
+    let call = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>";
+    let output = format!("<think>let me look {call} ok</think>done");
+    let parsed = every_chunking(glm, in_reasoning(CallsInReasoning::Call), &output);
+    assert_eq!(parsed.message.reasoning_content, "let me look  ok");
+    assert_eq!(parsed.message.content.as_deref(), Some("done"));
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    assert_eq!(named(&parsed, DiagnosticKind::CallInReasoning, &output), [call]);
+
+    let parsed = every_chunking(glm, in_reasoning(CallsInReasoning::Both), &output);
+    assert_eq!(parsed.message.reasoning_content, format!("let me look {call} ok"));
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    assert_eq!(named(&parsed, DiagnosticKind::CallInReasoning, &output), [call]);
+
+    let parsed = every_chunking(glm, Policy::lossless(), &output);
+    assert_eq!(parsed.message.reasoning_content, format!("let me look {call} ok"));
+    assert!(parsed.message.tool_calls.is_empty());
+
+    // Without its closer the call is reasoning text.
+    let unclosed = call.replace("\n</tool_call>", "");
+    let output = format!("<think>a {unclosed} b</think>done");
+    let parsed = every_chunking(glm, in_reasoning(CallsInReasoning::Call), &output);
+    assert_eq!(parsed.message.reasoning_content, format!("a {unclosed} b"));
+    assert!(parsed.message.tool_calls.is_empty());
 }
 
 #[test]
