@@ -77,3 +77,7 @@ pub const ARGS_PYTHON: Tag = Tag(26);
 /// bare JSON call or a lone closer (`[TOOL_CALLS]`, `</tool_call>`): content
 /// with a diagnostic, or left out, as the policy says (`foreign_markers`).
 pub const FOREIGN: Tag = Tag(27);
+/// A tool section written inside a reasoning block, read as calls
+/// (`calls_in_reasoning: call` or `both`; contains `CALL`s): out of the
+/// reasoning text, or in it too, as the policy says.
+pub const REASONING_CALLS: Tag = Tag(28);

@@ -4,8 +4,8 @@
 //! On the shipped hermes-think template (JSON calls in `<tool_call>`).
 
 use chat_autoparser::parser::{
-    CallsInReasoning, DiagnosticKind, MalformedSection, Parsed, TextAfterCalls, TextOutsideChannels, UnclosedCall,
-    UnknownTool,
+    CallsInReasoning, DiagnosticKind, MalformedSection, Parsed, TextAfterCalls,
+    TextOutsideChannels, UnclosedCall, UnknownTool,
 };
 use chat_autoparser::{Options, OutputParser, ParserConfig, Policy, ToolChoice};
 
@@ -201,7 +201,11 @@ fn every_chunking(parser: impl Fn(Policy) -> OutputParser, policy: Policy, outpu
             }
             stream.finish();
             assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
-            assert_eq!(stream.diagnostics(), batch.diagnostics, "{size}: {output:?}");
+            assert_eq!(
+                stream.diagnostics(),
+                batch.diagnostics,
+                "{size}: {output:?}"
+            );
         }
     }
     report_and_stream(&parser(policy), output)
@@ -276,7 +280,11 @@ fn calls_in_reasoning_come_in_order_with_the_calls_after_it() {
     let cities: Vec<&str> = calls(&parsed).iter().map(|c| c.1).collect();
     assert_eq!(
         cities,
-        [r#"{"city": "Paris"}"#, r#"{"city": "Rome"}"#, r#"{"city": "Oslo"}"#]
+        [
+            r#"{"city": "Paris"}"#,
+            r#"{"city": "Rome"}"#,
+            r#"{"city": "Oslo"}"#
+        ]
     );
     assert_eq!(parsed.message.reasoning_content, "a  b");
     assert_eq!(parsed.message.content, None);
@@ -338,13 +346,19 @@ fn an_unknown_tool_in_reasoning_follows_unknown_tool() {
     assert_eq!(parsed.message.reasoning_content, format!("a {call} b"));
     assert!(parsed.message.tool_calls.is_empty());
     assert_eq!(kinds(&parsed), [DiagnosticKind::UnknownTool]);
-    assert_eq!(parsed.diagnostics[0].offset, output.find("<tool_call>").unwrap());
+    assert_eq!(
+        parsed.diagnostics[0].offset,
+        output.find("<tool_call>").unwrap()
+    );
     let parsed = every_chunking(parser, p.with_unknown_tool(UnknownTool::Call), &output);
     assert_eq!(parsed.message.reasoning_content, "a  b");
     assert_eq!(calls(&parsed), [("get_time", r#"{"city": "Paris"}"#)]);
     assert_eq!(
         kinds(&parsed),
-        [DiagnosticKind::UnknownToolCall, DiagnosticKind::CallInReasoning]
+        [
+            DiagnosticKind::UnknownToolCall,
+            DiagnosticKind::CallInReasoning
+        ]
     );
 }
 
@@ -364,15 +378,27 @@ fn a_tagged_argument_call_in_reasoning_under_each_choice() {
     assert_eq!(parsed.message.reasoning_content, "let me look  ok");
     assert_eq!(parsed.message.content.as_deref(), Some("done"));
     assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
-    assert_eq!(named(&parsed, DiagnosticKind::CallInReasoning, &output), [call]);
+    assert_eq!(
+        named(&parsed, DiagnosticKind::CallInReasoning, &output),
+        [call]
+    );
 
     let parsed = every_chunking(glm, in_reasoning(CallsInReasoning::Both), &output);
-    assert_eq!(parsed.message.reasoning_content, format!("let me look {call} ok"));
+    assert_eq!(
+        parsed.message.reasoning_content,
+        format!("let me look {call} ok")
+    );
     assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
-    assert_eq!(named(&parsed, DiagnosticKind::CallInReasoning, &output), [call]);
+    assert_eq!(
+        named(&parsed, DiagnosticKind::CallInReasoning, &output),
+        [call]
+    );
 
     let parsed = every_chunking(glm, Policy::lossless(), &output);
-    assert_eq!(parsed.message.reasoning_content, format!("let me look {call} ok"));
+    assert_eq!(
+        parsed.message.reasoning_content,
+        format!("let me look {call} ok")
+    );
     assert!(parsed.message.tool_calls.is_empty());
 
     // Without its closer the call is reasoning text.

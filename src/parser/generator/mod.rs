@@ -92,6 +92,9 @@ pub struct Plan<'a> {
     pub any_name: bool,
     /// The tool formats the output may hold (the protocol's).
     pub formats: &'a [ToolFormat],
+    /// A complete tool section written inside a reasoning block is read as
+    /// calls (`calls_in_reasoning: call` or `both`; see `reasoning`).
+    pub calls_in_reasoning: bool,
 }
 
 /// Code fences a model wraps JSON content in, longest first.
