@@ -591,3 +591,87 @@ fn a_foreign_wrapper_around_a_json_list_of_calls() {
     assert_eq!(left.message.content, None);
     assert_eq!(dropped(&left, &output), ["<tool_call>", "</tool_call>"]);
 }
+
+/// A call whose arguments are a JSON string that holds no JSON is
+/// withdrawn (as anywhere); inside reasoning its text stays reasoning.
+#[test]
+fn a_withdrawn_call_in_reasoning_stays_reasoning() {
+    let call = THOUGHT_CALL.replace(r#"{"city": "Paris"}"#, r#""oops""#);
+    let output = format!("<think>a {call} b</think>done");
+    for choice in [CallsInReasoning::Call, CallsInReasoning::Both] {
+        let parsed = every_chunking(parser, in_reasoning(choice), &output);
+        assert_eq!(parsed.message.reasoning_content, format!("a {call} b"));
+        assert_eq!(parsed.message.content.as_deref(), Some("done"));
+        assert!(parsed.message.tool_calls.is_empty());
+        assert_eq!(kinds(&parsed), [DiagnosticKind::WithdrawnToolCall]);
+    }
+}
+
+/// A member the format does not have, in a call read out of reasoning, is
+/// reasoning text where it stands (not content, not lost).
+#[test]
+fn an_unknown_member_of_a_call_in_reasoning_stays_reasoning() {
+    let call = THOUGHT_CALL.replace("}}", r#"}, "note": "x"}"#);
+    let output = format!("<think>a {call} b</think>done");
+    let parsed = every_chunking(parser, in_reasoning(CallsInReasoning::Call), &output);
+    assert_eq!(parsed.message.reasoning_content, r#"a "note": "x" b"#);
+    assert_eq!(parsed.message.content.as_deref(), Some("done"));
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    assert_eq!(
+        kinds(&parsed),
+        [DiagnosticKind::UnknownMember, DiagnosticKind::CallInReasoning]
+    );
+}
+
+/// A corpus template's parser for the weather tool; `None` when the corpus
+/// is absent.
+fn corpus(name: &str, thinking: bool) -> Option<impl Fn(Policy) -> OutputParser> {
+    let analysis = crate::common::corpus_template(name)?.analyze().unwrap();
+    Some(move |policy| {
+        let options = Options::default()
+            .with_tools(weather_tools())
+            .with_enable_thinking(Some(thinking));
+        let config = ParserConfig::from(options).with_policy(policy);
+        analysis.parser(&config).unwrap()
+    })
+}
+
+/// The block the prompt opened (QwQ's `<think>\n` with thinking on) reads
+/// calls as a block the model opens does.
+#[test]
+fn a_call_in_the_block_the_prompt_opened() {
+    let Some(qwq) = corpus("Qwen-QwQ-32B", true) else {
+        return;
+    };
+    let output = format!("let me look {THOUGHT_CALL} ok</think>done");
+    let parsed = every_chunking(&qwq, in_reasoning(CallsInReasoning::Call), &output);
+    assert_eq!(parsed.message.reasoning_content, "let me look  ok");
+    assert_eq!(parsed.message.content.as_deref(), Some("done"));
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    let read = named(&parsed, DiagnosticKind::CallInReasoning, &output);
+    assert_eq!(read, [THOUGHT_CALL]);
+}
+
+/// A format whose section has markers of its own around its calls
+/// (Kimi-K2): the whole section is read out of the reasoning, and without
+/// its closer it is reasoning text.
+#[test]
+fn a_section_with_its_own_markers_in_reasoning() {
+    let Some(kimi) = corpus("Kimi-K2-Thinking", true) else {
+        return;
+    };
+    let call = "<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|>";
+    let section = format!("<|tool_calls_section_begin|>{call}<|tool_calls_section_end|>");
+    let output = format!("<think>look {section} ok</think>done");
+    let parsed = every_chunking(&kimi, in_reasoning(CallsInReasoning::Call), &output);
+    assert_eq!(parsed.message.reasoning_content, "look  ok");
+    assert_eq!(parsed.message.content.as_deref(), Some("done"));
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    let read = named(&parsed, DiagnosticKind::CallInReasoning, &output);
+    assert_eq!(read, [section.as_str()]);
+
+    let unclosed = format!("<think>look <|tool_calls_section_begin|>{call} ok</think>done");
+    let parsed = every_chunking(&kimi, in_reasoning(CallsInReasoning::Call), &unclosed);
+    assert!(parsed.message.tool_calls.is_empty());
+    assert!(parsed.message.reasoning_content.contains(call));
+}
