@@ -30,8 +30,8 @@ pub enum DiagnosticKind {
     /// A tool call broke after its name; its rest is content.
     BrokenToolCall,
     /// A call whose arguments did not complete as JSON: the final message
-    /// leaves it out and its whole text is content (a stream sent its
-    /// deltas already).
+    /// leaves it out and its whole text is content, or reasoning inside a
+    /// reasoning block (a stream sent its deltas already).
     WithdrawnToolCall,
     /// A call whose text grew past 4 MiB while open (`LONGEST_CALL`): it is
     /// withdrawn at once, and its whole text is content (a stream sent its
@@ -47,7 +47,7 @@ pub enum DiagnosticKind {
     /// A second (third...) call while `parallel_tool_calls` is false.
     ExtraToolCall,
     /// A call names a function the request does not have; its text is
-    /// content.
+    /// content (reasoning text, inside a reasoning block).
     UnknownTool,
     /// A section header whose label holds a word the template never writes
     /// (`<|channel|>notes<|message|>`): the header is content, verbatim.

@@ -619,7 +619,10 @@ fn an_unknown_member_of_a_call_in_reasoning_stays_reasoning() {
     assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
     assert_eq!(
         kinds(&parsed),
-        [DiagnosticKind::UnknownMember, DiagnosticKind::CallInReasoning]
+        [
+            DiagnosticKind::UnknownMember,
+            DiagnosticKind::CallInReasoning
+        ]
     );
 }
 

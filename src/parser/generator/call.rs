@@ -15,6 +15,9 @@
 //!   in one call wrapper; several calls may share one wrapper when the
 //!   call's end is the arguments' close and a special token.
 //!
+//! - A strict grammar ([`ToolGrammar::strict`]) has no `recover`: a call
+//!   the model broke fails, for a caller that reads only whole calls.
+//!
 //! Invariant: a call is captured `CALL` whole only from its head on; a
 //! call that fails before that consumes nothing.
 

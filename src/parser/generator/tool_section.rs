@@ -15,7 +15,9 @@
 //!   withdrawn by the decoder goes back to content with it.
 //!
 //! Invariant: everything after a section's first call is optional (the
-//! call committed), so a section never fails once its first call has.
+//! call committed), so a section never fails once its first call has;
+//! but for a strict grammar's ([`ToolGrammar::strict`]), which is tried in
+//! a lookahead first.
 
 use super::foreign::foreign_markers;
 use super::names::{known_name, known_name_alternatives, spaced_names};
