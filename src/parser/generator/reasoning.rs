@@ -236,28 +236,47 @@ fn reasoning_body(end: &Marker, inside: &Inside<'_>, headers: &[String]) -> Expr
             stops.push(rest.to_string());
         }
         let closes_later = and(seq([until(end.delimiters()), end.expr_exact_head()]));
-        let past = match &cut {
-            Some(token) => choice([and(lit(token)), closes_later]),
-            None => closes_later,
-        };
-        // Past a stop the block goes on: a tool section read as calls, or
-        // one more character of text.
-        let step = match inside.calls {
+        // Past a stop the block goes on (`past` holds): a tool section read
+        // as calls (when the block goes on past it too: `read_past`), or one
+        // more character of text.
+        let step = |read_past: Expr, past: Expr| match inside.calls {
             Some(calls) => choice([
-                calls.read(past.clone()),
+                calls.read(read_past),
                 seq([past, calls.unknown_mark(), any_char()]),
             ]),
             None => seq([past, any_char()]),
         };
-        seq([
-            until(stops.clone()),
-            star(seq([
-                not(close.clone()),
-                not(cut_close.clone().unwrap_or_else(chat_autoparser_peg::fail)),
-                step,
-                until(stops),
-            ])),
-        ])
+        match &cut {
+            // Once the block is seen to close ahead, every stop before that
+            // end marker is inside the block: the look ahead is made once
+            // per block (and per section read), not once per stop, so the
+            // text costs time linear in its length.
+            // A section read may hold the end marker: past it the block is
+            // seen to close again.
+            None => seq([
+                until(stops.clone()),
+                opt(seq([
+                    and(seq([not(close.clone()), closes_later.clone()])),
+                    star(seq([
+                        not(close.clone()),
+                        step(closes_later, empty()),
+                        until(stops),
+                    ])),
+                ])),
+            ]),
+            Some(token) => {
+                let past = choice([and(lit(token)), closes_later]);
+                seq([
+                    until(stops.clone()),
+                    star(seq([
+                        not(close.clone()),
+                        not(cut_close.clone().unwrap_or_else(chat_autoparser_peg::fail)),
+                        step(past.clone(), past),
+                        until(stops),
+                    ])),
+                ])
+            }
+        }
     };
     let closing = match cut_close {
         Some(cut_close) => choice([close, cut_close]),
