@@ -678,3 +678,20 @@ fn a_section_with_its_own_markers_in_reasoning() {
     assert!(parsed.message.tool_calls.is_empty());
     assert!(parsed.message.reasoning_content.contains(call));
 }
+
+/// A reasoning block full of call markers that open no call (a model
+/// writing about `<tool_call>`) is read in time linear in its length, under
+/// each choice: the block looks for its end marker once, not at every
+/// marker (which took minutes for this output in a debug build).
+#[test]
+fn call_markers_in_reasoning_cost_linear_time() {
+    let output = format!("<think>{}</think>done", "<tool_call> x ".repeat(10_000));
+    for choice in [CallsInReasoning::Reasoning, CallsInReasoning::Call] {
+        let started = std::time::Instant::now();
+        let parsed = parser(in_reasoning(choice)).parse_report(&output, false);
+        let took = started.elapsed();
+        assert_eq!(parsed.message.content.as_deref(), Some("done"));
+        assert!(parsed.message.tool_calls.is_empty());
+        assert!(took.as_secs() < 10, "{choice:?}: {took:?}");
+    }
+}
