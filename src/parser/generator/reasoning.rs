@@ -236,46 +236,16 @@ fn reasoning_body(end: &Marker, inside: &Inside<'_>, headers: &[String]) -> Expr
             stops.push(rest.to_string());
         }
         let closes_later = and(seq([until(end.delimiters()), end.expr_exact_head()]));
-        // Past a stop the block goes on (`past` holds): a tool section read
-        // as calls (when the block goes on past it too: `read_past`), or one
-        // more character of text.
-        let step = |read_past: Expr, past: Expr| match inside.calls {
-            Some(calls) => choice([
-                calls.read(read_past),
-                seq([past, calls.unknown_mark(), any_char()]),
-            ]),
-            None => seq([past, any_char()]),
+        let stopped = Stopped {
+            stops,
+            close: close.clone(),
+            calls: inside.calls,
         };
-        match &cut {
-            // Once the block is seen to close ahead, every stop before that
-            // end marker is inside the block: the look ahead is made once
-            // per block (and per section read), not once per stop, so the
-            // text costs time linear in its length.
-            // A section read may hold the end marker: past it the block is
-            // seen to close again.
-            None => seq([
-                until(stops.clone()),
-                opt(seq([
-                    and(seq([not(close.clone()), closes_later.clone()])),
-                    star(seq([
-                        not(close.clone()),
-                        step(closes_later, empty()),
-                        until(stops),
-                    ])),
-                ])),
-            ]),
-            Some(token) => {
-                let past = choice([and(lit(token)), closes_later]);
-                seq([
-                    until(stops.clone()),
-                    star(seq([
-                        not(close.clone()),
-                        not(cut_close.clone().unwrap_or_else(chat_autoparser_peg::fail)),
-                        step(past.clone(), past),
-                        until(stops),
-                    ])),
-                ])
+        match (&cut, &cut_close) {
+            (Some(token), Some(cut_close)) => {
+                stopped.each_stop_looks(choice([and(lit(token)), closes_later]), cut_close)
             }
+            _ => stopped.looks_once(closes_later),
         }
     };
     let closing = match cut_close {
@@ -283,6 +253,66 @@ fn reasoning_body(end: &Marker, inside: &Inside<'_>, headers: &[String]) -> Expr
         None => close,
     };
     seq([cap(REASONING, text), opt(closing)])
+}
+
+/// Reasoning text that stops where a tool section may start (`stops`, the
+/// end marker's delimiters among them): past such a stop the block goes on
+/// only when it closes later (or, for an end marker of several tokens, at
+/// its cut first token).
+struct Stopped<'a> {
+    stops: Vec<String>,
+    close: Expr,
+    calls: Option<&'a ThoughtCalls>,
+}
+
+impl Stopped<'_> {
+    /// Past a stop where the block goes on (`past` holds): a tool section
+    /// read as calls (when the block goes on past it too: `read_past`), or
+    /// one more character of text.
+    fn step(&self, read_past: Expr, past: Expr) -> Expr {
+        match self.calls {
+            Some(calls) => choice([
+                calls.read(read_past),
+                seq([past, calls.unknown_mark(), any_char()]),
+            ]),
+            None => seq([past, any_char()]),
+        }
+    }
+
+    /// For an end marker of one token (`closes_later`: it is ahead): once
+    /// the block is seen to close ahead, every stop before that end marker
+    /// is inside the block, so the look ahead is made once per block (and
+    /// once past each section read, which may hold the end marker), not at
+    /// every stop: the text costs time linear in its length.
+    fn looks_once(self, closes_later: Expr) -> Expr {
+        let close = self.close.clone();
+        seq([
+            until(self.stops.clone()),
+            opt(seq([
+                and(seq([not(close.clone()), closes_later.clone()])),
+                star(seq([
+                    not(close),
+                    self.step(closes_later, empty()),
+                    until(self.stops.clone()),
+                ])),
+            ])),
+        ])
+    }
+
+    /// For an end marker of several tokens, whose first token alone may
+    /// close the block (`cut_close`) or be text: `past` is looked for at
+    /// every stop.
+    fn each_stop_looks(self, past: Expr, cut_close: &Expr) -> Expr {
+        seq([
+            until(self.stops.clone()),
+            star(seq([
+                not(self.close.clone()),
+                not(cut_close.clone()),
+                self.step(past.clone(), past),
+                until(self.stops.clone()),
+            ])),
+        ])
+    }
 }
 
 /// The opening markers of the turn's section headers (`<|channel|>`).
