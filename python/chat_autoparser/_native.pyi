@@ -49,7 +49,7 @@ class Delta(TypedDict, total=False):
 class Diagnostic(TypedDict):
     kind: str  # "broken_tool_call", "withdrawn_tool_call", "oversized_tool_call", "unknown_member", "extra_tool_call",
     # "unknown_tool", "unknown_label", "unparsed", "dropped", "salvaged_tool_call", "unknown_tool_call",
-    # "foreign_marker", "stray_marker"
+    # "foreign_marker", "stray_marker", "call_in_reasoning"
     offset: int  # byte offset in the output
 
 class Trigger(TypedDict):

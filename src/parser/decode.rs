@@ -21,6 +21,14 @@
 //!   still show a call whose arguments are incomplete;
 //! - a call whose text passes [`LONGEST_CALL`] while open is withdrawn at
 //!   once, and its text is content (see [`Decoder::outgrows`]);
+//! - a tool section read inside a reasoning block (`REASONING_CALLS`,
+//!   `calls_in_reasoning: call` or `both`) holds calls as any section
+//!   does, reported with its range; under `call` the reasoning text it
+//!   encloses leaves out the section's span (the bytes are in the calls),
+//!   but a member the format does not have and the whole of a section with
+//!   a withdrawn call stay reasoning. The spans are known before the
+//!   reasoning text around them comes (the grammar reads such a section
+//!   whole, in one step), so the reasoning is the same at every chunking;
 //! - the output [`Policy`] decides what off-script text becomes: content
 //!   after the first kept call, a call the output ends in (its break opens
 //!   during the finishing step: only the end of the output decides there
@@ -46,7 +54,8 @@ use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::generator::NAMESPACE;
 use super::json_check;
 use super::policy::{
-    ForeignMarkers, MalformedSection, Policy, TextAfterCalls, UnclosedCall, UnknownTool,
+    CallsInReasoning, ForeignMarkers, MalformedSection, Policy, TextAfterCalls, UnclosedCall,
+    UnknownTool,
 };
 use super::schema::{ArgType, ToolSchemas};
 use super::sink::{Field, Sink};
@@ -57,7 +66,7 @@ use crate::protocol::Notation;
 /// has no arm for them): their text comes through `Text` events only, so
 /// the stream lets the engine drop the output behind them while they are
 /// open (`peg::Stream::text_only`). A tag added to `close` leaves this list.
-pub const TEXT_ONLY: [Tag; 4] = [REASONING, CONTENT, ARGS, BROKEN];
+pub const TEXT_ONLY: [Tag; 5] = [REASONING, CONTENT, ARGS, BROKEN, REASONING_CALLS];
 
 /// The tags of a tagged argument's value.
 const VALUES: [Tag; 4] = [ARG_STRING, ARG_JSON, ARG_NOTATION, ARG_ELEMENTS];
@@ -122,6 +131,39 @@ pub struct Decoder {
     /// text after an opener no call followed. Own closers after it are
     /// that text's, not stray (`STRAY`).
     call_text_in_content: bool,
+    /// The tool section open inside a reasoning block.
+    thought: Option<ThoughtSection>,
+    /// Output spans the open reasoning block's text leaves out: its
+    /// sections read as calls (`calls_in_reasoning: call`), in order.
+    thought_skips: Vec<(usize, usize)>,
+}
+
+/// A tool section inside a reasoning block (`REASONING_CALLS`).
+#[derive(Debug, Default)]
+struct ThoughtSection {
+    start: usize,
+    /// A call of it was kept.
+    kept: bool,
+    /// A call of it was withdrawn: all its text stays reasoning.
+    withdrawn: bool,
+    /// Spans of text its calls hold that the format does not have
+    /// (`EXTRA`): reasoning text, in order.
+    extra: Vec<(usize, usize)>,
+}
+
+impl ThoughtSection {
+    /// The section's span up to `end`, less its extra text.
+    fn spans(&self, end: usize) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut at = self.start;
+        for &(from, to) in &self.extra {
+            out.push((at, from));
+            at = to;
+        }
+        out.push((at, end));
+        out.retain(|(from, to)| from < to);
+        out
+    }
 }
 
 /// The call being decoded.
@@ -154,6 +196,8 @@ struct Call {
     unclosed: bool,
     /// Kept with its arguments as written, JSON or not (`salvage`).
     salvaged: bool,
+    /// Read inside a reasoning block: a broken one stays reasoning text.
+    in_reasoning: bool,
     /// Its text is left out, not content (a policy's `drop`).
     dropped: bool,
     /// Members the format does not have (`EXTRA`), content once the call
@@ -258,6 +302,8 @@ impl Decoder {
             drop_chain: None,
             in_channel: None,
             call_text_in_content: false,
+            thought: None,
+            thought_skips: Vec::new(),
         }
     }
 
@@ -373,7 +419,12 @@ impl Decoder {
     /// has an event past it), so a stream and a batch parse withdraw the
     /// same calls, with the same text.
     pub fn outgrows(&self, event: &Event) -> Option<(usize, usize)> {
-        let call = self.call.as_ref().filter(|c| c.oversized.is_none())?;
+        // A call inside reasoning is held whole by the lookahead that read
+        // it (`reasoning`): withdrawing it would save nothing.
+        let call = self
+            .call
+            .as_ref()
+            .filter(|c| c.oversized.is_none() && !c.in_reasoning)?;
         let at = match *event {
             Event::Open { start, .. } => start,
             Event::Text { end, .. } | Event::Close { end, .. } => end,
@@ -443,7 +494,10 @@ impl Decoder {
     #[inline]
     pub fn more_text(&mut self, tag: Tag, end: usize, text: &str, out: &mut Sink) {
         self.consumed = self.consumed.max(end);
-        self.text(tag, text, out);
+        match tag {
+            REASONING => self.reasoning_text(text, end, out),
+            _ => self.text(tag, text, out),
+        }
     }
 
     /// What more text of the open captures (`tags`, outermost first) does,
@@ -458,6 +512,8 @@ impl Decoder {
                 // A call withdrawn for its length: its text is content.
                 CALL if oversized => Run::Content,
                 _ if oversized => continue,
+                // Its calls' decoding, and the reasoning's spans, are per event.
+                REASONING_CALLS => return None,
                 CONTENT if self.drops_content_text() => Run::Dropped,
                 CONTENT => Run::Content,
                 // As `text` does: a withdrawn call's rest comes with the
@@ -532,8 +588,15 @@ impl Decoder {
                     capture: id,
                     start,
                     lead: std::mem::take(&mut self.lead),
+                    in_reasoning: self.thought.is_some(),
                     ..Call::default()
                 });
+            }
+            REASONING_CALLS => {
+                self.thought = Some(ThoughtSection {
+                    start,
+                    ..ThoughtSection::default()
+                })
             }
             ARG => self.arg = Some(Arg::default()),
             BROKEN => {
@@ -603,7 +666,6 @@ impl Decoder {
             BROKEN if self.call.as_ref().is_some_and(|c| c.dropped) => self.drop_text(text),
             CONTENT if self.drops_content_text() => self.drop_text(text),
             CONTENT | BROKEN => self.output_content(text, out),
-            REASONING => self.reasoning.push(text, |t| out.reasoning(t)),
             ARGS => self.arguments(text, out),
             ARG_STRING if self.arg.as_ref().is_some_and(|a| a.streaming) => {
                 let mut escaped = std::mem::take(&mut self.scratch);
@@ -634,8 +696,10 @@ impl Decoder {
             // inside its markers is the template's, not the model's text.
             REASONING => {
                 self.reasoning = Edges::default();
+                self.thought_skips.clear();
                 self.leave_channel();
             }
+            REASONING_CALLS => self.end_thought_section(),
             ARG_KEY => self.begin_pair(text.trim(), out),
             ARG_STRING => {
                 let piece = match self.arg.as_ref() {
@@ -717,6 +781,9 @@ impl Decoder {
             CLOSE_NAME if self.arg.as_ref().map(|a| a.key.as_str()) != Some(text.trim()) => {
                 self.extra(text)
             }
+            // A section inside reasoning: its framing is reasoning text, or
+            // left out of it with the section.
+            SECTION_OPEN | FRAME if self.thought.is_some() => {}
             SECTION_OPEN | FRAME if self.after_dropped => self.drop_text(text),
             SECTION_OPEN | FRAME if self.after_withdrawn => self.output_content(text, out),
             SECTION_OPEN => self.lead.push_str(text),
@@ -760,6 +827,14 @@ impl Decoder {
     /// the format does not have: content once the call is kept.
     fn extra(&mut self, text: &str) {
         let at = self.consumed.saturating_sub(text.len());
+        if let Some(section) = self.thought.as_mut() {
+            // Inside reasoning it is reasoning text, where it stands.
+            section.extra.push((at, self.consumed));
+            if let Some(call) = self.call.as_mut() {
+                call.extra_at.push(at);
+            }
+            return;
+        }
         if let Some(call) = self.call.as_mut() {
             if !call.extra.is_empty() {
                 call.extra.push(' ');
@@ -842,40 +917,122 @@ impl Decoder {
     /// The call closes; `text` is all of it.
     fn end_call(&mut self, text: &str, out: &mut Sink) {
         let complete = self.arguments_complete(out);
-        if let Some(mut call) = self.call.take() {
+        if let Some(call) = self.call.take() {
             let broken = call.withdrawn || call.cut_value || !complete;
-            if broken && !call.unclosed && !call.withdrawn {
-                // Broken at its close (arguments that are not JSON, a
-                // value the output cut): the malformed-section policy.
-                match self.policy.malformed_section {
-                    MalformedSection::Content => {}
-                    MalformedSection::Drop => call.dropped = true,
-                    MalformedSection::Salvage => call.salvaged = true,
-                }
-            }
-            if call.salvaged {
-                self.diagnostics.push(Diagnostic::new(
-                    DiagnosticKind::SalvagedToolCall,
-                    call.start,
-                ));
-                self.after_withdrawn = false;
-                self.after_dropped = false;
-                self.after_calls = true;
-            } else if broken && call.dropped {
-                self.discard(call, out);
-            } else if broken {
-                self.withdraw(call, text, out);
-            } else {
-                if let Some(c) = closing(&call) {
-                    out.arguments(call.index, c);
-                }
-                self.call = Some(call);
-                self.keep_extra(out);
-                self.call = None;
-                self.after_calls = true;
+            match call.in_reasoning {
+                true => self.end_thought_call(call, broken, out),
+                false => self.end_output_call(call, broken, text, out),
             }
         }
         self.arg = None;
+    }
+
+    /// A call of the output's own sections closes (`broken`: its arguments
+    /// are not JSON text): kept, salvaged, dropped or withdrawn.
+    fn end_output_call(&mut self, mut call: Call, broken: bool, text: &str, out: &mut Sink) {
+        if broken && !call.unclosed && !call.withdrawn {
+            // Broken at its close (arguments that are not JSON, a
+            // value the output cut): the malformed-section policy.
+            match self.policy.malformed_section {
+                MalformedSection::Content => {}
+                MalformedSection::Drop => call.dropped = true,
+                MalformedSection::Salvage => call.salvaged = true,
+            }
+        }
+        if call.salvaged {
+            self.diagnostics.push(Diagnostic::new(
+                DiagnosticKind::SalvagedToolCall,
+                call.start,
+            ));
+            self.after_withdrawn = false;
+            self.after_dropped = false;
+            self.after_calls = true;
+        } else if broken && call.dropped {
+            self.discard(call, out);
+        } else if broken {
+            self.withdraw(call, text, out);
+        } else {
+            self.keep(call, out);
+        }
+    }
+
+    /// `call` closed whole: its arguments' closing, and its extra members.
+    fn keep(&mut self, call: Call, out: &mut Sink) {
+        if let Some(c) = closing(&call) {
+            out.arguments(call.index, c);
+        }
+        self.call = Some(call);
+        self.keep_extra(out);
+        self.call = None;
+        self.after_calls = true;
+    }
+
+    /// A call read inside a reasoning block closes. Kept, or withdrawn when
+    /// its arguments are not JSON text: then its section's text is all
+    /// reasoning (no policy for broken calls applies: the text stays where
+    /// the model wrote it).
+    fn end_thought_call(&mut self, call: Call, broken: bool, out: &mut Sink) {
+        if !broken {
+            self.keep(call, out);
+            if let Some(section) = self.thought.as_mut() {
+                section.kept = true;
+            }
+            return;
+        }
+        self.diagnostics.push(Diagnostic::new(
+            DiagnosticKind::WithdrawnToolCall,
+            call.start,
+        ));
+        if call.name.is_some() {
+            out.withdraw(call.index);
+            self.withdrawn.push(call.index);
+        }
+        if let Some(section) = self.thought.as_mut() {
+            section.withdrawn = true;
+        }
+    }
+
+    /// A tool section inside a reasoning block closes where the decoder is:
+    /// reported when it held a kept call, and under `call` left out of the
+    /// reasoning text unless a call of it was withdrawn.
+    fn end_thought_section(&mut self) {
+        let Some(section) = self.thought.take() else {
+            return;
+        };
+        if !section.kept {
+            return;
+        }
+        self.diagnostics.push(Diagnostic::range(
+            DiagnosticKind::CallInReasoning,
+            section.start,
+            self.consumed,
+        ));
+        if self.policy.calls_in_reasoning == CallsInReasoning::Call && !section.withdrawn {
+            self.thought_skips.extend(section.spans(self.consumed));
+        }
+    }
+
+    /// Reasoning text that ends at `end`, less the spans of sections read
+    /// out of it ([`Decoder::thought_skips`]).
+    fn reasoning_text(&mut self, text: &str, end: usize, out: &mut Sink) {
+        if self.thought_skips.is_empty() {
+            return self.reasoning.push(text, |t| out.reasoning(t));
+        }
+        let start = end.saturating_sub(text.len());
+        let mut at = start;
+        let mut kept = String::new();
+        for &(from, to) in &self.thought_skips {
+            if to <= at || from >= end {
+                continue;
+            }
+            kept.push_str(
+                text.get(at - start..from.max(at) - start)
+                    .unwrap_or_default(),
+            );
+            at = to.min(end);
+        }
+        kept.push_str(text.get(at - start..).unwrap_or_default());
+        self.reasoning.push(&kept, |t| out.reasoning(t));
     }
 
     /// The current call is kept: the members it had that the format does

@@ -17,7 +17,7 @@ pub struct Diagnostic {
     /// Byte offset in the output where it starts.
     pub offset: usize,
     /// Where the text it concerns ends, when it names a range (`Dropped`,
-    /// `ForeignMarker`, `StrayMarker`).
+    /// `ForeignMarker`, `StrayMarker`, `CallInReasoning`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<usize>,
 }
@@ -30,8 +30,8 @@ pub enum DiagnosticKind {
     /// A tool call broke after its name; its rest is content.
     BrokenToolCall,
     /// A call whose arguments did not complete as JSON: the final message
-    /// leaves it out and its whole text is content (a stream sent its
-    /// deltas already).
+    /// leaves it out and its whole text is content, or reasoning inside a
+    /// reasoning block (a stream sent its deltas already).
     WithdrawnToolCall,
     /// A call whose text grew past 4 MiB while open (`LONGEST_CALL`): it is
     /// withdrawn at once, and its whole text is content (a stream sent its
@@ -47,7 +47,7 @@ pub enum DiagnosticKind {
     /// A second (third...) call while `parallel_tool_calls` is false.
     ExtraToolCall,
     /// A call names a function the request does not have; its text is
-    /// content.
+    /// content (reasoning text, inside a reasoning block).
     UnknownTool,
     /// A section header whose label holds a word the template never writes
     /// (`<|channel|>notes<|message|>`): the header is content, verbatim.
@@ -75,6 +75,11 @@ pub enum DiagnosticKind {
     /// section's tokens around text that is no call): scaffolding, left out
     /// of the content under every policy.
     StrayMarker,
+    /// A tool section written inside a reasoning block (`offset..end`: its
+    /// text), read as calls (`calls_in_reasoning: call` or `both`): under
+    /// `call` its text is out of the reasoning (it is in the calls), under
+    /// `both` it stays there too.
+    CallInReasoning,
 }
 
 impl Diagnostic {
@@ -125,6 +130,7 @@ impl fmt::Display for Diagnostic {
             DiagnosticKind::StrayMarker => {
                 "the template's own call marker where it opens or closes nothing, left out of the content"
             }
+            DiagnosticKind::CallInReasoning => "tool call inside reasoning, read as a call",
         };
         match self.end {
             Some(end) => write!(f, "{what} at bytes {}..{end}", self.offset),

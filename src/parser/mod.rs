@@ -230,7 +230,6 @@ impl OutputParser {
     /// options; `config` adds only how to report (reasoning, prefill, ids,
     /// policy).
     pub fn from_protocol(protocol: &Protocol, config: &ParserConfig) -> Result<OutputParser> {
-        config.policy.check_supported()?;
         protocol.check_tools()?;
         let mut start = protocol.start;
         let parse_tools = protocol.tools.is_some();
@@ -260,6 +259,7 @@ impl OutputParser {
             names: &names,
             any_name: config.policy.unknown_tool == UnknownTool::Call,
             formats,
+            calls_in_reasoning: config.policy.calls_in_reasoning != CallsInReasoning::Reasoning,
         };
         let grammar = generator::grammar(protocol, plan).special_tokens(&config.special_tokens);
         let program = grammar.compile().map_err(|e| {

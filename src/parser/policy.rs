@@ -16,7 +16,6 @@
 //! never appears under [`Policy::lossless`]; each decision depends on the
 //! events alone, so streaming equals batch under every policy.
 
-use crate::error::{Error, ErrorKind, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -191,19 +190,6 @@ impl Policy {
             // Neither engine returns another format's markers as content.
             foreign_markers: ForeignMarkers::Drop,
         }
-    }
-
-    /// Refuses the choices the parser does not implement yet (calls read
-    /// inside reasoning), rather than ignoring them quietly.
-    pub fn check_supported(&self) -> Result<()> {
-        let missing = match self.calls_in_reasoning {
-            CallsInReasoning::Call | CallsInReasoning::Both => "calls_in_reasoning",
-            CallsInReasoning::Reasoning => return Ok(()),
-        };
-        Err(Error::new(
-            ErrorKind::Input,
-            format!("the {missing} policy supports only its default value so far"),
-        ))
     }
 
     /// The preset named `name` (`lossless` or `compatible`).

@@ -85,3 +85,7 @@ pub const STRAY: Tag = Tag(28);
 /// Empty, where a call's own opening marker starts text that is content
 /// (no call follows it): closers after it are that text's.
 pub const CALL_TEXT: Tag = Tag(29);
+/// A tool section written inside a reasoning block, read as calls
+/// (`calls_in_reasoning: call` or `both`; contains `CALL`s): out of the
+/// reasoning text, or in it too, as the policy says.
+pub const REASONING_CALLS: Tag = Tag(30);

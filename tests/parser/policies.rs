@@ -4,8 +4,8 @@
 //! On the shipped hermes-think template (JSON calls in `<tool_call>`).
 
 use chat_autoparser::parser::{
-    DiagnosticKind, MalformedSection, Parsed, TextAfterCalls, TextOutsideChannels, UnclosedCall,
-    UnknownTool,
+    CallsInReasoning, DiagnosticKind, MalformedSection, Parsed, TextAfterCalls,
+    TextOutsideChannels, UnclosedCall, UnknownTool,
 };
 use chat_autoparser::{Options, OutputParser, ParserConfig, Policy, ToolChoice};
 
@@ -182,18 +182,231 @@ fn lossless_never_drops() {
     }
 }
 
+/// `parser` under `policy` and under the same policy over the other
+/// preset, each checked against streams cut at every size from 1 byte to
+/// the whole output: the batch report under `policy`.
+fn every_chunking(parser: impl Fn(Policy) -> OutputParser, policy: Policy, output: &str) -> Parsed {
+    let other = match policy.text_after_calls {
+        TextAfterCalls::Keep => Policy::compatible(),
+        _ => Policy::lossless(),
+    };
+    let other = other.with_calls_in_reasoning(policy.calls_in_reasoning);
+    for p in [other, policy] {
+        let parser = parser(p);
+        let batch = report_and_stream(&parser, output);
+        for size in 1..=output.len() {
+            let mut stream = parser.stream();
+            for piece in chat_autoparser::parser::char_chunks(output, size) {
+                stream.push(piece);
+            }
+            stream.finish();
+            assert_eq!(stream.message(), batch.message, "{size}: {output:?}");
+            assert_eq!(
+                stream.diagnostics(),
+                batch.diagnostics,
+                "{size}: {output:?}"
+            );
+        }
+    }
+    report_and_stream(&parser(policy), output)
+}
+
+fn in_reasoning(choice: CallsInReasoning) -> Policy {
+    Policy::lossless().with_calls_in_reasoning(choice)
+}
+
+/// The calls' names and arguments, in order.
+fn calls(parsed: &Parsed) -> Vec<(&str, &str)> {
+    crate::common::streaming::calls(&parsed.message)
+}
+
+const THOUGHT_CALL: &str =
+    "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+
 #[test]
-fn choices_not_built_yet_are_refused() {
-    let (_, analysis) = shipped_template("hermes-think");
-    let mut policy = Policy::lossless();
-    policy.set("calls_in_reasoning", "call").unwrap();
-    let err = analysis
-        .parser(&ParserConfig::default().with_policy(policy))
-        .unwrap_err();
+fn a_call_in_reasoning_stays_reasoning_by_default() {
+    let output = format!("<think>let me look {THOUGHT_CALL} ok</think>done");
+    for p in [Policy::lossless(), Policy::compatible()] {
+        let parsed = every_chunking(parser, p, &output);
+        let reasoning = format!("let me look {THOUGHT_CALL} ok");
+        assert_eq!(parsed.message.reasoning_content, reasoning);
+        assert_eq!(parsed.message.content.as_deref(), Some("done"));
+        assert!(parsed.message.tool_calls.is_empty());
+        assert!(parsed.diagnostics.is_empty(), "{parsed:?}");
+    }
+}
+
+#[test]
+fn a_call_in_reasoning_is_taken_out_of_it_under_call() {
+    let output = format!("<think>let me look {THOUGHT_CALL} ok</think>done");
+    let parsed = every_chunking(parser, in_reasoning(CallsInReasoning::Call), &output);
+    // The bytes on both sides of the call, as written.
+    assert_eq!(parsed.message.reasoning_content, "let me look  ok");
+    assert_eq!(parsed.message.content.as_deref(), Some("done"));
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    assert_eq!(kinds(&parsed), [DiagnosticKind::CallInReasoning]);
     assert_eq!(
-        err.to_string(),
-        "input error: the calls_in_reasoning policy supports only its default value so far"
+        named(&parsed, DiagnosticKind::CallInReasoning, &output),
+        [THOUGHT_CALL]
     );
+}
+
+#[test]
+fn a_call_in_reasoning_is_read_and_kept_there_under_both() {
+    let output = format!("<think>let me look {THOUGHT_CALL} ok</think>done");
+    let parsed = every_chunking(parser, in_reasoning(CallsInReasoning::Both), &output);
+    assert_eq!(
+        parsed.message.reasoning_content,
+        format!("let me look {THOUGHT_CALL} ok")
+    );
+    assert_eq!(parsed.message.content.as_deref(), Some("done"));
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    assert_eq!(
+        named(&parsed, DiagnosticKind::CallInReasoning, &output),
+        [THOUGHT_CALL]
+    );
+}
+
+#[test]
+fn calls_in_reasoning_come_in_order_with_the_calls_after_it() {
+    let call = |city: &str| THOUGHT_CALL.replace("Paris", city);
+    let output = format!(
+        "<think>a {} b\n{}</think>\n{}",
+        call("Paris"),
+        call("Rome"),
+        call("Oslo")
+    );
+    let parsed = every_chunking(parser, in_reasoning(CallsInReasoning::Call), &output);
+    let cities: Vec<&str> = calls(&parsed).iter().map(|c| c.1).collect();
+    assert_eq!(
+        cities,
+        [
+            r#"{"city": "Paris"}"#,
+            r#"{"city": "Rome"}"#,
+            r#"{"city": "Oslo"}"#
+        ]
+    );
+    assert_eq!(parsed.message.reasoning_content, "a  b");
+    assert_eq!(parsed.message.content, None);
+    let read = named(&parsed, DiagnosticKind::CallInReasoning, &output);
+    assert_eq!(read, [call("Paris"), call("Rome")]);
+    // Under the compatible preset content after the calls is dropped; the
+    // reasoning around them is not content.
+    let compatible = Policy::compatible().with_calls_in_reasoning(CallsInReasoning::Call);
+    let output = format!("<think>a {} b</think>done", call("Paris"));
+    let parsed = every_chunking(parser, compatible, &output);
+    assert_eq!(parsed.message.reasoning_content, "a  b");
+    assert_eq!(parsed.message.content, None);
+    assert_eq!(dropped(&parsed, &output), ["done"]);
+}
+
+#[test]
+fn a_broken_or_unclosed_call_in_reasoning_stays_reasoning() {
+    for choice in [CallsInReasoning::Call, CallsInReasoning::Both] {
+        for call in [
+            // Arguments that are not JSON.
+            THOUGHT_CALL.replace(r#""Paris""#, "3x"),
+            // No closer before the block ends.
+            THOUGHT_CALL.replace("\n</tool_call>", ""),
+            // Cut inside its arguments.
+            THOUGHT_CALL.replace(r#""Paris"}}"#, r#""Par"#),
+        ] {
+            let output = format!("<think>a {call} b</think>done");
+            let parsed = every_chunking(parser, in_reasoning(choice), &output);
+            assert_eq!(parsed.message.reasoning_content, format!("a {call} b"));
+            assert_eq!(parsed.message.content.as_deref(), Some("done"));
+            assert!(parsed.message.tool_calls.is_empty(), "{output:?}");
+            assert!(parsed.diagnostics.is_empty(), "{output:?}: {parsed:?}");
+        }
+    }
+}
+
+#[test]
+fn a_call_in_a_block_that_never_closes_ends_the_block_under_every_choice() {
+    let output = format!("<think>let me look {THOUGHT_CALL} ok");
+    for choice in [
+        CallsInReasoning::Reasoning,
+        CallsInReasoning::Call,
+        CallsInReasoning::Both,
+    ] {
+        let parsed = every_chunking(parser, in_reasoning(choice), &output);
+        assert_eq!(parsed.message.reasoning_content, "let me look");
+        assert_eq!(parsed.message.content.as_deref(), Some("ok"));
+        assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+        assert!(parsed.diagnostics.is_empty(), "{parsed:?}");
+    }
+}
+
+#[test]
+fn an_unknown_tool_in_reasoning_follows_unknown_tool() {
+    let call = THOUGHT_CALL.replace("get_weather", "get_time");
+    let output = format!("<think>a {call} b</think>done");
+    let p = in_reasoning(CallsInReasoning::Call);
+    let parsed = every_chunking(parser, p, &output);
+    assert_eq!(parsed.message.reasoning_content, format!("a {call} b"));
+    assert!(parsed.message.tool_calls.is_empty());
+    assert_eq!(kinds(&parsed), [DiagnosticKind::UnknownTool]);
+    assert_eq!(
+        parsed.diagnostics[0].offset,
+        output.find("<tool_call>").unwrap()
+    );
+    let parsed = every_chunking(parser, p.with_unknown_tool(UnknownTool::Call), &output);
+    assert_eq!(parsed.message.reasoning_content, "a  b");
+    assert_eq!(calls(&parsed), [("get_time", r#"{"city": "Paris"}"#)]);
+    assert_eq!(
+        kinds(&parsed),
+        [
+            DiagnosticKind::UnknownToolCall,
+            DiagnosticKind::CallInReasoning
+        ]
+    );
+}
+
+/// The shipped glm-arg-pairs template's parser (`<think>` reasoning,
+/// `<tool_call>NAME` with `<arg_key>`/`<arg_value>` pairs), for the weather tool.
+fn glm(policy: Policy) -> OutputParser {
+    let (_, analysis) = shipped_template("glm-arg-pairs");
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    analysis.parser(&config.with_policy(policy)).unwrap()
+}
+
+#[test]
+fn a_tagged_argument_call_in_reasoning_under_each_choice() {
+    let call = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>";
+    let output = format!("<think>let me look {call} ok</think>done");
+    let parsed = every_chunking(glm, in_reasoning(CallsInReasoning::Call), &output);
+    assert_eq!(parsed.message.reasoning_content, "let me look  ok");
+    assert_eq!(parsed.message.content.as_deref(), Some("done"));
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    assert_eq!(
+        named(&parsed, DiagnosticKind::CallInReasoning, &output),
+        [call]
+    );
+
+    let parsed = every_chunking(glm, in_reasoning(CallsInReasoning::Both), &output);
+    assert_eq!(
+        parsed.message.reasoning_content,
+        format!("let me look {call} ok")
+    );
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    assert_eq!(
+        named(&parsed, DiagnosticKind::CallInReasoning, &output),
+        [call]
+    );
+
+    let parsed = every_chunking(glm, Policy::lossless(), &output);
+    assert_eq!(
+        parsed.message.reasoning_content,
+        format!("let me look {call} ok")
+    );
+    assert!(parsed.message.tool_calls.is_empty());
+
+    // Without its closer the call is reasoning text.
+    let unclosed = call.replace("\n</tool_call>", "");
+    let output = format!("<think>a {unclosed} b</think>done");
+    let parsed = every_chunking(glm, in_reasoning(CallsInReasoning::Call), &output);
+    assert_eq!(parsed.message.reasoning_content, format!("a {unclosed} b"));
+    assert!(parsed.message.tool_calls.is_empty());
 }
 
 #[test]
@@ -377,4 +590,108 @@ fn a_foreign_wrapper_around_a_json_list_of_calls() {
     assert_eq!(left.message.tool_calls.len(), 2);
     assert_eq!(left.message.content, None);
     assert_eq!(dropped(&left, &output), ["<tool_call>", "</tool_call>"]);
+}
+
+/// A call whose arguments are a JSON string that holds no JSON is
+/// withdrawn (as anywhere); inside reasoning its text stays reasoning.
+#[test]
+fn a_withdrawn_call_in_reasoning_stays_reasoning() {
+    let call = THOUGHT_CALL.replace(r#"{"city": "Paris"}"#, r#""oops""#);
+    let output = format!("<think>a {call} b</think>done");
+    for choice in [CallsInReasoning::Call, CallsInReasoning::Both] {
+        let parsed = every_chunking(parser, in_reasoning(choice), &output);
+        assert_eq!(parsed.message.reasoning_content, format!("a {call} b"));
+        assert_eq!(parsed.message.content.as_deref(), Some("done"));
+        assert!(parsed.message.tool_calls.is_empty());
+        assert_eq!(kinds(&parsed), [DiagnosticKind::WithdrawnToolCall]);
+    }
+}
+
+/// A member the format does not have, in a call read out of reasoning, is
+/// reasoning text where it stands (not content, not lost).
+#[test]
+fn an_unknown_member_of_a_call_in_reasoning_stays_reasoning() {
+    let call = THOUGHT_CALL.replace("}}", r#"}, "note": "x"}"#);
+    let output = format!("<think>a {call} b</think>done");
+    let parsed = every_chunking(parser, in_reasoning(CallsInReasoning::Call), &output);
+    assert_eq!(parsed.message.reasoning_content, r#"a "note": "x" b"#);
+    assert_eq!(parsed.message.content.as_deref(), Some("done"));
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    assert_eq!(
+        kinds(&parsed),
+        [
+            DiagnosticKind::UnknownMember,
+            DiagnosticKind::CallInReasoning
+        ]
+    );
+}
+
+/// A corpus template's parser for the weather tool; `None` when the corpus
+/// is absent.
+fn corpus(name: &str, thinking: bool) -> Option<impl Fn(Policy) -> OutputParser> {
+    let analysis = crate::common::corpus_template(name)?.analyze().unwrap();
+    Some(move |policy| {
+        let options = Options::default()
+            .with_tools(weather_tools())
+            .with_enable_thinking(Some(thinking));
+        let config = ParserConfig::from(options).with_policy(policy);
+        analysis.parser(&config).unwrap()
+    })
+}
+
+/// The block the prompt opened (QwQ's `<think>\n` with thinking on) reads
+/// calls as a block the model opens does.
+#[test]
+fn a_call_in_the_block_the_prompt_opened() {
+    let Some(qwq) = corpus("Qwen-QwQ-32B", true) else {
+        return;
+    };
+    let output = format!("let me look {THOUGHT_CALL} ok</think>done");
+    let parsed = every_chunking(&qwq, in_reasoning(CallsInReasoning::Call), &output);
+    assert_eq!(parsed.message.reasoning_content, "let me look  ok");
+    assert_eq!(parsed.message.content.as_deref(), Some("done"));
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    let read = named(&parsed, DiagnosticKind::CallInReasoning, &output);
+    assert_eq!(read, [THOUGHT_CALL]);
+}
+
+/// A format whose section has markers of its own around its calls
+/// (Kimi-K2): the whole section is read out of the reasoning, and without
+/// its closer it is reasoning text.
+#[test]
+fn a_section_with_its_own_markers_in_reasoning() {
+    let Some(kimi) = corpus("Kimi-K2-Thinking", true) else {
+        return;
+    };
+    let call = "<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|>";
+    let section = format!("<|tool_calls_section_begin|>{call}<|tool_calls_section_end|>");
+    let output = format!("<think>look {section} ok</think>done");
+    let parsed = every_chunking(&kimi, in_reasoning(CallsInReasoning::Call), &output);
+    assert_eq!(parsed.message.reasoning_content, "look  ok");
+    assert_eq!(parsed.message.content.as_deref(), Some("done"));
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    let read = named(&parsed, DiagnosticKind::CallInReasoning, &output);
+    assert_eq!(read, [section.as_str()]);
+
+    let unclosed = format!("<think>look <|tool_calls_section_begin|>{call} ok</think>done");
+    let parsed = every_chunking(&kimi, in_reasoning(CallsInReasoning::Call), &unclosed);
+    assert!(parsed.message.tool_calls.is_empty());
+    assert!(parsed.message.reasoning_content.contains(call));
+}
+
+/// A reasoning block full of call markers that open no call (a model
+/// writing about `<tool_call>`) is read in time linear in its length, under
+/// each choice: the block looks for its end marker once, not at every
+/// marker (which took minutes for this output in a debug build).
+#[test]
+fn call_markers_in_reasoning_cost_linear_time() {
+    let output = format!("<think>{}</think>done", "<tool_call> x ".repeat(10_000));
+    for choice in [CallsInReasoning::Reasoning, CallsInReasoning::Call] {
+        let started = std::time::Instant::now();
+        let parsed = parser(in_reasoning(choice)).parse_report(&output, false);
+        let took = started.elapsed();
+        assert_eq!(parsed.message.content.as_deref(), Some("done"));
+        assert!(parsed.message.tool_calls.is_empty());
+        assert!(took.as_secs() < 10, "{choice:?}: {took:?}");
+    }
 }

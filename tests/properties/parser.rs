@@ -20,7 +20,9 @@
 //!     through `push_into` with one reused buffer, and the stream's
 //!     diagnostics are the batch parse's; under both policy presets
 //!     (`Policy::lossless`, the default, and `Policy::compatible`), as are
-//!     (a), (c) and (e);
+//!     (a), (c) and (e); and with calls read inside reasoning
+//!     (`calls_in_reasoning`: `call` over `lossless`, `both` over
+//!     `compatible`), as are (a), (c) and, under `call`, (d);
 //! (c) deltas never retract: after each push, content, reasoning and each
 //!     call's arguments extend what they were, the number of calls does not
 //!     shrink, and a call's name and id never change once set;
@@ -68,7 +70,7 @@ use std::sync::OnceLock;
 
 use chat_autoparser::analysis::{ArgumentsSlot, IdSlot, NameSlot, ReasoningMode};
 use chat_autoparser::message::MessageBuilder;
-use chat_autoparser::parser::{template_messages, Diagnostic, OutputStream};
+use chat_autoparser::parser::{template_messages, CallsInReasoning, Diagnostic, OutputStream};
 use chat_autoparser::{
     Analysis, AssistantMessage, ChatTemplate, OutputParser, ParserConfig, Policy, RenderRequest,
     TemplateConfig,
@@ -95,6 +97,9 @@ struct Fixture {
     /// The same, with the compatible policy: (a), (b), (c) and (e) hold
     /// under it too; (d) is lossless's alone.
     compatible: OutputParser,
+    /// Calls read inside reasoning: lossless with `calls_in_reasoning:
+    /// call` ((a) to (d) hold), compatible with `both` ((a) to (c)).
+    in_reasoning: [OutputParser; 2],
     /// Rendered outputs (generation prompt and end of turn cut off).
     outputs: Vec<String>,
     /// Rendered call-only outputs: well-formed call blocks.
@@ -148,8 +153,16 @@ fn fixture(name: &'static str) -> Fixture {
     );
     let parser = analysis.parser(&config).expect("parser builds");
     let compatible = analysis
-        .parser(&config.with_policy(Policy::compatible()))
+        .parser(&config.clone().with_policy(Policy::compatible()))
         .expect("parser builds");
+    let in_reasoning = [
+        Policy::lossless().with_calls_in_reasoning(CallsInReasoning::Call),
+        Policy::compatible().with_calls_in_reasoning(CallsInReasoning::Both),
+    ]
+    .map(|p| {
+        let config = config.clone().with_policy(p);
+        analysis.parser(&config).expect("parser builds")
+    });
 
     let call = |i: usize, name: &str, args: Value| {
         json!({"id": format!("call{i:05}"), "type": "function",
@@ -229,6 +242,7 @@ fn fixture(name: &'static str) -> Fixture {
         name,
         parser,
         compatible,
+        in_reasoning,
         outputs,
         calls,
         markers,
@@ -438,10 +452,15 @@ fn extends(prev: &AssistantMessage, now: &AssistantMessage) -> Result<(), String
     Ok(())
 }
 
-/// (b) and (c) for one output and chunking, under both policy presets.
+/// (b) and (c) for one output and chunking, under both policy presets,
+/// and with calls read inside reasoning.
 fn check_stream(f: &Fixture, output: &str, sizes: &[usize]) -> Result<(), TestCaseError> {
     check_stream_with(f, &f.parser, output, sizes)?;
-    check_stream_with(f, &f.compatible, output, sizes)
+    check_stream_with(f, &f.compatible, output, sizes)?;
+    for parser in &f.in_reasoning {
+        check_stream_with(f, parser, output, sizes)?;
+    }
+    Ok(())
 }
 
 /// (b) and (c) for one parser (the fixture's, under one policy); the
@@ -595,7 +614,7 @@ proptest! {
     fn arbitrary_bytes_never_panic(t in 0..TEMPLATES.len(), bytes in prop::collection::vec(any::<u8>(), 0..200), sizes in sizes()) {
         let f = &fixtures()[t];
         let output = String::from_utf8_lossy(&bytes);
-        for parser in [&f.parser, &f.compatible] {
+        for parser in [&f.parser, &f.compatible].into_iter().chain(&f.in_reasoning) {
             parser.parse(&output);
             parser.parse_partial(&output);
             parser.parse_report(&output, true);
@@ -650,7 +669,7 @@ proptest! {
     fn random_text_among_markup_is_kept(t in 0..TEMPLATES.len(), pieces in prop::collection::vec(piece(), 0..10)) {
         let f = &fixtures()[t];
         let (output, free) = assemble(f, &pieces);
-        for msg in [f.parser.parse(&output)] {
+        for msg in [f.parser.parse(&output), f.in_reasoning[0].parse(&output)] {
             let mut all = format!("{}{}", msg.content_text(), msg.reasoning_content);
             for c in &msg.tool_calls {
                 all.push_str(&c.function.name);

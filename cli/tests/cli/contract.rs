@@ -339,6 +339,46 @@ fn parse_refuses_a_tool_without_a_name() {
     std::fs::remove_file(&tools).ok();
 }
 
+/// `--calls-in-reasoning call` reaches the parser: a call written inside
+/// the reasoning block is a call, its text out of the reasoning, named by a
+/// warning with its byte range.
+#[test]
+fn parse_reads_a_call_in_reasoning_when_asked() {
+    let call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+    let output = format!("<think>let me look {call} ok</think>done");
+    let args = [
+        "parse",
+        "templates/hermes-think.jinja",
+        "--calls-in-reasoning",
+        "call",
+    ];
+    let out = run_with_input(&args, &output);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        r#"{
+  "role": "assistant",
+  "content": "done",
+  "reasoning_content": "let me look  ok",
+  "tool_calls": [
+    {
+      "id": null,
+      "type": "function",
+      "function": {
+        "name": "get_weather",
+        "arguments": "{\"city\": \"Paris\"}"
+      }
+    }
+  ]
+}
+"#
+    );
+    assert_eq!(
+        stderr(&out),
+        "chat-autoparser: warning: tool call inside reasoning, read as a call at bytes 19..99\n"
+    );
+}
+
 #[test]
 fn parse_takes_a_policy_and_per_field_flags() {
     let output = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>\nDone.";

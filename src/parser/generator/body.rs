@@ -33,7 +33,8 @@
 //! matches every input.
 
 use super::reasoning::{
-    has_start_marker, labelled_opener, prelude, reasoning_with_start, tagged_reasoning,
+    has_start_marker, labelled_opener, prelude, reasoning_with_start, tagged_reasoning, Inside,
+    ThoughtCalls,
 };
 use super::tool_section::{part_opener, tool_grammars, ToolGrammar};
 use super::{Plan, JSON_FENCES};
@@ -49,7 +50,8 @@ use chat_autoparser_peg::{
 use std::rc::Rc;
 
 /// The root expression for `analysis` under `plan`, and the tool
-/// grammars whose call rules it names.
+/// grammars whose call rules it names (the strict ones of calls read
+/// inside reasoning too).
 pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a>>) {
     let vocabulary = Rc::new(Vocabulary::new(protocol));
     let checked: &[String] = if plan.any_name { &[] } else { plan.names };
@@ -74,6 +76,10 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
     } else {
         Vec::new()
     };
+    let strict = match plan.calls_in_reasoning {
+        true => strict_grammars(&calls),
+        false => Vec::new(),
+    };
     let (words, wrappers): (Vec<Marker>, Vec<Marker>) =
         content_wrappers(protocol).into_iter().partition(is_word);
     let mut body = Body {
@@ -87,6 +93,7 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
         stray: Vec::new(),
         call_text_stops: Vec::new(),
         reasoning_stops,
+        thought_calls: thought_calls(&calls, &strict),
         words,
         calls,
     };
@@ -113,12 +120,46 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
     ]));
     let root = seq([
         body.echo(),
-        prelude(protocol, plan, &body.reasoning_stops),
+        prelude(protocol, plan, &body.inside_reasoning()),
         first_part,
         star(choice(alternatives)),
         eoi(),
     ]);
-    (root, body.calls)
+    let mut grammars = body.calls;
+    grammars.extend(strict);
+    (root, grammars)
+}
+
+/// The strict grammars (see [`ToolGrammar::strict`]) of the formats whose
+/// sections open with a marker: the calls a reasoning block may hold.
+fn strict_grammars<'a>(calls: &[ToolGrammar<'a>]) -> Vec<ToolGrammar<'a>> {
+    calls
+        .iter()
+        .filter(|t| !t.is_bare_json())
+        .map(ToolGrammar::strict)
+        .collect()
+}
+
+/// What a reasoning block reads as calls: a whole section of a `strict`
+/// grammar, and the start of a call of an unknown tool in the lenient
+/// ones (`None` when no format takes part).
+fn thought_calls(calls: &[ToolGrammar<'_>], strict: &[ToolGrammar<'_>]) -> Option<ThoughtCalls> {
+    if strict.is_empty() {
+        return None;
+    }
+    let unknown: Vec<Expr> = calls
+        .iter()
+        .filter(|t| !t.is_bare_json())
+        .filter_map(ToolGrammar::unknown_head)
+        .map(|(opener, head)| seq([opener, head]))
+        .collect();
+    Some(ThoughtCalls {
+        section: choice(strict.iter().map(ToolGrammar::section)),
+        unknown: match unknown.is_empty() {
+            true => chat_autoparser_peg::fail(),
+            false => choice(unknown),
+        },
+    })
 }
 
 /// What the body's alternatives are made of, computed once per grammar.
@@ -148,9 +189,19 @@ struct Body<'a, 's> {
     call_text_stops: Vec<String>,
     /// Where a reasoning block the model forgot to close ends.
     reasoning_stops: Vec<String>,
+    /// The calls a reasoning block reads (`calls_in_reasoning`).
+    thought_calls: Option<ThoughtCalls>,
 }
 
 impl Body<'_, '_> {
+    /// What a reasoning block stops at and reads besides its text.
+    fn inside_reasoning(&self) -> Inside<'_> {
+        Inside {
+            stops: &self.reasoning_stops,
+            calls: self.thought_calls.as_ref(),
+        }
+    }
+
     /// The first cores of every marker that can start another alternative.
     fn triggers(&self) -> Vec<String> {
         let mut triggers = self.silent.clone();
@@ -178,7 +229,7 @@ impl Body<'_, '_> {
         let mut alternatives = Vec::new();
         alternatives.extend(self.calls.iter().map(ToolGrammar::section));
         if plan.extract_reasoning && has_start_marker(protocol) {
-            alternatives.push(tagged_reasoning(protocol, &self.reasoning_stops));
+            alternatives.push(tagged_reasoning(protocol, &self.inside_reasoning()));
         }
         alternatives.extend(self.silent_alternatives());
         if let Some(opener) = &self.opener {

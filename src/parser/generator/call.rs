@@ -15,6 +15,9 @@
 //!   in one call wrapper; several calls may share one wrapper when the
 //!   call's end is the arguments' close and a special token.
 //!
+//! - A strict grammar ([`ToolGrammar::strict`]) has no `recover`: a call
+//!   the model broke fails, for a caller that reads only whole calls.
+//!
 //! Invariant: a call is captured `CALL` whole only from its head on; a
 //! call that fails before that consumes nothing.
 
@@ -95,7 +98,7 @@ impl<'a> ToolGrammar<'a> {
             cap(CALL, item()),
         ]);
         let end = Marker::new(self.layout.end()).closer_expr();
-        let close = opt(cap(FRAME, seq([ws(), lit("]"), ws(), end])));
+        let close = self.closer(cap(FRAME, seq([ws(), lit("]"), ws(), end])));
         Some(seq([first, star(next), close]))
     }
 
@@ -135,13 +138,12 @@ impl<'a> ToolGrammar<'a> {
     fn body_ending(&self, end: Expr) -> Expr {
         let f = self.format;
         let call = |open: Expr, head: Expr, tail: Expr, close: Expr| {
-            seq([
-                open,
-                head,
-                self.bare_name_guard(),
-                commit(),
-                recover(seq([tail, close, end.clone()]), self.broken()),
-            ])
+            let rest = seq([tail, close, end.clone()]);
+            let rest = match self.strict {
+                true => rest,
+                false => recover(rest, self.broken()),
+            };
+            seq([open, head, self.bare_name_guard(), commit(), rest])
         };
         let body = match openai_wrapper(f) {
             Some((open, close)) => {

@@ -14,7 +14,9 @@
 //!
 //! - `body`: the output's top level, its alternatives in order, content
 //!   text and the triggers it stops before, silent markers, the echo.
-//! - `reasoning`: reasoning at the start (`prelude`) and reasoning blocks.
+//! - `reasoning`: reasoning at the start (`prelude`) and reasoning blocks,
+//!   which may hold whole tool sections (`calls_in_reasoning`; the strict
+//!   tool grammars, built by `body`).
 //! - `tool_section`: one [`ToolGrammar`](tool_section::ToolGrammar) per
 //!   tool format, and its sections (`tools`, the part opener).
 //! - `foreign`: other formats' call markers a model mixing dialects writes,
@@ -93,6 +95,9 @@ pub struct Plan<'a> {
     pub any_name: bool,
     /// The tool formats the output may hold (the protocol's).
     pub formats: &'a [ToolFormat],
+    /// A complete tool section written inside a reasoning block is read as
+    /// calls (`calls_in_reasoning: call` or `both`; see `reasoning`).
+    pub calls_in_reasoning: bool,
 }
 
 /// Code fences a model wraps JSON content in, longest first.

@@ -9,6 +9,14 @@
 //!   any other repeated marker stays reasoning text.
 //! - A block the model forgot to close ends where a tool call starts, but
 //!   only when the block never closes later.
+//! - Under `calls_in_reasoning: call` or `both` ([`ThoughtCalls`]), a tool
+//!   section written whole inside a block that closes after it is read as
+//!   calls, captured `REASONING_CALLS` inside the `REASONING` capture (the
+//!   decoder takes its text out of the reasoning or leaves it there); a
+//!   broken or unclosed one, or one of a function the request does not
+//!   have (under `unknown_tool: content`), is reasoning text. Only formats
+//!   whose sections open with a marker take part: a bare JSON object is
+//!   reasoning text.
 //!
 //! Invariant: reasoning text is captured `REASONING` byte for byte; the
 //! markers around it are never part of it, and whitespace after the end
@@ -33,9 +41,45 @@ pub(super) fn has_start_marker(protocol: &Protocol) -> bool {
     reasoning_with_start(protocol).is_some()
 }
 
-/// Reasoning at the start of the output; `stops`: the literals a tool
-/// section starts with, when tools are parsed (see [`reasoning_body`]).
-pub(super) fn prelude(protocol: &Protocol, plan: Plan<'_>, stops: &[String]) -> Expr {
+/// What a reasoning block reads as calls (`calls_in_reasoning: call` or
+/// `both`): built by the body, which has the tool grammars.
+#[derive(Clone)]
+pub(super) struct ThoughtCalls {
+    /// A tool section written whole (the strict tool grammars'): tried in a
+    /// lookahead first, as its call rules commit.
+    pub(super) section: Expr,
+    /// A call's start up to a name the request does not have (fails when
+    /// none): reported (`UNKNOWN_TOOL`), its text stays reasoning.
+    pub(super) unknown: Expr,
+}
+
+impl ThoughtCalls {
+    /// At a tool section's start: the section, when it is whole and the
+    /// block goes on `past` it, read once in a lookahead and then for real
+    /// (the same text twice at most: the cost stays linear).
+    fn read(&self, past: Expr) -> Expr {
+        seq([
+            and(seq([self.section.clone(), past])),
+            cap(REASONING_CALLS, self.section.clone()),
+        ])
+    }
+
+    /// Where a call of an unknown tool starts, its report.
+    fn unknown_mark(&self) -> Expr {
+        opt(seq([and(self.unknown.clone()), cap(UNKNOWN_TOOL, empty())]))
+    }
+}
+
+/// What a reasoning block stops at or reads besides its text, when tools
+/// are parsed: the literals a tool section starts with (see
+/// [`reasoning_body`]), and the calls it reads.
+pub(super) struct Inside<'a> {
+    pub(super) stops: &'a [String],
+    pub(super) calls: Option<&'a ThoughtCalls>,
+}
+
+/// Reasoning at the start of the output (see [`Inside`]).
+pub(super) fn prelude(protocol: &Protocol, plan: Plan<'_>, inside: &Inside<'_>) -> Expr {
     let Some(r) = &protocol.markup.reasoning else {
         return empty();
     };
@@ -59,7 +103,7 @@ pub(super) fn prelude(protocol: &Protocol, plan: Plan<'_>, stops: &[String]) -> 
             seq([left_open, ws()]),
             seq([
                 reopened(protocol),
-                reasoning_body(&end, stops, &header_opens(protocol)),
+                reasoning_body(&end, inside, &header_opens(protocol)),
             ]),
         ]),
         // A lone end marker first closes an empty block (some templates
@@ -95,8 +139,8 @@ fn reopened(protocol: &Protocol) -> Expr {
 }
 
 /// A reasoning block opened by its start marker (at the start or later);
-/// `stops` as for [`prelude`].
-pub(super) fn tagged_reasoning(protocol: &Protocol, stops: &[String]) -> Expr {
+/// `inside` as for [`prelude`].
+pub(super) fn tagged_reasoning(protocol: &Protocol, inside: &Inside<'_>) -> Expr {
     let Some(r) = reasoning_with_start(protocol) else {
         return chat_autoparser_peg::fail();
     };
@@ -109,7 +153,7 @@ pub(super) fn tagged_reasoning(protocol: &Protocol, stops: &[String]) -> Expr {
         stuttered_token(&start),
         opener,
         commit(),
-        reasoning_body(&end, stops, &header_opens(protocol)),
+        reasoning_body(&end, inside, &header_opens(protocol)),
     ])
 }
 
@@ -145,7 +189,9 @@ fn stuttered_token(start: &Marker) -> Expr {
 /// A tool call inside the block is reasoning when the block closes later;
 /// when it never closes, the block ended where the call starts (models
 /// forget the end marker before calling). Deciding that needs a look ahead
-/// to the end marker, so only text from such a call on is held back.
+/// to the end marker, so only text from such a call on is held back. Calls
+/// read inside the block ([`ThoughtCalls`]) are decided there too: whole,
+/// before any of their text is sent.
 ///
 /// An end marker of several tokens (`<|end|><|start|>assistant`) cut after
 /// its first at the very end of the output closes the block: a stop string
@@ -155,8 +201,9 @@ fn stuttered_token(start: &Marker) -> Expr {
 /// a marker without its first token (`<|start|>assistant`, the next
 /// message's header) ends a block that does not close later: the model
 /// left out the message end, and the header is read as such.
-fn reasoning_body(end: &Marker, tool_starts: &[String], headers: &[String]) -> Expr {
-    let starts: Vec<String> = tool_starts
+fn reasoning_body(end: &Marker, inside: &Inside<'_>, headers: &[String]) -> Expr {
+    let starts: Vec<String> = inside
+        .stops
         .iter()
         .filter(|t| t.len() > 1)
         .cloned()
@@ -189,26 +236,83 @@ fn reasoning_body(end: &Marker, tool_starts: &[String], headers: &[String]) -> E
             stops.push(rest.to_string());
         }
         let closes_later = and(seq([until(end.delimiters()), end.expr_exact_head()]));
-        let past = match &cut {
-            Some(token) => choice([and(lit(token)), closes_later]),
-            None => closes_later,
+        let stopped = Stopped {
+            stops,
+            close: close.clone(),
+            calls: inside.calls,
         };
-        seq([
-            until(stops.clone()),
-            star(seq([
-                not(close.clone()),
-                not(cut_close.clone().unwrap_or_else(chat_autoparser_peg::fail)),
-                past,
-                any_char(),
-                until(stops),
-            ])),
-        ])
+        match (&cut, &cut_close) {
+            (Some(token), Some(cut_close)) => {
+                stopped.each_stop_looks(choice([and(lit(token)), closes_later]), cut_close)
+            }
+            _ => stopped.looks_once(closes_later),
+        }
     };
     let closing = match cut_close {
         Some(cut_close) => choice([close, cut_close]),
         None => close,
     };
     seq([cap(REASONING, text), opt(closing)])
+}
+
+/// Reasoning text that stops where a tool section may start (`stops`, the
+/// end marker's delimiters among them): past such a stop the block goes on
+/// only when it closes later (or, for an end marker of several tokens, at
+/// its cut first token).
+struct Stopped<'a> {
+    stops: Vec<String>,
+    close: Expr,
+    calls: Option<&'a ThoughtCalls>,
+}
+
+impl Stopped<'_> {
+    /// Past a stop where the block goes on (`past` holds): a tool section
+    /// read as calls (when the block goes on past it too: `read_past`), or
+    /// one more character of text.
+    fn step(&self, read_past: Expr, past: Expr) -> Expr {
+        match self.calls {
+            Some(calls) => choice([
+                calls.read(read_past),
+                seq([past, calls.unknown_mark(), any_char()]),
+            ]),
+            None => seq([past, any_char()]),
+        }
+    }
+
+    /// For an end marker of one token (`closes_later`: it is ahead): once
+    /// the block is seen to close ahead, every stop before that end marker
+    /// is inside the block, so the look ahead is made once per block (and
+    /// once past each section read, which may hold the end marker), not at
+    /// every stop: the text costs time linear in its length.
+    fn looks_once(self, closes_later: Expr) -> Expr {
+        let close = self.close.clone();
+        seq([
+            until(self.stops.clone()),
+            opt(seq([
+                and(seq([not(close.clone()), closes_later.clone()])),
+                star(seq([
+                    not(close),
+                    self.step(closes_later, empty()),
+                    until(self.stops.clone()),
+                ])),
+            ])),
+        ])
+    }
+
+    /// For an end marker of several tokens, whose first token alone may
+    /// close the block (`cut_close`) or be text: `past` is looked for at
+    /// every stop.
+    fn each_stop_looks(self, past: Expr, cut_close: &Expr) -> Expr {
+        seq([
+            until(self.stops.clone()),
+            star(seq([
+                not(self.close.clone()),
+                not(cut_close.clone()),
+                self.step(past.clone(), past),
+                until(self.stops.clone()),
+            ])),
+        ])
+    }
 }
 
 /// The opening markers of the turn's section headers (`<|channel|>`).

@@ -17,7 +17,9 @@
 //!   withdrawn by the decoder goes back to content with it.
 //!
 //! Invariant: everything after a section's first call is optional (the
-//! call committed), so a section never fails once its first call has.
+//! call committed), so a section never fails once its first call has;
+//! but for a strict grammar's ([`ToolGrammar::strict`]), which is tried in
+//! a lookahead first.
 
 use super::foreign::{fenced_json_format, foreign_markers, FENCE_CLOSER};
 use super::names::{known_name, known_name_alternatives, spaced_names};
@@ -76,6 +78,7 @@ pub(super) fn tool_grammars<'a>(
 }
 
 /// The tool-call part of the grammar for one format.
+#[derive(Clone)]
 pub(super) struct ToolGrammar<'a> {
     pub(super) format: &'a ToolFormat,
     /// A call of the format, laid out with [`NAME_SLOT`] for its name:
@@ -116,6 +119,8 @@ pub(super) struct ToolGrammar<'a> {
     /// The template's words: what a label or the rest of a header may
     /// hold and still be scaffolding.
     pub(super) vocabulary: Rc<Vocabulary>,
+    /// Only complete calls and sections match (see [`ToolGrammar::strict`]).
+    pub(super) strict: bool,
 }
 
 impl<'a> ToolGrammar<'a> {
@@ -151,6 +156,7 @@ impl<'a> ToolGrammar<'a> {
             rule: "call".into(),
             fenced: false,
             vocabulary: Rc::default(),
+            strict: false,
         };
         g.triggers = g.first_literals();
         g
@@ -221,12 +227,35 @@ impl<'a> ToolGrammar<'a> {
         seq([start, self.call(), more, self.section_end()])
     }
 
-    /// The section's closer, when it has one, and the whitespace before it.
+    /// The section's closer, when it has one, and the whitespace before it
+    /// (required when strict).
     fn section_end(&self) -> Expr {
         let end = Marker::new(&self.format.section_end);
         match end.is_blank() {
             true => empty(),
-            false => opt(cap(FRAME, seq([ws(), end.closer_expr()]))),
+            false => self.closer(cap(FRAME, seq([ws(), end.closer_expr()]))),
+        }
+    }
+
+    /// `closer`, which a lenient grammar lets the model leave out.
+    pub(super) fn closer(&self, closer: Expr) -> Expr {
+        match self.strict {
+            true => closer,
+            false => opt(closer),
+        }
+    }
+
+    /// The same grammar matching only what the model wrote whole: calls
+    /// that reach their end marker with no recovery, and a section's
+    /// closer. Its call rules are named apart (`call0.strict`). What is
+    /// broken fails instead of being read as content, so a caller tries
+    /// it inside a lookahead (the call rules commit) and reads the same
+    /// text again only when it matched.
+    pub(super) fn strict(&self) -> ToolGrammar<'a> {
+        ToolGrammar {
+            strict: true,
+            rule: format!("{}.strict", self.rule),
+            ..self.clone()
         }
     }
 
