@@ -57,8 +57,18 @@ pub fn parse_and_stream(parser: &OutputParser, output: &str) -> AssistantMessage
 /// 1-, 2-, 3- and 7-byte pieces (on character boundaries) end with the same
 /// message and the same diagnostics.
 pub fn report_and_stream(parser: &OutputParser, output: &str) -> Parsed {
+    report_and_stream_at(parser, output, [1, 2, 3, 7])
+}
+
+/// [`report_and_stream`] with streams cut in pieces of each of `sizes`
+/// bytes.
+pub fn report_and_stream_at(
+    parser: &OutputParser,
+    output: &str,
+    sizes: impl IntoIterator<Item = usize>,
+) -> Parsed {
     let batch = parser.parse_report(output, false);
-    for size in [1, 2, 3, 7] {
+    for size in sizes {
         let mut stream = parser.stream();
         for piece in char_chunks(output, size) {
             stream.push(piece);
