@@ -117,7 +117,7 @@ pub fn structural_tag_with(
     let tokens = markers_among(&tag.preserved_tokens, &options.special_tokens);
     let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
     let format = tag.structural_tag["format"].take();
-    tag.structural_tag["format"] = tokens::name_tokens(format, &tokens);
+    tag.structural_tag["format"] = tokens::name_tokens(format, &tokens, &mut tag.warnings);
     Ok(tag)
 }
 

@@ -8,14 +8,16 @@
 //!
 //! - a `const_string` holding tokens becomes a `sequence` of the text
 //!   between them and the tokens;
-//! - a `tag` whose `begin` opens with a token begins with that token, the
-//!   rest of the text moved to the head of its content; one whose `end`
-//!   closes with a token ends with it, the text before moved to the tail
-//!   of its content. Free content (`any_text`, which xgrammar ends at the
-//!   tag's end *text*) becomes `any_tokens` without the end token, and
-//!   only when the end is that token alone; otherwise the tag stays text
-//!   (xgrammar 0.2.8 never leaves `any_text` at an end token when a
-//!   `token_triggered_tags` follows: the output cannot end, measured);
+//! - a `tag` whose `begin` or `end` holds tokens is cut into pieces (text
+//!   and tokens): the first piece of `begin` stays its begin, the last of
+//!   `end` its end, the pieces between join its content. Free content
+//!   (`any_text`, which xgrammar ends at the tag's end *text*) becomes
+//!   `any_tokens` without the token the end opens with; a free tag whose
+//!   end opens with text stays text. (xgrammar 0.2.8, measured: free text
+//!   ended by a token never lets a following `token_triggered_tags` fire,
+//!   and a text marker that opens with a token's text, beside a
+//!   `token_triggered_tags` on that token, leaves the output no way to
+//!   end; hence the token form wherever the end allows it);
 //! - a `triggered_tags` whose triggers are all tokens, and whose tags all
 //!   begin with one, becomes `token_triggered_tags` (xgrammar allows only
 //!   text `begin`s in `triggered_tags`, so otherwise its tags begin with
@@ -32,22 +34,40 @@
 //! Invariants: with no token the tree is unchanged; a marker that is not
 //! one of the tokens stays text; the pass never panics.
 
+use std::cell::Cell;
+
 use serde_json::{Map, Value};
 
 use super::{const_string, node, sequence};
 use crate::grammar::gbnf_tokens::first_token;
 
 /// `format` with each of `tokens` written as a token where the format
-/// language allows one (see the module doc).
-pub fn name_tokens(format: Value, tokens: &[&str]) -> Value {
+/// language allows one (see the module doc); unchanged, with a warning,
+/// when a token would have to stay text somewhere.
+pub fn name_tokens(format: Value, tokens: &[&str], warnings: &mut Vec<String>) -> Value {
     if tokens.is_empty() {
         return format;
     }
-    Pass { tokens }.format(format)
+    let pass = Pass {
+        tokens,
+        start: Cell::new(true),
+    };
+    let named = pass.format(format.clone());
+    match pass.text_token(&named) {
+        None => named,
+        Some(text) => {
+            warnings.push(format!(
+                "markers written as text: {text:?} holds a special token where the structural tag takes text only"
+            ));
+            format
+        }
+    }
 }
 
 struct Pass<'t> {
     tokens: &'t [&'t str],
+    /// Nothing is written yet: the output (and a token boundary) is here.
+    start: Cell<bool>,
 }
 
 impl<'t> Pass<'t> {
@@ -55,12 +75,49 @@ impl<'t> Pass<'t> {
         let Value::Object(map) = value else {
             return value;
         };
-        match map.get("type").and_then(Value::as_str) {
+        let kind = map.get("type").and_then(Value::as_str);
+        let at_start = kind != Some("sequence") && self.start.replace(false);
+        match kind {
             Some("const_string") => self.const_string(map),
-            Some("tag") => self.tag(map, true),
+            Some("tag") => self.tag(map, true, at_start),
             Some("triggered_tags") => self.triggered_tags(map),
             _ => Value::Object(self.children(map)),
         }
+    }
+
+    /// The first text of `format` (a marker, a trigger, a separator) that
+    /// still holds a token: xgrammar 0.2.8 mixes a token's text and the
+    /// token badly (measured: an output that can no longer end), so the
+    /// export is all tokens or all text.
+    fn text_token(&self, format: &Value) -> Option<String> {
+        let Value::Object(map) = format else {
+            return None;
+        };
+        let mut texts: Vec<&Value> = ["begin", "end", "triggers", "separator"]
+            .iter()
+            .filter_map(|k| map.get(*k))
+            .collect();
+        if map.get("type").and_then(Value::as_str) == Some("const_string") {
+            texts.extend(map.get("value"));
+        }
+        let strings = texts.into_iter().flat_map(|v| match v {
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+            other => other.as_str().into_iter().collect::<Vec<_>>(),
+        });
+        if let Some(text) = strings
+            .into_iter()
+            .find(|t| first_token(t, self.tokens).is_some())
+        {
+            return Some(text.to_string());
+        }
+        ["content", "elements", "tags"]
+            .iter()
+            .filter_map(|k| map.get(*k))
+            .flat_map(|v| match v {
+                Value::Array(items) => items.iter().collect(),
+                other => vec![other],
+            })
+            .find_map(|child| self.text_token(child))
     }
 
     /// `map` with its nested formats rewritten.
@@ -107,59 +164,44 @@ impl<'t> Pass<'t> {
     }
 
     /// A tag with its markers as tokens; `token_begin`: its `begin` may be
-    /// a token (not inside a text-triggered `triggered_tags`).
-    fn tag(&self, mut map: Map<String, Value>, token_begin: bool) -> Value {
+    /// a token (not inside a text-triggered `triggered_tags`). The first
+    /// piece of `begin` stays its begin and the last of `end` its end, the
+    /// others join the content.
+    /// `at_start`: the tag opens the output, so a token boundary is before it.
+    fn tag(&self, mut map: Map<String, Value>, token_begin: bool, at_start: bool) -> Value {
         let content = map.remove("content").unwrap_or(Value::Null);
-        let free = is_free(&content);
-        let text_of = |key: &str| map.get(key).and_then(Value::as_str).map(String::from);
-        let (begin, end) = (
-            text_of("begin").unwrap_or_default(),
-            text_of("end").unwrap_or_default(),
-        );
-        let end_split = self
-            .split_end(&end)
-            .filter(|(before, _)| !free || before.is_empty());
-        let begin_split = (token_begin && (!free || end_split.is_some()))
-            .then(|| self.split_begin(&begin))
-            .flatten();
-        let mut content = match (free, &end_split) {
-            (true, Some((_, end_token))) => any_tokens_but(end_token),
-            _ => self.format(content),
+        let text_of = |key: &str| map.get(key).and_then(Value::as_str).unwrap_or_default();
+        let mut begin = match token_begin {
+            true => self.pieces(text_of("begin")),
+            false => Vec::new(),
         };
-        if let Some((begin_token, after)) = begin_split {
-            content = joined(self.text(after), content, Vec::new());
-            map.insert("begin".into(), token(begin_token));
+        let mut end = self.pieces(text_of("end"));
+        // Any tokens start at a token boundary: after a token, or at the start.
+        let bounded = match begin.last() {
+            Some(piece) => token_text(piece).is_some(),
+            None => at_start && text_of("begin").is_empty(),
+        };
+        let content = if is_free(&content) {
+            // xgrammar ends free text at the tag's end text; at an end
+            // that opens with a token it is any tokens but that one.
+            match end.first().and_then(token_text).filter(|_| bounded) {
+                Some(first) => any_tokens_but(first),
+                None => {
+                    map.insert("content".into(), content);
+                    return Value::Object(map);
+                }
+            }
+        } else {
+            self.format(content)
+        };
+        if !begin.is_empty() {
+            map.insert("begin".into(), bound(begin.remove(0)));
         }
-        if let Some((before, end_token)) = end_split {
-            content = joined(Vec::new(), content, self.text(before));
-            map.insert("end".into(), token(end_token));
+        if let Some(last) = end.pop() {
+            map.insert("end".into(), bound(last));
         }
-        map.insert("content".into(), content);
+        map.insert("content".into(), joined(begin, content, end));
         Value::Object(map)
-    }
-
-    /// `begin` as the token it opens with and the text after.
-    fn split_begin<'b>(&self, begin: &'b str) -> Option<(&'t str, &'b str)> {
-        let (at, token_text) = first_token(begin, self.tokens)?;
-        (at == 0).then(|| (token_text, &begin[token_text.len()..]))
-    }
-
-    /// `end` as the text before the token it closes with, and the token.
-    fn split_end<'e>(&self, end: &'e str) -> Option<(&'e str, &'t str)> {
-        let token_text = self
-            .tokens
-            .iter()
-            .filter(|t| !t.is_empty() && end.ends_with(**t));
-        let token_text = token_text.max_by_key(|t| t.len())?;
-        Some((&end[..end.len() - token_text.len()], token_text))
-    }
-
-    /// `text` as formats, the text itself when it holds no token.
-    fn text(&self, text: &str) -> Vec<Value> {
-        match self.pieces(text) {
-            pieces if pieces.is_empty() && !text.is_empty() => vec![const_string(text)],
-            pieces => pieces,
-        }
     }
 
     /// `token_triggered_tags` when every trigger is a token and every tag
@@ -182,7 +224,7 @@ impl<'t> Pass<'t> {
         let rewrite = |tags: Vec<Value>, token_begin: bool| -> Vec<Value> {
             (tags.into_iter())
                 .map(|t| match t {
-                    Value::Object(m) => self.tag(m, token_begin),
+                    Value::Object(m) => self.tag(m, token_begin, false),
                     other => other,
                 })
                 .collect()
@@ -205,6 +247,21 @@ impl<'t> Pass<'t> {
             }
         }
         Value::Object(out)
+    }
+}
+
+/// The text of a `token` piece.
+fn token_text(piece: &Value) -> Option<&str> {
+    (piece["type"] == "token")
+        .then(|| piece["token"].as_str())
+        .flatten()
+}
+
+/// A piece as a tag's begin or end: a token, or the text of a `const_string`.
+fn bound(piece: Value) -> Value {
+    match token_text(&piece) {
+        Some(_) => piece,
+        None => piece["value"].clone(),
     }
 }
 
@@ -248,4 +305,65 @@ fn any_tokens_but(end: &str) -> Value {
         "any_tokens",
         vec![("exclude_tokens", Value::from(vec![end]))],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn free_text_ends_at_the_token_its_end_opens_with() {
+        let block = json!({"type": "tag", "begin": "<|channel|>analysis<|message|>",
+                           "content": {"type": "any_text"}, "end": "<|end|><|start|>assistant"});
+        let tokens = ["<|channel|>", "<|message|>", "<|end|>", "<|start|>"];
+        assert_eq!(
+            name_tokens(block, &tokens, &mut Vec::new()),
+            json!({"type": "tag", "begin": {"type": "token", "token": "<|channel|>"},
+                   "content": {"type": "sequence", "elements": [
+                       {"type": "const_string", "value": "analysis"},
+                       {"type": "token", "token": "<|message|>"},
+                       {"type": "any_tokens", "exclude_tokens": ["<|end|>"]},
+                       {"type": "token", "token": "<|end|>"},
+                       {"type": "token", "token": "<|start|>"}]},
+                   "end": "assistant"})
+        );
+    }
+
+    #[test]
+    fn free_text_not_between_tokens_leaves_all_text_and_schemas_are_not_entered() {
+        let mut warnings = Vec::new();
+        let tag =
+            json!({"type": "tag", "begin": "<a>", "content": {"type": "any_text"}, "end": ")<b>"});
+        assert_eq!(
+            name_tokens(tag.clone(), &["<a>", "<b>"], &mut warnings),
+            tag
+        );
+        assert_eq!(
+            warnings,
+            ["markers written as text: \"<a>\" holds a special token where the structural tag takes text only"]
+        );
+        // Any tokens after text: a token may straddle the text's end.
+        let call = json!({"type": "tag", "begin": "<function name=\"f\">",
+                          "content": {"type": "any_text"}, "end": "</function>"});
+        assert_eq!(
+            name_tokens(call.clone(), &["</function>"], &mut warnings),
+            call
+        );
+        assert_eq!(warnings.len(), 2);
+        let schema = json!({"type": "json_schema", "json_schema": {"const": {"type": "const_string", "value": "<a>"}}});
+        assert_eq!(name_tokens(schema.clone(), &["<a>"], &mut warnings), schema);
+        assert_eq!(warnings.len(), 2);
+    }
+
+    #[test]
+    fn the_longest_token_at_a_place_wins() {
+        let text = json!({"type": "const_string", "value": "x[TOOL_CALLS]["});
+        assert_eq!(
+            name_tokens(text, &["[TOOL_CALLS]", "[TOOL_CALLS]["], &mut Vec::new()),
+            json!({"type": "sequence", "elements": [
+                {"type": "const_string", "value": "x"},
+                {"type": "token", "token": "[TOOL_CALLS]["}]})
+        );
+    }
 }
