@@ -24,7 +24,9 @@ the prompt token ids, special tokens kept) to know where reasoning stands.
 often special tokens) and, for ``tool_choice`` ``required`` or a named
 function, a ``strict`` tool or ``parallel_tool_calls: false``, attaches the
 template's xgrammar structural tag, which covers the whole output
-(reasoning included), so the guarantee holds for any template.
+(reasoning included), so the guarantee holds for any template. The tag
+holds markers that are the tokenizer's added tokens to those tokens
+(named by id, :func:`token_ids`).
 
 Token ids: vLLM hands ``parse`` and ``parse_delta`` the output's token ids.
 The tokenizer's added tokens (:func:`single_tokens`) are given to the parser
