@@ -294,7 +294,7 @@ def test_adjust_request_attaches_a_tag_xgrammar_takes(label, path, report):
     tok = tokenizer_for(template, [template.source] + [o for _, _, o in cases])
     parser_cls = vllm_parser_cls(tok)
     accepts = tag_acceptor(tok)
-    rejected = set()
+    rejected, forms = set(), set()
     for name, options, output in cases:
         prompt = prompt_of(template, options)
         request = chat_request(options, tool_choice="required")
@@ -309,6 +309,10 @@ def test_adjust_request_attaches_a_tag_xgrammar_takes(label, path, report):
                f"{'yes' if accepted else 'NO'}"] += 1
         if not accepted:
             rejected.add(name)
+        forms.add("calls triggered on a special token" if "token_triggered_tags" in tag else
+                  "special tokens, text triggers" if '"type": "token"' in tag else "markers as text")
+    for form in forms:
+        report[f"{label} templates whose required-call tag has {form}"] += 1
     assert rejected == KNOWN_REJECTED.get(path.stem, set())
 
 

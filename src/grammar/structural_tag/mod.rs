@@ -28,6 +28,10 @@
 //!   get the closest looser form (`any_text` up to the call's end, any JSON
 //!   string) and a warning.
 //!
+//! [`structural_tag_with`] writes the markers that are the serving model's
+//! special tokens as xgrammar tokens, calls triggered on the token (the
+//! `tokens` module, a pass over the finished tag).
+//!
 //! [`legacy`] writes the older `{"structures": [{"begin", "schema", "end"}],
 //! "triggers": [...]}` form (SGLang before structural-tag formats): calls with
 //! JSON arguments only, one call per section.

@@ -12,27 +12,34 @@
 //!   and tokens): the first piece of `begin` stays its begin, the last of
 //!   `end` its end, the pieces between join its content. Free content
 //!   (`any_text`, which xgrammar ends at the tag's end *text*) becomes
-//!   `any_tokens` without the token the end opens with; a free tag whose
-//!   end opens with text stays text. (xgrammar 0.2.8, measured: free text
-//!   ended by a token never lets a following `token_triggered_tags` fire,
-//!   and a text marker that opens with a token's text, beside a
-//!   `token_triggered_tags` on that token, leaves the output no way to
-//!   end; hence the token form wherever the end allows it);
+//!   `any_tokens` without the token the end opens with, when a token
+//!   boundary comes before it (a token, or the start of the output:
+//!   `any_tokens` counts whole tokens, and one may straddle a text begin);
+//!   otherwise the tag stays text;
 //! - a `triggered_tags` whose triggers are all tokens, and whose tags all
 //!   begin with one, becomes `token_triggered_tags` (xgrammar allows only
 //!   text `begin`s in `triggered_tags`, so otherwise its tags begin with
 //!   text);
-//! - a `tag` whose end is a list of texts, `json_schema`, `regex`,
-//!   `any_text` and xgrammar's XML styles are left as they are: the pass
-//!   descends only into a format's `content`, `elements` and `tags`, never
-//!   into a schema, whose `const` values may look like formats.
+//! - `json_schema`, `regex`, `any_text` and xgrammar's XML styles are left
+//!   as they are: the pass descends only into a format's `content`,
+//!   `elements` and `tags`, never into a schema, whose `const` values may
+//!   look like formats.
+//!
+//! All or nothing: xgrammar 0.2.8 mixes a token and its text badly
+//! (measured: `any_text` ended by a token never lets a following
+//! `token_triggered_tags` fire; a text marker that opens with a token's
+//! text beside a `token_triggered_tags` on that token leaves the output no
+//! way to end). So when any text of the result (a begin, an end, a
+//! trigger, a separator, a `const_string`) still holds a token, the tag is
+//! returned unchanged with a warning.
 //!
 //! A token is written by its text; xgrammar looks it up in the compiler's
 //! vocabulary (`Grammar.from_structural_tag` without one refuses it: a
 //! server that validates tags that way, vLLM 0.33, wants ids in its place).
 //!
 //! Invariants: with no token the tree is unchanged; a marker that is not
-//! one of the tokens stays text; the pass never panics.
+//! one of the tokens stays text; every token is a token or none is; the
+//! pass never panics.
 
 use std::cell::Cell;
 
