@@ -19,8 +19,11 @@ prompt:
   official `openai` client (`ChatCompletionStreamState`), and the chat
   `finish_reason` (`tool_calls` when calls were streamed, else `stop`).
 Calls our parse leaves without id must carry a minted `call_...` id.
-For `tool_choice: required`, `adjust_request` attaches our structural tag:
-vLLM's xgrammar validation accepts it and it accepts the call outputs.
+For `tool_choice: required`, `adjust_request` attaches our structural tag,
+its markers that are special tokens named as tokens: vLLM's xgrammar
+validation accepts it and, compiled on the tokenizer's vocabulary, it
+accepts the call outputs' token ids; a marker typed with ordinary tokens
+where the tag holds it to its token is rejected.
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ from vllm.tool_parsers import ToolParserManager  # noqa: E402
 # Round-trip call outputs that the `required` structural tag of their
 # template rejects (found by this test; a grammar question, docs/grammar.md):
 # the set is exact, so a fix or a new rejection shows here.
-# Measured 2026-11-27: 28 of 216 corpus outputs, in 10 templates; every shipped one accepted.
+# Measured 2026-11-27: 28 of 216 corpus outputs, in 10 templates; every shipped one accepted
+# (the same with markers as special tokens, 2026-11-28).
 # Some are round-trip artefacts: a template that drops reasoning from history renders a
 # "reasoning+call" turn without the "</think>" that closes the block its prompt opened, which
 # the tag rightly requires (DeepSeek-R1 distills). Others (a call output that starts with
