@@ -170,11 +170,11 @@ impl<'t> Pass<'t> {
         pieces
     }
 
-    /// A tag with its markers as tokens; `token_begin`: its `begin` may be
-    /// a token (not inside a text-triggered `triggered_tags`). The first
-    /// piece of `begin` stays its begin and the last of `end` its end, the
-    /// others join the content.
-    /// `at_start`: the tag opens the output, so a token boundary is before it.
+    /// A tag with its markers as tokens: the first piece of `begin` stays
+    /// its begin and the last of `end` its end, the others join the
+    /// content. `token_begin`: its `begin` may be a token (not under text
+    /// triggers); `at_start`: the tag opens the output, so a token boundary
+    /// is before it.
     fn tag(&self, mut map: Map<String, Value>, token_begin: bool, at_start: bool) -> Value {
         let content = map.remove("content").unwrap_or(Value::Null);
         let text_of = |key: &str| map.get(key).and_then(Value::as_str).unwrap_or_default();
@@ -212,7 +212,8 @@ impl<'t> Pass<'t> {
     }
 
     /// `token_triggered_tags` when every trigger is a token and every tag
-    /// begins with one; else text triggers over tags that begin with text.
+    /// begins with one; else text triggers (xgrammar takes only text
+    /// `begin`s under them).
     fn triggered_tags(&self, mut map: Map<String, Value>) -> Value {
         let triggers: Vec<String> = (map.get("triggers").and_then(Value::as_array))
             .map(|ts| {
@@ -228,26 +229,23 @@ impl<'t> Pass<'t> {
             Some(Value::Array(tags)) => tags,
             _ => Vec::new(),
         };
-        let rewrite = |tags: Vec<Value>, token_begin: bool| -> Vec<Value> {
-            (tags.into_iter())
-                .map(|t| match t {
-                    Value::Object(m) => self.tag(m, token_begin, false),
-                    other => other,
-                })
-                .collect()
-        };
-        // Rewritten twice only when a tag that a token triggers cannot
-        // begin with it (free content ended by text).
-        let token_tags = all_tokens.then(|| rewrite(tags.clone(), true));
-        let token_tags = token_tags.filter(|ts| ts.iter().all(|t| t["begin"]["type"] == "token"));
-        let Some(token_tags) = token_tags else {
-            map.insert("tags".into(), Value::Array(rewrite(tags, false)));
+        let tags: Vec<Value> = (tags.into_iter())
+            .map(|t| match t {
+                Value::Object(m) => self.tag(m, all_tokens, false),
+                other => other,
+            })
+            .collect();
+        // A tag that cannot begin with its trigger token (free content
+        // ended by text) keeps the text triggers, which hold a token: the
+        // whole export then stays text (`name_tokens`).
+        if !(all_tokens && tags.iter().all(|t| t["begin"]["type"] == "token")) {
+            map.insert("tags".into(), Value::Array(tags));
             return Value::Object(map);
-        };
+        }
         let mut out = Map::new();
         out.insert("type".into(), Value::from("token_triggered_tags"));
         out.insert("trigger_tokens".into(), Value::from(triggers));
-        out.insert("tags".into(), Value::Array(token_tags));
+        out.insert("tags".into(), Value::Array(tags));
         for key in ["at_least_one", "stop_after_first"] {
             if let Some(v) = map.remove(key) {
                 out.insert(key.into(), v);
@@ -358,9 +356,14 @@ mod tests {
             call
         );
         assert_eq!(warnings.len(), 2);
+        // A call its trigger token cannot begin: the text trigger holds it.
+        let calls = json!({"type": "triggered_tags", "triggers": ["<f>"], "tags": [
+            {"type": "tag", "begin": "<f>", "content": {"type": "any_text"}, "end": ")"}]});
+        assert_eq!(name_tokens(calls.clone(), &["<f>"], &mut warnings), calls);
+        assert_eq!(warnings.len(), 3);
         let schema = json!({"type": "json_schema", "json_schema": {"const": {"type": "const_string", "value": "<a>"}}});
         assert_eq!(name_tokens(schema.clone(), &["<a>"], &mut warnings), schema);
-        assert_eq!(warnings.len(), 2);
+        assert_eq!(warnings.len(), 3);
     }
 
     #[test]
