@@ -28,7 +28,10 @@ use serde_json::{Map, Value};
 
 use crate::analysis::{Analysis, ToolFormat};
 use crate::error::Result;
-use crate::grammar::{self, Gbnf, GbnfOptions, Lark, LarkOptions, ResponseTemplate, StructuralTag};
+use crate::grammar::{
+    self, Gbnf, GbnfOptions, Lark, LarkOptions, ResponseTemplate, StructuralTag,
+    StructuralTagOptions,
+};
 use crate::parser::{continuation_prompt, Continue, OutputParser, ParserConfig, Prefill};
 use crate::parser::{Policy, ReasoningFormat, Start};
 use crate::protocol::{write, Options, Protocol, ToolChoice};
@@ -319,8 +322,12 @@ impl Prepared {
     }
 
     /// xgrammar's structural tag (vLLM, SGLang).
+    /// The request's special tokens are written as tokens (see
+    /// [`StructuralTagOptions`]).
     pub fn structural_tag(&self) -> Result<StructuralTag> {
-        grammar::structural_tag(&self.protocol)
+        let options =
+            StructuralTagOptions::default().with_special_tokens(self.parser.special_tokens.clone());
+        grammar::structural_tag_with(&self.protocol, &options)
     }
 
     /// llguidance's Lark grammar.

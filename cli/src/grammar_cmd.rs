@@ -15,8 +15,8 @@
 //! are allowed unless `--parallel off` (OpenAI's default, as in `batch`
 //! and Python). With `--special-tokens` (a model folder or GGUF), the
 //! markers that are special tokens of its vocabulary are written as tokens
-//! (GBNF `<tool_call>`, Lark's token syntax), for an engine serving that
-//! model. A shell over the library's front door (`Chat::prepare`,
+//! (GBNF `<tool_call>`, Lark's token syntax, xgrammar's token format), for
+//! an engine serving that model. A shell over the library's front door (`Chat::prepare`,
 //! `Prepared::export`).
 
 use std::path::PathBuf;
@@ -73,7 +73,7 @@ pub struct Args {
     /// The grammar language: the engine it is for
     #[arg(long, value_enum, default_value = "gbnf")]
     format: GrammarFormat,
-    /// Write the markers that are special tokens of the model's vocabulary (a model folder or GGUF) as tokens (GBNF `<tool_call>`, Lark's token syntax), for an engine serving that model
+    /// Write the markers that are special tokens of the model's vocabulary (a model folder or GGUF) as tokens (GBNF `<tool_call>`, Lark's token syntax, xgrammar's token format), for an engine serving that model
     #[arg(long)]
     special_tokens: bool,
     /// Print the JSON shape (docs/cli.md)

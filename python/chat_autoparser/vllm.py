@@ -24,7 +24,9 @@ the prompt token ids, special tokens kept) to know where reasoning stands.
 often special tokens) and, for ``tool_choice`` ``required`` or a named
 function, a ``strict`` tool or ``parallel_tool_calls: false``, attaches the
 template's xgrammar structural tag, which covers the whole output
-(reasoning included), so the guarantee holds for any template.
+(reasoning included), so the guarantee holds for any template. The tag
+holds markers that are the tokenizer's added tokens to those tokens
+(named by id, :func:`token_ids`).
 
 Token ids: vLLM hands ``parse`` and ``parse_delta`` the output's token ids.
 The tokenizer's added tokens (:func:`single_tokens`) are given to the parser
@@ -99,6 +101,8 @@ class _Request:
         # A fresh seed per request: ids unique across requests, repeatable within one.
         self.seed = random.getrandbits(64)
         self.single, self.single_texts = _singles(tokenizer)
+        # The lowest id of each text (a vocabulary may add one text twice).
+        self.single_ids = {text: i for i, text in sorted(self.single.items(), reverse=True)}
 
     def pieces(self, text: str, ids: Optional[Sequence[int]]) -> list[tuple[str, bool]]:
         """``text`` as token pieces (:func:`token_pieces`)."""
@@ -213,6 +217,27 @@ def token_pieces(text: str, ids: Sequence[int], single: dict[int, str],
     return pieces
 
 
+def token_ids(tree: Any, ids: dict[str, int]) -> Any:
+    """A structural tag's format tree with each token named by its id in
+    ``ids`` where it was named by its text: vLLM 0.33 checks a tag with
+    ``xgrammar.Grammar.from_structural_tag``, which has no vocabulary to
+    look a text up in. Only formats are entered, never a JSON schema."""
+    if isinstance(tree, list):
+        return [token_ids(f, ids) for f in tree]
+    if not isinstance(tree, dict):
+        return tree
+    out = {}
+    for key, value in tree.items():
+        if key == "token" and isinstance(value, str):
+            value = ids.get(value, value)
+        elif key in ("trigger_tokens", "exclude_tokens"):
+            value = [ids.get(t, t) if isinstance(t, str) else t for t in value]
+        elif key in ("format", "content", "elements", "tags", "begin", "end"):
+            value = token_ids(value, ids)
+        out[key] = value
+    return out
+
+
 def _token(tokenizer: Any, name: str) -> Optional[str]:
     value = getattr(tokenizer, name, None)
     return value if isinstance(value, str) else None
@@ -278,7 +303,9 @@ class ChatAutoparserParser(Parser):
         options.pop("enable_thinking" if options["prompt"] is not None else "prompt")
         schema = _response_schema(request)
         tag = self._request.template(request).grammar(
-            **options, response_schema=schema, format="structural-tag")["structural_tag"]
+            **options, response_schema=schema, format="structural-tag",
+            special_tokens=self._request.single_texts)["structural_tag"]
+        tag = token_ids(tag, self._request.single_ids)
         request.structured_outputs = StructuredOutputsParams(structural_tag=json.dumps(tag))
         request.response_format = None
         # The tag covers reasoning too: constrain from the first token.

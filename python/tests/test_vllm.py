@@ -19,8 +19,11 @@ prompt:
   official `openai` client (`ChatCompletionStreamState`), and the chat
   `finish_reason` (`tool_calls` when calls were streamed, else `stop`).
 Calls our parse leaves without id must carry a minted `call_...` id.
-For `tool_choice: required`, `adjust_request` attaches our structural tag:
-vLLM's xgrammar validation accepts it and it accepts the call outputs.
+For `tool_choice: required`, `adjust_request` attaches our structural tag,
+its markers that are special tokens named as tokens: vLLM's xgrammar
+validation accepts it and, compiled on the tokenizer's vocabulary, it
+accepts the call outputs' token ids; a marker typed with ordinary tokens
+where the tag holds it to its token is rejected.
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ from vllm.tool_parsers import ToolParserManager  # noqa: E402
 # Round-trip call outputs that the `required` structural tag of their
 # template rejects (found by this test; a grammar question, docs/grammar.md):
 # the set is exact, so a fix or a new rejection shows here.
-# Measured 2026-11-27: 28 of 216 corpus outputs, in 10 templates; every shipped one accepted.
+# Measured 2026-11-27: 28 of 216 corpus outputs, in 10 templates; every shipped one accepted
+# (the same with markers as special tokens, 2026-11-28).
 # Some are round-trip artefacts: a template that drops reasoning from history renders a
 # "reasoning+call" turn without the "</think>" that closes the block its prompt opened, which
 # the tag rightly requires (DeepSeek-R1 distills). Others (a call output that starts with
@@ -266,20 +270,35 @@ def test_vllm_parses_as_we_do(label, path, report):
     assert not failures, failures[0]
 
 
+def tag_acceptor(tok):
+    """Whether a structural tag takes a list of ``tok``'s token ids, then the stop token:
+    xgrammar compiles it on ``tok``'s vocabulary as vLLM compiles structural tags
+    (``TokenizerInfo.from_huggingface``), with a stop token one id past the vocabulary
+    (the trained tokenizer may have no EOS)."""
+    import xgrammar as xgr
+
+    stop = len(tok)
+    info = xgr.TokenizerInfo.from_huggingface(tok, vocab_size=stop + 1, stop_token_ids=[stop])
+    compiler = xgr.GrammarCompiler(info, cache_enabled=False)
+
+    def accepts(tag: str, ids: list[int]) -> bool:
+        matcher = xgr.GrammarMatcher(compiler.compile_structural_tag(tag))
+        return all(matcher.accept_token(i) for i in ids) and matcher.accept_token(stop) and matcher.is_terminated()
+
+    return accepts
+
+
 @pytest.mark.parametrize("label,path", CASES, ids=[f"{label}/{p.stem}" for label, p in CASES])
 def test_adjust_request_attaches_a_tag_xgrammar_takes(label, path, report):
     from vllm.sampling_params import SamplingParams
     from vllm.v1.structured_output.backend_xgrammar import validate_xgrammar_grammar
-    import xgrammar as xgr
 
     template = template_with_tools(path)
     cases = [c for c in outputs(template) if c[0] in ("call", "parallel", "tricky-args", "reasoning+call")]
     tok = tokenizer_for(template, [template.source] + [o for _, _, o in cases])
     parser_cls = vllm_parser_cls(tok)
-    vocab = [bytes([b]) for b in range(256)] + [b"</s>"]
-    compiler = xgr.GrammarCompiler(xgr.TokenizerInfo(vocab, xgr.VocabType.RAW, stop_token_ids=[256]),
-                                   cache_enabled=False)
-    rejected = set()
+    accepts = tag_acceptor(tok)
+    rejected, forms = set(), set()
     for name, options, output in cases:
         prompt = prompt_of(template, options)
         request = chat_request(options, tool_choice="required")
@@ -289,12 +308,15 @@ def test_adjust_request_attaches_a_tag_xgrammar_takes(label, path, report):
         assert request.skip_special_tokens is False
         tag = request.structured_outputs.structural_tag
         validate_xgrammar_grammar(SamplingParams(structured_outputs=request.structured_outputs))
-        matcher = xgr.GrammarMatcher(compiler.compile_structural_tag(tag))
-        accepted = matcher.accept_string(output) and matcher.accept_token(256) and matcher.is_terminated()
+        accepted = accepts(tag, tok.encode(output, add_special_tokens=False))
         report[f"{label} required-call tags that vLLM's xgrammar loads and that accept the output: "
                f"{'yes' if accepted else 'NO'}"] += 1
         if not accepted:
             rejected.add(name)
+        forms.add("calls triggered on a special token" if "token_triggered_tags" in tag else
+                  "special tokens, text triggers" if '"type": "token"' in tag else "markers as text")
+    for form in forms:
+        report[f"{label} templates whose required-call tag has {form}"] += 1
     assert rejected == KNOWN_REJECTED.get(path.stem, set())
 
 
@@ -455,3 +477,52 @@ def test_a_bad_policy_is_an_error_naming_its_source(monkeypatch, env, template_k
     # parser once for its tokenizer check and reports our ValueError as a TypeError.
     with pytest.raises((TypeError, ValueError), match=message):
         policy_parse(monkeypatch, env, template_kwargs)
+
+
+# Shipped templates whose markers a model writes as special tokens, each with the
+# shape of its calls: JSON in a tag (hermes-think), tokens inside the call and a
+# reasoning block closed by tokens then text (channel-harmony), Qwen's XML
+# parameters, which xgrammar's `qwen_xml` style writes as text (qwen-coder-xml).
+TOKEN_TEMPLATES = ["hermes-think", "channel-harmony", "qwen-coder-xml"]
+
+
+@pytest.mark.parametrize("stem", TOKEN_TEMPLATES)
+def test_the_attached_tag_holds_special_token_markers_to_their_tokens(stem):
+    """``adjust_request`` names the tokenizer's special tokens, so the tag writes each
+    marker that is one of them as xgrammar's ``token`` (by id) and triggers calls on the
+    token. Compiled on the tokenizer's own ``TokenizerInfo``, as vLLM compiles structural
+    tags: each call output, its markers sampled as special tokens, is accepted; the same
+    text with any one marker the tag holds to its token typed with ordinary tokens is
+    rejected."""
+    from conftest import ROOT
+    from vllm.sampling_params import SamplingParams
+    from vllm.v1.structured_output.backend_xgrammar import validate_xgrammar_grammar
+
+    template = ca.ChatTemplate.from_file(ROOT / "templates" / f"{stem}.jinja")
+    cases = [c for c in outputs(template) if c[0] in ("call", "parallel", "reasoning+call")]
+    assert cases
+    tok = tokenizer_for(template, [template.source] + [o for _, _, o in cases])
+    specials = tok.get_added_vocab()
+    accepts = tag_acceptor(tok)
+    parser_cls = vllm_parser_cls(tok)
+
+    def typed(text: str, marker: str) -> list[int]:
+        """``text`` tokenized with ``marker`` spelled in two ordinary pieces."""
+        cut = marker[:len(marker) // 2] + "\0" + marker[len(marker) // 2:]
+        parts = text.replace(marker, cut).split("\0")
+        return [i for part in parts for i in tok.encode(part, add_special_tokens=False)]
+
+    for name, options, output in cases:
+        request = chat_request(options, tool_choice="required")
+        parser = parser_cls(tok, request.tools, chat_template_kwargs=request.chat_template_kwargs, model_config=None)
+        parser.set_prompt_token_ids(tok.encode(prompt_of(template, options), add_special_tokens=False))
+        tag = parser.adjust_request(request).structured_outputs.structural_tag
+        validate_xgrammar_grammar(SamplingParams(structured_outputs=request.structured_outputs))
+        trigger = re.search(r'"type": "token_triggered_tags", "trigger_tokens": \[(\d+)\]', tag)
+        assert trigger and int(trigger[1]) in specials.values(), (name, tag)
+        assert accepts(tag, tok.encode(output, add_special_tokens=False)), (name, output)
+        # The markers the tag writes as tokens; between parallel calls they may be free text.
+        held = [m for m, i in specials.items() if m in output and f'"token": {i}}}' in tag]
+        assert held, (name, output, tag)
+        for marker in held if name != "parallel" else []:
+            assert not accepts(tag, typed(output, marker)), (name, marker, output)

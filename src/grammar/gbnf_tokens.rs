@@ -96,13 +96,15 @@ fn split_literal(text: &str, tokens: &[&str], repeated: bool) -> String {
     }
 }
 
-/// The first of `tokens` in `text`, and where. Two tokens never start at
-/// one place (each ends at its first `>`), so the first is the only one.
-fn first_token<'t>(text: &str, tokens: &[&'t str]) -> Option<(usize, &'t str)> {
+/// The first of `tokens` in `text`, and where; the longest of those that
+/// start there (a token may be the head of another, `[TOOL_CALLS]` of
+/// `[TOOL_CALLS][`, where texts need not end at `>`).
+pub(super) fn first_token<'t>(text: &str, tokens: &[&'t str]) -> Option<(usize, &'t str)> {
     tokens
         .iter()
+        .filter(|t| !t.is_empty())
         .filter_map(|t| text.find(t).map(|at| (at, *t)))
-        .min_by_key(|(at, _)| *at)
+        .min_by_key(|(at, t)| (*at, std::cmp::Reverse(t.len())))
 }
 
 fn literal(text: &str) -> String {

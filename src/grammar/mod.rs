@@ -67,7 +67,10 @@ pub use lark::{lark, lark_with, Lark, LarkOptions};
 #[cfg(feature = "gbnf-check")]
 pub use recognizer::Recognizer;
 pub use response_template::{response_template, ResponseTemplate};
-pub use structural_tag::{legacy, structural_tag, LegacyStructuralTag, StructuralTag};
+pub use structural_tag::{
+    legacy, structural_tag, structural_tag_with, LegacyStructuralTag, StructuralTag,
+    StructuralTagOptions,
+};
 pub use triggers::{Trigger, TriggerKind};
 
 use gbnf::{literal, until, Rules};

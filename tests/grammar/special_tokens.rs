@@ -2,7 +2,8 @@
 //! model's special tokens, the markers among them are written in llama.cpp's
 //! token syntax (`<tool_call>`), so a model must sample the token rather than
 //! spell its text; other markers stay text, with a warning. A request's
-//! special tokens reach the GBNF and Lark exports of `Prepared`.
+//! special tokens reach the GBNF, Lark and structural tag exports of
+//! `Prepared`.
 
 use chat_autoparser::grammar::{gbnf, gbnf_with, Recognizer};
 use chat_autoparser::{Chat, ChatRequest, GbnfOptions, Options, Protocol, ToolChoice};
@@ -83,7 +84,7 @@ fn a_marker_without_token_syntax_stays_text_with_a_warning() {
 }
 
 #[test]
-fn a_requests_special_tokens_reach_both_token_aware_exports() {
+fn a_requests_special_tokens_reach_the_token_aware_exports() {
     let (template, _) = shipped_template("hermes-think");
     let chat = Chat::new(template).unwrap();
     let request = ChatRequest::default()
@@ -107,4 +108,12 @@ fn a_requests_special_tokens_reach_both_token_aware_exports() {
         "{:?}",
         lark.warnings
     );
+    let tag = prepared.structural_tag().unwrap();
+    let calls = &tag.structural_tag["format"]["elements"][1]["elements"][1];
+    assert_eq!(calls["trigger_tokens"], json!(["<tool_call>"]), "{calls}");
+    assert_eq!(
+        calls["tags"][0]["begin"],
+        json!({"type": "token", "token": "<tool_call>"})
+    );
+    assert!(tag.warnings.is_empty(), "{:?}", tag.warnings);
 }

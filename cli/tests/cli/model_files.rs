@@ -371,8 +371,9 @@ fn a_model_folders_added_tokens_make_its_markers_tokens() {
 }
 
 /// `grammar --special-tokens` on a model folder writes the markers its
-/// vocabulary holds as llama.cpp tokens; without the flag they are text; a
-/// template file alone has no vocabulary, an input error.
+/// vocabulary holds as llama.cpp tokens (and xgrammar tokens in the
+/// structural tag); without the flag they are text; a template file alone
+/// has no vocabulary, an input error.
 #[test]
 fn grammar_names_a_model_folders_special_tokens_when_asked() {
     let dir = scratch("grammar-special-tokens");
@@ -397,6 +398,7 @@ fn grammar_names_a_model_folders_special_tokens_when_asked() {
     };
     let named = grammar(&["--special-tokens"], &folder);
     let plain = grammar(&[], &folder);
+    let tag = grammar(&["--special-tokens", "--format", "structural-tag"], &folder);
     let file = grammar(&["--special-tokens"], &folder.join("chat_template.jinja"));
     std::fs::remove_dir_all(&dir).ok();
     let named = String::from_utf8_lossy(&named.stdout).into_owned();
@@ -406,6 +408,13 @@ fn grammar_names_a_model_folders_special_tokens_when_asked() {
         "{named}"
     );
     assert!(plain.contains("\"<tool_call>\""), "{plain}");
+    let tag: serde_json::Value = serde_json::from_slice(&tag.stdout).unwrap();
+    let tag = serde_json::to_string(&tag["structural_tag"]).unwrap();
+    assert!(
+        tag.contains(r#""trigger_tokens":["<tool_call>"]"#)
+            && tag.contains(r#""end":{"type":"token","token":"</tool_call>"}"#),
+        "{tag}"
+    );
     assert_eq!(file.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&file.stderr)

@@ -28,6 +28,10 @@
 //!   get the closest looser form (`any_text` up to the call's end, any JSON
 //!   string) and a warning.
 //!
+//! [`structural_tag_with`] writes the markers that are the serving model's
+//! special tokens as xgrammar tokens, calls triggered on the token (the
+//! `tokens` module, a pass over the finished tag).
+//!
 //! [`legacy`] writes the older `{"structures": [{"begin", "schema", "end"}],
 //! "triggers": [...]}` form (SGLang before structural-tag formats): calls with
 //! JSON arguments only, one call per section.
@@ -46,6 +50,9 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+mod tokens;
+
+use super::markers_among;
 use crate::analysis::{Header, TaggedArguments, ToolFormat};
 use crate::error::Result;
 use crate::json_schema::{loosened, portable, too_large, Allowance};
@@ -80,9 +87,45 @@ pub struct LegacyStructuralTag {
     pub warnings: Vec<String>,
 }
 
-/// The structural tag of `protocol`. Errors (kind `input`) only when calls
-/// are required but cannot be written (see [`Protocol::check_servable`]).
+/// Options of the structural tag export.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StructuralTagOptions {
+    /// The serving model's special tokens (its whole list will do, as
+    /// `ParserConfig::special_tokens` takes it): the tag's markers among
+    /// them are written as xgrammar tokens (`{"type": "token", "token":
+    /// "<tool_call>"}`) and calls are triggered on the token
+    /// (`token_triggered_tags`), so the model must sample the token, not
+    /// spell the text (the rules are in the `tokens` module).
+    pub special_tokens: Vec<String>,
+}
+
+setters!(StructuralTagOptions {
+    /// Sets the serving model's special tokens.
+    with_special_tokens => special_tokens: Vec<String>,
+});
+
+/// The structural tag of `protocol`, every marker as text. Errors (kind
+/// `input`) only when calls are required but cannot be written (see
+/// [`Protocol::check_servable`]).
 pub fn structural_tag(protocol: &Protocol) -> Result<StructuralTag> {
+    structural_tag_with(protocol, &StructuralTagOptions::default())
+}
+
+/// The structural tag of `protocol`, with `options`.
+pub fn structural_tag_with(
+    protocol: &Protocol,
+    options: &StructuralTagOptions,
+) -> Result<StructuralTag> {
+    let mut tag = text_tag(protocol)?;
+    let tokens = markers_among(&tag.preserved_tokens, &options.special_tokens);
+    let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
+    let format = tag.structural_tag["format"].take();
+    tag.structural_tag["format"] = tokens::name_tokens(format, &tokens, &mut tag.warnings);
+    Ok(tag)
+}
+
+fn text_tag(protocol: &Protocol) -> Result<StructuralTag> {
     protocol.check_servable()?;
     let mut notes = Notes::new(protocol.warnings.clone());
     warn_dropped_patterns(protocol, &mut notes.warnings);
@@ -804,7 +847,7 @@ mod tests {
     }
 
     fn hermes() -> Analysis {
-        analysis(include_str!("../../templates/hermes-think.jinja"))
+        analysis(include_str!("../../../templates/hermes-think.jinja"))
     }
 
     fn tools() -> Vec<Value> {
@@ -1021,14 +1064,14 @@ mod tests {
     #[test]
     fn qwen_xml_arguments_use_their_style_and_python_calls_loosen() {
         let qwen = export(
-            &analysis(include_str!("../../templates/qwen-coder-xml.jinja")),
+            &analysis(include_str!("../../../templates/qwen-coder-xml.jinja")),
             Options::default(),
         );
         let params = all(&qwen, "qwen_xml_parameter");
         assert_eq!(params.len(), 2);
         assert!(qwen.warnings.is_empty(), "{:?}", qwen.warnings);
         let python = export(
-            &analysis(include_str!("../../templates/python-calls.jinja")),
+            &analysis(include_str!("../../../templates/python-calls.jinja")),
             Options::default(),
         );
         assert_eq!(
@@ -1099,5 +1142,90 @@ mod tests {
         );
         assert_eq!(l.structures[1]["end"], "}\n</tool_call>");
         assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    }
+
+    fn with_tokens(a: &Analysis, options: Options, tokens: &[&str]) -> Value {
+        let p = Protocol::new(
+            a,
+            &Options {
+                tools: vec![tools().remove(1)],
+                ..options
+            },
+        );
+        let tokens = tokens.iter().map(|t| t.to_string()).collect();
+        let options = StructuralTagOptions::default().with_special_tokens(tokens);
+        structural_tag_with(&p, &options).unwrap().structural_tag
+    }
+
+    #[test]
+    fn special_token_markers_are_tokens_and_trigger_the_calls() {
+        let tokens = [
+            "<think>",
+            "</think>",
+            "<tool_call>",
+            "</tool_call>",
+            "<|im_end|>",
+        ];
+        let tag = with_tokens(&hermes(), Options::default(), &tokens);
+        let call = json!({
+            "type": "tag",
+            "begin": {"type": "token", "token": "<tool_call>"},
+            "end": {"type": "token", "token": "</tool_call>"},
+            "content": {"type": "sequence", "elements": [
+                {"type": "const_string", "value": "\n{\"name\": \"search\", \"arguments\": "},
+                {"type": "json_schema", "json_schema": {"type": "object", "properties": {"q": {"type": "string"}}}},
+                {"type": "const_string", "value": "}\n"},
+            ]},
+        });
+        let want = json!({"type": "structural_tag", "format": {"type": "sequence", "elements": [
+            {"type": "optional", "content": {"type": "sequence", "elements": [
+                {"type": "regex", "pattern": "[ \\t\\r\\n]*"},
+                {"type": "tag",
+                 "begin": {"type": "token", "token": "<think>"},
+                 "content": {"type": "any_tokens", "exclude_tokens": ["</think>"]},
+                 "end": {"type": "token", "token": "</think>"}},
+            ]}},
+            {"type": "token_triggered_tags", "trigger_tokens": ["<tool_call>"], "tags": [call],
+             "at_least_one": false, "stop_after_first": false},
+        ]}});
+        assert_eq!(tag, want);
+    }
+
+    #[test]
+    fn markers_that_are_no_special_token_stay_text() {
+        let a = hermes();
+        let plain = export(&a, Options::default()).structural_tag;
+        let tools_only = vec![tools().remove(1)];
+        let p = Protocol::new(
+            &a,
+            &Options {
+                tools: tools_only,
+                ..Options::default()
+            },
+        );
+        assert_eq!(
+            with_tokens(&a, Options::default(), &[]),
+            structural_tag(&p).unwrap().structural_tag
+        );
+        assert_ne!(plain, Value::Null);
+        // Only the reasoning end is a token: the calls keep text triggers,
+        // and the block opened by the prompt ends at the token.
+        let opened = Options {
+            prompt: Some("<|im_start|>assistant\n<think>\n".into()),
+            ..Options::default()
+        };
+        let tag = with_tokens(&a, opened, &["</think>", "<unrelated>"]);
+        let elements = &tag["format"]["elements"];
+        assert_eq!(
+            elements[0],
+            json!({"type": "tag", "begin": "",
+                   "content": {"type": "any_tokens", "exclude_tokens": ["</think>"]},
+                   "end": {"type": "token", "token": "</think>"}})
+        );
+        assert_eq!(elements[1]["type"], "triggered_tags");
+        assert_eq!(
+            elements[1]["tags"][0]["begin"],
+            "<tool_call>\n{\"name\": \"search\", \"arguments\": "
+        );
     }
 }
