@@ -30,7 +30,7 @@
 //! expression to use it in several places costs a reference count, and the
 //! compiled program keeps the grammar's literal bytes without copying them.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use super::bytes::ByteSet;
 use super::capture::Tag;
@@ -132,7 +132,10 @@ pub fn class(set: ByteSet) -> Expr {
 
 /// JSON whitespace, zero or more bytes.
 pub fn ws() -> Expr {
-    star(class(ByteSet::json_ws()))
+    // Grammars read whitespace around nearly every marker: one shared
+    // expression, so each use is a reference count, not an allocation.
+    static WS: LazyLock<Expr> = LazyLock::new(|| star(class(ByteSet::json_ws())));
+    WS.clone()
 }
 
 /// One UTF-8 character; waits for the rest of a character cut by the end of

@@ -169,7 +169,13 @@ mod tests {
         );
         assert_eq!(
             Marker::new(" [TOOL_CALLS][ ").pieces,
-            [space(" "), core("[TOOL_CALLS]"), space(""), core("["), space(" ")]
+            [
+                space(" "),
+                core("[TOOL_CALLS]"),
+                space(""),
+                core("["),
+                space(" ")
+            ]
         );
         assert!(Marker::new("").pieces.is_empty());
     }
