@@ -35,8 +35,8 @@ const MAX_INSTS: usize = 1 << 20;
 /// One machine instruction.
 #[derive(Debug, Clone)]
 pub(crate) enum Inst {
-    /// Match these bytes.
-    Lit(Box<[u8]>),
+    /// Match these bytes (shared with the grammar's literal).
+    Lit(Arc<[u8]>),
     /// Match one byte of `sets[i]`.
     Set(u32),
     /// Match bytes of `sets[i]` while there are any.
@@ -381,7 +381,7 @@ impl<'g> Compiler<'g> {
                 self.emit(Inst::Python)?;
             }
             Expr::Seq(parts) => {
-                for p in parts {
+                for p in parts.iter() {
                     self.expr(p, cut_ok)?;
                 }
             }

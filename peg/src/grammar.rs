@@ -25,8 +25,12 @@
 //!
 //! Invariant: an `Expr` describes the language only; limits (nesting depth)
 //! live on the [`Grammar`].
+//!
+//! Sub-expressions and literals are shared (`Arc`), never copied: cloning an
+//! expression to use it in several places costs a reference count, and the
+//! compiled program keeps the grammar's literal bytes without copying them.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use super::bytes::ByteSet;
 use super::capture::Tag;
@@ -40,7 +44,7 @@ pub enum Expr {
     /// Never matches.
     Fail,
     /// A byte string.
-    Lit(Box<[u8]>),
+    Lit(Arc<[u8]>),
     /// The longest of several byte strings (a tool name among the tools).
     Literals(Vec<Box<[u8]>>),
     /// One byte in a set.
@@ -58,30 +62,30 @@ pub enum Expr {
     /// One Python literal.
     Python,
     /// All parts in order.
-    Seq(Vec<Expr>),
+    Seq(Arc<[Expr]>),
     /// The first alternative that matches.
-    Choice(Vec<Expr>),
+    Choice(Arc<[Expr]>),
     /// `min` to `max` (unbounded when `None`) repetitions, greedy.
     Repeat {
         /// The repeated expression.
-        expr: Box<Expr>,
+        expr: Arc<Expr>,
         /// Fewest repetitions.
         min: u32,
         /// Most repetitions.
         max: Option<u32>,
     },
     /// Positive lookahead: matches if the expression would, consumes nothing.
-    And(Box<Expr>),
+    And(Arc<Expr>),
     /// Negative lookahead: matches if the expression would not.
-    Not(Box<Expr>),
+    Not(Arc<Expr>),
     /// Commits to the current alternative of the innermost choice-like construct.
     Cut,
     /// Drops every pending alternative (up to the innermost lookahead).
     Commit,
     /// Records the span matched by the expression under a tag.
-    Capture(Tag, Box<Expr>),
+    Capture(Tag, Arc<Expr>),
     /// The body; if it fails, the fallback from where it failed (see [`recover`]).
-    Recover(Box<Expr>, Box<Expr>),
+    Recover(Arc<Expr>, Arc<Expr>),
     /// A named rule of the grammar.
     Rule(Arc<str>),
 }
@@ -106,7 +110,7 @@ pub fn lit(text: impl AsRef<[u8]>) -> Expr {
     if text.as_ref().is_empty() {
         Expr::Empty
     } else {
-        Expr::Lit(boxed(text))
+        Expr::Lit(text.as_ref().into())
     }
 }
 
@@ -128,7 +132,10 @@ pub fn class(set: ByteSet) -> Expr {
 
 /// JSON whitespace, zero or more bytes.
 pub fn ws() -> Expr {
-    star(class(ByteSet::json_ws()))
+    // Grammars read whitespace around nearly every marker: one shared
+    // expression, so each use is a reference count, not an allocation.
+    static WS: LazyLock<Expr> = LazyLock::new(|| star(class(ByteSet::json_ws())));
+    WS.clone()
 }
 
 /// One UTF-8 character; waits for the rest of a character cut by the end of
@@ -212,7 +219,7 @@ pub fn plus(e: Expr) -> Expr {
 /// `min` to `max` repetitions of `e` (`None`: no upper bound).
 pub fn repeat(e: Expr, min: u32, max: Option<u32>) -> Expr {
     Expr::Repeat {
-        expr: Box::new(e),
+        expr: Arc::new(e),
         min,
         max,
     }
@@ -220,12 +227,12 @@ pub fn repeat(e: Expr, min: u32, max: Option<u32>) -> Expr {
 
 /// Positive lookahead.
 pub fn and(e: Expr) -> Expr {
-    Expr::And(Box::new(e))
+    Expr::And(Arc::new(e))
 }
 
 /// Negative lookahead.
 pub fn not(e: Expr) -> Expr {
-    Expr::Not(Box::new(e))
+    Expr::Not(Arc::new(e))
 }
 
 /// Commits to the current alternative of the innermost choice, option or
@@ -264,12 +271,12 @@ pub fn commit() -> Expr {
 /// assert_eq!(parts, [(1, "[1, 2 "), (2, "x]</call>")]);
 /// ```
 pub fn recover(body: Expr, fallback: Expr) -> Expr {
-    Expr::Recover(Box::new(body), Box::new(fallback))
+    Expr::Recover(Arc::new(body), Arc::new(fallback))
 }
 
 /// Captures the span of `e` under `tag`.
 pub fn cap(tag: impl Into<Tag>, e: Expr) -> Expr {
-    Expr::Capture(tag.into(), Box::new(e))
+    Expr::Capture(tag.into(), Arc::new(e))
 }
 
 /// A reference to the rule `name` of the grammar.
@@ -281,22 +288,16 @@ impl Expr {
     /// `self` then `next`.
     pub fn then(self, next: Expr) -> Expr {
         match self {
-            Expr::Seq(mut parts) => {
-                parts.push(next);
-                Expr::Seq(parts)
-            }
-            e => Expr::Seq(vec![e, next]),
+            Expr::Seq(parts) => seq(parts.iter().cloned().chain([next])),
+            e => seq([e, next]),
         }
     }
 
     /// `self`, or else `other`.
     pub fn or(self, other: Expr) -> Expr {
         match self {
-            Expr::Choice(mut alts) => {
-                alts.push(other);
-                Expr::Choice(alts)
-            }
-            e => Expr::Choice(vec![e, other]),
+            Expr::Choice(alts) => choice(alts.iter().cloned().chain([other])),
+            e => choice([e, other]),
         }
     }
 
@@ -408,7 +409,7 @@ mod tests {
         assert_eq!(lit("a").capture(Tag(3)), cap(Tag(3), lit("a")));
         assert_eq!(
             cap(7u16, empty()),
-            Expr::Capture(Tag(7), Box::new(Expr::Empty))
+            Expr::Capture(Tag(7), Arc::new(Expr::Empty))
         );
     }
 }

@@ -33,24 +33,32 @@ pub(crate) enum Piece {
 impl Marker {
     /// Splits `raw` into cores and whitespace runs.
     pub fn new(raw: &str) -> Marker {
+        // Runs are cut from `raw` as slices, each copied once: markers are
+        // split many times for every parser built.
         let mut pieces: Vec<Piece> = Vec::new();
-        for ch in raw.chars() {
-            let space = ch.is_ascii_whitespace();
-            if ch == '`' && matches!(pieces.last(), Some(Piece::Core(c)) if !c.ends_with('`')) {
+        let mut run_start = 0;
+        let mut prev: Option<char> = None;
+        for (i, ch) in raw.char_indices() {
+            if let Some(p) = prev {
+                let space = ch.is_ascii_whitespace();
+                let in_core = !p.is_ascii_whitespace();
                 // A code fence is its own core: models write `]\n```` where
                 // a template writes `]````.
-                pieces.push(Piece::Space(String::new()));
+                let fence = ch == '`' && in_core && p != '`';
+                if space == in_core || fence {
+                    push_run(&raw[run_start..i], &mut pieces);
+                    if fence {
+                        pieces.push(Piece::Space(String::new()));
+                    }
+                    run_start = i;
+                }
             }
-            match pieces.last_mut() {
-                Some(Piece::Space(s)) if space => s.push(ch),
-                Some(Piece::Core(s)) if !space => s.push(ch),
-                _ if space => pieces.push(Piece::Space(ch.to_string())),
-                _ => pieces.push(Piece::Core(ch.to_string())),
-            }
+            prev = Some(ch);
         }
-        Marker {
-            pieces: pieces.into_iter().flat_map(split_bracketed).collect(),
+        if !raw.is_empty() {
+            push_run(&raw[run_start..], &mut pieces);
         }
+        Marker { pieces }
     }
 
     /// The marker has no non-whitespace text.
@@ -86,27 +94,31 @@ impl Marker {
 /// a special token and the JSON it opens or closes where the template
 /// writes none (`[TOOL_CALLS] [{...}]`). A marker next to other text
 /// (`<|channel|>final<|message|>`) stays whole: that text is a label.
-fn split_bracketed(piece: Piece) -> Vec<Piece> {
-    let Piece::Core(core) = piece else {
-        return vec![piece];
-    };
+fn push_run(run: &str, pieces: &mut Vec<Piece>) {
+    match run.starts_with(|c: char| c.is_ascii_whitespace()) {
+        true => pieces.push(Piece::Space(run.to_string())),
+        false => split_bracketed(run, pieces),
+    }
+}
+
+fn split_bracketed(core: &str, pieces: &mut Vec<Piece>) {
     let brackets =
         |text: &str, set: &[char]| !text.is_empty() && text.chars().all(|c| set.contains(&c));
-    let split = |at: usize| {
-        vec![
+    let mut split = |at: usize| {
+        pieces.extend([
             Piece::Core(core[..at].to_string()),
             Piece::Space(String::new()),
             Piece::Core(core[at..].to_string()),
-        ]
+        ])
     };
-    if let Some(head) = markers::marker_at(&core, 0) {
+    if let Some(head) = markers::marker_at(core, 0) {
         if brackets(&core[head.end..], &['[', '{']) {
             return split(head.end);
         }
     }
-    match trailing_marker(&core) {
+    match trailing_marker(core) {
         Some(at) if brackets(&core[..at], &[']', '}']) => split(at),
-        _ => vec![Piece::Core(core)],
+        _ => pieces.push(Piece::Core(core.to_string())),
     }
 }
 
@@ -131,6 +143,41 @@ mod tests {
         assert!(Marker::new("").delimiters().is_empty());
         assert_eq!(Marker::new("<tool_call>\n").delimiters(), ["<tool_call>"]);
         assert_eq!(Marker::new("```json\n[").first_core(), Some("```json"));
+    }
+
+    #[test]
+    fn pieces_keep_every_byte_and_mark_each_split() {
+        let core = |s: &str| Piece::Core(s.into());
+        let space = |s: &str| Piece::Space(s.into());
+        assert_eq!(
+            Marker::new("a`b` é\t<x>").pieces,
+            [
+                core("a"),
+                space(""),
+                core("`b"),
+                space(""),
+                core("`"),
+                space(" "),
+                core("é"),
+                space("\t"),
+                core("<x>"),
+            ]
+        );
+        assert_eq!(
+            Marker::new("]\n```").pieces,
+            [core("]"), space("\n"), core("```")]
+        );
+        assert_eq!(
+            Marker::new(" [TOOL_CALLS][ ").pieces,
+            [
+                space(" "),
+                core("[TOOL_CALLS]"),
+                space(""),
+                core("["),
+                space(" ")
+            ]
+        );
+        assert!(Marker::new("").pieces.is_empty());
     }
 
     fn cores(raw: &str) -> Vec<String> {
