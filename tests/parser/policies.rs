@@ -695,3 +695,35 @@ fn call_markers_in_reasoning_cost_linear_time() {
         assert!(took.as_secs() < 10, "{choice:?}: {took:?}");
     }
 }
+
+/// The same with an end marker of several tokens (harmony's
+/// `<|end|><|start|>assistant`, whose first token alone may close the block
+/// or be text): the block's end is looked for at each marker, but a look
+/// repeated before the end it found costs nothing, so the block still costs
+/// time linear in its length, and so do calls read in it (which each look
+/// past themselves for the block's end). Looked for anew at each marker,
+/// the markers took 16 s and the calls 17 s (debug).
+#[test]
+fn call_markers_in_reasoning_cost_linear_time_with_a_cut_end_marker() {
+    let block = |text: String| {
+        format!("<|channel|>analysis<|message|>{text}<|end|><|start|>assistant{FINAL}done")
+    };
+    let markers = block("<|channel|> x ".repeat(10_000));
+    let call = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|> ";
+    let calls = block(call.repeat(4_000));
+    for choice in [CallsInReasoning::Reasoning, CallsInReasoning::Call] {
+        for (output, read) in [(&markers, 0), (&calls, 4_000)] {
+            let read = if choice == CallsInReasoning::Call {
+                read
+            } else {
+                0
+            };
+            let started = std::time::Instant::now();
+            let parsed = channels(in_reasoning(choice)).parse_report(output, false);
+            let took = started.elapsed();
+            assert_eq!(parsed.message.content.as_deref(), Some("done"));
+            assert_eq!(parsed.message.tool_calls.len(), read, "{choice:?}");
+            assert!(took.as_secs() < 5, "{choice:?}, {read} calls: {took:?}");
+        }
+    }
+}
