@@ -734,8 +734,17 @@ fn call_markers_in_reasoning_cost_linear_time_with_a_cut_end_marker() {
                 0
             };
             let started = std::time::Instant::now();
-            let parsed = channels(in_reasoning(choice)).parse_report(output, false);
+            let parser = channels(in_reasoning(choice));
+            let parsed = parser.parse_report(output, false);
+            // Streamed, a look that waited for more input still remembers
+            // where it started.
+            let mut stream = parser.stream();
+            for piece in chat_autoparser::parser::char_chunks(output, 7) {
+                stream.push(piece);
+            }
+            stream.finish();
             let took = started.elapsed();
+            assert_eq!(stream.message(), parsed.message, "{choice:?}");
             assert_eq!(parsed.message.content.as_deref(), Some("done"));
             assert_eq!(parsed.message.tool_calls.len(), read, "{choice:?}");
             assert!(took.as_secs() < 5, "{choice:?}, {read} calls: {took:?}");
