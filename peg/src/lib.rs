@@ -167,14 +167,23 @@
 //! unsent text), in large pieces, so it keeps O(what is pending), not
 //! O(input). Offsets stay absolute.
 //!
+//! An [`until`] remembers where its last scan stopped: run again from a
+//! position between that scan's start and the delimiter it found, it
+//! stops there at once (the leftmost delimiter from the start is the
+//! leftmost from any later position up to it). So a lookahead for a
+//! closing marker made at every one of many positions before it
+//! (`and(seq([until(["</think>"]), lit("</think>")]))` at each call
+//! marker in a reasoning block) costs one scan, not one per position.
+//!
 //! # Limits
 //!
 //! No input makes the engine panic. JSON and Python values and rule
 //! recursion are bounded by [`Grammar::max_depth`] (default 128): a deeper
 //! value does not match, deeper recursion ends the parse with
 //! [`ParseErrorKind::TooDeep`]. Repetitions stop on a step that consumes
-//! nothing. The engine does not memoise: a grammar with nested ordered
-//! choices over long text can backtrack a lot; the grammars above do not.
+//! nothing. The engine memoises nothing else: a grammar with nested
+//! ordered choices over long text can backtrack a lot; the grammars above
+//! do not.
 #![deny(missing_docs)]
 
 pub mod bytes;

@@ -27,6 +27,12 @@
 //! execute the same instructions with the same results, and the extra work of
 //! the sequence is bounded by the re-checked tails.
 //!
+//! An `Until` remembers, per matcher, where its last scan started and the
+//! delimiter it stopped at (`ScanStop`): a later scan from a position between
+//! the two stops there without scanning. Only definite stops are kept (a
+//! delimiter found, or the end of final input), which more input cannot
+//! move, so streamed and whole runs still agree.
+//!
 //! Commit point (what a stream may report): the log entries before the
 //! bottom-most live entry's saved log length can never be truncated, and the
 //! position can never again go below that entry's saved position (nor below
@@ -304,6 +310,23 @@ impl<'a> Window<'a> {
     }
 }
 
+/// Where a scan of an `Until` matcher stopped: started at `from`, it
+/// stopped at `to`, a delimiter (or the end of final input). A scan of the
+/// same matcher from any position in `from..=to` stops at `to` too: `to`
+/// is the leftmost delimiter from `from` on, so from every later position
+/// up to it. So a look ahead for the same delimiters repeated at many
+/// positions before them (`and(seq([until(end), end]))` at every call
+/// marker of a reasoning block: does the block close later?) scans once,
+/// not once per position. `sampled`: whether delimiters had to come from
+/// their tokens (a stream that starts saying where its special tokens are
+/// scans differently).
+#[derive(Debug, Clone, Copy)]
+struct ScanStop {
+    from: usize,
+    to: usize,
+    sampled: bool,
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Run {
@@ -332,6 +355,11 @@ pub(crate) struct Vm {
     py: PyScanner,
     farthest: usize,
     farthest_deep: bool,
+    /// By matcher: where its last `Until` scan stopped ([`ScanStop`]).
+    scan_stops: Vec<Option<ScanStop>>,
+    /// An `Until` suspended at `pc`: where its scan started (it resumes
+    /// from the safe point, but what it finds holds from the start).
+    until_from: Option<(u32, usize)>,
 }
 
 impl Vm {
@@ -353,6 +381,8 @@ impl Vm {
             py: PyScanner::new(),
             farthest: 0,
             farthest_deep: false,
+            scan_stops: Vec::new(),
+            until_from: None,
         }
     }
 
@@ -405,6 +435,23 @@ impl Vm {
         let k = upto.saturating_sub(self.log_base).min(self.log.len());
         self.log.drain(..k);
         self.log_base += k;
+    }
+
+    /// Where a scan of matcher `index` from the current position stops,
+    /// when its last scan already says ([`ScanStop`]).
+    #[inline]
+    fn known_stop(&self, index: u32, sampled: bool) -> Option<usize> {
+        let stop = (*self.scan_stops.get(index as usize)?)?;
+        let covers = stop.from <= self.pos && self.pos <= stop.to;
+        (covers && stop.sampled == sampled).then_some(stop.to)
+    }
+
+    fn remember_stop(&mut self, index: u32, stop: ScanStop) {
+        let index = index as usize;
+        if self.scan_stops.len() <= index {
+            self.scan_stops.resize(index + 1, None);
+        }
+        self.scan_stops[index] = Some(stop);
     }
 
     fn internal(&self) -> Run {
@@ -724,24 +771,33 @@ impl Vm {
                         Longest::NeedMore => return Run::NeedMore,
                     }
                 }
-                Inst::Until(m) => {
-                    let Some(m) = p.matchers.get(*m as usize) else {
+                Inst::Until(index) => {
+                    let Some(m) = p.matchers.get(*index as usize) else {
                         return self.internal();
                     };
-                    match input.find_sampled(special, m, self.pos, fin) {
-                        Find::Found(at) => {
-                            self.pos = at;
-                            self.pc += 1;
-                        }
+                    // A resumed scan: it started before its safe point.
+                    let from = match self.until_from.take() {
+                        Some((pc, from)) if pc == self.pc => from,
+                        _ => self.pos,
+                    };
+                    let sampled = special.is_some();
+                    if let Some(to) = self.known_stop(*index, sampled) {
+                        self.pos = to;
+                        self.pc += 1;
+                        continue;
+                    }
+                    let to = match input.find_sampled(special, m, self.pos, fin) {
+                        Find::Found(at) => at,
                         Find::NeedMore { safe } => {
                             self.pos = self.pos.max(safe);
+                            self.until_from = Some((self.pc, from));
                             return Run::NeedMore;
                         }
-                        Find::None => {
-                            self.pos = len;
-                            self.pc += 1;
-                        }
-                    }
+                        Find::None => len,
+                    };
+                    self.remember_stop(*index, ScanStop { from, to, sampled });
+                    self.pos = to;
+                    self.pc += 1;
                 }
                 Inst::Rest => {
                     self.pos = len.max(self.pos);

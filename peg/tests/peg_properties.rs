@@ -268,6 +268,50 @@ fn lookahead() -> Program {
     .unwrap()
 }
 
+/// Reasoning that goes on past a call marker only when the block closes
+/// later: a lookahead for the end marker at every marker, by `until` (whose
+/// scans are remembered) or, for `by_chars`, character by character (the
+/// reference: nothing remembered). The end marker may have a newline of its
+/// own, so two delimiters overlap.
+fn closes_later(by_chars: bool) -> Program {
+    let end = || seq([opt(lit("\n")), lit("</think>")]);
+    let to_end = match by_chars {
+        true => star(seq([not(end()), any_char()])),
+        false => until(["\n</think>", "</think>"]),
+    };
+    let stops = || until(["\n</think>", "</think>", "<tool_call>"]);
+    let reasoning = seq([
+        stops(),
+        star(seq([
+            not(end()),
+            and(seq([to_end, end()])),
+            any_char(),
+            stops(),
+        ])),
+    ]);
+    let call = seq([
+        lit("<tool_call>"),
+        ws(),
+        cap(CALL, json()),
+        ws(),
+        lit("</tool_call>"),
+    ]);
+    // Blocks anywhere: each looks from past the end the last one found.
+    Grammar::new(seq([
+        star(choice([
+            seq([lit("<think>"), cap(REASONING, reasoning), opt(end())]),
+            call,
+            cap(
+                CONTENT,
+                seq([any_char(), until(["<think>", "<tool_call>"])]),
+            ),
+        ])),
+        eoi(),
+    ]))
+    .compile()
+    .unwrap()
+}
+
 fn grammars() -> Vec<(&'static str, Program)> {
     vec![
         ("hermes_commit", hermes_commit()),
@@ -276,6 +320,7 @@ fn grammars() -> Vec<(&'static str, Program)> {
         ("tagged", tagged()),
         ("python_calls", python_calls()),
         ("lookahead", lookahead()),
+        ("closes_later", closes_later(false)),
     ]
 }
 
@@ -507,6 +552,20 @@ proptest! {
             }
             Ok::<(), TestCaseError>(())
         })?;
+    }
+
+    /// A lookahead by `until` repeated at many positions (its remembered
+    /// scans) gives the same parse as one made character by character, for
+    /// the input and each of its prefixes taken as whole. (Prefixes taken
+    /// as partial differ in where each waits, not in what they match.)
+    #[test]
+    fn remembered_scans_change_no_parse(input in output()) {
+        let (remembered, reference) = (closes_later(false), closes_later(true));
+        let input = input.as_bytes();
+        for cut in 0..=input.len() {
+            let prefix = &input[..cut];
+            prop_assert_eq!(remembered.parse(prefix), reference.parse(prefix));
+        }
     }
 
     /// Property 1 (partial input): every prefix of an input that matches

@@ -666,16 +666,72 @@ fn a_section_with_its_own_markers_in_reasoning() {
 /// A reasoning block full of call markers that open no call (a model
 /// writing about `<tool_call>`) is read in time linear in its length, under
 /// each choice: the block looks for its end marker once, not at every
-/// marker (which took minutes for this output in a debug build).
+/// marker (which took minutes for this output in a debug build). So is one
+/// full of calls, each a section of its own, which each look past
+/// themselves for the block's end: a look repeated before the end it found
+/// costs nothing (each scanning anew, the calls took 85 s in a debug
+/// build).
 #[test]
 fn call_markers_in_reasoning_cost_linear_time() {
-    let output = format!("<think>{}</think>done", "<tool_call> x ".repeat(10_000));
+    let markers = format!("<think>{}</think>done", "<tool_call> x ".repeat(10_000));
+    let calls = format!(
+        "<think>{}</think>done",
+        format!("{THOUGHT_CALL} x ").repeat(10_000)
+    );
     for choice in [CallsInReasoning::Reasoning, CallsInReasoning::Call] {
-        let started = std::time::Instant::now();
-        let parsed = parser(in_reasoning(choice)).parse_report(&output, false);
-        let took = started.elapsed();
-        assert_eq!(parsed.message.content.as_deref(), Some("done"));
-        assert!(parsed.message.tool_calls.is_empty());
-        assert!(took.as_secs() < 10, "{choice:?}: {took:?}");
+        let read = if choice == CallsInReasoning::Call {
+            10_000
+        } else {
+            0
+        };
+        for (output, read) in [(&markers, 0), (&calls, read)] {
+            let started = std::time::Instant::now();
+            let parsed = parser(in_reasoning(choice)).parse_report(output, false);
+            let took = started.elapsed();
+            assert_eq!(parsed.message.content.as_deref(), Some("done"));
+            assert_eq!(parsed.message.tool_calls.len(), read, "{choice:?}");
+            assert!(took.as_secs() < 10, "{choice:?}, {read} calls: {took:?}");
+        }
+    }
+}
+
+/// The same with an end marker of several tokens (harmony's
+/// `<|end|><|start|>assistant`, whose first token alone may close the block
+/// or be text): the block's end is looked for at each marker, but a look
+/// repeated before the end it found costs nothing, so the block still costs
+/// time linear in its length, and so do calls read in it (which each look
+/// past themselves for the block's end). Looked for anew at each marker,
+/// the markers took 16 s and the calls 17 s (debug).
+#[test]
+fn call_markers_in_reasoning_cost_linear_time_with_a_cut_end_marker() {
+    let block = |text: String| {
+        format!("<|channel|>analysis<|message|>{text}<|end|><|start|>assistant{FINAL}done")
+    };
+    let markers = block("<|channel|> x ".repeat(10_000));
+    let call = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|> ";
+    let calls = block(call.repeat(4_000));
+    for choice in [CallsInReasoning::Reasoning, CallsInReasoning::Call] {
+        for (output, read) in [(&markers, 0), (&calls, 4_000)] {
+            let read = if choice == CallsInReasoning::Call {
+                read
+            } else {
+                0
+            };
+            let started = std::time::Instant::now();
+            let parser = channels(in_reasoning(choice));
+            let parsed = parser.parse_report(output, false);
+            // Streamed, a look that waited for more input still remembers
+            // where it started.
+            let mut stream = parser.stream();
+            for piece in chat_autoparser::parser::char_chunks(output, 7) {
+                stream.push(piece);
+            }
+            stream.finish();
+            let took = started.elapsed();
+            assert_eq!(stream.message(), parsed.message, "{choice:?}");
+            assert_eq!(parsed.message.content.as_deref(), Some("done"));
+            assert_eq!(parsed.message.tool_calls.len(), read, "{choice:?}");
+            assert!(took.as_secs() < 5, "{choice:?}, {read} calls: {took:?}");
+        }
     }
 }
