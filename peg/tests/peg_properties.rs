@@ -242,17 +242,22 @@ fn python_calls() -> Program {
     .unwrap()
 }
 
-/// Content by lookahead and single characters instead of `until`, and calls
-/// whose reasoning must be followed by content (positive lookahead).
-fn lookahead() -> Program {
-    let text = |stop: &'static str| star(seq([not(lit(stop)), any_char()]));
-    let call = seq([
+/// `<tool_call>` JSON `</tool_call>`, the call captured.
+fn tool_call() -> Expr {
+    seq([
         lit("<tool_call>"),
         ws(),
         cap(CALL, json()),
         ws(),
         lit("</tool_call>"),
-    ]);
+    ])
+}
+
+/// Content by lookahead and single characters instead of `until`, and calls
+/// whose reasoning must be followed by content (positive lookahead).
+fn lookahead() -> Program {
+    let text = |stop: &'static str| star(seq([not(lit(stop)), any_char()]));
+    let call = tool_call();
     Grammar::new(seq([
         opt(seq([
             lit("<think>"),
@@ -289,13 +294,7 @@ fn closes_later(by_chars: bool) -> Program {
             stops(),
         ])),
     ]);
-    let call = seq([
-        lit("<tool_call>"),
-        ws(),
-        cap(CALL, json()),
-        ws(),
-        lit("</tool_call>"),
-    ]);
+    let call = tool_call();
     // Blocks anywhere: each looks from past the end the last one found.
     Grammar::new(seq([
         star(choice([
