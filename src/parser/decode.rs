@@ -445,10 +445,7 @@ impl Decoder {
         self.diagnostics
             .push(Diagnostic::new(DiagnosticKind::OversizedToolCall, start));
         self.call_text_in_content = true;
-        if named {
-            out.withdraw(index);
-            self.withdrawn.push(index);
-        }
+        self.retract(index, named, out);
         self.arg = None;
         self.raw_content(&lead, out);
         self.raw_content(text, out);
@@ -983,12 +980,18 @@ impl Decoder {
             DiagnosticKind::WithdrawnToolCall,
             call.start,
         ));
-        if call.name.is_some() {
-            out.withdraw(call.index);
-            self.withdrawn.push(call.index);
-        }
+        self.retract(call.index, call.name.is_some(), out);
         if let Some(section) = self.thought.as_mut() {
             section.withdrawn = true;
+        }
+    }
+
+    /// Takes back the call at `index` from the message, when it was
+    /// `named`: the message holds a call only once its name is read.
+    fn retract(&mut self, index: usize, named: bool, out: &mut Sink) {
+        if named {
+            out.withdraw(index);
+            self.withdrawn.push(index);
         }
     }
 
@@ -1067,10 +1070,7 @@ impl Decoder {
             call.start,
         ));
         self.call_text_in_content = true;
-        if call.name.is_some() {
-            out.withdraw(call.index);
-            self.withdrawn.push(call.index);
-        }
+        self.retract(call.index, call.name.is_some(), out);
         if self.drops_content() {
             let start = call.start.saturating_sub(call.lead.len());
             let end = self.consumed;
@@ -1087,10 +1087,7 @@ impl Decoder {
     /// `drop`): its framing and text, to where the decoder is, are
     /// reported as dropped.
     fn discard(&mut self, call: Call, out: &mut Sink) {
-        if call.name.is_some() {
-            out.withdraw(call.index);
-            self.withdrawn.push(call.index);
-        }
+        self.retract(call.index, call.name.is_some(), out);
         let start = call.start.saturating_sub(call.lead.len());
         let end = self.consumed;
         self.drop_range(start, end, start, end);
