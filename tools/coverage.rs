@@ -334,7 +334,7 @@ fn row(name: &str, a: &Analysis) -> Vec<String> {
                 at
             }
         }
-        ArgumentsSlot::Python => "Python keywords".into(),
+        ArgumentsSlot::Python { .. } => "Python keywords".into(),
         ArgumentsSlot::Tagged(g) => {
             let mut cell = format!(
                 "{} K {} {} V {}",

@@ -285,7 +285,7 @@ pub fn table(a: &Analysis) -> String {
                         },
                         if *as_string { " (as text)" } else { "" }
                     ),
-                    ArgumentsSlot::Python => "Python keyword arguments".into(),
+                    ArgumentsSlot::Python { .. } => "Python keyword arguments".into(),
                     ArgumentsSlot::Tagged(g) => format!(
                         "{} KEY {} {} VALUE {}{} sep {}{}{}",
                         q(&g.name_prefix),

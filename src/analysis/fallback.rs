@@ -166,7 +166,7 @@ mod tests {
                 suffix: "(".into()
             }
         );
-        assert_eq!(f.arguments, ArgumentsSlot::Python);
+        assert_eq!(f.arguments, ArgumentsSlot::Python { raw_strings: false });
     }
 
     #[test]

@@ -338,7 +338,12 @@ pub enum ArgumentsSlot {
     /// One marker-wrapped pair per argument.
     Tagged(Box<TaggedArguments>),
     /// Python keyword arguments: `f(a="x", b=1)`.
-    Python,
+    Python {
+        /// String values are written `'` + value + `'` with nothing escaped
+        /// (LFM2.5-8B-A1B): a quote or a newline inside is no Python literal.
+        #[serde(default, skip_serializing_if = "is_false")]
+        raw_strings: bool,
+    },
 }
 
 /// Markers of the tagged-argument format, all raw.

@@ -24,7 +24,7 @@ use super::model::{
     ArgumentsSlot, ContentFormat, IdSlot, NameSlot, Reasoning, ToolClass, ToolFormat, ToolInput,
 };
 use super::outputs::{Outputs, Variant};
-use super::probe::{ARG, CONTENT, ID, NAME, NAME2, VALUE};
+use super::probe::{ARG, CONTENT, ID, MARKUP_VALUE, NAME, NAME2, VALUE};
 use super::report::Report;
 
 /// Where the call cores are in the one-call and two-call outputs.
@@ -406,7 +406,12 @@ fn slots(
                 },
             )
         }
-        ToolClass::PythonCall => ("(".to_owned(), ArgumentsSlot::Python),
+        ToolClass::PythonCall => (
+            "(".to_owned(),
+            ArgumentsSlot::Python {
+                raw_strings: raw_python_strings(outputs),
+            },
+        ),
         _ => {
             let (suffix, tagged) = arguments::tagged(outputs, lead, one, after_name, report);
             (suffix, ArgumentsSlot::Tagged(Box::new(tagged)))
@@ -420,6 +425,15 @@ fn slots(
         arguments,
         call_start.to_owned(),
     )
+}
+
+/// Whether the markup value (a newline in it) is written between single
+/// quotes unescaped, `'X<&` + newline + `Y'`: the template writes `'` + value
+/// + `'`, so a quote inside is no Python literal's end either.
+fn raw_python_strings(outputs: &Outputs) -> bool {
+    outputs
+        .get(Variant::CallMarkup)
+        .is_ok_and(|text| text.contains(&format!("'{MARKUP_VALUE}'")))
 }
 
 /// Splits the text before a name into the call's start and the name's prefix:

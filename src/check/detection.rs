@@ -154,7 +154,7 @@ fn tools(t: &ToolFormat, source: Source) -> ToolsFound {
         arguments: match t.arguments {
             ArgumentsSlot::Json { .. } => "json",
             ArgumentsSlot::Tagged(_) => "tagged",
-            ArgumentsSlot::Python => "python",
+            ArgumentsSlot::Python { .. } => "python",
         },
         parallel: t.parallel,
         source,

@@ -257,7 +257,7 @@ fn tool_calls(
         .formats
         .iter()
         .map(|f| match f.arguments {
-            ArgumentsSlot::Python => None,
+            ArgumentsSlot::Python { .. } => None,
             _ => Some(laid_out_calls(f, &names, &mut merged_warnings)),
         })
         .collect();
@@ -275,7 +275,7 @@ fn tool_calls(
 /// The field of one format's calls, as that format is best read.
 fn one_format(format: &ToolFormat, names: &Names, warnings: &mut Vec<String>) -> Option<Calls> {
     match &format.arguments {
-        ArgumentsSlot::Python => python_calls(format, warnings),
+        ArgumentsSlot::Python { .. } => python_calls(format, names.tools, warnings),
         _ => whole_json_call(format).or_else(|| Some(laid_out_calls(format, names, warnings))),
     }
 }
@@ -372,8 +372,9 @@ fn whole_json_call(format: &ToolFormat) -> Option<Calls> {
 }
 
 /// Python calls: the bracketed list between the section markers is one
-/// region, read by `python-call-list`.
-fn python_calls(format: &ToolFormat, warnings: &mut Vec<String>) -> Option<Calls> {
+/// region, read by `python-call-list`; strings written raw need one region
+/// per call instead (`raw_python_calls`).
+fn python_calls(format: &ToolFormat, names: &[&str], warnings: &mut Vec<String>) -> Option<Calls> {
     let (start, end) = (
         format.section_start.trim_end(),
         format.section_end.trim_start(),
@@ -385,6 +386,9 @@ fn python_calls(format: &ToolFormat, warnings: &mut Vec<String>) -> Option<Calls
     if is_blank(start) {
         warnings.push("response_template: Python calls without a section marker are not expressible; no tool_calls field".into());
         return None;
+    }
+    if let ArgumentsSlot::Python { raw_strings: true } = format.arguments {
+        return Some(raw_python_calls(start, end, names));
     }
     let open = format!(r"{}(?=\s*\[)", flex(start));
     let mut field = json!({
@@ -400,6 +404,44 @@ fn python_calls(format: &ToolFormat, warnings: &mut Vec<String>) -> Option<Calls
         field,
         lookahead: flex(start),
     })
+}
+
+/// Python calls whose strings are `'` + value + `'` unescaped
+/// (`text='it's'`): `python-call-list` is strict and refuses the whole
+/// list, so each call is a region (`name(` opens it, after the section start
+/// or the previous call's `),`; `)` then `,` or the section end closes it,
+/// the `)` kept in the region as the end of the last value) and its keyword
+/// arguments are read by `xml-inline`. A string runs to the quote before
+/// `, key=` or the final `)`, as the parser reads it; the value keeps its
+/// `='` and that end so that `string_delims` (pairs `='`..`',` and
+/// `='`..`')`) take it whole, unescaped; other values (`3`, `True`,
+/// `{"a": 1}`, `['x', 'y']`, whose quoted items the last pair turns into
+/// JSON strings) are JSON where they can be, else text that `tools=` types.
+fn raw_python_calls(start: &str, end: &str, names: &[&str]) -> Calls {
+    let name = name_group(names, false, true, false);
+    let any_name = name_group(names, false, false, false);
+    let open = format!(r"(?:{}\s*\[\s*|(?<=\)\s*,\s*)){name}\(", flex(start));
+    let close = format!(r"(?<=\))\s*(?:,\s*(?={any_name}\()|\]\s*{})", flex(end.trim_start()));
+    let next_key = r"\s*[A-Za-z_]\w*\s*=";
+    let tag = format!(
+        r"(?P<key>[A-Za-z_]\w*)\s*(?:(?P<value>='.*?'(?:,(?={next_key})|\)\Z))|=\s*(?P<value>.*?)(?=\s*,{next_key}|\s*\)\Z))"
+    );
+    let field = json!({
+        "open_pattern": open,
+        "close_pattern": close,
+        "repeats": true,
+        "content": "xml-inline",
+        "content_args": {"tag_pattern": tag, "value_parser": {"name": "json", "args": {
+            "string_delims": [["='", "',"], ["='", "')"], ["'", "'"]],
+            "allow_non_json": true,
+            "strip": false,
+        }}},
+        "transform": call_transform("{name}", "{content}", None),
+    });
+    Calls {
+        field,
+        lookahead: flex(start),
+    }
 }
 
 /// A call as its layout spells it: the text before the arguments opens the
@@ -961,7 +1003,9 @@ mod tests {
     fn calls_field(format: &ToolFormat, names: &[&str]) -> (Value, Vec<String>) {
         let mut warnings = Vec::new();
         let calls = match &format.arguments {
-            ArgumentsSlot::Python => python_calls(format, &mut warnings).map(|c| c.field),
+            ArgumentsSlot::Python { .. } => {
+                python_calls(format, names, &mut warnings).map(|c| c.field)
+            }
             _ => {
                 let names = Names {
                     tools: names,
@@ -980,7 +1024,7 @@ mod tests {
                 prefix: String::new(),
                 suffix: "(".into(),
             },
-            ArgumentsSlot::Python,
+            ArgumentsSlot::Python { raw_strings: false },
         );
         f.section_start = "<|tool_call_start|>[".into();
         f.section_end = "]<|tool_call_end|>".into();
@@ -997,6 +1041,34 @@ mod tests {
             (Value::Null, 1),
             "no list, no field, one warning"
         );
+    }
+
+    #[test]
+    fn raw_python_strings_are_one_region_per_call() {
+        let mut f = format(
+            NameSlot::Tagged {
+                prefix: String::new(),
+                suffix: "(".into(),
+            },
+            ArgumentsSlot::Python { raw_strings: true },
+        );
+        f.section_start = "<|tool_call_start|>[".into();
+        f.section_end = "]<|tool_call_end|>".into();
+        let (field, warnings) = calls_field(&f, &["f", "g.h"]);
+        assert_eq!(
+            field["open_pattern"],
+            r"(?:<\|tool_call_start\|>\s*\[\s*|(?<=\)\s*,\s*))(?P<name>g\.h|f)\("
+        );
+        assert_eq!(
+            field["close_pattern"],
+            r"(?<=\))\s*(?:,\s*(?=(?:g\.h|f)\()|\]\s*<\|tool_call_end\|>)"
+        );
+        assert_eq!(field["content"], "xml-inline");
+        assert_eq!(
+            field["content_args"]["value_parser"]["args"]["string_delims"],
+            json!([["='", "',"], ["='", "')"], ["'", "'"]])
+        );
+        assert!(warnings.is_empty());
     }
 
     #[test]

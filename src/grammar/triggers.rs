@@ -402,7 +402,7 @@ mod tests {
     #[test]
     fn a_bare_name_opens_with_the_word_of_the_marker_ending_it() {
         // A name alone may be prose; the marker after it tells a call.
-        let python = bare_tagged("(", ArgumentsSlot::Python);
+        let python = bare_tagged("(", ArgumentsSlot::Python { raw_strings: false });
         assert_eq!(pattern(&python), "(?:get_weather|get\\.time)\\(");
         let json = ArgumentsSlot::Json {
             path: vec![],

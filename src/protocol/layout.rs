@@ -393,7 +393,7 @@ fn arguments(format: &ToolFormat) -> Arguments {
             as_string: *as_string,
         },
         ArgumentsSlot::Tagged(t) => Arguments::Tagged(t.clone()),
-        ArgumentsSlot::Python => Arguments::Python,
+        ArgumentsSlot::Python { .. } => Arguments::Python,
     }
 }
 
@@ -429,7 +429,7 @@ fn tagged_call(
             });
             json_object(out, vec![(path.as_slice(), Field::Value(args))]);
         }
-        ArgumentsSlot::Python => {
+        ArgumentsSlot::Python { .. } => {
             out.push(Segment::Arguments(Arguments::Python));
             out.text(")");
         }
@@ -808,7 +808,7 @@ mod tests {
                 prefix: String::new(),
                 suffix: "(".into(),
             },
-            ArgumentsSlot::Python,
+            ArgumentsSlot::Python { raw_strings: false },
             None,
         );
         f.call_start = String::new();
