@@ -28,7 +28,9 @@
 //!   notation needs: `json`, `json` with unquoted keys and string delimiters
 //!   (`{key:<|"|>v<|"|>}`), `xml-inline` for tagged parameters; a JSON call
 //!   object between call markers is parsed whole and mapped by key path;
-//!   Python calls are one region over the bracketed list (`python-call-list`).
+//!   Python calls are one region over the bracketed list (`python-call-list`),
+//!   or one `xml-inline` region per call where strings are written raw
+//!   (`'it's'`), which `python-call-list` refuses.
 //!   Several formats (a native one and the fallback dialects the parser
 //!   reads too) share the field, one branch each, when their arguments
 //!   take the same content parser.
@@ -421,7 +423,10 @@ fn raw_python_calls(start: &str, end: &str, names: &[&str]) -> Calls {
     let name = name_group(names, false, true, false);
     let any_name = name_group(names, false, false, false);
     let open = format!(r"(?:{}\s*\[\s*|(?<=\)\s*,\s*)){name}\(", flex(start));
-    let close = format!(r"(?<=\))\s*(?:,\s*(?={any_name}\()|\]\s*{})", flex(end.trim_start()));
+    let close = format!(
+        r"(?<=\))\s*(?:,\s*(?={any_name}\()|\]\s*{})",
+        flex(end.trim_start())
+    );
     let next_key = r"\s*[A-Za-z_]\w*\s*=";
     let tag = format!(
         r"(?P<key>[A-Za-z_]\w*)\s*(?:(?P<value>='.*?'(?:,(?={next_key})|\)\Z))|=\s*(?P<value>.*?)(?=\s*,{next_key}|\s*\)\Z))"

@@ -182,3 +182,32 @@ fn json_name<T: serde::Serialize>(value: &T) -> String {
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default()
 }
+
+/// Python calls: which templates write string values raw (`'` + value +
+/// `'`, nothing escaped), which the `response_template` export must read
+/// per call since `python-call-list` refuses them (`docs/grammar.md`).
+#[test]
+fn python_call_templates_say_whether_strings_are_raw() {
+    use chat_autoparser::analysis::ArgumentsSlot;
+    let Some(paths) = corpus() else {
+        println!("skipped: no corpus (../shared is absent)");
+        return;
+    };
+    let mut seen = BTreeMap::new();
+    for path in &paths {
+        let analysis = analyze(path).unwrap_or_else(|e| panic!("{}: {e}", name_of(path)));
+        if let Some(ArgumentsSlot::Python { raw_strings }) =
+            analysis.tools.as_ref().map(|f| f.arguments.clone())
+        {
+            seen.insert(name_of(path), raw_strings);
+        }
+    }
+    // The corpus's other Python-call templates render no calls: the
+    // polyfill writes theirs (escaped JSON strings), so they have no rendered
+    // format here.
+    let expected: BTreeMap<String, bool> = [("LFM2.5-8B-A1B", true)]
+        .into_iter()
+        .map(|(n, raw)| (n.to_string(), raw))
+        .collect();
+    assert_eq!(seen, expected);
+}

@@ -37,7 +37,7 @@ use crate::common::roundtrip;
 use crate::common::turns;
 
 /// Equal corpus cases must not fall below this.
-const MIN_CORPUS_EQUAL: usize = 417;
+const MIN_CORPUS_EQUAL: usize = 418;
 /// Equal shipped-template cases must not fall below this.
 const MIN_SHIPPED_EQUAL: usize = 59;
 
@@ -551,6 +551,29 @@ fn both_read_the_paris_call(name: &str, outputs: &[&str]) {
         assert_eq!(ours.calls, vec![call], "our parse of {output:?}");
         assert_eq!(theirs, ours, "transformers' parse of {output:?}");
     }
+}
+
+/// LFM2.5-8B-A1B (corpus) writes strings as `'` + value + `'`, unescaped:
+/// a quote or a newline inside, a list of strings and two calls after text
+/// are read alike (`python-call-list` refused the whole message).
+#[test]
+fn raw_python_strings_are_read_per_call() {
+    let output = "Sure.<|tool_call_start|>[save_note(text='it's a \"test\"\nline two', \
+        tags=['x', 'a & b'], meta={\"ok\": true}), get_weather(city='Paris', days=3)]<|tool_call_end|>";
+    let Some((ours, theirs)) = both_parses(&corpus("LFM2.5-8B-A1B"), None, output) else {
+        return;
+    };
+    let note =
+        json!({"text": "it's a \"test\"\nline two", "tags": ["x", "a & b"], "meta": {"ok": true}});
+    let weather = json!({"city": "Paris", "days": 3});
+    assert_eq!(
+        (ours.content.as_str(), ours.calls.clone()),
+        (
+            "Sure.",
+            vec![("save_note".into(), note), ("get_weather".into(), weather)]
+        )
+    );
+    assert_eq!(theirs, ours);
 }
 
 /// MiniCPM5 (corpus) wraps values holding markup in `<![CDATA[ ... ]]>`: a

@@ -82,7 +82,10 @@ fn a_silent_template_gets_the_fallback_dialects() {
     let classes: Vec<ToolClass> = a.fallback_tools.iter().map(|t| t.class).collect();
     assert_eq!(classes, [ToolClass::PythonCall, ToolClass::JsonNative]);
     assert_eq!(a.fallback_tools[0].section_start, "<|tool_call_start|>[");
-    assert_eq!(a.fallback_tools[0].arguments, ArgumentsSlot::Python { raw_strings: false });
+    assert_eq!(
+        a.fallback_tools[0].arguments,
+        ArgumentsSlot::Python { raw_strings: false }
+    );
     assert_eq!(a.fallback_tools[1].call_start.trim(), "<tool_call>");
     assert!(a.tool_formats().eq(&a.fallback_tools));
 }
