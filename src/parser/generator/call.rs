@@ -10,7 +10,9 @@
 //!   content, verbatim. After it, `commit` lets the arguments stream.
 //! - A call is read in several places (first, after a separator, inside a
 //!   list, after a wrapper): it is a named rule ([`ToolGrammar::rules`]),
-//!   built and compiled once.
+//!   built and compiled once; a call object that two tool grammars read
+//!   (the fenced JSON call and hermes' own, a strict call and its lenient
+//!   one) has one head and one tail rule ([`ToolGrammar::json_rules`]).
 //! - A JSON call may sit in OpenAI's wrapper; a list of JSON calls may sit
 //!   in one call wrapper; several calls may share one wrapper when the
 //!   call's end is the arguments' close and a special token.
