@@ -161,7 +161,7 @@ impl<'a> ToolGrammar<'a> {
             };
             seq([open, head, guard.clone(), commit(), rest])
         };
-        let body = match openai_wrapper(f) {
+        match openai_wrapper(f) {
             Some((open, close)) => {
                 let head = rule(&self.json_rule("head"));
                 let tail = rule(&self.json_rule("tail"));
@@ -171,8 +171,7 @@ impl<'a> ToolGrammar<'a> {
                 ])
             }
             None => call(empty(), self.head(), self.tail(), empty()),
-        };
-        body
+        }
     }
 
     /// A call that starts with a bare name (no marker before it, as in
