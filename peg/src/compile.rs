@@ -21,6 +21,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use super::bytes::ByteSet;
@@ -102,7 +103,7 @@ pub struct Program {
 pub(crate) struct Inner {
     pub insts: Vec<Inst>,
     pub sets: Vec<ByteSet>,
-    pub matchers: Vec<MultiLiteral>,
+    pub matchers: Vec<Arc<MultiLiteral>>,
     pub max_depth: usize,
     /// The grammar's special tokens ([`Grammar::special_tokens`]), `None`
     /// when it declares none: then no match looks at token spans.
@@ -188,15 +189,44 @@ impl fmt::Display for GrammarError {
 
 impl std::error::Error for GrammarError {}
 
+/// FNV-1a: the compiler's maps are keyed by the grammar's rule names and
+/// literal sets, a few hundred short keys hashed once per occurrence, where
+/// SipHash cost more than the lookups. Keys come from the grammar, and a
+/// map lives for one compile: an unlucky spread costs that compile only.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = self.0;
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map of one compile (see [`Fnv`]).
+type CompileMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+
 struct Compiler<'g> {
     insts: Vec<Inst>,
     sets: Vec<ByteSet>,
-    matchers: Vec<MultiLiteral>,
+    matchers: Vec<Arc<MultiLiteral>>,
     /// Each distinct literal set's matcher: generated grammars repeat the
     /// same stop sets (a label's "not a marker" test per character), and
     /// building a matcher is most of a small compile.
-    matcher_ids: HashMap<&'g [Box<[u8]>], u32>,
-    rules: HashMap<&'g str, usize>,
+    matcher_ids: CompileMap<&'g [Box<[u8]>], u32>,
+    rules: CompileMap<&'g str, usize>,
     calls: Vec<(usize, usize)>,
 }
 
@@ -212,8 +242,8 @@ fn compile(g: &Grammar) -> Result<Program, GrammarError> {
         insts: Vec::new(),
         sets: Vec::new(),
         matchers: Vec::new(),
-        matcher_ids: HashMap::new(),
-        rules: HashMap::new(),
+        matcher_ids: CompileMap::default(),
+        rules: CompileMap::default(),
         calls: Vec::new(),
     };
     for (i, (name, _)) in g.rules.iter().enumerate() {
@@ -250,7 +280,7 @@ fn compile(g: &Grammar) -> Result<Program, GrammarError> {
 fn special_in_use(
     special: &[Box<[u8]>],
     insts: &[Inst],
-    matchers: &[MultiLiteral],
+    matchers: &[Arc<MultiLiteral>],
 ) -> Option<MultiLiteral> {
     let tokens: HashSet<&[u8]> = special.iter().map(|t| &t[..]).collect();
     let mut starts = [false; 256];
@@ -315,7 +345,7 @@ impl<'g> Compiler<'g> {
         if let Some(&id) = self.matcher_ids.get(lits) {
             return id;
         }
-        self.matchers.push(MultiLiteral::new(lits));
+        self.matchers.push(MultiLiteral::shared(lits));
         let id = (self.matchers.len() - 1) as u32;
         self.matcher_ids.insert(lits, id);
         id
@@ -494,6 +524,15 @@ mod tests {
     fn listing(e: Expr) -> Vec<String> {
         let p = Grammar::new(e).compile().unwrap();
         p.inner.insts.iter().map(|i| format!("{i:?}")).collect()
+    }
+
+    #[test]
+    fn programs_share_the_automaton_of_a_literal_set() {
+        let grammar = || Grammar::new(seq([until(["<|shared a|>", "<|shared b|>"]), rest()]));
+        let (first, second) = (grammar().compile().unwrap(), grammar().compile().unwrap());
+        let (a, b) = (&first.inner.matchers[0], &second.inner.matchers[0]);
+        assert!(Arc::ptr_eq(a, b), "one automaton for both programs");
+        assert_eq!(second.parse(b"x<|shared b|>y").unwrap().end, 14);
     }
 
     #[test]

@@ -20,6 +20,11 @@
 //! while the automaton is in its root state it skips ahead to the next byte
 //! that can start a literal.
 //!
+//! Programs built one after another from the same generator repeat the same
+//! literal sets (a template's stop markers, per request): [`MultiLiteral::shared`]
+//! builds each set's automaton once per process and hands out references to
+//! it, from a cache bounded in bytes (emptied when full).
+//!
 //! Invariants: a state's depth is the length of the longest suffix of the
 //! scanned text that is a prefix of a literal; `out[s]` is the length of the
 //! longest literal that ends at `s` (0 for none). A transition that raises the
@@ -27,6 +32,16 @@
 //! walks the trie on the DFA.
 
 use super::bytes::ByteSet;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
+/// What the automata [`MultiLiteral::shared`] keeps may hold in all, in
+/// bytes: a few hundred typical sets, far more than one process's templates
+/// need. A set larger than this alone is built and not kept.
+const SHARED_BYTES: usize = 8 << 20;
+
+/// The automata built so far, by literal set, and the bytes they hold.
+type SharedMatchers = (HashMap<Box<[Box<[u8]>]>, Arc<MultiLiteral>>, usize);
 
 /// Where the leftmost literal starts, as far as the input tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,6 +220,38 @@ impl MultiLiteral {
             empty,
             literals,
         }
+    }
+
+    /// The automaton of `literals`, shared with every program compiled
+    /// before from the same set (in the same order): built once per
+    /// process while the cache (bounded by [`SHARED_BYTES`]) holds it.
+    pub fn shared(literals: &[Box<[u8]>]) -> Arc<MultiLiteral> {
+        static CACHE: LazyLock<Mutex<SharedMatchers>> = LazyLock::new(Mutex::default);
+        // A panic elsewhere while the lock was held leaves a consistent map.
+        let cached = || CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = cached().0.get(literals) {
+            return m.clone();
+        }
+        // Built outside the lock: another thread may build the same set
+        // meanwhile, and both are the same automaton.
+        let built = Arc::new(MultiLiteral::new(literals));
+        let size = built.bytes();
+        let mut cache = cached();
+        if cache.1 + size > SHARED_BYTES {
+            *cache = SharedMatchers::default();
+        }
+        if size <= SHARED_BYTES {
+            cache.0.insert(literals.into(), built.clone());
+            cache.1 += size;
+        }
+        built
+    }
+
+    /// About the memory the automaton holds, in bytes.
+    fn bytes(&self) -> usize {
+        let states = self.depth.len();
+        let literals: usize = self.literals.iter().map(|l| l.len()).sum();
+        std::mem::size_of::<Self>() + 4 * self.trans.len() + 10 * states + 2 * literals
     }
 
     /// The literals, in the order given.

@@ -10,7 +10,9 @@
 //!   content, verbatim. After it, `commit` lets the arguments stream.
 //! - A call is read in several places (first, after a separator, inside a
 //!   list, after a wrapper): it is a named rule ([`ToolGrammar::rules`]),
-//!   built and compiled once.
+//!   built and compiled once; a call object that two tool grammars read
+//!   (the fenced JSON call and hermes' own, a strict call and its lenient
+//!   one) has one head and one tail rule ([`ToolGrammar::json_rules`]).
 //! - A JSON call may sit in OpenAI's wrapper; a list of JSON calls may sit
 //!   in one call wrapper; several calls may share one wrapper when the
 //!   call's end is the arguments' close and a special token.
@@ -50,11 +52,19 @@ impl<'a> ToolGrammar<'a> {
         if self.shared_wrapper().is_some() {
             out.push((format!("{}.body", self.rule), self.body()));
         }
-        if openai_wrapper(self.format).is_some() {
-            out.push((format!("{}.head", self.rule), self.head()));
-            out.push((format!("{}.tail", self.rule), self.tail()));
+        if openai_wrapper(self.format).is_some() && self.json_rules.is_none() {
+            out.push((self.json_rule("head"), self.head()));
+            out.push((self.json_rule("tail"), self.tail()));
         }
         out
+    }
+
+    /// The name of the rule that reads `part` (`head` or `tail`) of a
+    /// call object in OpenAI's wrapper: this grammar's own, or the one of
+    /// the grammar it shares them with (see [`ToolGrammar::json_rules`]).
+    fn json_rule(&self, part: &str) -> String {
+        let owner = self.json_rules.as_deref().unwrap_or(&self.rule);
+        format!("{owner}.{part}")
     }
 
     /// One call, captured whole: its start marker, then [`ToolGrammar::body`].
@@ -91,11 +101,14 @@ impl<'a> ToolGrammar<'a> {
         if !json_name || start.is_blank() {
             return None;
         }
-        let item = || self.body_ending(and(seq([ws(), choice([lit(","), lit("]")])])));
-        let first = cap(CALL, seq([start.expr(), ws(), lit("["), ws(), item()]));
+        let item = self.body_ending(and(seq([ws(), choice([lit(","), lit("]")])])));
+        let first = cap(
+            CALL,
+            seq([start.expr(), ws(), lit("["), ws(), item.clone()]),
+        );
         let next = seq([
             cap(SECTION_OPEN, seq([ws(), lit(","), ws()])),
-            cap(CALL, item()),
+            cap(CALL, item),
         ]);
         let end = Marker::new(self.layout.end()).closer_expr();
         let close = self.closer(cap(FRAME, seq([ws(), lit("]"), ws(), end])));
@@ -137,26 +150,28 @@ impl<'a> ToolGrammar<'a> {
     /// A call's head and arguments, then `end`.
     fn body_ending(&self, end: Expr) -> Expr {
         let f = self.format;
+        // Built once: the wrapped and the bare call recover the same way.
+        let broken = (!self.strict).then(|| self.broken());
+        let guard = self.bare_name_guard();
         let call = |open: Expr, head: Expr, tail: Expr, close: Expr| {
             let rest = seq([tail, close, end.clone()]);
-            let rest = match self.strict {
-                true => rest,
-                false => recover(rest, self.broken()),
+            let rest = match &broken {
+                None => rest,
+                Some(broken) => recover(rest, broken.clone()),
             };
-            seq([open, head, self.bare_name_guard(), commit(), rest])
+            seq([open, head, guard.clone(), commit(), rest])
         };
-        let body = match openai_wrapper(f) {
+        match openai_wrapper(f) {
             Some((open, close)) => {
-                let head = rule(&format!("{}.head", self.rule));
-                let tail = rule(&format!("{}.tail", self.rule));
+                let head = rule(&self.json_rule("head"));
+                let tail = rule(&self.json_rule("tail"));
                 choice([
                     call(open, head.clone(), tail.clone(), close),
                     call(empty(), head, tail, empty()),
                 ])
             }
             None => call(empty(), self.head(), self.tail(), empty()),
-        };
-        body
+        }
     }
 
     /// A call that starts with a bare name (no marker before it, as in

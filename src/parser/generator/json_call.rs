@@ -17,6 +17,7 @@ use chat_autoparser_peg::{
     and, cap, choice, class, commit, cut, empty, json, json_string, lit, literals, not, opt,
     python, seq, star, ws, ByteSet, Expr,
 };
+use std::sync::LazyLock;
 
 /// Where arguments and id sit in a JSON call object.
 pub(super) struct JsonPaths {
@@ -64,6 +65,14 @@ pub(super) fn openai_wrapper(f: &ToolFormat) -> Option<(Expr, Expr)> {
     if path.len() != 1 || path[0] == "function" {
         return None;
     }
+    // The same for every format: built once, each use a reference count
+    // (the generator asks for it several times per call rule).
+    static WRAPPER: LazyLock<(Expr, Expr)> = LazyLock::new(openai_wrapper_parts);
+    Some(WRAPPER.clone())
+}
+
+/// The opening and close of OpenAI's wrapper (see [`openai_wrapper`]).
+fn openai_wrapper_parts() -> (Expr, Expr) {
     let key = lit(json_key("function"));
     // Only OpenAI's own members: another first key tells a plain call at
     // once, even in a cut output.
@@ -86,7 +95,7 @@ pub(super) fn openai_wrapper(f: &ToolFormat) -> Option<(Expr, Expr)> {
         star(seq([ws(), lit(","), ws(), scalar])),
         opt(seq([ws(), lit("}")])),
     ]);
-    Some((open, close))
+    (open, close)
 }
 
 /// Closes the objects [`json_head`] opened, innermost first.
@@ -182,11 +191,14 @@ fn json_key(key: &str) -> String {
 /// a Python dict (its first key single-quoted), converted when whole. The
 /// JSON reading comes last so that its text streams.
 pub(super) fn json_arguments() -> Expr {
-    let python_dict = seq([lit("{"), ws(), lit("'")]);
-    choice([
-        seq([and(python_dict), cap(ARGS_PYTHON, python())]),
-        cap(ARGS, json()),
-    ])
+    static ARGUMENTS: LazyLock<Expr> = LazyLock::new(|| {
+        let python_dict = seq([lit("{"), ws(), lit("'")]);
+        choice([
+            seq([and(python_dict), cap(ARGS_PYTHON, python())]),
+            cap(ARGS, json()),
+        ])
+    });
+    ARGUMENTS.clone()
 }
 
 impl<'a> ToolGrammar<'a> {

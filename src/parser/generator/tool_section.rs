@@ -24,7 +24,7 @@
 use super::foreign::{fenced_json_format, foreign_markers, FENCE_CLOSER};
 use super::names::{known_name, known_name_alternatives, spaced_names};
 use super::JSON_FENCES;
-use crate::analysis::{tool_tokens, Header, ToolFormat};
+use crate::analysis::{tool_tokens, Header, NameSlot, ToolFormat};
 use crate::parser::marker::Marker;
 use crate::parser::tags::*;
 use crate::parser::vocabulary::Vocabulary;
@@ -70,6 +70,12 @@ pub(super) fn tool_grammars<'a>(
         let mut g = ToolGrammar::new(format, &protocol.turn.headers, None, markers, names);
         g.vocabulary = vocabulary.clone();
         g.rule = "call_fenced".into();
+        // The template's own JSON call object (hermes' `<tool_call>{...}`)
+        // is the fenced one: its head and tail rules read both.
+        g.json_rules = grammars
+            .iter()
+            .find(|t| same_call_object(t.format, format))
+            .map(|t| t.rule.clone());
         g.triggers = vec![JSON_FENCES[1].to_string()];
         g.fenced = true;
         grammars.push(g);
@@ -112,6 +118,11 @@ pub(super) struct ToolGrammar<'a> {
     pub(super) foreign: (Vec<String>, Vec<String>),
     /// The name of the grammar rule that reads one call.
     pub(super) rule: String,
+    /// The rule whose head and tail rules (`call0.head`, `call0.tail`) this
+    /// grammar's calls read, when another grammar reads the same call
+    /// object (`None`: its own, see [`ToolGrammar::rules`]): a head or tail
+    /// is the same rule wherever it is read, so it is built and compiled once.
+    pub(super) json_rules: Option<String>,
     /// Its calls are bare JSON in a Markdown code fence, another format's
     /// wrapper on a template whose calls are not bare JSON: the fence is
     /// required, and captured `FOREIGN`.
@@ -154,6 +165,7 @@ impl<'a> ToolGrammar<'a> {
             wrappers: Vec::new(),
             foreign: (Vec::new(), Vec::new()),
             rule: "call".into(),
+            json_rules: None,
             fenced: false,
             vocabulary: Rc::default(),
             strict: false,
@@ -252,9 +264,13 @@ impl<'a> ToolGrammar<'a> {
     /// it inside a lookahead (the call rules commit) and reads the same
     /// text again only when it matched.
     pub(super) fn strict(&self) -> ToolGrammar<'a> {
+        // A JSON call object's head and tail read the same whole or broken
+        // (their closers are the call's): the strict calls share them.
+        let json_rules = self.json_rules.clone().unwrap_or_else(|| self.rule.clone());
         ToolGrammar {
             strict: true,
             rule: format!("{}.strict", self.rule),
+            json_rules: Some(json_rules),
             ..self.clone()
         }
     }
@@ -345,6 +361,14 @@ impl<'a> ToolGrammar<'a> {
     }
 }
 
+/// Whether calls of `a` and `b` are the same JSON call object: the name,
+/// arguments and id at the same paths, so their heads and tails (see
+/// [`ToolGrammar::rules`]) are the same rules.
+fn same_call_object(a: &ToolFormat, b: &ToolFormat) -> bool {
+    matches!(a.name, NameSlot::JsonField { .. })
+        && (&a.name, &a.arguments, &a.id) == (&b.name, &b.arguments, &b.id)
+}
+
 /// What opens each part of the turn, when calls have no opening marker of
 /// their own and the generation prompt ends with the call separator
 /// (functionary's `>>>`, written before a recipient: `all` for content or a
@@ -358,4 +382,46 @@ pub(super) fn part_opener(protocol: &Protocol) -> Option<String> {
     let prompt = protocol.turn.generation_prompt.default.trim_end();
     (!opens_calls && !separator.is_empty() && prompt.ends_with(separator))
         .then(|| separator.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Chat, ChatRequest, ChatTemplate, TemplateConfig};
+    use serde_json::json;
+
+    /// The rules of the tool grammars of a one-tool request on `template`
+    /// (fenced JSON calls read).
+    fn call_rules(template: &str) -> Vec<String> {
+        let path = format!("{}/templates/{template}", env!("CARGO_MANIFEST_DIR"));
+        let source = std::fs::read_to_string(path).expect("shipped template");
+        let template = ChatTemplate::new(&source, &TemplateConfig::default()).expect("compiles");
+        let chat = Chat::new(template).expect("analyses");
+        let tool = json!({"type": "function", "function": {"name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}});
+        let request = ChatRequest::default()
+            .with_messages(vec![json!({"role": "user", "content": "Weather?"})])
+            .with_tools(vec![tool]);
+        let protocol = chat.prepare(&request).protocol;
+        let formats = &protocol.tools.as_ref().expect("tools").formats;
+        let names = ["get_weather".to_string()];
+        let vocabulary = Rc::new(Vocabulary::new(&protocol));
+        let grammars = tool_grammars(&protocol, formats, (&names, &names), &vocabulary, true);
+        let strict = grammars.iter().map(ToolGrammar::strict).collect::<Vec<_>>();
+        let rules = grammars.iter().chain(&strict).flat_map(ToolGrammar::rules);
+        rules.map(|(name, _)| name).collect()
+    }
+
+    /// hermes' call (`<tool_call>{"name": ..., "arguments": ...}`) holds
+    /// the fenced call's object: the fenced and the strict calls read the
+    /// template's head and tail rules, built and compiled once.
+    #[test]
+    fn calls_of_one_json_object_share_its_head_and_tail() {
+        let rules = call_rules("hermes-think.jinja");
+        let expected = ["call0", "call0.head", "call0.tail", "call_fenced"];
+        let expected = expected
+            .into_iter()
+            .chain(["call0.strict", "call_fenced.strict"]);
+        assert_eq!(rules, expected.map(String::from).collect::<Vec<_>>());
+    }
 }
