@@ -23,7 +23,8 @@
 //!   by the next header (`<|channel|>commentary to=assistant<|channel|>final...`),
 //!   its label a short token of the template's words, opens no message and
 //!   is dropped;
-//! - a message break is dropped, with or without the message end before it;
+//! - a message break is dropped, with or without the message end before it,
+//!   and so is a message end right before a header (the role header skipped);
 //! - inline reasoning (not extracted) keeps its own block verbatim, up to and
 //!   including the message end: only the break's reopening is scaffolding.
 //! - a header that opens a message leaves an empty `CHANNEL` capture after
@@ -159,7 +160,10 @@ impl<'a> Sections<'a> {
         (!own.is_empty()).then(|| literals(own))
     }
 
-    /// `message-end? message-start`: one message of the turn ends, the next opens.
+    /// `message-end? message-start`: one message of the turn ends, the next
+    /// opens. The message end right before a header is a break too: the
+    /// model skipped the role header between two messages
+    /// (`<|end|><|channel|>final`).
     fn message_break(&self) -> Option<Expr> {
         let turn = &self.protocol.turn;
         let start = Marker::new(&turn.message_start);
@@ -167,12 +171,12 @@ impl<'a> Sections<'a> {
             return None;
         }
         let end = Marker::new(&turn.message_end);
-        Some(seq([
-            cap(CHANNEL_END, empty()),
-            opt(seq([end.expr(), ws()])),
-            start.expr(),
-            ws(),
-        ]))
+        let opens: Vec<&str> = self.headers().iter().map(|h| h.open.as_str()).collect();
+        let mut ways = vec![seq([opt(seq([end.expr(), ws()])), start.expr(), ws()])];
+        if !end.is_blank() && !opens.is_empty() {
+            ways.push(seq([end.expr(), ws(), and(literals(&opens))]));
+        }
+        Some(seq([cap(CHANNEL_END, empty()), choice(ways)]))
     }
 
     /// Inline reasoning in a turn with message breaks: the reasoning block,

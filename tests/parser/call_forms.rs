@@ -181,3 +181,40 @@ fn a_json_list_inside_a_call_wrapper_is_its_calls() {
     let m = analysis.parser(&config).unwrap().parse(broken);
     assert_eq!(m.content_text(), broken);
 }
+
+/// A model trained on JSON calls writes them inside its template's Python
+/// call list (`<|tool_call_start|>[{"name": ..., "arguments": {...}}]<|tool_call_end|>`,
+/// as LFM2 models do): each object is a call, as the Python form would be,
+/// under both presets and every chunking.
+#[test]
+fn json_calls_inside_a_python_call_list_are_its_calls() {
+    use crate::common::shipped_template;
+    let (_, analysis) = shipped_template("python-calls");
+    let paris = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+    let tokyo = r#"{"name": "get_weather", "arguments": {"city": "Tokyo"}}"#;
+    for (output, cities, content) in [
+        (
+            format!("<|tool_call_start|>[{paris}]<|tool_call_end|>"),
+            vec!["Paris"],
+            None,
+        ),
+        (
+            format!("Sure.<|tool_call_start|>[ {paris}, {tokyo} ]<|tool_call_end|>"),
+            vec!["Paris", "Tokyo"],
+            Some("Sure."),
+        ),
+    ] {
+        let m = message_under_both_presets(&analysis, &output);
+        let got: Vec<String> = m
+            .tool_calls
+            .iter()
+            .map(|c| format!("{}{}", c.function.name, c.function.arguments))
+            .collect();
+        let want: Vec<String> = cities
+            .iter()
+            .map(|c| format!("get_weather{{\"city\": \"{c}\"}}"))
+            .collect();
+        assert_eq!(got, want, "{output:?}");
+        assert_eq!(m.content.as_deref(), content, "{output:?}");
+    }
+}

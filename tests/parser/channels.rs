@@ -324,3 +324,59 @@ fn a_header_after_the_message_end_ends_reasoning_without_the_role_header() {
         ("a<|end|>b", "c")
     );
 }
+
+#[test]
+fn a_header_after_the_message_end_ends_content_without_the_role_header() {
+    // The same skip after a content channel: the message end before the next
+    // header is scaffolding, never content.
+    let call = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>";
+    let output = format!("<|channel|>final<|message|>Let me check.<|end|>{call}");
+    let m = extract(CHANNELS, &output);
+    assert_eq!(m.content_text(), "Let me check.");
+    assert_eq!(
+        calls(&m),
+        [("get_weather".to_string(), json!({"city": "Paris"}))]
+    );
+    // Two content channels read as they do with the role header between.
+    let skipped =
+        "<|channel|>final<|message|>It is sunny.<|end|>\n<|channel|>final<|message|> Bye.";
+    let with_header = skipped.replace("<|end|>\n", "<|end|>\n<|start|>assistant");
+    assert_eq!(extract(CHANNELS, skipped), extract(CHANNELS, &with_header));
+    assert_eq!(
+        extract(CHANNELS, skipped).content_text(),
+        "It is sunny.Bye."
+    );
+    // Inside the content, the same token before other text is still text.
+    let m = extract(CHANNELS, "<|channel|>final<|message|>a<|end|>b");
+    assert_eq!(m.content_text(), "a<|end|>b");
+}
+
+#[test]
+fn a_call_addressed_without_the_namespace_is_the_call() {
+    // `to=get_weather` where the template writes `to=functions.get_weather`.
+    let output = "<|channel|>commentary to=get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>";
+    let m = extract(CHANNELS, output);
+    assert_eq!(
+        calls(&m),
+        [("get_weather".to_string(), json!({"city": "Paris"}))]
+    );
+    assert_eq!(m.content, None);
+    // gpt-oss's own template, the address in the role header too.
+    let Some(template) = crate::common::corpus_template("openai-gpt-oss-120b") else {
+        return;
+    };
+    let config = ParserConfig::from(Options::default().with_tools(tools()));
+    let parser = template.analyze().unwrap().parser(&config).unwrap();
+    for output in [
+        output.to_string(),
+        "<|channel|>analysis<|message|>Sunny?<|end|><|start|>assistant to=get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}<|call|>".to_string(),
+    ] {
+        let m = crate::common::streaming::parse_and_stream(&parser, &output);
+        assert_eq!(
+            calls(&m),
+            [("get_weather".to_string(), json!({"city": "Paris"}))],
+            "{output:?}"
+        );
+        assert_eq!(m.content, None, "{output:?}");
+    }
+}

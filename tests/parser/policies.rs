@@ -665,8 +665,9 @@ fn a_section_with_its_own_markers_in_reasoning() {
 
 /// A reasoning block full of call markers that open no call (a model
 /// writing about `<tool_call>`) is read in time linear in its length, under
-/// each choice: the block looks for its end marker once, not at every
-/// marker (which took minutes for this output in a debug build). So is one
+/// each choice: the block looks for its end marker at every marker, but a
+/// look repeated before the end it found costs nothing (scanning anew each
+/// time took minutes for this output in a debug build). So is one
 /// full of calls, each a section of its own, which each look past
 /// themselves for the block's end: a look repeated before the end it found
 /// costs nothing (each scanning anew, the calls took 85 s in a debug

@@ -109,3 +109,44 @@ fn the_end_of_a_section_without_an_opener_at_the_end_closes_nothing() {
     assert_eq!(batch.content.as_deref(), Some(unknown));
     assert!(batch.tool_calls.is_empty());
 }
+
+/// The stop marker and the next assistant turn's opening header inside one
+/// output (`<|im_end|>\n<|im_start|>assistant\n`): the model ran on into a
+/// second turn of its own. Scaffolding, dropped; the text on both sides is
+/// the message's.
+#[test]
+fn a_stop_marker_followed_by_the_assistant_header_joins_the_turns() {
+    let output = "It is sunny.<|im_end|>\n<|im_start|>assistant\nIt is warm.";
+    assert_eq!(parse(output).as_deref(), Some("It is sunny.It is warm."));
+    // Another header after the stop marker is text, as before.
+    let user = "It is sunny.<|im_end|>\n<|im_start|>user\nThanks";
+    assert_eq!(parse(user).as_deref(), Some(user));
+}
+
+/// DeepSeek-R1-Distill-Qwen renders a call turn's content as a second
+/// assistant turn after the calls: `<｜tool▁calls▁end｜><｜end▁of▁sentence｜>`
+/// then `<｜Assistant｜>` and the content. The content is in the render, the
+/// seam between the turns is not content.
+#[test]
+fn content_rendered_as_a_second_turn_after_the_calls_is_the_content() {
+    let Some(template) = crate::common::corpus_template("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B")
+    else {
+        return;
+    };
+    let analysis = template.analyze().unwrap();
+    let parser = analysis.parser(&ParserConfig::default()).unwrap();
+    let output = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n\
+```json\n{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>\
+<｜Assistant｜>Let me check the weather.<｜end▁of▁sentence｜>";
+    let batch = parser.parse(output);
+    assert_eq!(
+        batch,
+        crate::common::streaming::parse_and_stream(&parser, output)
+    );
+    assert_eq!(batch.content.as_deref(), Some("Let me check the weather."));
+    assert_eq!(batch.tool_calls.len(), 1);
+    assert_eq!(
+        batch.tool_calls[0].function.arguments,
+        r#"{"city": "Paris"}"#
+    );
+}

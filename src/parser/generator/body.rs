@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! body := ( tools | reasoning-block | silent-marker | scaffolding
-//!         | unknown-call | lone-closer | stray-closer | content )*
+//!         | turn-seam | unknown-call | lone-closer | stray-closer | content )*
 //! content := commit CONTENT( any-char until(triggers) )
 //! ```
 //!
@@ -19,6 +19,9 @@
 //!   chunk).
 //! - `scaffolding` is what channel and header formats write between the
 //!   sections of one turn (see `sections`).
+//! - `turn-seam` is the stop marker then the assistant turn's own header
+//!   (`<|im_end|>\n<|im_start|>assistant\n`): the output ran on into a
+//!   second turn of its own; dropped.
 //! - `stray-closer` is a closer of the template's own call format where no
 //!   call or section is open (`Hello</tool_call>`): captured `STRAY`, left
 //!   out of the content and named, unless a call's text given back to the
@@ -248,6 +251,7 @@ impl Body<'_, '_> {
                 .map(|core| seq([lit(core), ws(), eoi()])),
         );
         alternatives.extend(stop_then_tokens(protocol));
+        alternatives.extend(turn_seam(protocol));
         alternatives.extend(self.unknown_calls());
         alternatives.extend(self.calls.iter().filter_map(ToolGrammar::lone_closer));
         if !self.stray.is_empty() {
@@ -365,6 +369,36 @@ fn stop_then_tokens(protocol: &Protocol) -> Option<Expr> {
     let stop = marker.first_core()?;
     let tokens = plus(seq([ws(), special_token()]));
     Some(seq([lit(stop), tokens, ws(), eoi()]))
+}
+
+/// The stop marker, then the header that opens an assistant turn
+/// (`<|im_end|>\n<|im_start|>assistant\n`): the output runs on into a
+/// second turn of the assistant's own, as a model past its stop does or a
+/// template that renders a call turn's content as a turn after the calls
+/// (`<｜tool▁calls▁end｜><｜end▁of▁sentence｜><｜Assistant｜>text`). The seam
+/// is scaffolding, dropped; the text on both sides is the message's. Any
+/// other header after the stop marker stays text.
+fn turn_seam(protocol: &Protocol) -> Option<Expr> {
+    let stop = Marker::new(&protocol.turn.stop_marker);
+    let header = assistant_header(protocol)?;
+    // Only a header that opens with a special token: plain words after a
+    // stop marker are text.
+    crate::analysis::marker_at(&header, 0)?;
+    let header = Marker::new(&header);
+    Some(seq([lit(stop.first_core()?), ws(), header.expr(), ws()]))
+}
+
+/// The generation prompt up to the reasoning block it opens or holds,
+/// whitespace aside: `<|im_start|>assistant` of `<|im_start|>assistant\n<think>\n`.
+fn assistant_header(protocol: &Protocol) -> Option<String> {
+    let prompt = &protocol.turn.generation_prompt.default;
+    let reasoning = protocol.markup.reasoning.as_ref();
+    let start = reasoning.and_then(|r| Marker::new(&r.start).first_core().map(str::to_string));
+    let end = start
+        .and_then(|core| prompt.find(&core))
+        .unwrap_or(prompt.len());
+    let header = prompt[..end].trim();
+    (!header.is_empty()).then(|| header.to_string())
 }
 
 /// A content wrapper that is a plain word (functionary's `all\n`), not a

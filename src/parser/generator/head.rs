@@ -11,6 +11,8 @@
 //! - A tool-call name written inside a header may follow any label and
 //!   precede any rest of it; words of the template there are scaffolding,
 //!   others are text the model wrote (`EXTRA`).
+//! - A name addressed after a namespace (`to=functions.f`) may leave the
+//!   namespace out (`to=f`), for one of the request's functions only.
 //!
 //! Invariant: a head fails, consuming nothing, unless it names a function
 //! the request accepts (the `name` lookahead it is given).
@@ -25,7 +27,7 @@ use crate::parser::sections::{known_label, label, Words};
 use crate::parser::tags::*;
 use crate::protocol::{Arguments, TaggedName};
 use chat_autoparser_peg::{
-    and, cap, choice, class, empty, lit, not, opt, seq, star, until, ws, Expr,
+    and, cap, choice, class, empty, lit, literals, not, opt, seq, star, until, ws, Expr,
 };
 
 impl<'a> ToolGrammar<'a> {
@@ -37,8 +39,8 @@ impl<'a> ToolGrammar<'a> {
         // that label; one with no header before it by the suffix's own.
         match self.header_lead(t.prefix) {
             Some(lead) => choice([
-                self.tagged_head_after(t, name, seq([lead, Marker::new(t.prefix).expr()]), true),
-                self.tagged_head_after(t, name, Marker::new(t.prefix).expr(), false),
+                self.tagged_head_after(t, name, seq([lead, self.address(t.prefix)]), true),
+                self.tagged_head_after(t, name, self.address(t.prefix), false),
             ]),
             None => self.tagged_head_after(t, name, self.name_prefix(t.prefix), true),
         }
@@ -183,16 +185,14 @@ impl<'a> ToolGrammar<'a> {
     fn name_prefix(&self, prefix: &str) -> Expr {
         let call_start = self.layout.start().trim();
         let opened = self.headers.iter().find(|h| h.open == call_start);
-        let address = prefix
+        let addressed = prefix
             .trim_end()
             .rsplit_once(char::is_whitespace)
             .map(|(_, a)| a)
             .filter(|a| !a.is_empty());
-        match (opened, address) {
-            (Some(h), Some(address)) => {
-                seq([self.call_label(h, address), Marker::new(address).expr()])
-            }
-            _ => Marker::new(prefix).expr(),
+        match (opened, addressed) {
+            (Some(h), Some(to)) => seq([self.call_label(h, to), self.address(to)]),
+            _ => self.address(prefix),
         }
     }
 
@@ -211,14 +211,31 @@ impl<'a> ToolGrammar<'a> {
         Some(choice(leads))
     }
 
+    /// A name's prefix that ends with a namespace after an address
+    /// (`to=functions.`): models also write a request's function without
+    /// the namespace (`to=get_weather`), so the prefix may end before it,
+    /// but only before one of the request's names: other recipients
+    /// (`to=assistant`, `to=python`, `to=container.exec`) address no call.
+    fn address(&self, prefix: &str) -> Expr {
+        let full = Marker::new(prefix).expr();
+        let checked = !matches!(self.unknown_name, Expr::Fail);
+        match address_forms(prefix).get(1) {
+            Some(bare) if checked => choice([
+                full,
+                seq([Marker::new(bare).expr(), and(self.known_name.clone())]),
+            ]),
+            _ => full,
+        }
+    }
+
     /// The label of a header before a call's address (`commentary` of
     /// `<|channel|>commentary to=functions.f`): scaffolding when it holds
     /// only the template's words, else text the model wrote (`EXTRA`).
     fn call_label(&self, h: &Header, address: &str) -> Expr {
-        let (markers, stops) = (&self.markers, &[address]);
+        let (markers, stops) = (&self.markers, &address_forms(address));
         let known = known_label(h, markers, stops, Words::Any, &self.vocabulary);
         choice([
-            seq([known, and(lit(address))]),
+            seq([known, and(literals(stops))]),
             cap(EXTRA, label(h, markers, stops, Words::Any)),
         ])
     }
@@ -275,4 +292,16 @@ impl<'a> ToolGrammar<'a> {
         out.dedup();
         out
     }
+}
+
+/// `prefix`, then `prefix` without the namespace it ends with after an
+/// address (`to=` of `to=functions.`), when it does.
+fn address_forms(prefix: &str) -> Vec<&str> {
+    let mut forms = vec![prefix];
+    let before_dot = prefix.trim_end().strip_suffix('.').unwrap_or_default();
+    let bare = before_dot.trim_end_matches(|c: char| c.is_alphanumeric() || c == '_');
+    if bare.len() < before_dot.len() && bare.ends_with(['=', ':']) {
+        forms.push(bare);
+    }
+    forms
 }

@@ -243,9 +243,9 @@ fn reasoning_body(end: &Marker, inside: &Inside<'_>, headers: &[String]) -> Expr
         };
         match (&cut, &cut_close) {
             (Some(token), Some(cut_close)) => {
-                stopped.each_stop_looks(choice([and(lit(token)), closes_later]), cut_close)
+                stopped.text(choice([and(lit(token)), closes_later]), Some(cut_close))
             }
-            _ => stopped.looks_once(closes_later),
+            _ => stopped.text(closes_later, None),
         }
     };
     let closing = match cut_close {
@@ -267,48 +267,32 @@ struct Stopped<'a> {
 
 impl Stopped<'_> {
     /// Past a stop where the block goes on (`past` holds): a tool section
-    /// read as calls (when the block goes on past it too: `read_past`), or
-    /// one more character of text.
-    fn step(&self, read_past: Expr, past: Expr) -> Expr {
+    /// read as calls (when the block goes on past it too), or one more
+    /// character of text.
+    fn step(&self, past: Expr) -> Expr {
         match self.calls {
             Some(calls) => choice([
-                calls.read(read_past),
+                calls.read(past.clone()),
                 seq([past, calls.unknown_mark(), any_char()]),
             ]),
             None => seq([past, any_char()]),
         }
     }
 
-    /// For an end marker of one token (`closes_later`: it is ahead): once
-    /// the block is seen to close ahead, every stop before that end marker
-    /// is inside the block, so the look ahead is made once per block (and
-    /// once past each section read, which may hold the end marker), not at
-    /// every stop: the text costs time linear in its length.
-    fn looks_once(self, closes_later: Expr) -> Expr {
-        let close = self.close.clone();
-        seq([
-            until(self.stops.clone()),
-            opt(seq([
-                and(seq([not(close.clone()), closes_later.clone()])),
-                star(seq([
-                    not(close),
-                    self.step(closes_later, empty()),
-                    until(self.stops.clone()),
-                ])),
-            ])),
-        ])
-    }
-
-    /// For an end marker of several tokens, whose first token alone may
-    /// close the block (`cut_close`) or be text: `past` is looked for at
-    /// every stop.
-    fn each_stop_looks(self, past: Expr, cut_close: &Expr) -> Expr {
+    /// Text up to a stop where the block does not go on: `past` is
+    /// looked for at every stop, and for an end marker of several tokens
+    /// its first token alone (`cut_close`) may close the block there. A
+    /// look repeated before the end it found costs nothing (the `until`
+    /// in it remembers where its last scan stopped), so the text costs
+    /// time linear in its length however many stops it holds.
+    fn text(self, past: Expr, cut_close: Option<&Expr>) -> Expr {
+        let not_cut = cut_close.map_or_else(empty, |c| not(c.clone()));
         seq([
             until(self.stops.clone()),
             star(seq([
                 not(self.close.clone()),
-                not(cut_close.clone()),
-                self.step(past.clone(), past),
+                not_cut,
+                self.step(past),
                 until(self.stops.clone()),
             ])),
         ])

@@ -40,7 +40,7 @@ impl<'a> ToolGrammar<'a> {
     /// refuses for its name alone. `None` when the request names no tools.
     pub(super) fn unknown_head(&self) -> Option<(Expr, Expr)> {
         // A fenced call of an unknown tool is a code block: content.
-        if matches!(self.unknown_name, Expr::Fail) || self.fenced {
+        if matches!(self.unknown_name, Expr::Fail) || self.fenced || self.list.is_some() {
             return None;
         }
         let start = Marker::new(self.layout.start()).expr();

@@ -24,7 +24,7 @@
 use super::foreign::{fenced_json_format, foreign_markers, FENCE_CLOSER};
 use super::names::{known_name, known_name_alternatives, spaced_names};
 use super::JSON_FENCES;
-use crate::analysis::{tool_tokens, Header, NameSlot, ToolFormat};
+use crate::analysis::{tool_tokens, Header, NameSlot, ToolClass, ToolFormat};
 use crate::parser::marker::Marker;
 use crate::parser::tags::*;
 use crate::parser::vocabulary::Vocabulary;
@@ -64,6 +64,11 @@ pub(super) fn tool_grammars<'a>(
                 .with_foreign(&foreign)
         })
         .collect();
+    let in_lists: Vec<ToolGrammar<'a>> = grammars
+        .iter()
+        .filter(|g| g.is_python_list())
+        .map(ToolGrammar::json_in_list)
+        .collect();
     if fenced && !grammars.iter().any(ToolGrammar::is_bare_json) {
         let markers = protocol.preserved_tokens.clone();
         let format = fenced_json_format();
@@ -80,6 +85,7 @@ pub(super) fn tool_grammars<'a>(
         g.fenced = true;
         grammars.push(g);
     }
+    grammars.extend(in_lists);
     grammars
 }
 
@@ -132,6 +138,9 @@ pub(super) struct ToolGrammar<'a> {
     pub(super) vocabulary: Rc<Vocabulary>,
     /// Only complete calls and sections match (see [`ToolGrammar::strict`]).
     pub(super) strict: bool,
+    /// The Python call list whose section this grammar's JSON calls sit in
+    /// (see [`ToolGrammar::json_in_list`]).
+    pub(super) list: Option<&'a ToolFormat>,
 }
 
 impl<'a> ToolGrammar<'a> {
@@ -169,6 +178,7 @@ impl<'a> ToolGrammar<'a> {
             fenced: false,
             vocabulary: Rc::default(),
             strict: false,
+            list: None,
         };
         g.triggers = g.first_literals();
         g
@@ -211,6 +221,9 @@ impl<'a> ToolGrammar<'a> {
     pub(super) fn section(&self) -> Expr {
         if self.fenced {
             return self.fenced_section();
+        }
+        if let Some(list) = self.list {
+            return self.listed_json_section(list);
         }
         if self.is_bare_json() {
             return self.bare_json_section();
@@ -328,6 +341,42 @@ impl<'a> ToolGrammar<'a> {
             opt(seq([ws(), lit(";")])),
             opt(seq([ws(), Self::foreign_expr(&close)])),
         ])
+    }
+
+    /// A Python call list's section (`<|tool_call_start|>[`) opening a
+    /// JSON grammar (see [`ToolGrammar::json_in_list`]): the section's own
+    /// start, JSON calls, the section's own end.
+    fn listed_json_section(&self, list: &ToolFormat) -> Expr {
+        let end = Marker::new(&list.section_end);
+        seq([
+            cap(SECTION_OPEN, Marker::new(&list.section_start).expr()),
+            self.json_calls(),
+            self.closer(cap(FRAME, seq([ws(), end.closer_expr()]))),
+        ])
+    }
+
+    /// Calls are Python calls in a list the section opens (`[` ends its
+    /// start marker: `<|tool_call_start|>[`).
+    fn is_python_list(&self) -> bool {
+        let f = self.format;
+        f.class == ToolClass::PythonCall && f.section_start.trim_end().ends_with('[')
+    }
+
+    /// JSON call objects inside this Python call list's section
+    /// (`<|tool_call_start|>[{"name": ..., "arguments": {...}}]<|tool_call_end|>`):
+    /// models trained on JSON calls too write them there. A JSON grammar
+    /// (the fenced call's format: a bare call object) that opens where the
+    /// list does; tried after the list's own calls.
+    fn json_in_list(&self) -> ToolGrammar<'a> {
+        ToolGrammar {
+            format: fenced_json_format(),
+            layout: Rc::new(CallLayout::new(fenced_json_format(), NAME_SLOT)),
+            rule: format!("{}.json", self.rule),
+            list: Some(self.format),
+            wrappers: Vec::new(),
+            foreign: (Vec::new(), Vec::new()),
+            ..self.clone()
+        }
     }
 
     /// Bare JSON calls in a list (`[{...}, {...}]`) or one after another,
