@@ -36,6 +36,20 @@ fn message_under_both_presets(analysis: &Analysis, output: &str) -> AssistantMes
     assert_eq!(messages[0], messages[1], "{output:?}");
     messages.pop().unwrap()
 }
+/// The message's calls are `get_weather` for each of `cities`, in order,
+/// with exactly those arguments.
+fn assert_weather_calls(m: &AssistantMessage, cities: &[&str], output: &str) {
+    let got: Vec<String> = m
+        .tool_calls
+        .iter()
+        .map(|c| format!("{}{}", c.function.name, c.function.arguments))
+        .collect();
+    let want: Vec<String> = cities
+        .iter()
+        .map(|c| format!("get_weather{{\"city\": \"{c}\"}}"))
+        .collect();
+    assert_eq!(got, want, "{output:?}");
+}
 
 fn section(call: &str) -> String {
     format!("<|tool_calls_section_begin|>{call}<|tool_calls_section_end|>")
@@ -160,16 +174,7 @@ fn a_json_list_inside_a_call_wrapper_is_its_calls() {
         ),
     ] {
         let m = message_under_both_presets(&analysis, &output);
-        let got: Vec<String> = m
-            .tool_calls
-            .iter()
-            .map(|c| format!("{}{}", c.function.name, c.function.arguments))
-            .collect();
-        let want: Vec<String> = cities
-            .iter()
-            .map(|c| format!("get_weather{{\"city\": \"{c}\"}}"))
-            .collect();
-        assert_eq!(got, want, "{output:?}");
+        assert_weather_calls(&m, &cities, &output);
         let content = m.content_text();
         assert!(
             content.is_empty() || content == "Sure.",
@@ -205,16 +210,7 @@ fn json_calls_inside_a_python_call_list_are_its_calls() {
         ),
     ] {
         let m = message_under_both_presets(&analysis, &output);
-        let got: Vec<String> = m
-            .tool_calls
-            .iter()
-            .map(|c| format!("{}{}", c.function.name, c.function.arguments))
-            .collect();
-        let want: Vec<String> = cities
-            .iter()
-            .map(|c| format!("get_weather{{\"city\": \"{c}\"}}"))
-            .collect();
-        assert_eq!(got, want, "{output:?}");
+        assert_weather_calls(&m, &cities, &output);
         assert_eq!(m.content.as_deref(), content, "{output:?}");
     }
 }
