@@ -36,6 +36,7 @@ fn message_under_both_presets(analysis: &Analysis, output: &str) -> AssistantMes
     assert_eq!(messages[0], messages[1], "{output:?}");
     messages.pop().unwrap()
 }
+
 /// The message's calls are `get_weather` for each of `cities`, in order,
 /// with exactly those arguments.
 fn assert_weather_calls(m: &AssistantMessage, cities: &[&str], output: &str) {
