@@ -845,11 +845,7 @@ impl Decoder {
         let Some(call) = self.call.as_mut() else {
             return;
         };
-        let name = if raw.starts_with('"') {
-            decode_string(raw.as_bytes()).unwrap_or_else(|| raw.to_string())
-        } else {
-            raw.trim().to_string()
-        };
+        let name = decode_quoted(raw).unwrap_or_else(|| raw.trim().to_string());
         // A request's function in OpenAI's namespace (`functions.NAME`).
         let name = match name.strip_prefix(NAMESPACE) {
             Some(bare) if !self.schemas.knows(&name) && self.schemas.knows(bare) => {
@@ -879,10 +875,7 @@ impl Decoder {
         let Some(call) = self.call.as_mut() else {
             return;
         };
-        let id = match serde_json::from_str::<Value>(raw.trim()) {
-            Ok(Value::String(s)) => s,
-            _ => raw.trim().to_string(),
-        };
+        let id = decode_quoted(raw.trim()).unwrap_or_else(|| raw.trim().to_string());
         if call.name.is_some() {
             out.tool_call(ToolCallDelta {
                 index: call.index,
@@ -1219,6 +1212,20 @@ impl Edges {
         if body.len() < text.len() {
             self.held.push_str(&text[body.len()..]);
         }
+    }
+}
+
+/// The text of a quoted string as a call object writes one: JSON's, or a
+/// Python literal's (`'get_weather'`, a call object written as a dict);
+/// `None` for any other text.
+fn decode_quoted(raw: &str) -> Option<String> {
+    match raw.as_bytes().first() {
+        Some(b'"') => decode_string(raw.as_bytes()),
+        Some(b'\'') => match serde_json::from_str(&python::to_json(raw.as_bytes()).ok()?) {
+            Ok(Value::String(s)) => Some(s),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -215,3 +215,33 @@ fn json_calls_inside_a_python_call_list_are_its_calls() {
         assert_eq!(m.content.as_deref(), content, "{output:?}");
     }
 }
+
+/// A model writes its whole call object as a Python dict inside its
+/// template's JSON call wrapper (`<tool_call>{'name': ..., 'arguments':
+/// {...}}</tool_call>`): it is the call, its arguments converted to JSON,
+/// under both presets and every chunking; a name the request lacks stays
+/// content, verbatim, as in a JSON call.
+#[test]
+fn a_python_dict_call_object_is_the_call() {
+    use crate::common::shipped_template;
+    let (_, analysis) = shipped_template("hermes-think");
+    let output = "<tool_call>\n{'name': 'get_weather', 'arguments': \
+                  {'city': 'Paris', 'days': 3, 'metric': True}}\n</tool_call>";
+    let m = message_under_both_presets(&analysis, output);
+    let calls: Vec<(&str, &str)> = m
+        .tool_calls
+        .iter()
+        .map(|c| (c.function.name.as_str(), c.function.arguments.as_str()))
+        .collect();
+    assert_eq!(
+        calls,
+        [("get_weather", r#"{"city":"Paris","days":3,"metric":true}"#)],
+        "{m:?}"
+    );
+    assert_eq!(m.content_text(), "", "{m:?}");
+    let unknown = "<tool_call>\n{'name': 'get_time', 'arguments': {'city': 'Paris'}}\n</tool_call>";
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    let m = analysis.parser(&config).unwrap().parse(unknown);
+    assert_eq!(m.content_text(), unknown, "{m:?}");
+    assert!(m.tool_calls.is_empty(), "{m:?}");
+}

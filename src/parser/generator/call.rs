@@ -23,7 +23,7 @@
 //! Invariant: a call is captured `CALL` whole only from its head on; a
 //! call that fails before that consumes nothing.
 
-use super::json_call::{json_arguments, json_head, json_tail, openai_wrapper};
+use super::json_call::{json_arguments, json_head, json_tail, openai_wrapper, Notation};
 use super::names::identifier;
 use super::python_arguments::python_arguments;
 use super::tagged_arguments::tagged_arguments;
@@ -161,7 +161,7 @@ impl<'a> ToolGrammar<'a> {
             };
             seq([open, head, guard.clone(), commit(), rest])
         };
-        match openai_wrapper(f) {
+        let json = match openai_wrapper(f) {
             Some((open, close)) => {
                 let head = rule(&self.json_rule("head"));
                 let tail = rule(&self.json_rule("tail"));
@@ -171,7 +171,24 @@ impl<'a> ToolGrammar<'a> {
                 ])
             }
             None => call(empty(), self.head(), self.tail(), empty()),
+        };
+        match self.python_dict_call() {
+            Some((head, tail)) => choice([json, call(empty(), head, tail, empty())]),
+            None => json,
         }
+    }
+
+    /// The head and tail of a JSON call object a model wrote as a Python
+    /// dict (`{'name': 'f', 'arguments': {...}}`), for a format whose name
+    /// is a member of the object; its name is checked as a JSON call's is.
+    fn python_dict_call(&self) -> Option<(Expr, Expr)> {
+        let NameSlot::JsonField { path } = &self.format.name else {
+            return None;
+        };
+        let paths = self.json_paths();
+        let known = and(seq([lit("'"), self.known_name.clone()]));
+        let head = json_head(path, &paths, 0, &known, Notation::Python);
+        Some((head, json_tail(path, &paths, Notation::Python)))
     }
 
     /// A call that starts with a bare name (no marker before it, as in
@@ -198,7 +215,9 @@ impl<'a> ToolGrammar<'a> {
     pub(super) fn head_naming(&self, name: &Expr, json_name: &Expr) -> Expr {
         let f = self.format;
         match (&f.name, f.class) {
-            (NameSlot::JsonField { path }, _) => json_head(path, &self.json_paths(), 0, json_name),
+            (NameSlot::JsonField { path }, _) => {
+                json_head(path, &self.json_paths(), 0, json_name, Notation::Json)
+            }
             (NameSlot::JsonKey, _) => seq([
                 lit("{"),
                 ws(),
@@ -227,7 +246,9 @@ impl<'a> ToolGrammar<'a> {
     /// After the name: arguments, and the rest of a JSON call object.
     fn tail(&self) -> Expr {
         match (&self.format.name, self.layout.arguments()) {
-            (NameSlot::JsonField { path }, _) => json_tail(path, &self.json_paths()),
+            (NameSlot::JsonField { path }, _) => {
+                json_tail(path, &self.json_paths(), Notation::Json)
+            }
             (NameSlot::JsonKey, _) => seq([cap(ARGS, json()), ws(), lit("}")]),
             (_, Some(Arguments::Python)) => python_arguments(),
             (_, Some(Arguments::Tagged(t))) => tagged_arguments(t, self.layout.end()),

@@ -7,6 +7,11 @@
 //! string holding one, OpenAI's call fields skipped, and any other scalar
 //! member kept as content (`EXTRA`).
 //!
+//! A model may write the whole call object as a Python dict (`{'name':
+//! 'f', 'arguments': {...}}`): the same reader in [`Notation::Python`],
+//! its keys single-quoted and its values Python literals (converted by the
+//! decoder, as Python-dict arguments are).
+//!
 //! Invariant: before the name a member only settles its alternatives
 //! (`cut`); after it a known key commits, so the arguments stream.
 
@@ -25,26 +30,65 @@ pub(super) struct JsonPaths {
     id: Option<Vec<String>>,
 }
 
+/// How a call object is written: JSON, or a Python dict literal.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Notation {
+    Json,
+    Python,
+}
+
+impl Notation {
+    /// `key` quoted as this notation writes a dict key.
+    fn key(self, key: &str) -> String {
+        match self {
+            Notation::Json => json_key(key),
+            Notation::Python => format!("'{key}'"),
+        }
+    }
+
+    /// Any value.
+    fn value(self) -> Expr {
+        match self {
+            Notation::Json => json(),
+            Notation::Python => python(),
+        }
+    }
+
+    /// A string (a Python one is a literal that starts as one).
+    fn string(self) -> Expr {
+        match self {
+            Notation::Json => json_string(),
+            Notation::Python => seq([and(class(ByteSet::of(b"'\""))), python()]),
+        }
+    }
+}
+
 /// `{ other-member* "key": <deeper head or NAME>` for the name path
-/// `path[level..]`.
-pub(super) fn json_head(path: &[String], paths: &JsonPaths, level: usize, known: &Expr) -> Expr {
+/// `path[level..]`. `known` checks the name where its quote starts.
+pub(super) fn json_head(
+    path: &[String],
+    paths: &JsonPaths,
+    level: usize,
+    known: &Expr,
+    notation: Notation,
+) -> Expr {
     let Some(key) = path.get(level) else {
         return empty();
     };
     let value = match level + 1 == path.len() {
-        true => seq([known.clone(), cap(NAME, json_string())]),
-        false => json_head(path, paths, level + 1, known),
+        true => seq([known.clone(), cap(NAME, notation.string())]),
+        false => json_head(path, paths, level + 1, known, notation),
     };
     seq([
         lit("{"),
         ws(),
         star(seq([
-            member(path, paths, level, false),
+            member(path, paths, level, false, notation),
             ws(),
             lit(","),
             ws(),
         ])),
-        lit(json_key(key)),
+        lit(notation.key(key)),
         ws(),
         lit(":"),
         ws(),
@@ -99,7 +143,7 @@ fn openai_wrapper_parts() -> (Expr, Expr) {
 }
 
 /// Closes the objects [`json_head`] opened, innermost first.
-pub(super) fn json_tail(path: &[String], paths: &JsonPaths) -> Expr {
+pub(super) fn json_tail(path: &[String], paths: &JsonPaths, notation: Notation) -> Expr {
     let levels = path.len();
     seq((0..levels).rev().map(|level| {
         seq([
@@ -107,7 +151,7 @@ pub(super) fn json_tail(path: &[String], paths: &JsonPaths) -> Expr {
                 ws(),
                 lit(","),
                 ws(),
-                member(path, paths, level, true),
+                member(path, paths, level, true, notation),
             ])),
             ws(),
             lit("}"),
@@ -128,8 +172,15 @@ pub(super) fn json_tail(path: &[String], paths: &JsonPaths) -> Expr {
 /// carry no data of the call and are skipped; any other (`"note": "..."`)
 /// is text the model wrote, so it is kept: as content, with a diagnostic
 /// (`EXTRA`). An object or a list under an unknown key is malformed there
-/// and the rest of the call stays content.
-fn member(path: &[String], paths: &JsonPaths, level: usize, streaming: bool) -> Expr {
+/// and the rest of the call stays content. In Python notation arguments
+/// are a dict, converted when whole.
+fn member(
+    path: &[String],
+    paths: &JsonPaths,
+    level: usize,
+    streaming: bool,
+    notation: Notation,
+) -> Expr {
     let prefix = &path[..level];
     let settle = || if streaming { commit() } else { cut() };
     let mut alts = Vec::new();
@@ -138,38 +189,42 @@ fn member(path: &[String], paths: &JsonPaths, level: usize, streaming: bool) -> 
             let keys = choice(
                 argument_keys(&args[level])
                     .into_iter()
-                    .map(|k| lit(json_key(&k))),
+                    .map(|k| lit(notation.key(&k))),
             );
-            let value = choice([cap(ARGS_STRING, json_string()), json_arguments()]);
+            let value = match notation {
+                Notation::Json => choice([cap(ARGS_STRING, json_string()), json_arguments()]),
+                Notation::Python => seq([and(lit("{")), cap(ARGS_PYTHON, python())]),
+            };
             alts.push(seq([keys, settle(), ws(), lit(":"), ws(), value]));
         }
     }
     if let Some(id) = &paths.id {
         if id.len() == level + 1 && id[..level] == *prefix {
             alts.push(seq([
-                lit(json_key(&id[level])),
+                lit(notation.key(&id[level])),
                 settle(),
                 ws(),
                 lit(":"),
                 ws(),
-                cap(ID, json()),
+                cap(ID, notation.value()),
             ]));
         }
     }
-    let own_key = lit(json_key(&path[level]));
+    let own_key = lit(notation.key(&path[level]));
     let container = || class(ByteSet::of(b"{["));
-    let scalar = || seq([ws(), lit(":"), ws(), not(container()), json()]);
-    alts.push(seq([literals(OPENAI_CALL_FIELDS), scalar()]));
+    let scalar = || seq([ws(), lit(":"), ws(), not(container()), notation.value()]);
+    let openai_fields = OPENAI_CALL_FIELDS.map(|k| notation.key(k));
+    alts.push(seq([literals(openai_fields), scalar()]));
     alts.push(seq([
         not(own_key),
-        cap(EXTRA, seq([json_string(), scalar()])),
+        cap(EXTRA, seq([notation.string(), scalar()])),
     ]));
     choice(alts)
 }
 
 /// Members of OpenAI's tool-call object that say nothing of the call
-/// (its kind and position), as JSON keys.
-const OPENAI_CALL_FIELDS: [&str; 2] = ["\"type\"", "\"index\""];
+/// (its kind and position).
+const OPENAI_CALL_FIELDS: [&str; 2] = ["type", "index"];
 
 /// The keys arguments are read under: the template's, and for the two
 /// common ones (`arguments`, OpenAI's; `parameters`, Llama 3's and
