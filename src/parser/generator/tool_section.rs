@@ -69,7 +69,13 @@ pub(super) fn tool_grammars<'a>(
         .filter(|g| g.is_python_list())
         .map(ToolGrammar::json_in_list)
         .collect();
-    if fenced && !grammars.iter().any(ToolGrammar::is_bare_json) {
+    // The template's own formats decide whether a fence is another
+    // format's wrapper; the JSON calls in a Python list come before the
+    // fenced call, which reads the same call object through their head and
+    // tail rules.
+    let bare_json = grammars.iter().any(ToolGrammar::is_bare_json);
+    grammars.extend(in_lists);
+    if fenced && !bare_json {
         let markers = protocol.preserved_tokens.clone();
         let format = fenced_json_format();
         let mut g = ToolGrammar::new(format, &protocol.turn.headers, None, markers, names);
@@ -85,7 +91,6 @@ pub(super) fn tool_grammars<'a>(
         g.fenced = true;
         grammars.push(g);
     }
-    grammars.extend(in_lists);
     grammars
 }
 
@@ -472,5 +477,14 @@ mod tests {
             .into_iter()
             .chain(["call0.strict", "call_fenced.strict"]);
         assert_eq!(rules, expected.map(String::from).collect::<Vec<_>>());
+    }
+
+    /// The JSON calls a Python call list may hold and the fenced call are
+    /// the same call object: one head and one tail rule serve both.
+    #[test]
+    fn json_calls_in_a_list_and_fenced_share_one_head_and_tail() {
+        let rules = call_rules("python-calls.jinja");
+        let heads: Vec<&String> = rules.iter().filter(|r| r.ends_with(".head")).collect();
+        assert_eq!(heads, ["call0.json.head"], "{rules:?}");
     }
 }
