@@ -36,6 +36,7 @@
 mod bounds;
 mod elements;
 mod gbnf;
+mod gbnf_printer;
 mod gbnf_tokens;
 mod lark;
 mod markers;
@@ -44,21 +45,21 @@ mod pattern;
 pub mod recognizer;
 mod response_template;
 mod schema;
+mod shape;
 mod structural_tag;
 #[cfg(feature = "gbnf-check")]
 pub mod syntax;
-mod tools;
 mod triggers;
 mod walk;
 
 use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::analysis::{Analysis, Header};
+use crate::analysis::Analysis;
 use crate::error::Result;
-use crate::protocol::{Options, Protocol, ToolSection};
+use crate::protocol::outline::{Kind, Node, Produces};
+use crate::protocol::{Options, Protocol};
 
 pub use crate::protocol::ToolChoice;
 
@@ -73,10 +74,10 @@ pub use structural_tag::{
 };
 pub use triggers::{Trigger, TriggerKind};
 
-use gbnf::{literal, until, Rules};
+use gbnf::{alt, literal};
+use gbnf_printer::Printer;
 use markers::Pieces;
-use schema::{primitive, Compiler, ValueSyntax};
-use tools::Builder;
+use schema::primitive;
 
 /// A GBNF grammar for llama.cpp's sampler, with its lazy triggers and
 /// preserved tokens (its JSON shape is in `docs/cli.md`).
@@ -164,173 +165,87 @@ pub(crate) fn markers_among(preserved: &[String], vocabulary: &[String]) -> Vec<
 
 fn gbnf_text(protocol: &Protocol) -> Result<Gbnf> {
     protocol.check_servable()?;
-    let mut warnings = protocol.warnings.clone();
-    let mut rules = Rules::default();
-    let calls = protocol.tools.as_ref().filter(|s| !s.tools.is_empty());
-    let forced = calls.is_some_and(|s| s.required);
-    let section = calls.map(|s| sections(&mut rules, &mut warnings, s, protocol.headers()));
-    let answer = protocol
-        .response_schema
-        .as_ref()
-        .map(|s| answer(protocol, &mut rules, &mut warnings, s));
-    protocol.note_strict(&mut warnings);
-    let (root, lazy, triggers) = match (section, answer) {
-        (None, None) => {
-            // Nothing to constrain, but an engine still drops special tokens
-            // it is not told to keep (llama-server's `preserved_tokens`).
+    let outline = protocol.outline();
+    let preserved_tokens = protocol.preserved_tokens.clone();
+    let mut printer = Printer::new(&outline);
+    let lazy = triggers::lazy_nodes(&outline);
+    let root = match (lazy.is_empty(), constrains(&outline.root)) {
+        // Nothing to constrain, but an engine still drops special tokens
+        // it is not told to keep (llama-server's `preserved_tokens`).
+        (true, false) => {
+            let mut warnings = printer.warnings;
+            protocol.note_strict(&mut warnings);
             return Ok(Gbnf {
                 warnings,
-                preserved_tokens: protocol.preserved_tokens.clone(),
+                preserved_tokens,
                 ..Gbnf::default()
             });
         }
-        (Some(section), None) if !forced => (
-            section,
-            true,
-            calls
-                .map(|s| lazy_triggers(protocol, s))
-                .unwrap_or_default(),
-        ),
-        (Some(section), answer) => {
-            let section = after_empty_content(protocol, &mut rules, section);
-            let body = match answer {
-                Some(a) => format!("( {section} | {a} )"),
-                None => section,
-            };
-            (eager(protocol, &mut rules, body), false, Vec::new())
+        // Lazy: the sections, from their trigger on.
+        (false, _) => {
+            let sections: Vec<String> = (lazy.iter())
+                .map(|node| {
+                    let mut p = printer.node(node, "");
+                    p.ws();
+                    p.render()
+                })
+                .collect();
+            alt(&sections)
         }
-        (None, Some(a)) => (eager(protocol, &mut rules, a), false, Vec::new()),
+        (true, true) => eager(&mut printer, &outline.root),
     };
+    let mut rules = printer.rules;
     rules.fixed("root", &root);
     if root.contains("ws") {
         primitive(&mut rules, "ws", false);
     }
-    let preserved_tokens = protocol.preserved_tokens.clone();
+    let mut warnings = printer.warnings;
+    protocol.note_strict(&mut warnings);
+    let triggers = match lazy.is_empty() {
+        true => Vec::new(),
+        false => triggers::triggers(&outline, &preserved_tokens),
+    };
     Ok(Gbnf {
         gbnf: rules.render(),
-        lazy,
+        lazy: !lazy.is_empty(),
         triggers,
         preserved_tokens,
         warnings,
     })
 }
 
-/// Where a lazy grammar over `section` starts: each format's triggers, once.
-fn lazy_triggers(protocol: &Protocol, section: &ToolSection) -> Vec<Trigger> {
-    let mut out: Vec<Trigger> = Vec::new();
-    let each = |f| {
-        triggers::triggers(
-            f,
-            protocol.reasoning.as_ref(),
-            &protocol.content.start,
-            &section.tools,
-            &protocol.preserved_tokens,
-        )
-    };
-    for t in section.formats.iter().flat_map(each) {
-        if !out.contains(&t) {
-            out.push(t);
+/// The whole output from its first token: the parts of the root
+/// (reasoning, the body) with the template's whitespace between them
+/// flexible, as before and after them.
+fn eager(printer: &mut Printer, root: &Node) -> String {
+    let mut p = Pieces::new();
+    p.ws();
+    let parts = shape::flat(root);
+    for (i, part) in parts.iter().enumerate() {
+        p.extend(&printer.node(part, ""));
+        // After the block, or after its text's end marker.
+        let text = |n: &Node| matches!(n.kind, Kind::Until { .. }) && writes_reasoning(n);
+        let closes_text = i > 0 && text(parts[i - 1]);
+        if closes_text || (writes_reasoning(part) && !text(part)) {
+            p.ws();
         }
     }
-    out
+    p.ws();
+    p.render()
 }
 
-/// The reasoning block the protocol allows, then `body`: what an eager
-/// grammar leaves free.
-fn eager(protocol: &Protocol, rules: &mut Rules, body: String) -> String {
-    let Some(r) = &protocol.reasoning else {
-        // After a prompt that closed the block, its end marker written
-        // again is scaffolding (the parser drops it too).
-        return match &protocol.closed_by_prompt {
-            Some(end) => format!("( ws {} )? ws {body}", literal(end.trim())),
-            None => format!("ws {body}"),
-        };
-    };
-    let text = until(rules, "reasoning-text", &r.end);
-    let mut block = Pieces::new();
-    block.ws();
-    if r.opened {
-        block.expr(text);
-    } else if r.bare_end {
-        // The template closes empty blocks it never opened: `</think>` alone.
-        let mut opened = Pieces::new();
-        opened.marker(&r.start).expr(text);
-        block.optional(&opened);
-    } else {
-        block.marker(&r.start).expr(text);
-    }
-    block.lit(&r.end).ws();
-    let reasoning = rules.fixed("reasoning", &block.render());
-    // Optional even when the output starts inside the block: the parser
-    // reads a call written before the block's end as ending it.
-    format!("{reasoning}? ws {body}")
+/// Whether `node` writes reasoning (the block, or its text).
+fn writes_reasoning(node: &Node) -> bool {
+    node.produces == Produces::Reasoning || node.children().into_iter().any(writes_reasoning)
 }
 
-/// `body` after an optional empty content block: templates with a content
-/// wrapper may write it, empty, before the calls
-/// (`<|open|>response<|sep|><|close|>response<|sep|>`), as the analysis reads
-/// their call outputs.
-fn after_empty_content(protocol: &Protocol, rules: &mut Rules, body: String) -> String {
-    let (start, end) = (&protocol.content.start, &protocol.content.end);
-    if start.trim().is_empty() || end.trim().is_empty() {
-        return body;
+/// Whether `node` constrains anything beyond free text and reasoning: a
+/// call or a value.
+fn constrains(node: &Node) -> bool {
+    if node.lenient {
+        return false;
     }
-    let mut block = Pieces::new();
-    block.marker(start).ws().marker(end).ws();
-    let block = rules.add("empty-content", block.render());
-    format!("{block}? {body}")
-}
-
-/// The JSON answer: the content wrapper (if any), then the schema's value.
-fn answer(
-    protocol: &Protocol,
-    rules: &mut Rules,
-    warnings: &mut Vec<String>,
-    schema: &Value,
-) -> String {
-    let mut c = Compiler::new(rules, warnings, ValueSyntax::Json, schema);
-    let value = c.compile(schema, "answer-value");
-    let mut p = Pieces::new();
-    if !protocol.content.start.trim().is_empty() {
-        let mut start = Pieces::new();
-        start.marker(&protocol.content.start);
-        p.optional(&start).ws();
-    }
-    p.expr(value).ws();
-    if !protocol.content.end.trim().is_empty() {
-        p.marker(&protocol.content.end);
-    }
-    format!("( {} )", p.render())
-}
-
-/// The tool section rule text: one format's section, or a choice between
-/// several (the fallback dialects), each followed by optional space.
-fn sections(
-    rules: &mut Rules,
-    warnings: &mut Vec<String>,
-    section: &ToolSection,
-    headers: &[Header],
-) -> String {
-    let rendered: Vec<String> = section
-        .formats
-        .iter()
-        .map(|f| {
-            let mut b = Builder {
-                rules: &mut *rules,
-                warnings: &mut *warnings,
-                format: f,
-                headers,
-                refs: Default::default(),
-            };
-            let mut p = b.section(&section.tools, section.parallel && f.parallel);
-            p.ws();
-            p.render()
-        })
-        .collect();
-    match rendered.as_slice() {
-        [one] => one.clone(),
-        many => format!("( {} )", many.join(" | ")),
-    }
+    matches!(node.kind, Kind::Rule(_) | Kind::Value(_)) || node.children().into_iter().any(constrains)
 }
 
 /// A literal for callers building on grammar text (escaping as GBNF wants).

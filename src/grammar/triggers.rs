@@ -34,8 +34,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::markers::first_word;
-use crate::analysis::ToolFormat;
-use crate::protocol::{text_pieces, CallLayout, IdShape, ReasoningBlock, Segment, TextPiece, Tool};
+use super::shape::flat;
+use crate::protocol::outline::{Kind, Node, Outline, Produces};
+use crate::protocol::{text_pieces, IdShape, TextPiece};
 
 /// What a trigger matches (llama.cpp's trigger types, `docs/cli.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,21 +71,140 @@ enum Opening {
     Pattern(String),
 }
 
-/// The triggers of a tool section in `format` for `tools`, when the output
-/// may hold `reasoning` first (none: the prompt closed the block, thinking
-/// is off, or the template marks none). `preserved` are the grammar's
-/// preserved tokens (a trigger word among them is a token).
-pub fn triggers(
-    format: &ToolFormat,
-    reasoning: Option<&ReasoningBlock>,
-    content_start: &str,
-    tools: &[Tool],
+/// The reasoning block the output may hold before a call, as the outline
+/// writes it: text producing reasoning up to `end`, after `start` unless
+/// the output starts inside the block.
+struct Block {
+    start: String,
+    end: String,
+    opened: bool,
+}
+
+/// The outline's lazy starts (the nodes marked `lazy_start`), each with
+/// whether something (content) may come before it in its option.
+fn lazy_starts(node: &Node, preceded: bool, out: &mut Vec<(Node, bool)>) {
+    // Content before a lazy start counts even where only the parser reads
+    // it (lenient): the grammar starts after it.
+    if node.lenient && !node.lazy_start {
+        return;
+    }
+    if node.lazy_start {
+        out.push((node.clone(), preceded));
+        return;
+    }
+    match &node.kind {
+        Kind::Sequence(items) => {
+            for (i, item) in items.iter().enumerate() {
+                lazy_starts(item, preceded || i > 0, out);
+            }
+        }
+        _ => {
+            for child in node.children() {
+                lazy_starts(child, preceded, out);
+            }
+        }
+    }
+}
+
+/// The nodes marked `lazy_start` in `outline`: where a lazy grammar starts.
+pub fn lazy_nodes(outline: &Outline) -> Vec<Node> {
+    let mut out = Vec::new();
+    lazy_starts(&outline.root, false, &mut out);
+    out.into_iter().map(|(n, _)| n).collect()
+}
+
+/// The reasoning block of the outline's root, if the output may hold one.
+fn block(node: &Node) -> Option<Block> {
+    if node.lenient {
+        return None;
+    }
+    let items = flat(node);
+    for (i, item) in items.iter().enumerate() {
+        if let Kind::Until { stops } = &item.kind {
+            if item.produces == Produces::Reasoning {
+                let start = match i.checked_sub(1).map(|j| &items[j].kind) {
+                    Some(Kind::Marker(raw)) => raw.clone(),
+                    _ => String::new(),
+                };
+                return Some(Block {
+                    opened: start.is_empty(),
+                    start,
+                    end: stops.first().cloned().unwrap_or_default(),
+                });
+            }
+        }
+        if item.lazy_start {
+            return None;
+        }
+        let inner = match &item.kind {
+            Kind::Optional(inner) => Some(&**inner),
+            Kind::Choice(options) => options.first(),
+            _ => None,
+        };
+        if let Some(found) = inner.and_then(block) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// The markers the output may begin with besides its calls (a content
+/// wrapper's opening): a call's opening word that begins one of them
+/// needs what differs.
+fn other_openings(node: &Node, out: &mut Vec<String>) {
+    if node.lenient || node.lazy_start {
+        return;
+    }
+    match &node.kind {
+        Kind::Choice(options) => options.iter().for_each(|o| other_openings(o, out)),
+        Kind::Optional(inner) => other_openings(inner, out),
+        Kind::Sequence(_) => match flat(node).first() {
+            Some(first) if matches!(first.kind, Kind::Sequence(_)) => {}
+            Some(first) => other_openings(first, out),
+            None => {}
+        },
+        Kind::Marker(raw) => out.extend(first_word(raw)),
+        _ => {}
+    }
+}
+
+/// The triggers of a lazy grammar over `outline`'s lazy starts: each
+/// start's opening, after the reasoning block the output may hold first.
+/// `preserved` are the grammar's preserved tokens (a trigger word among
+/// them is a token).
+pub fn triggers(outline: &Outline, preserved: &[String]) -> Vec<Trigger> {
+    let mut starts = Vec::new();
+    lazy_starts(&outline.root, false, &mut starts);
+    let reasoning = block(&outline.root);
+    let body = flat(&outline.root).into_iter().last();
+    let mut others = Vec::new();
+    if let Some(body) = body {
+        other_openings(body, &mut others);
+    }
+    let mut out: Vec<Trigger> = Vec::new();
+    for (node, preceded) in &starts {
+        let opening = opening(outline, node);
+        // A marker-less call is only recognisable as the whole output
+        // (after reasoning); a marker may follow content.
+        let anchored = matches!(opening, Opening::Pattern(_)) && !preceded;
+        for t in start_triggers(opening, anchored, reasoning.as_ref(), &others, preserved) {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    }
+    out
+}
+
+/// The triggers of one lazy start opening with `opening`, when the output
+/// may hold `reasoning` first and begin with `others` (markers of no call).
+fn start_triggers(
+    opening: Opening,
+    anchored: bool,
+    reasoning: Option<&Block>,
+    others: &[String],
     preserved: &[String],
 ) -> Vec<Trigger> {
-    let opening = opening(format, tools);
-    // A marker-less call is only recognisable as the whole output (after
-    // reasoning); a marker may follow content.
-    let anchored = matches!(opening, Opening::Pattern(_)) && !format.content_with_calls;
     let body = match &opening {
         Opening::Word(w) => escape(w),
         Opening::Pattern(p) => p.clone(),
@@ -92,7 +212,9 @@ pub fn triggers(
     // The markers the opening word may begin without opening a call: the
     // reasoning block's start, the content wrapper's.
     let open = reasoning.map_or("", |r| r.start.trim());
-    let guard = opener_guard(&opening, &[open, content_start.trim()]);
+    let mut markers = vec![open];
+    markers.extend(others.iter().map(String::as_str));
+    let guard = opener_guard(&opening, &markers);
     let Some(reasoning) = reasoning else {
         return match guard.is_empty() {
             true => plain(opening, anchored, &body, preserved),
@@ -245,48 +367,72 @@ fn class_escape(c: char) -> String {
     }
 }
 
-/// The name a call is laid out with here: a private-use character no
-/// template writes, where the tools' names go.
-const NAME: &str = "\u{E000}";
-
 /// A JSON string (a call id the model makes up).
 const JSON_STRING: &str = r#""(?:[^"\\]|\\[\s\S])*""#;
 
-/// The first thing the tool section writes: the section's start marker,
-/// else the first word of the markers the call's layout opens with (the
-/// call's start, a tagged name's prefix; a tagged id before the name is
-/// optional: the call opens at the marker after it), else a pattern on the
-/// call's fixed text (see [`CallPattern`]).
-fn opening(format: &ToolFormat, tools: &[Tool]) -> Opening {
-    if let Some(w) = first_word(&format.section_start) {
-        return Opening::Word(w);
+/// The first thing a lazy start writes: the first word of the markers it
+/// opens with (the section's start, the call's, a tagged name's prefix; a
+/// tagged id before the name is optional: the call opens at the marker
+/// after it), else a pattern on the call's fixed text (see
+/// [`CallPattern`]).
+fn opening(outline: &Outline, node: &Node) -> Opening {
+    let (lead, names) = call_lead(outline, node);
+    for n in &lead {
+        match &n.kind {
+            Kind::Marker(raw) => match first_word(raw) {
+                Some(w) => return Opening::Word(w),
+                None => continue,
+            },
+            Kind::Optional(inner) if matches!(inner.kind, Kind::Id(IdShape::Tagged { .. })) => {}
+            _ => break,
+        }
     }
-    let layout = CallLayout::new(format, NAME);
-    let lead = layout
-        .segments
-        .iter()
-        .take_while(|s| matches!(s, Segment::Marker(_) | Segment::Id(IdShape::Tagged { .. })));
-    let word = lead.clone().find_map(|s| match s {
-        Segment::Marker(raw) => first_word(raw),
-        _ => None,
-    });
-    if let Some(w) = word {
-        return Opening::Word(w);
-    }
-    let from = lead.count();
-    let names: Vec<String> = tools.iter().map(|t| escape(&t.name)).collect();
+    let names: Vec<String> = names.iter().map(|n| escape(n)).collect();
     let mut pattern = CallPattern {
         names: format!("(?:{})", names.join("|")),
         out: String::new(),
     };
-    if let Some(at) = pattern.segments(&layout.segments[from..], true) {
-        // The marker that ends a tagged name tells a call from the name in prose.
-        let end = layout.name_end.filter(|&e| e == from + at + 1);
-        if let Some(Segment::Marker(raw)) = end.and_then(|e| layout.segments.get(e)) {
-            pattern.first_word(raw);
-        }
-    }
+    pattern.nodes(&lead, true);
     Opening::Pattern(pattern.out)
+}
+
+/// The nodes a lazy start writes first, down into its first call (a
+/// section's repeated calls, a call's rule), and the names of the tools
+/// its first call may be.
+fn call_lead(outline: &Outline, node: &Node) -> (Vec<Node>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut names = Vec::new();
+    let mut queue: Vec<Node> = flat(node).into_iter().cloned().collect();
+    queue.reverse();
+    while let Some(n) = queue.pop() {
+        if n.lenient {
+            continue;
+        }
+        let inner: Vec<Node> = match &n.kind {
+            Kind::Repeat { node, .. } => vec![(**node).clone()],
+            Kind::Choice(options) if options.iter().all(|o| matches!(o.kind, Kind::Rule(_))) => {
+                for o in options {
+                    if let Kind::Rule(i) = o.kind {
+                        names.extend(super::shape::tool_name(outline.rule(i)));
+                    }
+                }
+                options.first().cloned().into_iter().collect()
+            }
+            Kind::Rule(i) => {
+                if names.is_empty() {
+                    names.extend(super::shape::tool_name(outline.rule(*i)));
+                }
+                flat(outline.rule(*i)).into_iter().cloned().collect()
+            }
+            Kind::Sequence(_) => flat(&n).into_iter().cloned().collect(),
+            _ => {
+                out.push(n);
+                continue;
+            }
+        };
+        queue.extend(inner.into_iter().rev());
+    }
+    (out, names)
 }
 
 /// A regex for the opening of a call with no marker word: its fixed text up
@@ -305,13 +451,15 @@ struct CallPattern {
 }
 
 impl CallPattern {
-    /// Appends `segments` up to the first word (any word when
-    /// `words_end`, else the name only); the index of the segment holding
-    /// the name when it ended there.
-    fn segments(&mut self, segments: &[Segment], words_end: bool) -> Option<usize> {
-        for (i, segment) in segments.iter().enumerate() {
-            match segment {
-                Segment::Text(text) => {
+    /// Appends `nodes` up to the first word (any word when `words_end`,
+    /// else the name only); whether it ended.
+    fn nodes(&mut self, nodes: &[Node], words_end: bool) -> bool {
+        for (i, node) in nodes.iter().enumerate() {
+            if node.lenient {
+                continue;
+            }
+            match &node.kind {
+                Kind::Literal(text) => {
                     for piece in text_pieces(text) {
                         let exact = match piece {
                             TextPiece::Space => {
@@ -320,32 +468,68 @@ impl CallPattern {
                             }
                             TextPiece::Exact(t) => t,
                         };
-                        if let Some((before, after)) = exact.split_once(NAME) {
-                            let re = format!("{}{}{}", escape(before), self.names, escape(after));
-                            self.push(&re);
-                            return Some(i);
-                        }
                         self.push(&escape(exact));
                         if words_end && exact.chars().any(char::is_alphanumeric) {
-                            return None;
+                            return true;
                         }
                     }
                 }
-                Segment::Id(IdShape::JsonString) => self.push(JSON_STRING),
-                Segment::Optional(inner) => {
-                    let mut group = CallPattern {
+                Kind::ToolName { quoted, .. } => {
+                    let q = if *quoted { "\"" } else { "" };
+                    let re = format!("{q}{}{q}", self.names);
+                    self.push(&re);
+                    // The marker that ends a tagged name tells a call from
+                    // the name in prose.
+                    if let Some(Node {
+                        kind: Kind::Marker(raw),
+                        ..
+                    }) = nodes.get(i + 1)
+                    {
+                        self.first_word(raw);
+                    }
+                    return true;
+                }
+                Kind::Id(IdShape::JsonString) => self.push(JSON_STRING),
+                Kind::Sequence(_) => {
+                    let items: Vec<Node> = flat(node).into_iter().cloned().collect();
+                    if self.nodes(&items, words_end) {
+                        return true;
+                    }
+                }
+                Kind::Optional(group) => self.optional(group),
+                Kind::Choice(options) => {
+                    let Some(group) = options.iter().find(|o| !o.lenient) else {
+                        continue;
+                    };
+                    let mut inner = CallPattern {
                         names: self.names.clone(),
                         out: String::new(),
                     };
-                    group.segments(inner, false);
-                    self.out.push_str(&format!("(?:{})?", group.out));
+                    let items: Vec<Node> = flat(group).into_iter().cloned().collect();
+                    inner.nodes(&items, false);
+                    match options.iter().any(|o| o.lenient) {
+                        true => self.out.push_str(&format!("(?:{})?", inner.out)),
+                        false => self.out.push_str(&inner.out),
+                    }
                 }
-                Segment::Marker(raw) if self.first_word(raw) => return None,
-                Segment::Marker(_) => {}
-                _ => return None,
+                Kind::Marker(raw) if self.first_word(raw) => return true,
+                Kind::Marker(_) => {}
+                _ => return true,
             }
         }
-        None
+        false
+    }
+
+    /// Appends an optional group (up to the name, if it holds it) as an
+    /// optional regex group: a call opens there with or without it.
+    fn optional(&mut self, group: &Node) {
+        let mut inner = CallPattern {
+            names: self.names.clone(),
+            out: String::new(),
+        };
+        let items: Vec<Node> = flat(group).into_iter().cloned().collect();
+        inner.nodes(&items, false);
+        self.out.push_str(&format!("(?:{})?", inner.out));
     }
 
     /// Appends a marker up to its first word, its whitespace flexible
@@ -373,27 +557,29 @@ impl CallPattern {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::{ArgumentsSlot, NameSlot, ToolClass};
+    use crate::protocol::outline::Rule;
 
-    /// A marker-less call with a tagged name ending at `suffix`.
-    fn bare_tagged(suffix: &str, arguments: ArgumentsSlot) -> ToolFormat {
-        let name = NameSlot::Tagged {
-            prefix: String::new(),
-            suffix: suffix.into(),
+    /// A marker-less call of two tools: a bare name ending at `suffix`.
+    fn pattern(suffix: &str) -> String {
+        let call = |name: &str| Rule {
+            name: format!("call_{name}"),
+            node: Node::seq([
+                Node::new(Kind::ToolName {
+                    name: name.into(),
+                    quoted: false,
+                }),
+                Node::marker(suffix),
+                Node::literal("{}"),
+            ]),
         };
-        ToolFormat {
-            call_end: "\n".into(),
-            ..ToolFormat::bare(ToolClass::PythonCall, name, arguments)
-        }
-    }
-
-    fn pattern(format: &ToolFormat) -> String {
-        let tools = ["get_weather", "get.time"].map(|name| Tool {
-            name: name.into(),
-            parameters: serde_json::json!({"type": "object"}),
-            strict: false,
-        });
-        match opening(format, &tools) {
+        let calls = Node::choice(vec![Node::new(Kind::Rule(0)), Node::new(Kind::Rule(1))]);
+        let outline = Outline {
+            root: calls.clone(),
+            rules: vec![call("get_weather"), call("get.time")],
+            prompt_reasoning: String::new(),
+            warnings: Vec::new(),
+        };
+        match opening(&outline, &calls) {
             Opening::Pattern(p) => p,
             Opening::Word(w) => panic!("a word: {w}"),
         }
@@ -402,25 +588,17 @@ mod tests {
     #[test]
     fn a_bare_name_opens_with_the_word_of_the_marker_ending_it() {
         // A name alone may be prose; the marker after it tells a call.
-        let python = bare_tagged("(", ArgumentsSlot::Python { raw_strings: false });
-        assert_eq!(pattern(&python), "(?:get_weather|get\\.time)\\(");
-        let json = ArgumentsSlot::Json {
-            path: vec![],
-            as_string: false,
-        };
+        assert_eq!(pattern("("), "(?:get_weather|get\\.time)\\(");
         // The marker's own whitespace is flexible, and only it.
         assert_eq!(
-            pattern(&bare_tagged("<|args|>", json.clone())),
+            pattern("<|args|>"),
             "(?:get_weather|get\\.time)<\\|args\\|>"
         );
         assert_eq!(
-            pattern(&bare_tagged("\n<|args|>", json.clone())),
+            pattern("\n<|args|>"),
             "(?:get_weather|get\\.time)\\s*<\\|args\\|>"
         );
-        assert_eq!(
-            pattern(&bare_tagged("\n", json)),
-            "(?:get_weather|get\\.time)"
-        );
+        assert_eq!(pattern("\n"), "(?:get_weather|get\\.time)");
     }
 
     #[test]

@@ -197,7 +197,7 @@ impl Sampler<'_> {
                 // does not keep the call's closer text.
                 let tagged = node.produces == Produces::Value
                     && (self.tagged_member || !matches!(v.notation, ValueNotation::Python));
-                self.quoted = !tagged && !matches!(v.notation, ValueNotation::Element(_));
+                self.quoted = !tagged && !matches!(v.notation, ValueNotation::Element { .. });
                 // A string in the template's notation runs to its quote.
                 let quote = match &v.notation {
                     ValueNotation::Template(n) => {
@@ -485,7 +485,7 @@ pub fn write(value: &Value, notation: &ValueNotation) -> String {
             }
             other => other.to_string(),
         },
-        ValueNotation::Element(e) => match value {
+        ValueNotation::Element { tags: e, .. } => match value {
             Value::String(s) => s.clone(),
             Value::Array(items) => items
                 .iter()

@@ -27,6 +27,7 @@ use std::rc::Rc;
 
 use super::super::schema::{member_starts, tail_blocks, Block, Member as Spelled};
 use super::lexemes::{self, after_first_core, first_core};
+use super::super::shape::{blank, flat, nullable, sorted_order, tool_name};
 use super::values::{self, Values, JSON_STRING};
 use super::writer::{quote, Item, Seq, Writer};
 use super::LarkOptions;
@@ -695,31 +696,6 @@ impl std::ops::Deref for RuleRef<'_> {
     }
 }
 
-/// The nodes of a sequence, nested sequences spliced in.
-fn flat(node: &Node) -> Vec<&Node> {
-    match &node.kind {
-        Kind::Sequence(items) if !node.lenient => items
-            .iter()
-            .flat_map(|n| match &n.kind {
-                Kind::Sequence(_) if !n.lenient => flat(n),
-                _ => vec![n],
-            })
-            .collect(),
-        _ => vec![node],
-    }
-}
-
-/// Whether `node` may write nothing.
-fn nullable(node: &Node) -> bool {
-    match &node.kind {
-        Kind::Optional(_) => true,
-        Kind::Sequence(items) => items.iter().all(nullable),
-        Kind::Choice(options) => options.iter().any(|o| !o.lenient && nullable(o)),
-        Kind::Repeat { min: 0, .. } => true,
-        _ => node.lenient,
-    }
-}
-
 /// `items` added to `list`, each once.
 fn extend_unique(list: &mut Vec<String>, items: &[String]) {
     for item in items {
@@ -727,11 +703,6 @@ fn extend_unique(list: &mut Vec<String>, items: &[String]) {
             list.push(item.clone());
         }
     }
-}
-
-/// Whether `node` is a marker of whitespace only.
-fn blank(node: &Node) -> bool {
-    matches!(&node.kind, Kind::Marker(raw) if raw.trim().is_empty())
 }
 
 /// What free text beginning an option may not begin with.
@@ -752,20 +723,6 @@ fn node_flags(node: &Node) -> Node {
         lenient: node.lenient,
         lazy_start: node.lazy_start,
     }
-}
-
-/// The first tool name in `node` (a call's).
-fn tool_name(node: &Node) -> Option<String> {
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        if let Kind::ToolName { name, .. } = &n.kind {
-            return Some(name.clone());
-        }
-        let mut children = n.children();
-        children.reverse();
-        stack.extend(children);
-    }
-    None
 }
 
 /// The hint of a lazy text lexeme producing `what`.
@@ -802,18 +759,6 @@ fn optional(s: &Seq, w: &Writer) -> String {
         true => format!("{}?", s.render(w)),
         false => format!("( {} )?", s.render(w)),
     }
-}
-
-/// The members' indices sorted by key, where `order` allows that order
-/// and it differs from the list's.
-fn sorted_order(list: &[Member], order: Order) -> Option<Vec<usize>> {
-    if order == Order::Listed {
-        return None;
-    }
-    let mut by_key: Vec<usize> = (0..list.len()).collect();
-    by_key.sort_by(|&a, &b| list[a].key.cmp(&list[b].key));
-    let moved = by_key.iter().enumerate().any(|(at, &i)| at != i);
-    moved.then_some(by_key)
 }
 
 /// Members in order with `sep` between: required ones must appear,

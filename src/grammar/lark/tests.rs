@@ -228,7 +228,10 @@ fn element_values_are_nested_elements() {
         Node::new(Kind::Value(Box::new(ValueNode {
             schema: schema.clone(),
             root: Arc::new(schema),
-            notation: ValueNotation::Element(elements.clone()),
+            notation: ValueNotation::Element {
+                tags: elements.clone(),
+                raw_strings: true,
+            },
         })))
         .producing(Produces::Value)
     };

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use super::writer::{quote, Seq, Writer};
-use crate::grammar::tools::is_structured;
+use crate::grammar::shape::is_structured;
 use crate::json_schema::{
     loosened, map_subschemas, portable, resolved, too_large, Allowance, MAX_DEPTH,
 };
@@ -88,7 +88,7 @@ impl Values {
                     false => format!("( {json} | {py} )"),
                 }
             }
-            ValueNotation::Element(e) => {
+            ValueNotation::Element { tags: e, .. } => {
                 let tags = Tags {
                     open: (&e.open_prefix, &e.open_suffix),
                     close: (&e.close_prefix, &e.close_suffix),

@@ -4,8 +4,8 @@
 //! The name inside fixed text becomes a [`Kind::ToolName`] (a JSON string
 //! in a JSON call object, bare after a tagged prefix); a name the template
 //! writes twice is a second `ToolName` producing nothing. A layout's
-//! optional group (a JSON id member) is a choice: the group, which the
-//! template writes, or nothing, lenient (the parser reads a call without it).
+//! optional group (a JSON id member) is optional: the template writes it,
+//! a model may leave it out (the id is the model's to make up).
 //!
 //! Invariant: the call's text, with its optional groups written, is the
 //! layout's: lowering only types the pieces.
@@ -71,14 +71,11 @@ fn pieces(
             Segment::Text(text) => out.extend(text_with_name(text, &tool.name, named)),
             Segment::Id(shape) => out.push(id(shape)),
             Segment::Arguments(a) => out.push(arguments::lower(lower, tool, a)),
-            // The template writes the group; a call without it is read
-            // all the same: leaving it out is lenient.
+            // The template writes the group (a JSON id member); a model
+            // may leave it out, as the parser reads a call without it.
             Segment::Optional(inner) => {
                 let inner = pieces(lower, tool, inner, None, named);
-                out.push(Node::choice(vec![
-                    Node::seq(inner),
-                    Node::empty().lenient(),
-                ]));
+                out.push(Node::optional(Node::seq(inner)));
             }
         }
     }

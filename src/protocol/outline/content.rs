@@ -4,8 +4,10 @@
 //! - no calls and no answer: optional free text;
 //! - `auto`: free text, or text up to a section's opening marker then the
 //!   section (a lazy grammar starts at the section); a section with no
-//!   opening marker (a bare JSON object or Python call) only opens the
-//!   body, and free text may not begin the way it does;
+//!   opening marker (a bare JSON object or Python call) opens the body,
+//!   and free text may not begin the way it does — unless the template
+//!   writes content beside calls: then the content runs up to the call's
+//!   opening punctuation (`{`), or is the wrapper's closed block;
 //! - `required` or a named function: an optional empty content block, then
 //!   a section; with a response schema, the answer instead is an option;
 //! - a response schema alone: the answer, a JSON value, as the content.
@@ -67,14 +69,43 @@ fn auto(lower: &Lowering, sections: Vec<Section>, mut exclude: Vec<String>) -> N
     for section in sections {
         let mut node = section.node;
         node.lazy_start = true;
-        options.push(match (&section.opening, with_content) {
-            (Some(opening), true) => {
-                Node::seq([Node::optional(content_until(lower, opening)), node])
+        let stop = match &section.opening {
+            Some(opening) => Some(opening.as_str()),
+            // A marker-less call opening with punctuation (`{`, `[`): the
+            // content runs up to it (a wrapper's content up to its end).
+            None => section
+                .first_text
+                .as_deref()
+                .filter(|t| !t.chars().any(char::is_alphanumeric)),
+        };
+        options.push(match (stop, with_content) {
+            (Some(stop), true) => Node::seq([Node::optional(content_until(lower, stop)), node]),
+            (None, true) if wrapper_closes(lower) => {
+                Node::seq([Node::optional(content_until(lower, "")), node])
+            }
+            // Content up to a call that opens with its name: no marker
+            // ends the text, so a grammar cannot say where; the parser
+            // reads it, and a lazy grammar leaves it free (its trigger is
+            // searched, not anchored).
+            (None, true) => {
+                let names = lower.protocol.tools.iter().flat_map(|s| &s.tools);
+                let text = Node::new(Kind::Until {
+                    stops: names.map(|t| t.name.clone()).collect(),
+                })
+                .producing(Produces::Content);
+                Node::seq([Node::optional(wrapped(lower, text)).lenient(), node])
             }
             _ => node,
         });
     }
     Node::choice(options)
+}
+
+/// Whether the template's content wrapper has an end marker (its content
+/// is a block that calls may follow).
+fn wrapper_closes(lower: &Lowering) -> bool {
+    let c = &lower.protocol.content;
+    !c.start.trim().is_empty() && !c.end.trim().is_empty() && !opens_reasoning(lower, &c.start)
 }
 
 /// Content text to the end of the output.

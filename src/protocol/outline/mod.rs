@@ -90,7 +90,13 @@ pub enum ValueNotation {
     /// A Python literal (`'x'`, `True`, `None`, `[1, 2]`).
     Python,
     /// Objects and lists as nested elements, scalars as text.
-    Element(Elements),
+    Element {
+        /// The elements' tags.
+        tags: Elements,
+        /// Strings are written raw (else JSON-quoted), as the arguments'
+        /// own string values are.
+        raw_strings: bool,
+    },
     /// The template's own notation (`{a:<|"|>x<|"|>}`).
     Template(Notation),
     /// A string as its text, unquoted (an enum's word in a raw tagged
@@ -351,7 +357,9 @@ impl Node {
         let mut out = Vec::new();
         for item in items {
             match item.kind {
-                Kind::Sequence(inner) if item.produces == Produces::Nothing && !item.lenient => {
+                Kind::Sequence(inner)
+                    if item.produces == Produces::Nothing && !item.lenient && !item.lazy_start =>
+                {
                     out.extend(inner)
                 }
                 _ => out.push(item),

@@ -62,7 +62,10 @@ pub(super) fn tagged_value(
         let prefix = g.typed_value_prefix.as_deref().unwrap_or(&g.value_prefix);
         let typed = |notation| value(prop, root, notation).producing(Produces::Value);
         let typed = match (&g.elements, template_notation(g)) {
-            (Some(e), _) => typed(ValueNotation::Element(e.clone())),
+            (Some(e), _) => typed(ValueNotation::Element {
+                tags: e.clone(),
+                raw_strings: g.raw_strings,
+            }),
             (None, Some(n)) => typed(ValueNotation::Template(n)),
             (None, None) => Node::choice(vec![
                 typed(ValueNotation::Json),
