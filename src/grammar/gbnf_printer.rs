@@ -24,9 +24,9 @@ use super::markers::{first_word, split, Piece, Pieces};
 use super::schema::{members, primitive, Compiler, Member as Spelled, ValueSyntax};
 use super::shape::{flat, is_structured, sorted_order, tool_name};
 use super::walk::ValueRules;
-use crate::protocol::outline::{Kind, Member, Node, Order, Outline, Produces, ValueNode};
-use crate::protocol::outline::{ValueNotation, Rule};
 use crate::json_schema::{string_kind, StringKind};
+use crate::protocol::outline::{Kind, Member, Node, Order, Outline, Produces, ValueNode};
+use crate::protocol::outline::{Rule, ValueNotation};
 use crate::protocol::{text_pieces, IdShape, Notation, TextPiece};
 
 /// `$ref` and `allOf` → rule, for one tool's schema, per value notation
@@ -236,7 +236,9 @@ impl<'o> Printer<'o> {
         extra: Option<&Node>,
         follow: &str,
     ) -> String {
-        let stop = self.first_word(separator).unwrap_or_else(|| follow.to_string());
+        let stop = self
+            .first_word(separator)
+            .unwrap_or_else(|| follow.to_string());
         let mut sep = Pieces::new();
         sep.ws().extend(&self.node(separator, follow));
         sep.ws();
@@ -315,7 +317,9 @@ impl<'o> Printer<'o> {
             ValueNotation::Python => self.python(schema, root, &format!("{hint}-py")),
             // An enum's words, raw (a fixed value absorbs no whitespace).
             ValueNotation::Raw => match string_kind(schema, root) {
-                StringKind::Enum(words) => alt(&words.iter().map(|w| literal(w)).collect::<Vec<_>>()),
+                StringKind::Enum(words) => {
+                    alt(&words.iter().map(|w| literal(w)).collect::<Vec<_>>())
+                }
                 _ => until(&mut self.rules, "raw-text", ""),
             },
             ValueNotation::Template(n) => {
@@ -365,8 +369,13 @@ impl<'o> Printer<'o> {
         hint: &str,
     ) -> String {
         let refs = std::mem::take(&mut self.refs.python);
-        let mut c = Compiler::new(&mut self.rules, &mut self.warnings, ValueSyntax::Python, root)
-            .with_refs(refs);
+        let mut c = Compiler::new(
+            &mut self.rules,
+            &mut self.warnings,
+            ValueSyntax::Python,
+            root,
+        )
+        .with_refs(refs);
         let value = match schema.as_object().is_some_and(|o| o.is_empty()) {
             true => c.any(),
             false => c.compile(schema, hint),
@@ -411,7 +420,10 @@ impl<'o> Printer<'o> {
                 TextPiece::Space => None,
             }),
             Kind::Sequence(_) => flat(node).into_iter().find_map(|n| self.first_word(n)),
-            Kind::Rule(i) => self.outline_rules.get(*i).and_then(|r| self.first_word(&r.node)),
+            Kind::Rule(i) => self
+                .outline_rules
+                .get(*i)
+                .and_then(|r| self.first_word(&r.node)),
             _ => None,
         }
     }

@@ -1,5 +1,7 @@
 //! Grammar export: from an [`Analysis`] to a GBNF grammar that makes a model
-//! write output the parser accepts (constrained decoding).
+//! write output the parser accepts (constrained decoding). The GBNF text is
+//! a printer of the request's output grammar (`Protocol::outline`), as the
+//! Lark export is: neither reads the analysis' format types.
 //!
 //! [`Analysis::grammar`] takes the request's [`Options`] (tools, [`ToolChoice`],
 //! parallel calls, an optional response schema) and returns a [`Gbnf`]:
@@ -22,8 +24,10 @@
 //! (template whitespace as flexible `ws`), `walk` (the schema walk the value
 //! notations share), `schema` (JSON Schema → rules in JSON or Python
 //! literals), `elements` (JSON Schema → rules in a format's nested-element
-//! notation), `tools` (calls per format family), `triggers` (where lazy
-//! grammars start), `syntax` (the GBNF language, `grammars/gbnf.pest`) and
+//! notation), `gbnf_printer` (the outline walked into rules), `shape` (what
+//! the GBNF and Lark printers decide alike about nodes), `triggers` (where
+//! lazy grammars start: the outline's lazy starts), `syntax` (the GBNF
+//! language, `grammars/gbnf.pest`) and
 //! `recognizer` (is a text in a GBNF grammar, with context-free semantics),
 //! the last two test machinery behind the `gbnf-check` feature; `lark` (the
 //! Lark export, a printer of `Protocol::outline`).
@@ -58,7 +62,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::Analysis;
 use crate::error::Result;
-use crate::protocol::outline::{Kind, Node, Produces};
+use crate::protocol::outline::{Kind, Node};
 use crate::protocol::{Options, Protocol};
 
 pub use crate::protocol::ToolChoice;
@@ -216,27 +220,25 @@ fn gbnf_text(protocol: &Protocol) -> Result<Gbnf> {
 
 /// The whole output from its first token: the parts of the root
 /// (reasoning, the body) with the template's whitespace between them
-/// flexible, as before and after them.
+/// flexible, as before and after them, and after an optional block that
+/// opens the body (an empty content block before calls).
 fn eager(printer: &mut Printer, root: &Node) -> String {
     let mut p = Pieces::new();
     p.ws();
-    let parts = shape::flat(root);
-    for (i, part) in parts.iter().enumerate() {
-        p.extend(&printer.node(part, ""));
-        // After the block, or after its text's end marker.
-        let text = |n: &Node| matches!(n.kind, Kind::Until { .. }) && writes_reasoning(n);
-        let closes_text = i > 0 && text(parts[i - 1]);
-        if closes_text || (writes_reasoning(part) && !text(part)) {
-            p.ws();
+    let parts = match &root.kind {
+        Kind::Sequence(parts) if !root.lenient => parts.iter().collect(),
+        _ => vec![root],
+    };
+    for part in parts {
+        for item in shape::flat(part) {
+            p.extend(&printer.node(item, ""));
+            if matches!(item.kind, Kind::Optional(_)) {
+                p.ws();
+            }
         }
+        p.ws();
     }
-    p.ws();
     p.render()
-}
-
-/// Whether `node` writes reasoning (the block, or its text).
-fn writes_reasoning(node: &Node) -> bool {
-    node.produces == Produces::Reasoning || node.children().into_iter().any(writes_reasoning)
 }
 
 /// Whether `node` constrains anything beyond free text and reasoning: a
@@ -245,7 +247,8 @@ fn constrains(node: &Node) -> bool {
     if node.lenient {
         return false;
     }
-    matches!(node.kind, Kind::Rule(_) | Kind::Value(_)) || node.children().into_iter().any(constrains)
+    matches!(node.kind, Kind::Rule(_) | Kind::Value(_))
+        || node.children().into_iter().any(constrains)
 }
 
 /// A literal for callers building on grammar text (escaping as GBNF wants).

@@ -109,8 +109,16 @@ fn lazy_starts(node: &Node, preceded: bool, out: &mut Vec<(Node, bool)>) {
 /// The nodes marked `lazy_start` in `outline`: where a lazy grammar starts.
 pub fn lazy_nodes(outline: &Outline) -> Vec<Node> {
     let mut out = Vec::new();
-    lazy_starts(&outline.root, false, &mut out);
+    lazy_starts(body(outline), false, &mut out);
     out.into_iter().map(|(n, _)| n).collect()
+}
+
+/// The body of the output: the root's last part, after the reasoning.
+fn body(outline: &Outline) -> &Node {
+    match &outline.root.kind {
+        Kind::Sequence(parts) => parts.last().unwrap_or(&outline.root),
+        _ => &outline.root,
+    }
 }
 
 /// The reasoning block of the outline's root, if the output may hold one.
@@ -174,13 +182,10 @@ fn other_openings(node: &Node, out: &mut Vec<String>) {
 /// them is a token).
 pub fn triggers(outline: &Outline, preserved: &[String]) -> Vec<Trigger> {
     let mut starts = Vec::new();
-    lazy_starts(&outline.root, false, &mut starts);
+    lazy_starts(body(outline), false, &mut starts);
     let reasoning = block(&outline.root);
-    let body = flat(&outline.root).into_iter().last();
     let mut others = Vec::new();
-    if let Some(body) = body {
-        other_openings(body, &mut others);
-    }
+    other_openings(body(outline), &mut others);
     let mut out: Vec<Trigger> = Vec::new();
     for (node, preceded) in &starts {
         let opening = opening(outline, node);

@@ -26,8 +26,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::super::schema::{member_starts, tail_blocks, Block, Member as Spelled};
-use super::lexemes::{self, after_first_core, first_core};
 use super::super::shape::{blank, flat, nullable, sorted_order, tool_name};
+use super::lexemes::{self, after_first_core, first_core};
 use super::values::{self, Values, JSON_STRING};
 use super::writer::{quote, Item, Seq, Writer};
 use super::LarkOptions;

@@ -274,3 +274,20 @@ fn tagged_arguments_are_in_the_schemas_order_or_sorted_by_key() {
         "{text}"
     );
 }
+
+/// A call's JSON id member is the model's to make up: written where the
+/// template writes it, or left out, as the GBNF export and its trigger
+/// always allowed (the Lark export used to require it).
+#[test]
+fn a_json_id_member_is_optional() {
+    const MISTRAL: &str = include_str!("../../../templates/mistral-tool-calls.jinja");
+    let text = lark(&protocol(MISTRAL, ToolChoice::Required, true))
+        .unwrap()
+        .lark;
+    assert!(
+        text.contains(
+            r#"args_get_weather ( WS? "," WS? "\"id\"" WS? ":" WS? JSON_STRING )? WS? "}""#
+        ),
+        "{text}"
+    );
+}

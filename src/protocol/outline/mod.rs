@@ -38,9 +38,10 @@
 //! - lowering never fails or panics: a request a grammar cannot serve is
 //!   reported by [`Protocol::check_servable`], as before.
 //!
-//! The Lark export (`grammar::lark`) is a printer of this tree. Not yet
-//! (issue 30, later steps): the output parser (`parser/`) still builds its
-//! PEG from the [`Protocol`]; the GBNF, structural-tag and
+//! The GBNF and Lark exports (`grammar::gbnf_printer`, `grammar::lark`)
+//! are printers of this tree; GBNF's lazy triggers are read from its lazy
+//! starts. Not yet (issue 30, later steps): the output parser (`parser/`)
+//! still builds its PEG from the [`Protocol`]; the structural-tag and
 //! response_template exports still read the protocol too.
 
 mod arguments;
@@ -270,7 +271,9 @@ impl Protocol {
         };
         let reasoning = reasoning::lower(&lower);
         let body = content::lower(&mut lower);
-        let root = Node::seq([reasoning, body]);
+        // Two parts, kept apart (the reasoning possibly empty): printers
+        // may tell the body from what precedes it.
+        let root = Node::new(Kind::Sequence(vec![reasoning, body]));
         Outline {
             root,
             rules: lower.rules,

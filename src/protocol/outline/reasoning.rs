@@ -5,7 +5,8 @@
 //! open is optional, and where the template closes empty blocks it never
 //! opened, the end marker alone is an option too; delimiter reasoning (no
 //! opening) is optional text up to the delimiter. After a prompt that
-//! closed the block, the end marker written again is lenient.
+//! closed the block, the end marker may be written again (some templates
+//! render it in the turn too): optional, scaffolding.
 //!
 //! Invariant: the block's text is an `Until` producing reasoning, stopped
 //! by the end marker alone.
@@ -16,7 +17,9 @@ pub(super) fn lower(lower: &Lowering) -> Node {
     let p = lower.protocol;
     let Some(r) = &p.reasoning else {
         return match &p.closed_by_prompt {
-            Some(end) => Node::optional(Node::marker(end).lenient()),
+            // Templates that close the block in the prompt write its end
+            // again in the turn (`</think>` after `</think>`): optional.
+            Some(end) => Node::optional(Node::marker(end)),
             None => Node::empty(),
         };
     };
