@@ -62,7 +62,7 @@ fn grammar_human_and_json() {
     assert!(v["gbnf"]
         .as_str()
         .unwrap()
-        .starts_with("root ::= reasoning? ws tool-call ( ws tool-call )* ws"));
+        .starts_with("root ::= ws ( \"<think>\" reasoning-text \"</think>\" )? ws tool-call ( ws tool-call )* ws"));
     assert!(v["triggers"].as_array().unwrap().is_empty());
     assert!(v["preserved_tokens"]
         .as_array()
@@ -212,7 +212,7 @@ fn parallel_calls_are_on_by_default_as_in_batch() {
     let path = tools_file();
     let tools = path.to_str().unwrap();
     let default = required_grammar(tools, &[]);
-    let several = "root ::= reasoning? ws tool-call ( ws tool-call )* ws";
+    let several = "root ::= ws ( \"<think>\" reasoning-text \"</think>\" )? ws tool-call ( ws tool-call )* ws";
     assert!(
         default["gbnf"].as_str().unwrap().starts_with(several),
         "{default}"
@@ -224,7 +224,7 @@ fn parallel_calls_are_on_by_default_as_in_batch() {
         one["gbnf"]
             .as_str()
             .unwrap()
-            .starts_with("root ::= reasoning? ws tool-call ws\n"),
+            .starts_with("root ::= ws ( \"<think>\" reasoning-text \"</think>\" )? ws tool-call ws\n"),
         "{one}"
     );
 
