@@ -83,17 +83,18 @@ fn auto(lower: &Lowering, sections: Vec<Section>, mut exclude: Vec<String>) -> N
             (None, true) if wrapper_closes(lower) => {
                 Node::seq([Node::optional(content_until(lower, "")), node])
             }
-            // Content up to a call that opens with its name: no marker
-            // ends the text, so a grammar cannot say where; the parser
-            // reads it, and a lazy grammar leaves it free (its trigger is
-            // searched, not anchored).
-            (None, true) => {
-                let names = lower.protocol.tools.iter().flat_map(|s| &s.tools);
+            // Content before a call that opens with its name, ended by the
+            // separator the calls are joined with (`…>>>get_weather`): the
+            // parser reads it; a strict grammar has no marker to end the
+            // text at, so it is lenient, and a lazy grammar leaves it free
+            // (its trigger is searched, not anchored).
+            (None, true) if !section.separator.trim().is_empty() => {
                 let text = Node::new(Kind::Until {
-                    stops: names.map(|t| t.name.clone()).collect(),
+                    stops: vec![section.separator.clone()],
                 })
                 .producing(Produces::Content);
-                Node::seq([Node::optional(wrapped(lower, text)).lenient(), node])
+                let content = Node::seq([wrapped(lower, text), Node::marker(&section.separator)]);
+                Node::seq([Node::optional(content).lenient(), node])
             }
             _ => node,
         });

@@ -25,6 +25,8 @@ pub(super) struct Section {
     /// For a section with no opening marker, the first fixed text of its
     /// first call (`{`, a name): what free text may not begin with.
     pub first_text: Option<String>,
+    /// The raw marker between two calls.
+    pub separator: String,
 }
 
 /// Every allowed format's section, in the protocol's order.
@@ -57,6 +59,7 @@ pub(super) fn lower(lower: &mut Lowering) -> Vec<Section> {
             node: Node::seq([Node::marker(&format.section_start), repeat, end]),
             opening: opening(format),
             first_text,
+            separator: format.call_separator.clone(),
         });
     }
     out
