@@ -221,10 +221,9 @@ fn parallel_calls_are_on_by_default_as_in_batch() {
     assert_eq!(required_grammar(tools, &["--parallel", "on"]), default);
     let one = required_grammar(tools, &["--parallel", "off"]);
     assert!(
-        one["gbnf"]
-            .as_str()
-            .unwrap()
-            .starts_with("root ::= ws ( \"<think>\" reasoning-text \"</think>\" )? ws tool-call ws\n"),
+        one["gbnf"].as_str().unwrap().starts_with(
+            "root ::= ws ( \"<think>\" reasoning-text \"</think>\" )? ws tool-call ws\n"
+        ),
         "{one}"
     );
 
