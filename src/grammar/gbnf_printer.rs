@@ -76,8 +76,10 @@ impl<'o> Printer<'o> {
                 p.marker(raw);
             }
             Kind::Literal(text) => push_text(&mut p, text),
+            // Any text (what it may not begin with is for lexers: GBNF's
+            // alternatives are tried side by side).
             Kind::FreeText { .. } => {
-                p.expr(self.rules.fixed("free-text", "[^\\x00]*"));
+                p.expr(until(&mut self.rules, "free-text", ""));
             }
             Kind::Until { stops } => {
                 let stop = stops.iter().find_map(|s| first_word(s));

@@ -291,3 +291,26 @@ fn a_json_id_member_is_optional() {
         "{text}"
     );
 }
+
+/// After a prompt that closed the reasoning block, templates that render
+/// its end again in the turn (`</think>` then the calls) are read by the
+/// parser and allowed by the grammar: the Lark export used to leave the
+/// marker out (a lenient node), rejecting those outputs in llguidance.
+#[test]
+fn an_end_marker_after_a_prompt_closed_block_is_optional() {
+    let analysis = crate::ChatTemplate::new(HERMES, &crate::TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let tools = vec![serde_json::json!({"type": "function", "function": {
+        "name": "get_weather", "parameters": weather_parameters()}})];
+    let options = crate::Options {
+        tools,
+        tool_choice: ToolChoice::Required,
+        enable_thinking: Some(false),
+        ..Default::default()
+    };
+    let text = lark(&Protocol::new(&analysis, &options)).unwrap().lark;
+    assert!(text.starts_with("start: OPEN? "), "{text}");
+    assert!(text.contains("OPEN: /[ \\t\\r\\n]*<\\/think>/"), "{text}");
+}
