@@ -30,8 +30,8 @@ use super::gbnf::{literal, not_class, until, until_in_line, Rules};
 use super::markers::{first_word, Pieces};
 use super::schema::{members, primitive, Member, MAX_BOUND};
 use super::walk::ValueRules;
-use crate::analysis::Elements;
 use crate::json_schema::required_names;
+use crate::protocol::outline::Elements;
 
 /// Compiles schemas into element-notation rules, collecting warnings.
 pub struct ElementsCompiler<'a> {

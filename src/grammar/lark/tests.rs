@@ -214,7 +214,7 @@ fn header_attributes_are_text_on_the_line_up_to_the_close() {
 /// holding elements or text up to their closing tag; scalars stay typed.
 #[test]
 fn element_values_are_nested_elements() {
-    use crate::analysis::Elements;
+    use crate::protocol::outline::Elements;
     use crate::protocol::outline::{ValueNode, ValueNotation};
     use std::sync::Arc;
     let elements = Elements {

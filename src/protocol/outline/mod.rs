@@ -56,7 +56,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{IdShape, Notation, Protocol};
-use crate::analysis::Elements;
+/// The tags of [`ValueNotation::Element`] values: part of the outline's
+/// vocabulary, so printers need not reach into the analysis.
+pub use crate::analysis::Elements;
 
 /// What a node's text becomes in the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
