@@ -210,3 +210,36 @@ fn allowed_tools_naming_a_missing_tool_is_an_input_error() {
     );
     assert!(p.check_tools().is_ok(), "the parser still reads the output");
 }
+
+/// A raw string value may be written inside the template's escape wrapper
+/// (`<![CDATA[` … `]]>`): an option of its own, its text up to the
+/// wrapper's end (the GBNF export offered it before it printed the
+/// outline; the outline lacked it).
+#[test]
+fn a_raw_value_may_be_escaped_in_the_templates_wrapper() {
+    let g = crate::analysis::TaggedArguments {
+        value_prefix: ">".into(),
+        value_suffix: "</param>".into(),
+        raw_strings: true,
+        escaped_value: Some(("<![CDATA[".into(), "]]>".into())),
+        ..Default::default()
+    };
+    let schema = serde_json::json!({"type": "string"});
+    let root = std::sync::Arc::new(schema.clone());
+    let value = super::values::tagged_value(&g, "city", &schema, &root);
+    let Kind::Choice(options) = &value.kind else {
+        panic!("{value:?}")
+    };
+    let escaped = Node::seq([
+        Node::marker(">"),
+        Node::marker("<![CDATA["),
+        Node::new(Kind::Until {
+            stops: vec!["]]>".into()],
+        })
+        .producing(Produces::Value),
+        Node::marker("]]>"),
+        Node::marker("</param>"),
+    ]);
+    assert_eq!(options.len(), 2, "{options:?}");
+    assert_eq!(options[1], escaped);
+}

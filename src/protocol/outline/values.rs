@@ -2,7 +2,8 @@
 //!
 //! A tagged argument's value is a choice: raw text up to the argument's
 //! closing marker, where the schema allows a string and the template
-//! writes strings raw; a typed value otherwise (the template's own
+//! writes strings raw (or inside its escape wrapper, `<![CDATA[`…`]]>`,
+//! when it has one); a typed value otherwise (the template's own
 //! notation, nested elements, or JSON — and a Python literal beside JSON,
 //! as templates print values with `tojson` or with `str()`), with a typed
 //! prefix when the template marks typed values apart.
@@ -57,6 +58,22 @@ pub(super) fn tagged_value(
             raw,
             Node::marker(&close),
         ]));
+        // Values holding `<`, `&` or a newline inside the template's
+        // escape wrapper (`<![CDATA[` … `]]>`), its text up to the wrapper's end.
+        if let (Some((open, end)), false) = (&g.escaped_value, matches!(kind, StringKind::Enum(_)))
+        {
+            let text = Node::new(Kind::Until {
+                stops: vec![end.clone()],
+            })
+            .producing(Produces::Value);
+            options.push(Node::seq([
+                Node::marker(&g.value_prefix),
+                Node::marker(open),
+                text,
+                Node::marker(end),
+                Node::marker(&close),
+            ]));
+        }
     }
     if !(g.raw_strings && kind.always()) {
         let prefix = g.typed_value_prefix.as_deref().unwrap_or(&g.value_prefix);
