@@ -8,7 +8,8 @@
 //! as templates print values with `tojson` or with `str()`), with a typed
 //! prefix when the template marks typed values apart.
 //!
-//! Invariant: a raw value is an `Until` stopped by its closing marker only.
+//! Invariant: a raw value is an `Until` stopped by its closing marker (or
+//! its escape wrapper's end) only.
 
 use std::sync::Arc;
 
