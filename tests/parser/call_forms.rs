@@ -245,3 +245,63 @@ fn a_python_dict_call_object_is_the_call() {
     assert_eq!(m.content_text(), unknown, "{m:?}");
     assert!(m.tool_calls.is_empty(), "{m:?}");
 }
+
+/// The Python-dict call object in each JSON form a model writes: its
+/// arguments as a string holding a JSON object, OpenAI's wrapper around it
+/// (`{'type': 'function', 'function': {...}}`), a list of them in a call
+/// wrapper and in a format whose section is a JSON list. Each is the call,
+/// read as its JSON form is, under both presets and every chunking; in the
+/// wrapper a name the request lacks stays content, verbatim.
+#[test]
+fn python_dict_call_objects_in_the_json_forms() {
+    use crate::common::shipped_template;
+    let paris = "{'name': 'get_weather', 'arguments': {'city': 'Paris'}}";
+    let tokyo = "{'name': 'get_weather', 'arguments': {'city': 'Tokyo'}}";
+    for (template, output, cities) in [
+        (
+            "hermes-think",
+            r#"<tool_call>{'name': 'get_weather', 'arguments': '{"city": "Paris"}'}</tool_call>"#
+                .to_string(),
+            vec!["Paris"],
+        ),
+        (
+            "hermes-think",
+            format!("<tool_call>\n{{'type': 'function', 'function': {paris}}}\n</tool_call>"),
+            vec!["Paris"],
+        ),
+        (
+            "hermes-think",
+            format!("<tool_call>[{paris}, {{'type': 'function', 'function': {tokyo}}}]</tool_call>"),
+            vec!["Paris", "Tokyo"],
+        ),
+        (
+            "mistral-tool-calls",
+            format!("[TOOL_CALLS][{paris}, {tokyo}]"),
+            vec!["Paris", "Tokyo"],
+        ),
+    ] {
+        let (_, analysis) = shipped_template(template);
+        let m = message_under_both_presets(&analysis, &output);
+        let calls: Vec<String> = m
+            .tool_calls
+            .iter()
+            .map(|c| {
+                let args: serde_json::Value = serde_json::from_str(&c.function.arguments).unwrap();
+                format!("{}{args}", c.function.name)
+            })
+            .collect();
+        let want: Vec<String> = cities
+            .iter()
+            .map(|c| format!("get_weather{{\"city\":\"{c}\"}}"))
+            .collect();
+        assert_eq!(calls, want, "{output:?}");
+        assert_eq!(m.content_text(), "", "{output:?}: {m:?}");
+    }
+    let (_, analysis) = shipped_template("hermes-think");
+    let unknown = "<tool_call>{'type': 'function', 'function': {'name': 'get_time', \
+                   'arguments': {'city': 'Paris'}}}</tool_call>";
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    let m = analysis.parser(&config).unwrap().parse(unknown);
+    assert_eq!(m.content_text(), unknown, "{m:?}");
+    assert!(m.tool_calls.is_empty(), "{m:?}");
+}

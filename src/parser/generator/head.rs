@@ -215,16 +215,20 @@ impl<'a> ToolGrammar<'a> {
     /// (`to=functions.`): models also write a request's function without
     /// the namespace (`to=get_weather`), so the prefix may end before it,
     /// but only before one of the request's names: other recipients
-    /// (`to=assistant`, `to=python`, `to=container.exec`) address no call.
+    /// (`to=assistant`, `to=python`, `to=container.exec`) address no call,
+    /// even where a call may name any function (`unknown_tool: call`).
+    ///
+    /// Models put whitespace after the address (`to= functions.f`, as they
+    /// do after a special token): it is scaffolding.
     fn address(&self, prefix: &str) -> Expr {
-        let full = Marker::new(prefix).expr();
-        let checked = !matches!(self.unknown_name, Expr::Fail);
-        match address_forms(prefix).get(1) {
-            Some(bare) if checked => choice([
-                full,
-                seq([Marker::new(bare).expr(), and(self.known_name.clone())]),
-            ]),
-            _ => full,
+        let Some(&to) = address_forms(prefix).get(1) else {
+            return Marker::new(prefix).expr();
+        };
+        let to_expr = seq([Marker::new(to).expr(), ws()]);
+        let full = seq([to_expr.clone(), Marker::new(&prefix[to.len()..]).expr()]);
+        match matches!(self.requested_name, Expr::Fail) {
+            true => full,
+            false => choice([full, seq([to_expr, self.requested_name.clone()])]),
         }
     }
 

@@ -25,7 +25,7 @@
 //! `CONTENT`, `BROKEN`, `FOREIGN`, `STRAY`), so the decoder can give it back
 //! or name it.
 
-use super::json_call::openai_wrapper;
+use super::json_call::{openai_wrapper, Notation};
 use super::names::identifier;
 use super::tool_section::ToolGrammar;
 use crate::parser::marker::{is_token, Marker};
@@ -46,7 +46,7 @@ impl<'a> ToolGrammar<'a> {
         let start = Marker::new(self.layout.start()).expr();
         let section = Marker::new(&self.format.section_start).expr();
         let head = self.head_naming(&self.unknown_name, &self.unknown_json_name);
-        let head = match openai_wrapper(self.format) {
+        let head = match openai_wrapper(self.format, Notation::Json) {
             Some((open, _)) => choice([seq([opt(open), head.clone()]), head]),
             None => head,
         };

@@ -114,6 +114,10 @@ pub(super) struct ToolGrammar<'a> {
     /// where a name starts; empty when the request names no tools.
     pub(super) known_name: Expr,
     pub(super) known_json_name: Expr,
+    /// Matches (without consuming) one of the request's function names,
+    /// whether or not a call must name one; fails when the request names
+    /// no tools.
+    pub(super) requested_name: Expr,
     /// The request's names that hold whitespace (where a name slot
     /// otherwise stops), longest first; fails when there are none.
     pub(super) spaced_names: Expr,
@@ -173,6 +177,10 @@ impl<'a> ToolGrammar<'a> {
             triggers: Vec::new(),
             known_name,
             known_json_name,
+            requested_name: match all_names.is_empty() {
+                true => chat_autoparser_peg::fail(),
+                false => and(known_name_alternatives(all_names, false)),
+            },
             spaced_names: spaced_names(all_names),
             unknown_name,
             unknown_json_name,
