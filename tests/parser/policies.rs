@@ -551,6 +551,27 @@ fn a_lone_foreign_closer_after_text_is_named_or_dropped() {
     assert_eq!(dropped(&left, output), ["</tool_call>"]);
 }
 
+/// Text inside another format's wrapper, no call in it (a model mixing
+/// dialects writes its answer in Llama 4's `<|python_start|>...<|python_end|>`):
+/// the opener and the closer are decided alike, kept and named or both
+/// dropped, never the closer alone, under every chunking.
+#[test]
+fn text_inside_a_foreign_wrapper_keeps_or_drops_both_markers() {
+    for (open, close) in [
+        ("<|python_start|>", "<|python_end|>"),
+        ("<tool_call>", "</tool_call>"),
+    ] {
+        let output = format!("{open}It is sunny.{close}");
+        let kept = report_and_stream(&bare_json(Policy::lossless()), &output);
+        assert_eq!(kept.message.content_text(), output);
+        let foreign = named(&kept, DiagnosticKind::ForeignMarker, &output);
+        assert_eq!(foreign, [open, close], "{output}");
+        let left = report_and_stream(&bare_json(Policy::compatible()), &output);
+        assert_eq!(left.message.content_text(), "It is sunny.", "{output}");
+        assert_eq!(dropped(&left, &output), [open, close], "{output}");
+    }
+}
+
 #[test]
 fn a_foreign_marker_without_a_call_is_plain_content() {
     // Not adjacent to a call, an opener is text the model wrote about it.

@@ -264,6 +264,8 @@ impl Body<'_, '_> {
         }
         let wrapped = self.calls.iter().map(|t| t.wrapped_text(&self.triggers));
         alternatives.extend(wrapped.flatten());
+        let foreign = self.calls.iter().map(|t| t.foreign_wrapped_text(&self.triggers));
+        alternatives.extend(foreign.flatten());
         alternatives.extend(self.failed_opener());
         alternatives.push(content(&self.triggers));
         alternatives

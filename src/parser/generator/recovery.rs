@@ -100,6 +100,24 @@ impl<'a> ToolGrammar<'a> {
         (!closers.is_empty()).then(|| Self::foreign_expr(closers))
     }
 
+    /// Text inside another format's wrapper, no call in it (`<|python_start|>It
+    /// is sunny.<|python_end|>`): a foreign opener, the text up to the first
+    /// of `stops` as content, and a foreign closer; both markers captured
+    /// `FOREIGN`, as around a call, so the `foreign_markers` policy decides
+    /// the pair alike (a lone closer alone would leave the opener in the
+    /// content). Tried after the calls: a call there is read as one.
+    pub(super) fn foreign_wrapped_text(&self, stops: &[String]) -> Option<Expr> {
+        let (openers, closers) = &self.foreign;
+        if openers.is_empty() || closers.is_empty() {
+            return None;
+        }
+        Some(seq([
+            Self::foreign_expr(openers),
+            cap(CONTENT, until(stops)),
+            Self::foreign_expr(closers),
+        ]))
+    }
+
     /// The format's own call and section closers, from their first
     /// bracketed token on (`</tool_call>`, `<|tool_call_end|>` of
     /// `]<|tool_call_end|>`), of a call or section that has an opener too:
