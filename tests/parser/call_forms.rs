@@ -305,3 +305,31 @@ fn python_dict_call_objects_in_the_json_forms() {
     assert_eq!(m.content_text(), unknown, "{m:?}");
     assert!(m.tool_calls.is_empty(), "{m:?}");
 }
+
+/// Whitespace between a tagged name and the special token after it
+/// (`<｜tool▁call▁begin｜> get_weather <｜tool▁sep｜>`, `[TOOL_CALLS]get_weather
+/// [ARGS]`), as around the name's other tokens: the call, under both
+/// presets and every chunking, on DeepSeek-V3.1's and Devstral's templates.
+#[test]
+fn whitespace_before_the_token_after_a_name_is_scaffolding() {
+    let deepseek = |name: &str| {
+        format!(
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{name}<｜tool▁sep｜>\
+             {{\"city\": \"Paris\"}}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+        )
+    };
+    let devstral = |name: &str| format!("[TOOL_CALLS]{name}[ARGS]{{\"city\": \"Paris\"}}");
+    for (template, output) in [
+        ("deepseek-ai-DeepSeek-V3.1", deepseek("get_weather ")),
+        ("deepseek-ai-DeepSeek-V3.1", deepseek(" get_weather\n")),
+        ("unsloth-mistral-Devstral-Small-2507", devstral("get_weather ")),
+        ("unsloth-mistral-Devstral-Small-2507", devstral(" get_weather\n")),
+    ] {
+        let Some(template) = corpus_template(template) else {
+            return;
+        };
+        let m = message_under_both_presets(&template.analyze().unwrap(), &output);
+        assert_weather_calls(&m, &["Paris"], &output);
+        assert_eq!(m.content, None, "{output:?}");
+    }
+}

@@ -60,9 +60,21 @@ impl<'a> ToolGrammar<'a> {
             return self.counted_head(t, name, prefix, separator, suffix_expr);
         }
         let suffix_marker = Marker::new(t.suffix);
-        let name_end = match (t.id_after, suffix_marker.is_blank()) {
-            (Some((p, _)), true) => Marker::new(p),
-            _ => suffix_marker.clone(),
+        let name_end_text = match (t.id_after, suffix_marker.is_blank()) {
+            (Some((p, _)), true) => p,
+            _ => t.suffix,
+        };
+        let name_end = Marker::new(name_end_text);
+        // Models put whitespace before a special token after the name
+        // (`get_weather <｜tool▁sep｜>`) as they do after one: scaffolding.
+        // A header's rest reads its own (`header_rest`).
+        let ends_header = self
+            .headers
+            .iter()
+            .any(|h| t.suffix.trim_end().ends_with(h.close.as_str()));
+        let space = match starts_with_token(name_end_text) && !ends_header {
+            true => ws(),
+            false => empty(),
         };
         // A model may leave the made-up id out (`[TOOL_CALLS]NAME[ARGS]{...}`
         // where the template renders `NAME[CALL_ID]ID[ARGS]`): what stays is
@@ -102,6 +114,7 @@ impl<'a> ToolGrammar<'a> {
                 NAME,
                 choice([self.spaced_names.clone(), tagged_name(&name_end, &stops)]),
             ),
+            space,
             suffix_expr,
             id_after,
         ])
