@@ -333,3 +333,33 @@ fn whitespace_before_the_token_after_a_name_is_scaffolding() {
         assert_eq!(m.content, None, "{output:?}");
     }
 }
+
+/// Whitespace after a name prefix that ends in `=` or `:` (`<function=
+/// get_weather>`, `call: get_weather{...}`), as after a header's address
+/// (`to= functions.f`): the call, under both presets and every chunking.
+#[test]
+fn whitespace_after_a_name_prefixs_equals_sign_is_scaffolding() {
+    let function = "<tool_call>\n<function= get_weather>\n<parameter=city>\nParis\n\
+                    </parameter>\n</function>\n</tool_call>";
+    let seed = "<seed:tool_call>\n<function= get_weather>\n<parameter=city>Paris</parameter>\n\
+                </function>\n</seed:tool_call>";
+    let gemma = "<|tool_call>call: get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>";
+    for (template, output) in [
+        ("Qwen3-Coder", function),
+        ("ByteDance-Seed-OSS", seed),
+        ("google-gemma-4-31B-it", gemma),
+    ] {
+        let Some(template) = corpus_template(template) else {
+            return;
+        };
+        let m = message_under_both_presets(&template.analyze().unwrap(), output);
+        let args: Vec<serde_json::Value> = m
+            .tool_calls
+            .iter()
+            .map(|c| serde_json::from_str(&c.function.arguments).unwrap())
+            .collect();
+        assert_eq!(args, [serde_json::json!({"city": "Paris"})], "{output:?}");
+        assert_eq!(m.tool_calls[0].function.name, "get_weather", "{output:?}");
+        assert_eq!(m.content, None, "{output:?}");
+    }
+}

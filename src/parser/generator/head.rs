@@ -232,10 +232,14 @@ impl<'a> ToolGrammar<'a> {
     /// even where a call may name any function (`unknown_tool: call`).
     ///
     /// Models put whitespace after the address (`to= functions.f`, as they
-    /// do after a special token): it is scaffolding.
+    /// do after a special token), and after any prefix that ends in `=` or
+    /// `:` (`<function= f>`, `call: f`): it is scaffolding.
     fn address(&self, prefix: &str) -> Expr {
         let Some(&to) = address_forms(prefix).get(1) else {
-            return Marker::new(prefix).expr();
+            return match prefix.ends_with(['=', ':']) {
+                true => seq([Marker::new(prefix).expr(), ws()]),
+                false => Marker::new(prefix).expr(),
+            };
         };
         let to_expr = seq([Marker::new(to).expr(), ws()]);
         let full = seq([to_expr.clone(), Marker::new(&prefix[to.len()..]).expr()]);
