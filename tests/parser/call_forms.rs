@@ -271,7 +271,9 @@ fn python_dict_call_objects_in_the_json_forms() {
         ),
         (
             "hermes-think",
-            format!("<tool_call>[{paris}, {{'type': 'function', 'function': {tokyo}}}]</tool_call>"),
+            format!(
+                "<tool_call>[{paris}, {{'type': 'function', 'function': {tokyo}}}]</tool_call>"
+            ),
             vec!["Paris", "Tokyo"],
         ),
         (
@@ -322,8 +324,14 @@ fn whitespace_before_the_token_after_a_name_is_scaffolding() {
     for (template, output) in [
         ("deepseek-ai-DeepSeek-V3.1", deepseek("get_weather ")),
         ("deepseek-ai-DeepSeek-V3.1", deepseek(" get_weather\n")),
-        ("unsloth-mistral-Devstral-Small-2507", devstral("get_weather ")),
-        ("unsloth-mistral-Devstral-Small-2507", devstral(" get_weather\n")),
+        (
+            "unsloth-mistral-Devstral-Small-2507",
+            devstral("get_weather "),
+        ),
+        (
+            "unsloth-mistral-Devstral-Small-2507",
+            devstral(" get_weather\n"),
+        ),
     ] {
         let Some(template) = corpus_template(template) else {
             return;

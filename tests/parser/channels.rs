@@ -408,11 +408,18 @@ fn assert_addressed_calls(analysis: &Analysis, header: impl Fn(&str) -> String) 
     use crate::common::streaming::report_and_stream;
     use chat_autoparser::Policy;
     let args = "<|message|>{\"city\": \"Paris\"}<|call|>";
-    for to in [" functions.get_weather", " functions.get_weather ", "\tget_weather "] {
+    for to in [
+        " functions.get_weather",
+        " functions.get_weather ",
+        "\tget_weather ",
+    ] {
         for reasoning in ["", "Sunny?"] {
             let output = match reasoning {
                 "" => format!("{}{args}", header(to)),
-                r => format!("<|channel|>analysis<|message|>{r}<|end|>{}{args}", header(to)),
+                r => format!(
+                    "<|channel|>analysis<|message|>{r}<|end|>{}{args}",
+                    header(to)
+                ),
             };
             for policy in [Policy::lossless(), Policy::compatible()] {
                 let config = ParserConfig::from(Options::default().with_tools(tools()));

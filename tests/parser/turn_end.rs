@@ -168,8 +168,18 @@ fn a_turn_seam_inside_reasoning_ends_the_block() {
     let seam = "\n<SPECIAL_12>\n<SPECIAL_11>Assistant\n";
     let call = r#"<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>"#;
     for (output, reasoning, content, calls) in [
-        (format!("Let me check.{seam}{call}"), "Let me check.", None, 1),
-        (format!("Let me think.{seam}It is sunny."), "Let me think.", Some("It is sunny."), 0),
+        (
+            format!("Let me check.{seam}{call}"),
+            "Let me check.",
+            None,
+            1,
+        ),
+        (
+            format!("Let me think.{seam}It is sunny."),
+            "Let me think.",
+            Some("It is sunny."),
+            0,
+        ),
     ] {
         for policy in [Policy::lossless(), Policy::compatible()] {
             let config = ParserConfig::from(Options::default().with_tools(weather_tools()));

@@ -36,8 +36,8 @@
 //! matches every input.
 
 use super::reasoning::{
-    has_start_marker, labelled_opener, prelude, reasoning_with_start, tagged_reasoning, Inside, Seam,
-    ThoughtCalls,
+    has_start_marker, labelled_opener, prelude, reasoning_with_start, tagged_reasoning, Inside,
+    Seam, ThoughtCalls,
 };
 use super::tool_section::{part_opener, tool_grammars, ToolGrammar};
 use super::{Plan, JSON_FENCES};
@@ -264,7 +264,10 @@ impl Body<'_, '_> {
         }
         let wrapped = self.calls.iter().map(|t| t.wrapped_text(&self.triggers));
         alternatives.extend(wrapped.flatten());
-        let foreign = self.calls.iter().map(|t| t.foreign_wrapped_text(&self.triggers));
+        let foreign = self
+            .calls
+            .iter()
+            .map(|t| t.foreign_wrapped_text(&self.triggers));
         alternatives.extend(foreign.flatten());
         alternatives.extend(self.failed_opener());
         alternatives.push(content(&self.triggers));

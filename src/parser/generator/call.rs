@@ -186,7 +186,11 @@ impl<'a> ToolGrammar<'a> {
                 Some(call(empty(), head, tail, empty()))
             }
         };
-        choice([Notation::Json, Notation::Python].into_iter().filter_map(object))
+        choice(
+            [Notation::Json, Notation::Python]
+                .into_iter()
+                .filter_map(object),
+        )
     }
 
     /// The head and tail of a call in `notation`: the format's own (JSON

@@ -476,11 +476,14 @@ mod tests {
 
     /// hermes' call (`<tool_call>{"name": ..., "arguments": ...}`) holds
     /// the fenced call's object: the fenced and the strict calls read the
-    /// template's head and tail rules, built and compiled once.
+    /// template's head and tail rules (JSON and Python-dict), built and
+    /// compiled once.
     #[test]
     fn calls_of_one_json_object_share_its_head_and_tail() {
         let rules = call_rules("hermes-think.jinja");
-        let expected = ["call0", "call0.head", "call0.tail", "call_fenced"];
+        let expected = ["call0", "call0.head", "call0.tail"];
+        let python = ["call0.python.head", "call0.python.tail", "call_fenced"];
+        let expected = expected.into_iter().chain(python);
         let expected = expected
             .into_iter()
             .chain(["call0.strict", "call_fenced.strict"]);
@@ -488,11 +491,13 @@ mod tests {
     }
 
     /// The JSON calls a Python call list may hold and the fenced call are
-    /// the same call object: one head and one tail rule serve both.
+    /// the same call object: one head and one tail rule per notation serve
+    /// both.
     #[test]
     fn json_calls_in_a_list_and_fenced_share_one_head_and_tail() {
         let rules = call_rules("python-calls.jinja");
         let heads: Vec<&String> = rules.iter().filter(|r| r.ends_with(".head")).collect();
-        assert_eq!(heads, ["call0.json.head"], "{rules:?}");
+        let expected = ["call0.json.head", "call0.json.python.head"];
+        assert_eq!(heads, expected, "{rules:?}");
     }
 }
