@@ -89,6 +89,11 @@ pub(super) fn tool_grammars<'a>(
             .map(|t| t.rule.clone());
         g.triggers = vec![JSON_FENCES[1].to_string()];
         g.fenced = true;
+        // Other formats' wrappers frame a bare call as a fence does
+        // (`[TOOL_CALLS][{...}]`, `<|python_tag|>{...}` on hermes').
+        g.foreign = foreign.clone();
+        g.triggers
+            .extend(foreign.0.iter().chain(&foreign.1).cloned());
         grammars.push(g);
     }
     grammars
@@ -328,13 +333,16 @@ impl<'a> ToolGrammar<'a> {
         ])
     }
 
-    /// Bare JSON calls in a code fence, on a template whose calls are not
-    /// bare JSON: the opening fence is required (a JSON object in prose is
-    /// no call there), and the fences are another format's markers
-    /// (`FOREIGN`, for the `foreign_markers` policy).
+    /// Bare JSON calls in a code fence or another format's wrapper, on a
+    /// template whose calls are not bare JSON: the opening fence or
+    /// wrapper is required (a JSON object in prose is no call there), and
+    /// it is another format's marker (`FOREIGN`, for the `foreign_markers`
+    /// policy).
     fn fenced_section(&self) -> Expr {
-        let open = JSON_FENCES.map(String::from);
-        let close = FENCE_CLOSER.map(String::from);
+        let open = JSON_FENCES.map(String::from).into_iter();
+        let open: Vec<String> = open.chain(self.foreign.0.iter().cloned()).collect();
+        let close = FENCE_CLOSER.map(String::from).into_iter();
+        let close: Vec<String> = close.chain(self.foreign.1.iter().cloned()).collect();
         // Where any name may be called (`unknown_tool: call`), a call
         // object has its arguments in the block: a JSON record with a
         // `name` is no call (`{"name": "Ada", "role": "admin"}`). Looked
