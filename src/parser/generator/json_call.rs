@@ -10,7 +10,8 @@
 //! A model may write the whole call object as a Python dict (`{'name':
 //! 'f', 'arguments': {...}}`): the same reader in [`Notation::Python`],
 //! its keys single-quoted and its values Python literals (converted by the
-//! decoder, as Python-dict arguments are).
+//! decoder, as Python-dict arguments are), with the same forms: arguments
+//! as a string holding JSON, OpenAI's wrapper, a list of calls.
 //!
 //! Invariant: before the name a member only settles its alternatives
 //! (`cut`); after it a known key commits, so the arguments stream.

@@ -143,9 +143,9 @@ pub(super) struct ToolGrammar<'a> {
     /// object (`None`: its own, see [`ToolGrammar::rules`]): a head or tail
     /// is the same rule wherever it is read, so it is built and compiled once.
     pub(super) json_rules: Option<String>,
-    /// Its calls are bare JSON in a Markdown code fence, another format's
-    /// wrapper on a template whose calls are not bare JSON: the fence is
-    /// required, and captured `FOREIGN`.
+    /// Its calls are bare JSON in a Markdown code fence or another format's
+    /// wrapper (`[TOOL_CALLS]`), on a template whose calls are not bare
+    /// JSON: the fence or wrapper is required, and captured `FOREIGN`.
     pub(super) fenced: bool,
     /// The template's words: what a label or the rest of a header may
     /// hold and still be scaffolding.
