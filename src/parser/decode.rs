@@ -684,9 +684,14 @@ impl Decoder {
                 self.arguments(&decoded, out);
             }
             // Not convertible: the text as written, which is no JSON, so
-            // the call is withdrawn (or salvaged) as any broken one.
+            // the call is withdrawn (or salvaged) as any broken one. A
+            // string converts to a JSON one, decoded as `ARGS_STRING` is.
             ARGS_PYTHON => {
                 let json = python::to_json(text.as_bytes()).unwrap_or_else(|_| text.to_string());
+                let json = match json.starts_with('"') {
+                    true => decode_string(json.as_bytes()).unwrap_or(json),
+                    false => json,
+                };
                 self.arguments(&json, out);
             }
             // Each block is trimmed as the first is: the whitespace just

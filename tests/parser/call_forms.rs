@@ -245,3 +245,129 @@ fn a_python_dict_call_object_is_the_call() {
     assert_eq!(m.content_text(), unknown, "{m:?}");
     assert!(m.tool_calls.is_empty(), "{m:?}");
 }
+
+/// The Python-dict call object in each JSON form a model writes: its
+/// arguments as a string holding a JSON object, OpenAI's wrapper around it
+/// (`{'type': 'function', 'function': {...}}`), a list of them in a call
+/// wrapper and in a format whose section is a JSON list. Each is the call,
+/// read as its JSON form is, under both presets and every chunking; in the
+/// wrapper a name the request lacks stays content, verbatim.
+#[test]
+fn python_dict_call_objects_in_the_json_forms() {
+    use crate::common::shipped_template;
+    let paris = "{'name': 'get_weather', 'arguments': {'city': 'Paris'}}";
+    let tokyo = "{'name': 'get_weather', 'arguments': {'city': 'Tokyo'}}";
+    for (template, output, cities) in [
+        (
+            "hermes-think",
+            r#"<tool_call>{'name': 'get_weather', 'arguments': '{"city": "Paris"}'}</tool_call>"#
+                .to_string(),
+            vec!["Paris"],
+        ),
+        (
+            "hermes-think",
+            format!("<tool_call>\n{{'type': 'function', 'function': {paris}}}\n</tool_call>"),
+            vec!["Paris"],
+        ),
+        (
+            "hermes-think",
+            format!(
+                "<tool_call>[{paris}, {{'type': 'function', 'function': {tokyo}}}]</tool_call>"
+            ),
+            vec!["Paris", "Tokyo"],
+        ),
+        (
+            "mistral-tool-calls",
+            format!("[TOOL_CALLS][{paris}, {tokyo}]"),
+            vec!["Paris", "Tokyo"],
+        ),
+    ] {
+        let (_, analysis) = shipped_template(template);
+        let m = message_under_both_presets(&analysis, &output);
+        let calls: Vec<String> = m
+            .tool_calls
+            .iter()
+            .map(|c| {
+                let args: serde_json::Value = serde_json::from_str(&c.function.arguments).unwrap();
+                format!("{}{args}", c.function.name)
+            })
+            .collect();
+        let want: Vec<String> = cities
+            .iter()
+            .map(|c| format!("get_weather{{\"city\":\"{c}\"}}"))
+            .collect();
+        assert_eq!(calls, want, "{output:?}");
+        assert_eq!(m.content_text(), "", "{output:?}: {m:?}");
+    }
+    let (_, analysis) = shipped_template("hermes-think");
+    let unknown = "<tool_call>{'type': 'function', 'function': {'name': 'get_time', \
+                   'arguments': {'city': 'Paris'}}}</tool_call>";
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    let m = analysis.parser(&config).unwrap().parse(unknown);
+    assert_eq!(m.content_text(), unknown, "{m:?}");
+    assert!(m.tool_calls.is_empty(), "{m:?}");
+}
+
+/// Whitespace between a tagged name and the special token after it
+/// (`<｜tool▁call▁begin｜> get_weather <｜tool▁sep｜>`, `[TOOL_CALLS]get_weather
+/// [ARGS]`), as around the name's other tokens: the call, under both
+/// presets and every chunking, on DeepSeek-V3.1's and Devstral's templates.
+#[test]
+fn whitespace_before_the_token_after_a_name_is_scaffolding() {
+    let deepseek = |name: &str| {
+        format!(
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{name}<｜tool▁sep｜>\
+             {{\"city\": \"Paris\"}}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+        )
+    };
+    let devstral = |name: &str| format!("[TOOL_CALLS]{name}[ARGS]{{\"city\": \"Paris\"}}");
+    for (template, output) in [
+        ("deepseek-ai-DeepSeek-V3.1", deepseek("get_weather ")),
+        ("deepseek-ai-DeepSeek-V3.1", deepseek(" get_weather\n")),
+        (
+            "unsloth-mistral-Devstral-Small-2507",
+            devstral("get_weather "),
+        ),
+        (
+            "unsloth-mistral-Devstral-Small-2507",
+            devstral(" get_weather\n"),
+        ),
+    ] {
+        let Some(template) = corpus_template(template) else {
+            return;
+        };
+        let m = message_under_both_presets(&template.analyze().unwrap(), &output);
+        assert_weather_calls(&m, &["Paris"], &output);
+        assert_eq!(m.content, None, "{output:?}");
+    }
+}
+
+/// Whitespace after a name prefix that ends in `=` or `:` (`<function=
+/// get_weather>`, `call: get_weather{...}`), as after a header's address
+/// (`to= functions.f`): the call, under both presets and every chunking.
+#[test]
+fn whitespace_after_a_name_prefixs_equals_sign_is_scaffolding() {
+    let function = "<tool_call>\n<function= get_weather>\n<parameter=city>\nParis\n\
+                    </parameter>\n</function>\n</tool_call>";
+    let seed = "<seed:tool_call>\n<function= get_weather>\n<parameter=city>Paris</parameter>\n\
+                </function>\n</seed:tool_call>";
+    let gemma = "<|tool_call>call: get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>";
+    for (template, output) in [
+        ("Qwen3-Coder", function),
+        ("ByteDance-Seed-OSS", seed),
+        ("google-gemma-4-31B-it", gemma),
+    ] {
+        let Some(template) = corpus_template(template) else {
+            return;
+        };
+        let m = message_under_both_presets(&template.analyze().unwrap(), output);
+        let args: Vec<serde_json::Value> = m
+            .tool_calls
+            .iter()
+            .map(|c| serde_json::from_str(&c.function.arguments).unwrap())
+            .collect();
+        assert_eq!(args, [serde_json::json!({"city": "Paris"})], "{output:?}");
+        assert_eq!(m.tool_calls[0].function.name, "get_weather", "{output:?}");
+        assert_eq!(m.content, None, "{output:?}");
+    }
+}

@@ -380,3 +380,59 @@ fn a_call_addressed_without_the_namespace_is_the_call() {
         assert_eq!(m.content, None, "{output:?}");
     }
 }
+
+/// Whitespace after the address (`to= functions.f`) and before the header's
+/// next token (` <|channel|>`, ` <|constrain|>`), in both header orders
+/// gpt-oss writes (the address in the role header, or after the channel's
+/// name): the call, with no special token in the reasoning or the content,
+/// under both presets and every chunking, on gpt-oss's template, and in the
+/// order it renders on the shipped one.
+#[test]
+fn whitespace_around_a_headers_address_is_scaffolding() {
+    let role_header = |to: &str| format!("<|start|>assistant to={to}<|channel|>commentary json");
+    let channel_header =
+        |to: &str| format!("<|start|>assistant<|channel|>commentary to={to}<|constrain|>json");
+    let (_, shipped) = crate::common::shipped_template("channel-harmony");
+    assert_addressed_calls(&shipped, channel_header);
+    if let Some(template) = crate::common::corpus_template("openai-gpt-oss-120b") {
+        let analysis = template.analyze().unwrap();
+        assert_addressed_calls(&analysis, channel_header);
+        assert_addressed_calls(&analysis, role_header);
+    }
+}
+
+/// Each call header `header` makes of an address with whitespace around it
+/// is the call, alone and after reasoning (see
+/// [`whitespace_around_a_headers_address_is_scaffolding`]).
+fn assert_addressed_calls(analysis: &Analysis, header: impl Fn(&str) -> String) {
+    use crate::common::streaming::report_and_stream;
+    use chat_autoparser::Policy;
+    let args = "<|message|>{\"city\": \"Paris\"}<|call|>";
+    for to in [
+        " functions.get_weather",
+        " functions.get_weather ",
+        "\tget_weather ",
+    ] {
+        for reasoning in ["", "Sunny?"] {
+            let output = match reasoning {
+                "" => format!("{}{args}", header(to)),
+                r => format!(
+                    "<|channel|>analysis<|message|>{r}<|end|>{}{args}",
+                    header(to)
+                ),
+            };
+            for policy in [Policy::lossless(), Policy::compatible()] {
+                let config = ParserConfig::from(Options::default().with_tools(tools()));
+                let parser = analysis.parser(&config.with_policy(policy)).unwrap();
+                let m = report_and_stream(&parser, &output).message;
+                assert_eq!(
+                    calls(&m),
+                    [("get_weather".to_string(), json!({"city": "Paris"}))],
+                    "{output:?}: {m:?}"
+                );
+                assert_eq!(m.content, None, "{output:?}");
+                assert_eq!(m.reasoning_content, reasoning, "{output:?}");
+            }
+        }
+    }
+}

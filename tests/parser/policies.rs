@@ -539,6 +539,49 @@ fn foreign_wrappers_around_a_bare_json_call_are_named_or_dropped() {
     }
 }
 
+/// The same wrappers around a JSON call on a template whose calls have a
+/// marker of their own (hermes' `<tool_call>`): the call, its wrapper
+/// another format's markers, as a code fence is there.
+#[test]
+fn foreign_wrappers_around_a_json_call_on_a_marked_format_are_named_or_dropped() {
+    let (_, analysis) = crate::common::shipped_template("hermes-think");
+    let parser = |policy| {
+        let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+        analysis.parser(&config.with_policy(policy)).unwrap()
+    };
+    for (open, close) in [
+        ("[TOOL_CALLS][", "]"),
+        ("Sure.<|python_tag|>", ""),
+        ("<|python_start|>", "<|python_end|>"),
+    ] {
+        let output = format!("{open}{BARE}{close}");
+        let markers: Vec<&str> = ["[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>"]
+            .into_iter()
+            .chain(["<|python_end|>"])
+            .filter(|m| output.contains(m))
+            .collect();
+        let text = if open.starts_with("Sure.") {
+            "Sure."
+        } else {
+            ""
+        };
+        let kept = report_and_stream(&parser(Policy::lossless()), &output);
+        assert_eq!(kept.message.tool_calls.len(), 1, "{output}");
+        assert_eq!(
+            kept.message.content_text(),
+            format!("{text}{}", markers.concat()),
+            "{output}"
+        );
+        let foreign = named(&kept, DiagnosticKind::ForeignMarker, &output);
+        assert_eq!(foreign, markers, "{output}");
+
+        let left = report_and_stream(&parser(Policy::compatible()), &output);
+        assert_eq!(left.message.tool_calls.len(), 1, "{output}");
+        assert_eq!(left.message.content_text(), text, "{output}");
+        assert_eq!(dropped(&left, &output), markers, "{output}");
+    }
+}
+
 #[test]
 fn a_lone_foreign_closer_after_text_is_named_or_dropped() {
     let output = "It is sunny in Paris.</tool_call>";
@@ -549,6 +592,27 @@ fn a_lone_foreign_closer_after_text_is_named_or_dropped() {
     let left = report_and_stream(&bare_json(Policy::compatible()), output);
     assert_eq!(left.message.content_text(), "It is sunny in Paris.");
     assert_eq!(dropped(&left, output), ["</tool_call>"]);
+}
+
+/// Text inside another format's wrapper, no call in it (a model mixing
+/// dialects writes its answer in Llama 4's `<|python_start|>...<|python_end|>`):
+/// the opener and the closer are decided alike, kept and named or both
+/// dropped, never the closer alone, under every chunking.
+#[test]
+fn text_inside_a_foreign_wrapper_keeps_or_drops_both_markers() {
+    for (open, close) in [
+        ("<|python_start|>", "<|python_end|>"),
+        ("<tool_call>", "</tool_call>"),
+    ] {
+        let output = format!("{open}It is sunny.{close}");
+        let kept = report_and_stream(&bare_json(Policy::lossless()), &output);
+        assert_eq!(kept.message.content_text(), output);
+        let foreign = named(&kept, DiagnosticKind::ForeignMarker, &output);
+        assert_eq!(foreign, [open, close], "{output}");
+        let left = report_and_stream(&bare_json(Policy::compatible()), &output);
+        assert_eq!(left.message.content_text(), "It is sunny.", "{output}");
+        assert_eq!(dropped(&left, &output), [open, close], "{output}");
+    }
 }
 
 #[test]

@@ -150,3 +150,44 @@ fn content_rendered_as_a_second_turn_after_the_calls_is_the_content() {
         r#"{"city": "Paris"}"#
     );
 }
+
+/// Nemotron-Nano-v2's prompt opens `<think>\n` and its template writes a
+/// last turn's content there, then its calls as a second turn
+/// (`\n<SPECIAL_12>\n<SPECIAL_11>Assistant\n<TOOLCALL>[...]`), whose header
+/// opens no reasoning. Inside the reasoning the seam ends the block, as the
+/// render says: scaffolding, never reasoning text; what follows is the
+/// second turn's content and calls. Both presets, every chunking.
+#[test]
+fn a_turn_seam_inside_reasoning_ends_the_block() {
+    use crate::common::streaming::{report_and_stream, weather_tools};
+    use chat_autoparser::{Options, Policy};
+    let Some(template) = crate::common::corpus_template("NVIDIA-Nemotron-Nano-v2") else {
+        return;
+    };
+    let analysis = template.analyze().unwrap();
+    let seam = "\n<SPECIAL_12>\n<SPECIAL_11>Assistant\n";
+    let call = r#"<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>"#;
+    for (output, reasoning, content, calls) in [
+        (
+            format!("Let me check.{seam}{call}"),
+            "Let me check.",
+            None,
+            1,
+        ),
+        (
+            format!("Let me think.{seam}It is sunny."),
+            "Let me think.",
+            Some("It is sunny."),
+            0,
+        ),
+    ] {
+        for policy in [Policy::lossless(), Policy::compatible()] {
+            let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+            let parser = analysis.parser(&config.with_policy(policy)).unwrap();
+            let m = report_and_stream(&parser, &output).message;
+            assert_eq!(m.reasoning_content, reasoning, "{output:?}: {m:?}");
+            assert_eq!(m.content.as_deref(), content, "{output:?}: {m:?}");
+            assert_eq!(m.tool_calls.len(), calls, "{output:?}: {m:?}");
+        }
+    }
+}

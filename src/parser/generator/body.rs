@@ -37,7 +37,7 @@
 
 use super::reasoning::{
     has_start_marker, labelled_opener, prelude, reasoning_with_start, tagged_reasoning, Inside,
-    ThoughtCalls,
+    Seam, ThoughtCalls,
 };
 use super::tool_section::{part_opener, tool_grammars, ToolGrammar};
 use super::{Plan, JSON_FENCES};
@@ -97,6 +97,7 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
         call_text_stops: Vec::new(),
         reasoning_stops,
         thought_calls: thought_calls(&calls, &strict),
+        seam: turn_seam(protocol),
         words,
         calls,
     };
@@ -194,6 +195,8 @@ struct Body<'a, 's> {
     reasoning_stops: Vec<String>,
     /// The calls a reasoning block reads (`calls_in_reasoning`).
     thought_calls: Option<ThoughtCalls>,
+    /// The turn seam (see [`turn_seam`]).
+    seam: Option<Seam>,
 }
 
 impl Body<'_, '_> {
@@ -202,6 +205,7 @@ impl Body<'_, '_> {
         Inside {
             stops: &self.reasoning_stops,
             calls: self.thought_calls.as_ref(),
+            seam: self.seam.as_ref(),
         }
     }
 
@@ -251,7 +255,7 @@ impl Body<'_, '_> {
                 .map(|core| seq([lit(core), ws(), eoi()])),
         );
         alternatives.extend(stop_then_tokens(protocol));
-        alternatives.extend(turn_seam(protocol));
+        alternatives.extend(self.seam.as_ref().map(|s| s.expr.clone()));
         alternatives.extend(self.unknown_calls());
         alternatives.extend(self.calls.iter().filter_map(ToolGrammar::lone_closer));
         if !self.stray.is_empty() {
@@ -260,6 +264,11 @@ impl Body<'_, '_> {
         }
         let wrapped = self.calls.iter().map(|t| t.wrapped_text(&self.triggers));
         alternatives.extend(wrapped.flatten());
+        let foreign = self
+            .calls
+            .iter()
+            .map(|t| t.foreign_wrapped_text(&self.triggers));
+        alternatives.extend(foreign.flatten());
         alternatives.extend(self.failed_opener());
         alternatives.push(content(&self.triggers));
         alternatives
@@ -378,14 +387,16 @@ fn stop_then_tokens(protocol: &Protocol) -> Option<Expr> {
 /// (`<｜tool▁calls▁end｜><｜end▁of▁sentence｜><｜Assistant｜>text`). The seam
 /// is scaffolding, dropped; the text on both sides is the message's. Any
 /// other header after the stop marker stays text.
-fn turn_seam(protocol: &Protocol) -> Option<Expr> {
+fn turn_seam(protocol: &Protocol) -> Option<Seam> {
     let stop = Marker::new(&protocol.turn.stop_marker);
     let header = assistant_header(protocol)?;
     // Only a header that opens with a special token: plain words after a
     // stop marker are text.
     crate::analysis::marker_at(&header, 0)?;
     let header = Marker::new(&header);
-    Some(seq([lit(stop.first_core()?), ws(), header.expr(), ws()]))
+    let stop = stop.first_core()?.to_string();
+    let expr = seq([lit(&stop), ws(), header.expr(), ws()]);
+    Some(Seam { stop, expr })
 }
 
 /// The generation prompt up to the reasoning block it opens or holds,

@@ -52,19 +52,28 @@ impl<'a> ToolGrammar<'a> {
         if self.shared_wrapper().is_some() {
             out.push((format!("{}.body", self.rule), self.body()));
         }
-        if openai_wrapper(self.format).is_some() && self.json_rules.is_none() {
-            out.push((self.json_rule("head"), self.head()));
-            out.push((self.json_rule("tail"), self.tail()));
+        if self.json_rules.is_none() {
+            for notation in [Notation::Json, Notation::Python] {
+                let wrapped = openai_wrapper(self.format, notation).is_some();
+                if let Some((head, tail)) = self.object_parts(notation).filter(|_| wrapped) {
+                    out.push((self.json_rule(notation, "head"), head));
+                    out.push((self.json_rule(notation, "tail"), tail));
+                }
+            }
         }
         out
     }
 
     /// The name of the rule that reads `part` (`head` or `tail`) of a
-    /// call object in OpenAI's wrapper: this grammar's own, or the one of
-    /// the grammar it shares them with (see [`ToolGrammar::json_rules`]).
-    fn json_rule(&self, part: &str) -> String {
+    /// call object in `notation` in OpenAI's wrapper: this grammar's own,
+    /// or the one of the grammar it shares them with (see
+    /// [`ToolGrammar::json_rules`]).
+    fn json_rule(&self, notation: Notation, part: &str) -> String {
         let owner = self.json_rules.as_deref().unwrap_or(&self.rule);
-        format!("{owner}.{part}")
+        match notation {
+            Notation::Json => format!("{owner}.{part}"),
+            Notation::Python => format!("{owner}.python.{part}"),
+        }
     }
 
     /// One call, captured whole: its start marker, then [`ToolGrammar::body`].
@@ -161,27 +170,37 @@ impl<'a> ToolGrammar<'a> {
             };
             seq([open, head, guard.clone(), commit(), rest])
         };
-        let json = match openai_wrapper(f) {
+        // The call in each notation, bare or in OpenAI's wrapper; the JSON
+        // one first, so that JSON calls read as they always have.
+        let object = |notation| match openai_wrapper(f, notation) {
             Some((open, close)) => {
-                let head = rule(&self.json_rule("head"));
-                let tail = rule(&self.json_rule("tail"));
-                choice([
+                let head = rule(&self.json_rule(notation, "head"));
+                let tail = rule(&self.json_rule(notation, "tail"));
+                Some(choice([
                     call(open, head.clone(), tail.clone(), close),
                     call(empty(), head, tail, empty()),
-                ])
+                ]))
             }
-            None => call(empty(), self.head(), self.tail(), empty()),
+            None => {
+                let (head, tail) = self.object_parts(notation)?;
+                Some(call(empty(), head, tail, empty()))
+            }
         };
-        match self.python_dict_call() {
-            Some((head, tail)) => choice([json, call(empty(), head, tail, empty())]),
-            None => json,
-        }
+        choice(
+            [Notation::Json, Notation::Python]
+                .into_iter()
+                .filter_map(object),
+        )
     }
 
-    /// The head and tail of a JSON call object a model wrote as a Python
-    /// dict (`{'name': 'f', 'arguments': {...}}`), for a format whose name
-    /// is a member of the object; its name is checked as a JSON call's is.
-    fn python_dict_call(&self) -> Option<(Expr, Expr)> {
+    /// The head and tail of a call in `notation`: the format's own (JSON
+    /// for any format), or a JSON call object a model wrote as a Python
+    /// dict (`{'name': 'f', 'arguments': {...}}`) for a format whose name
+    /// is a member of the object, its name checked as a JSON call's is.
+    fn object_parts(&self, notation: Notation) -> Option<(Expr, Expr)> {
+        if notation == Notation::Json {
+            return Some((self.head(), self.tail()));
+        }
         let NameSlot::JsonField { path } = &self.format.name else {
             return None;
         };

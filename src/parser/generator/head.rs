@@ -60,9 +60,21 @@ impl<'a> ToolGrammar<'a> {
             return self.counted_head(t, name, prefix, separator, suffix_expr);
         }
         let suffix_marker = Marker::new(t.suffix);
-        let name_end = match (t.id_after, suffix_marker.is_blank()) {
-            (Some((p, _)), true) => Marker::new(p),
-            _ => suffix_marker.clone(),
+        let name_end_text = match (t.id_after, suffix_marker.is_blank()) {
+            (Some((p, _)), true) => p,
+            _ => t.suffix,
+        };
+        let name_end = Marker::new(name_end_text);
+        // Models put whitespace before a special token after the name
+        // (`get_weather <｜tool▁sep｜>`) as they do after one: scaffolding.
+        // A header's rest reads its own (`header_rest`).
+        let ends_header = self
+            .headers
+            .iter()
+            .any(|h| t.suffix.trim_end().ends_with(h.close.as_str()));
+        let space = match starts_with_token(name_end_text) && !ends_header {
+            true => ws(),
+            false => empty(),
         };
         // A model may leave the made-up id out (`[TOOL_CALLS]NAME[ARGS]{...}`
         // where the template renders `NAME[CALL_ID]ID[ARGS]`): what stays is
@@ -102,6 +114,7 @@ impl<'a> ToolGrammar<'a> {
                 NAME,
                 choice([self.spaced_names.clone(), tagged_name(&name_end, &stops)]),
             ),
+            space,
             suffix_expr,
             id_after,
         ])
@@ -215,16 +228,24 @@ impl<'a> ToolGrammar<'a> {
     /// (`to=functions.`): models also write a request's function without
     /// the namespace (`to=get_weather`), so the prefix may end before it,
     /// but only before one of the request's names: other recipients
-    /// (`to=assistant`, `to=python`, `to=container.exec`) address no call.
+    /// (`to=assistant`, `to=python`, `to=container.exec`) address no call,
+    /// even where a call may name any function (`unknown_tool: call`).
+    ///
+    /// Models put whitespace after the address (`to= functions.f`, as they
+    /// do after a special token), and after any prefix that ends in `=` or
+    /// `:` (`<function= f>`, `call: f`): it is scaffolding.
     fn address(&self, prefix: &str) -> Expr {
-        let full = Marker::new(prefix).expr();
-        let checked = !matches!(self.unknown_name, Expr::Fail);
-        match address_forms(prefix).get(1) {
-            Some(bare) if checked => choice([
-                full,
-                seq([Marker::new(bare).expr(), and(self.known_name.clone())]),
-            ]),
-            _ => full,
+        let Some(&to) = address_forms(prefix).get(1) else {
+            return match prefix.ends_with(['=', ':']) {
+                true => seq([Marker::new(prefix).expr(), ws()]),
+                false => Marker::new(prefix).expr(),
+            };
+        };
+        let to_expr = seq([Marker::new(to).expr(), ws()]);
+        let full = seq([to_expr.clone(), Marker::new(&prefix[to.len()..]).expr()]);
+        match matches!(self.requested_name, Expr::Fail) {
+            true => full,
+            false => choice([full, seq([to_expr, self.requested_name.clone()])]),
         }
     }
 

@@ -10,7 +10,8 @@
 //! A model may write the whole call object as a Python dict (`{'name':
 //! 'f', 'arguments': {...}}`): the same reader in [`Notation::Python`],
 //! its keys single-quoted and its values Python literals (converted by the
-//! decoder, as Python-dict arguments are).
+//! decoder, as Python-dict arguments are), with the same forms: arguments
+//! as a string holding JSON, OpenAI's wrapper, a list of calls.
 //!
 //! Invariant: before the name a member only settles its alternatives
 //! (`cut`); after it a known key commits, so the arguments stream.
@@ -51,6 +52,16 @@ impl Notation {
         match self {
             Notation::Json => json(),
             Notation::Python => python(),
+        }
+    }
+
+    /// Arguments: an object, or a string holding one (decoded). A Python
+    /// dict or string is converted when whole (the decoder reads a string
+    /// it converts to as a JSON one).
+    fn arguments(self) -> Expr {
+        match self {
+            Notation::Json => choice([cap(ARGS_STRING, json_string()), json_arguments()]),
+            Notation::Python => seq([and(class(ByteSet::of(b"{'\""))), cap(ARGS_PYTHON, python())]),
         }
     }
 
@@ -102,7 +113,7 @@ pub(super) fn json_head(
 /// on OpenAI's form write it in any JSON format. The wrapper's other members
 /// are OpenAI's scalars: `"type"`, and `"id"`, read as the call's id. Its close
 /// cannot fail (the call committed before it): a missing `}` is forgiven.
-pub(super) fn openai_wrapper(f: &ToolFormat) -> Option<(Expr, Expr)> {
+pub(super) fn openai_wrapper(f: &ToolFormat, notation: Notation) -> Option<(Expr, Expr)> {
     let NameSlot::JsonField { path } = &f.name else {
         return None;
     };
@@ -111,20 +122,27 @@ pub(super) fn openai_wrapper(f: &ToolFormat) -> Option<(Expr, Expr)> {
     }
     // The same for every format: built once, each use a reference count
     // (the generator asks for it several times per call rule).
-    static WRAPPER: LazyLock<(Expr, Expr)> = LazyLock::new(openai_wrapper_parts);
-    Some(WRAPPER.clone())
+    static JSON: LazyLock<(Expr, Expr)> = LazyLock::new(|| openai_wrapper_parts(Notation::Json));
+    static PYTHON: LazyLock<(Expr, Expr)> =
+        LazyLock::new(|| openai_wrapper_parts(Notation::Python));
+    Some(match notation {
+        Notation::Json => JSON.clone(),
+        Notation::Python => PYTHON.clone(),
+    })
 }
 
-/// The opening and close of OpenAI's wrapper (see [`openai_wrapper`]).
-fn openai_wrapper_parts() -> (Expr, Expr) {
-    let key = lit(json_key("function"));
+/// The opening and close of OpenAI's wrapper in `notation` (see
+/// [`openai_wrapper`]).
+fn openai_wrapper_parts(notation: Notation) -> (Expr, Expr) {
+    let key = lit(notation.key("function"));
     // Only OpenAI's own members: another first key tells a plain call at
     // once, even in a cut output.
-    let member = |key: &str, value: Expr| seq([lit(json_key(key)), ws(), lit(":"), ws(), value]);
-    let scalar = seq([not(class(ByteSet::of(b"{["))), json()]);
+    let member =
+        |key: &str, value: Expr| seq([lit(notation.key(key)), ws(), lit(":"), ws(), value]);
+    let scalar = seq([not(class(ByteSet::of(b"{["))), notation.value()]);
     let scalar = choice([
         member("type", scalar.clone()),
-        member("id", choice([cap(ID, json_string()), scalar])),
+        member("id", choice([cap(ID, notation.string()), scalar])),
     ]);
     let open = seq([
         lit("{"),
@@ -191,11 +209,14 @@ fn member(
                     .into_iter()
                     .map(|k| lit(notation.key(&k))),
             );
-            let value = match notation {
-                Notation::Json => choice([cap(ARGS_STRING, json_string()), json_arguments()]),
-                Notation::Python => seq([and(lit("{")), cap(ARGS_PYTHON, python())]),
-            };
-            alts.push(seq([keys, settle(), ws(), lit(":"), ws(), value]));
+            alts.push(seq([
+                keys,
+                settle(),
+                ws(),
+                lit(":"),
+                ws(),
+                notation.arguments(),
+            ]));
         }
     }
     if let Some(id) = &paths.id {

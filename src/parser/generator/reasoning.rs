@@ -76,6 +76,17 @@ impl ThoughtCalls {
 pub(super) struct Inside<'a> {
     pub(super) stops: &'a [String],
     pub(super) calls: Option<&'a ThoughtCalls>,
+    /// The turn seam, which ends the block (see [`reasoning_body`]).
+    pub(super) seam: Option<&'a Seam>,
+}
+
+/// The turn's stop marker then the assistant turn's own header, the
+/// reasoning opener left out (`<|im_end|>\n<|im_start|>assistant\n`): the
+/// model ran on into a second turn of its own. Built by the body.
+pub(super) struct Seam {
+    /// The stop marker's first core, where the seam starts.
+    pub(super) stop: String,
+    pub(super) expr: Expr,
 }
 
 /// Reasoning at the start of the output (see [`Inside`]).
@@ -201,13 +212,22 @@ fn stuttered_token(start: &Marker) -> Expr {
 /// a marker without its first token (`<|start|>assistant`, the next
 /// message's header) ends a block that does not close later: the model
 /// left out the message end, and the header is read as such.
+///
+/// The turn seam ends the block, dropped as scaffolding: the second turn's
+/// header opens no reasoning (Nemotron-Nano-v2 renders a last turn's
+/// content after the `<think>` its prompt opens, then its calls as a second
+/// turn), so what follows is the body's.
 fn reasoning_body(end: &Marker, inside: &Inside<'_>, headers: &[String]) -> Expr {
-    let starts: Vec<String> = inside
+    let mut starts: Vec<String> = inside
         .stops
         .iter()
         .filter(|t| t.len() > 1)
         .cloned()
         .collect();
+    starts.extend(inside.seam.map(|s| s.stop.clone()));
+    let seam = inside
+        .seam
+        .map_or_else(chat_autoparser_peg::fail, |s| s.expr.clone());
     // Whitespace after the end marker is the text's that follows: content
     // between two blocks is kept byte for byte.
     let close = end.expr_exact_head();
@@ -238,7 +258,7 @@ fn reasoning_body(end: &Marker, inside: &Inside<'_>, headers: &[String]) -> Expr
         let closes_later = and(seq([until(end.delimiters()), end.expr_exact_head()]));
         let stopped = Stopped {
             stops,
-            close: close.clone(),
+            close: choice([close.clone(), seam.clone()]),
             calls: inside.calls,
         };
         match (&cut, &cut_close) {
@@ -249,8 +269,8 @@ fn reasoning_body(end: &Marker, inside: &Inside<'_>, headers: &[String]) -> Expr
         }
     };
     let closing = match cut_close {
-        Some(cut_close) => choice([close, cut_close]),
-        None => close,
+        Some(cut_close) => choice([close, cut_close, seam]),
+        None => choice([close, seam]),
     };
     seq([cap(REASONING, text), opt(closing)])
 }

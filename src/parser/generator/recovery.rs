@@ -25,7 +25,7 @@
 //! `CONTENT`, `BROKEN`, `FOREIGN`, `STRAY`), so the decoder can give it back
 //! or name it.
 
-use super::json_call::openai_wrapper;
+use super::json_call::{openai_wrapper, Notation};
 use super::names::identifier;
 use super::tool_section::ToolGrammar;
 use crate::parser::marker::{is_token, Marker};
@@ -46,7 +46,7 @@ impl<'a> ToolGrammar<'a> {
         let start = Marker::new(self.layout.start()).expr();
         let section = Marker::new(&self.format.section_start).expr();
         let head = self.head_naming(&self.unknown_name, &self.unknown_json_name);
-        let head = match openai_wrapper(self.format) {
+        let head = match openai_wrapper(self.format, Notation::Json) {
             Some((open, _)) => choice([seq([opt(open), head.clone()]), head]),
             None => head,
         };
@@ -98,6 +98,24 @@ impl<'a> ToolGrammar<'a> {
     pub(super) fn lone_closer(&self) -> Option<Expr> {
         let closers = &self.foreign.1;
         (!closers.is_empty()).then(|| Self::foreign_expr(closers))
+    }
+
+    /// Text inside another format's wrapper, no call in it (`<|python_start|>It
+    /// is sunny.<|python_end|>`): a foreign opener, the text up to the first
+    /// of `stops` as content, and a foreign closer; both markers captured
+    /// `FOREIGN`, as around a call, so the `foreign_markers` policy decides
+    /// the pair alike (a lone closer alone would leave the opener in the
+    /// content). Tried after the calls: a call there is read as one.
+    pub(super) fn foreign_wrapped_text(&self, stops: &[String]) -> Option<Expr> {
+        let (openers, closers) = &self.foreign;
+        if openers.is_empty() || closers.is_empty() {
+            return None;
+        }
+        Some(seq([
+            Self::foreign_expr(openers),
+            cap(CONTENT, until(stops)),
+            Self::foreign_expr(closers),
+        ]))
     }
 
     /// The format's own call and section closers, from their first

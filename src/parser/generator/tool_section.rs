@@ -89,6 +89,11 @@ pub(super) fn tool_grammars<'a>(
             .map(|t| t.rule.clone());
         g.triggers = vec![JSON_FENCES[1].to_string()];
         g.fenced = true;
+        // Other formats' wrappers frame a bare call as a fence does
+        // (`[TOOL_CALLS][{...}]`, `<|python_tag|>{...}` on hermes').
+        g.foreign = foreign.clone();
+        g.triggers
+            .extend(foreign.0.iter().chain(&foreign.1).cloned());
         grammars.push(g);
     }
     grammars
@@ -114,6 +119,10 @@ pub(super) struct ToolGrammar<'a> {
     /// where a name starts; empty when the request names no tools.
     pub(super) known_name: Expr,
     pub(super) known_json_name: Expr,
+    /// Matches (without consuming) one of the request's function names,
+    /// whether or not a call must name one; fails when the request names
+    /// no tools.
+    pub(super) requested_name: Expr,
     /// The request's names that hold whitespace (where a name slot
     /// otherwise stops), longest first; fails when there are none.
     pub(super) spaced_names: Expr,
@@ -134,9 +143,9 @@ pub(super) struct ToolGrammar<'a> {
     /// object (`None`: its own, see [`ToolGrammar::rules`]): a head or tail
     /// is the same rule wherever it is read, so it is built and compiled once.
     pub(super) json_rules: Option<String>,
-    /// Its calls are bare JSON in a Markdown code fence, another format's
-    /// wrapper on a template whose calls are not bare JSON: the fence is
-    /// required, and captured `FOREIGN`.
+    /// Its calls are bare JSON in a Markdown code fence or another format's
+    /// wrapper (`[TOOL_CALLS]`), on a template whose calls are not bare
+    /// JSON: the fence or wrapper is required, and captured `FOREIGN`.
     pub(super) fenced: bool,
     /// The template's words: what a label or the rest of a header may
     /// hold and still be scaffolding.
@@ -173,6 +182,10 @@ impl<'a> ToolGrammar<'a> {
             triggers: Vec::new(),
             known_name,
             known_json_name,
+            requested_name: match all_names.is_empty() {
+                true => chat_autoparser_peg::fail(),
+                false => and(known_name_alternatives(all_names, false)),
+            },
             spaced_names: spaced_names(all_names),
             unknown_name,
             unknown_json_name,
@@ -320,13 +333,16 @@ impl<'a> ToolGrammar<'a> {
         ])
     }
 
-    /// Bare JSON calls in a code fence, on a template whose calls are not
-    /// bare JSON: the opening fence is required (a JSON object in prose is
-    /// no call there), and the fences are another format's markers
-    /// (`FOREIGN`, for the `foreign_markers` policy).
+    /// Bare JSON calls in a code fence or another format's wrapper, on a
+    /// template whose calls are not bare JSON: the opening fence or
+    /// wrapper is required (a JSON object in prose is no call there), and
+    /// it is another format's marker (`FOREIGN`, for the `foreign_markers`
+    /// policy).
     fn fenced_section(&self) -> Expr {
-        let open = JSON_FENCES.map(String::from);
-        let close = FENCE_CLOSER.map(String::from);
+        let open = JSON_FENCES.map(String::from).into_iter();
+        let open: Vec<String> = open.chain(self.foreign.0.iter().cloned()).collect();
+        let close = FENCE_CLOSER.map(String::from).into_iter();
+        let close: Vec<String> = close.chain(self.foreign.1.iter().cloned()).collect();
         // Where any name may be called (`unknown_tool: call`), a call
         // object has its arguments in the block: a JSON record with a
         // `name` is no call (`{"name": "Ada", "role": "admin"}`). Looked
@@ -468,11 +484,14 @@ mod tests {
 
     /// hermes' call (`<tool_call>{"name": ..., "arguments": ...}`) holds
     /// the fenced call's object: the fenced and the strict calls read the
-    /// template's head and tail rules, built and compiled once.
+    /// template's head and tail rules (JSON and Python-dict), built and
+    /// compiled once.
     #[test]
     fn calls_of_one_json_object_share_its_head_and_tail() {
         let rules = call_rules("hermes-think.jinja");
-        let expected = ["call0", "call0.head", "call0.tail", "call_fenced"];
+        let expected = ["call0", "call0.head", "call0.tail"];
+        let python = ["call0.python.head", "call0.python.tail", "call_fenced"];
+        let expected = expected.into_iter().chain(python);
         let expected = expected
             .into_iter()
             .chain(["call0.strict", "call_fenced.strict"]);
@@ -480,11 +499,13 @@ mod tests {
     }
 
     /// The JSON calls a Python call list may hold and the fenced call are
-    /// the same call object: one head and one tail rule serve both.
+    /// the same call object: one head and one tail rule per notation serve
+    /// both.
     #[test]
     fn json_calls_in_a_list_and_fenced_share_one_head_and_tail() {
         let rules = call_rules("python-calls.jinja");
         let heads: Vec<&String> = rules.iter().filter(|r| r.ends_with(".head")).collect();
-        assert_eq!(heads, ["call0.json.head"], "{rules:?}");
+        let expected = ["call0.json.head", "call0.json.python.head"];
+        assert_eq!(heads, expected, "{rules:?}");
     }
 }
