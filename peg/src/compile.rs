@@ -228,6 +228,10 @@ struct Compiler<'g> {
     matcher_ids: CompileMap<&'g [Box<[u8]>], u32>,
     rules: CompileMap<&'g str, usize>,
     calls: Vec<(usize, usize)>,
+    /// Jumps waiting for their target, for every choice and bounded
+    /// repetition being compiled (each owns the entries above the length
+    /// it found): one stack, not a vector per construct.
+    pending: Vec<usize>,
 }
 
 impl Grammar {
@@ -245,6 +249,7 @@ fn compile(g: &Grammar) -> Result<Program, GrammarError> {
         matcher_ids: CompileMap::default(),
         rules: CompileMap::default(),
         calls: Vec::new(),
+        pending: Vec::new(),
     };
     for (i, (name, _)) in g.rules.iter().enumerate() {
         if c.rules.insert(name, i).is_some() {
@@ -341,6 +346,14 @@ impl<'g> Compiler<'g> {
         }
     }
 
+    /// Points the jumps pending above `base` to the current end.
+    fn patch_pending(&mut self, base: usize) {
+        for i in base..self.pending.len() {
+            self.patch(self.pending[i]);
+        }
+        self.pending.truncate(base);
+    }
+
     fn matcher(&mut self, lits: &'g [Box<[u8]>]) -> u32 {
         if let Some(&id) = self.matcher_ids.get(lits) {
             return id;
@@ -420,17 +433,16 @@ impl<'g> Compiler<'g> {
                     self.emit(Inst::Fail)?;
                 }
                 Some((last, firsts)) => {
-                    let mut commits = Vec::with_capacity(firsts.len());
+                    let commits = self.pending.len();
                     for alt in firsts {
                         let choice = self.emit(Inst::Choice(0))?;
                         self.expr(alt, true)?;
-                        commits.push(self.emit(Inst::Commit(0))?);
+                        let commit = self.emit(Inst::Commit(0))?;
+                        self.pending.push(commit);
                         self.patch(choice);
                     }
                     self.expr(last, false)?;
-                    for at in commits {
-                        self.patch(at);
-                    }
+                    self.patch_pending(commits);
                 }
             },
             Expr::Repeat { expr, min, max } => {
@@ -456,16 +468,15 @@ impl<'g> Compiler<'g> {
                         }
                     }
                     Some(max) => {
-                        let mut exits = Vec::new();
+                        let exits = self.pending.len();
                         for _ in *min..max {
-                            exits.push(self.emit(Inst::Choice(0))?);
+                            let exit = self.emit(Inst::Choice(0))?;
+                            self.pending.push(exit);
                             self.expr(expr, true)?;
                             let next = self.here() + 1;
                             self.emit(Inst::Commit(next))?;
                         }
-                        for at in exits {
-                            self.patch(at);
-                        }
+                        self.patch_pending(exits);
                     }
                 }
             }
