@@ -189,7 +189,9 @@ fn member(
     notation: Notation,
 ) -> Expr {
     let key = member_key(path, paths, level, streaming, notation);
-    shared_member(key, || build_member(path, paths, level, streaming, notation))
+    shared_member(key, || {
+        build_member(path, paths, level, streaming, notation)
+    })
 }
 
 /// What [`build_member`] builds from, as one string: the flags, then each
@@ -203,7 +205,11 @@ fn member_key(
     notation: Notation,
 ) -> String {
     let mut key = String::with_capacity(64);
-    key.push(if notation == Notation::Python { 'p' } else { 'j' });
+    key.push(if notation == Notation::Python {
+        'p'
+    } else {
+        'j'
+    });
     key.push(if streaming { 's' } else { 'h' });
     let _ = write!(key, "{level}");
     for part in [Some(path), paths.args.as_deref(), paths.id.as_deref()] {
