@@ -19,6 +19,7 @@
 //!   enclosing choice-like construct (never directly inside a lookahead);
 //! - every jump target, set index and matcher index is in range.
 
+use std::cell::Cell;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -228,6 +229,13 @@ struct Compiler<'g> {
     matcher_ids: CompileMap<&'g [Box<[u8]>], u32>,
     rules: CompileMap<&'g str, usize>,
     calls: Vec<(usize, usize)>,
+    /// Where each shared sequence or choice was compiled, by its parts'
+    /// address, kind and `cut_ok` (see [`Compiler::expr`]).
+    compiled: CompileMap<(usize, bool, bool), (usize, usize)>,
+    /// Jumps waiting for their target, for every choice and bounded
+    /// repetition being compiled (each owns the entries above the length
+    /// it found): one stack, not a vector per construct.
+    pending: Vec<usize>,
 }
 
 impl Grammar {
@@ -237,14 +245,23 @@ impl Grammar {
     }
 }
 
+thread_local! {
+    /// The length of this thread's last program: the next one's first
+    /// guess (a server builds parsers of the same few sizes), so its
+    /// instructions are not copied a dozen times while their vector grows.
+    static LAST_LEN: Cell<usize> = const { Cell::new(0) };
+}
+
 fn compile(g: &Grammar) -> Result<Program, GrammarError> {
     let mut c = Compiler {
-        insts: Vec::new(),
+        insts: Vec::with_capacity(LAST_LEN.get().min(MAX_INSTS)),
         sets: Vec::new(),
         matchers: Vec::new(),
         matcher_ids: CompileMap::default(),
         rules: CompileMap::default(),
         calls: Vec::new(),
+        compiled: CompileMap::default(),
+        pending: Vec::new(),
     };
     for (i, (name, _)) in g.rules.iter().enumerate() {
         if c.rules.insert(name, i).is_some() {
@@ -262,6 +279,9 @@ fn compile(g: &Grammar) -> Result<Program, GrammarError> {
     for &(at, rule) in &c.calls {
         c.insts[at] = Inst::Call(addr[rule]);
     }
+    LAST_LEN.set(c.insts.len());
+    // In place: a program never holds more than it uses.
+    c.insts.shrink_to_fit();
     Ok(Program {
         inner: Arc::new(Inner {
             special: special_in_use(&g.special, &c.insts, &c.matchers),
@@ -341,6 +361,14 @@ impl<'g> Compiler<'g> {
         }
     }
 
+    /// Points the jumps pending above `base` to the current end.
+    fn patch_pending(&mut self, base: usize) {
+        for i in base..self.pending.len() {
+            self.patch(self.pending[i]);
+        }
+        self.pending.truncate(base);
+    }
+
     fn matcher(&mut self, lits: &'g [Box<[u8]>]) -> u32 {
         if let Some(&id) = self.matcher_ids.get(lits) {
             return id;
@@ -363,7 +391,66 @@ impl<'g> Compiler<'g> {
 
     /// Compiles `e`. `cut_ok`: the top backtrack entry while `e` runs belongs
     /// to the innermost choice-like construct around `e`, so `cut` may kill it.
+    ///
+    /// A sequence or choice compiled before (the same shared parts, under
+    /// the same `cut_ok`) is copied from its first instructions rather than
+    /// compiled again: generated grammars read one expression in many places.
     fn expr(&mut self, e: &'g Expr, cut_ok: bool) -> Result<(), GrammarError> {
+        // Parts held once are read in one place only: not worth a lookup.
+        let key = match e {
+            Expr::Seq(parts) if Arc::strong_count(parts) > 1 => {
+                Some((parts.as_ptr() as usize, false, cut_ok))
+            }
+            Expr::Choice(alts) if Arc::strong_count(alts) > 1 => {
+                Some((alts.as_ptr() as usize, true, cut_ok))
+            }
+            _ => None,
+        };
+        let Some(key) = key else {
+            return self.node(e, cut_ok);
+        };
+        if let Some(&(start, end)) = self.compiled.get(&key) {
+            return self.replay(start, end);
+        }
+        let start = self.insts.len();
+        self.node(e, cut_ok)?;
+        self.compiled.insert(key, (start, self.insts.len()));
+        Ok(())
+    }
+
+    /// Appends a copy of the instructions `start..end`, the whole code of
+    /// one expression: its jumps all land in `start..=end`, and move with
+    /// it; its rule calls are recorded for patching like the originals.
+    fn replay(&mut self, start: usize, end: usize) -> Result<(), GrammarError> {
+        if self.insts.len() + (end - start) > MAX_INSTS {
+            return Err(GrammarError::TooLarge);
+        }
+        let at = self.insts.len();
+        let shift = |t: &mut u32| *t = *t - start as u32 + at as u32;
+        self.insts.extend_from_within(start..end);
+        for inst in &mut self.insts[at..] {
+            if let Inst::Choice(t)
+            | Inst::Look(t)
+            | Inst::Commit(t)
+            | Inst::PartialCommit(t)
+            | Inst::BackCommit(t)
+            | Inst::Recover(t)
+            | Inst::PopRecover(t) = inst
+            {
+                shift(t);
+            }
+        }
+        let first = self.calls.partition_point(|&(c, _)| c < start);
+        let last = self.calls.partition_point(|&(c, _)| c < end);
+        for i in first..last {
+            let (c, rule) = self.calls[i];
+            self.calls.push((c - start + at, rule));
+        }
+        Ok(())
+    }
+
+    /// Compiles `e` itself (see [`Compiler::expr`]).
+    fn node(&mut self, e: &'g Expr, cut_ok: bool) -> Result<(), GrammarError> {
         match e {
             Expr::Empty => {}
             Expr::Fail => {
@@ -420,17 +507,16 @@ impl<'g> Compiler<'g> {
                     self.emit(Inst::Fail)?;
                 }
                 Some((last, firsts)) => {
-                    let mut commits = Vec::with_capacity(firsts.len());
+                    let commits = self.pending.len();
                     for alt in firsts {
                         let choice = self.emit(Inst::Choice(0))?;
                         self.expr(alt, true)?;
-                        commits.push(self.emit(Inst::Commit(0))?);
+                        let commit = self.emit(Inst::Commit(0))?;
+                        self.pending.push(commit);
                         self.patch(choice);
                     }
                     self.expr(last, false)?;
-                    for at in commits {
-                        self.patch(at);
-                    }
+                    self.patch_pending(commits);
                 }
             },
             Expr::Repeat { expr, min, max } => {
@@ -456,16 +542,15 @@ impl<'g> Compiler<'g> {
                         }
                     }
                     Some(max) => {
-                        let mut exits = Vec::new();
+                        let exits = self.pending.len();
                         for _ in *min..max {
-                            exits.push(self.emit(Inst::Choice(0))?);
+                            let exit = self.emit(Inst::Choice(0))?;
+                            self.pending.push(exit);
                             self.expr(expr, true)?;
                             let next = self.here() + 1;
                             self.emit(Inst::Commit(next))?;
                         }
-                        for at in exits {
-                            self.patch(at);
-                        }
+                        self.patch_pending(exits);
                     }
                 }
             }
@@ -550,6 +635,44 @@ mod tests {
         let listing: Vec<String> = p.inner.insts.iter().map(|i| format!("{i:?}")).collect();
         assert_eq!(listing.iter().filter(|i| *i == "Literals(0)").count(), 3);
         assert_eq!(listing.iter().filter(|i| *i == "Literals(1)").count(), 1);
+    }
+
+    /// A grammar reading `part()` in several places, under and outside
+    /// a choice (where a cut inside it is live or a no-op), with a rule
+    /// call inside it.
+    fn reads_in_several_places(part: impl Fn() -> Expr) -> Grammar {
+        Grammar::new(seq([
+            part(),
+            choice([seq([part(), lit("!")]), part()]),
+            star(part()),
+            rule("r"),
+        ]))
+        .rule("r", seq([lit(";"), part()]))
+    }
+
+    #[test]
+    fn shared_expressions_compile_as_if_written_out() {
+        let part = || {
+            seq([
+                choice([seq([lit("a"), cut(), lit("b")]), rule("r2"), lit("c")]),
+                opt(lit("d")),
+            ])
+        };
+        let shared = part();
+        let with_shared = reads_in_several_places(|| shared.clone()).rule("r2", lit("e"));
+        let written_out = reads_in_several_places(part).rule("r2", lit("e"));
+        let listing = |g: &Grammar| {
+            let p = g.compile().unwrap();
+            p.inner
+                .insts
+                .iter()
+                .map(|i| format!("{i:?}"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(listing(&with_shared), listing(&written_out));
+        let p = with_shared.compile().unwrap();
+        let input = b"abdc!eab;c";
+        assert_eq!(p.parse(input).unwrap().end, input.len());
     }
 
     #[test]

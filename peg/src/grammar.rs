@@ -26,9 +26,10 @@
 //! Invariant: an `Expr` describes the language only; limits (nesting depth)
 //! live on the [`Grammar`].
 //!
-//! Sub-expressions and literals are shared (`Arc`), never copied: cloning an
-//! expression to use it in several places costs a reference count, and the
-//! compiled program keeps the grammar's literal bytes without copying them.
+//! Sub-expressions, literals and literal sets are shared (`Arc`), never
+//! copied: cloning an expression to use it in several places costs a
+//! reference count, and the compiled program keeps the grammar's literal
+//! bytes without copying them.
 
 use std::sync::{Arc, LazyLock};
 
@@ -46,13 +47,13 @@ pub enum Expr {
     /// A byte string.
     Lit(Arc<[u8]>),
     /// The longest of several byte strings (a tool name among the tools).
-    Literals(Vec<Box<[u8]>>),
+    Literals(Arc<[Box<[u8]>]>),
     /// One byte in a set.
     Class(ByteSet),
     /// One UTF-8 character (or one byte that starts no valid character).
     AnyChar,
     /// Everything up to the first occurrence of a delimiter, or to the end.
-    Until(Vec<Box<[u8]>>),
+    Until(Arc<[Box<[u8]>]>),
     /// Everything up to the end of the input.
     Rest,
     /// The end of the input.
@@ -157,7 +158,7 @@ where
     if delims.is_empty() {
         Expr::Rest
     } else {
-        Expr::Until(delims)
+        Expr::Until(delims.into())
     }
 }
 

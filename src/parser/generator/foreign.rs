@@ -56,32 +56,43 @@ pub(super) fn foreign_markers(
     protocol: &Protocol,
     formats: &[ToolFormat],
 ) -> (Vec<String>, Vec<String>) {
-    let mut own: Vec<String> = protocol.preserved_tokens.clone();
-    own.extend(protocol.markup.spare_tokens.iter().cloned());
-    own.extend(formats.iter().flat_map(tool_tokens));
-    let dialects = crate::analysis::fallback_dialect_formats();
-    let openers = foreign_tokens(
-        dialects,
-        |f| [&f.section_start, &f.call_start],
-        &WRAPPER_DIALECTS.0,
-        &own,
-    );
-    let closers = foreign_tokens(
-        dialects,
-        |f| [&f.call_end, &f.section_end],
-        &WRAPPER_DIALECTS.1,
-        &own,
-    );
-    (openers, closers)
+    let own_formats: Vec<String> = formats.iter().flat_map(tool_tokens).collect();
+    let own = |m: &&String| {
+        protocol.preserved_tokens.contains(m)
+            || protocol.markup.spare_tokens.contains(m)
+            || own_formats.contains(m)
+    };
+    let (openers, closers) = dialect_tokens();
+    let foreign = |list: &[String]| list.iter().filter(|m| !own(m)).cloned().collect();
+    (foreign(openers), foreign(closers))
+}
+
+/// Every dialect's openers and closers (see [`foreign_markers`]), sorted,
+/// each once: the same for every template, found once per process.
+fn dialect_tokens() -> &'static (Vec<String>, Vec<String>) {
+    static TOKENS: OnceLock<(Vec<String>, Vec<String>)> = OnceLock::new();
+    TOKENS.get_or_init(|| {
+        let dialects = crate::analysis::fallback_dialect_formats();
+        let openers = dialect_markers(
+            dialects,
+            |f| [&f.section_start, &f.call_start],
+            &WRAPPER_DIALECTS.0,
+        );
+        let closers = dialect_markers(
+            dialects,
+            |f| [&f.call_end, &f.section_end],
+            &WRAPPER_DIALECTS.1,
+        );
+        (openers, closers)
+    })
 }
 
 /// The tokens in the markers `pick` takes of each of `dialects`, and
-/// `wrappers`, less `own`: sorted, each once.
-fn foreign_tokens(
+/// `wrappers`: sorted, each once.
+fn dialect_markers(
     dialects: &[ToolFormat],
     pick: impl Fn(&ToolFormat) -> [&String; 2],
     wrappers: &[&str],
-    own: &[String],
 ) -> Vec<String> {
     let tokens = |raw: [&String; 2]| -> Vec<String> {
         let found = raw
@@ -94,7 +105,6 @@ fn foreign_tokens(
         .flat_map(|f| tokens(pick(f)))
         .chain(wrappers.iter().map(|w| w.to_string()))
         .collect();
-    list.retain(|m| !own.contains(m));
     list.sort();
     list.dedup();
     list

@@ -23,7 +23,9 @@ use chat_autoparser_peg::{
     and, cap, choice, class, commit, cut, empty, json, json_string, lit, literals, not, opt,
     python, seq, star, ws, ByteSet, Expr,
 };
-use std::sync::LazyLock;
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::{LazyLock, Mutex};
 
 /// Where arguments and id sit in a JSON call object.
 pub(super) struct JsonPaths {
@@ -192,7 +194,77 @@ pub(super) fn json_tail(path: &[String], paths: &JsonPaths, notation: Notation) 
 /// (`EXTRA`). An object or a list under an unknown key is malformed there
 /// and the rest of the call stays content. In Python notation arguments
 /// are a dict, converted when whole.
+///
+/// A member reads the format's JSON paths, never the request's names, and
+/// a grammar reads the same member in several places (a call's head and
+/// tail, a Python dict call, an unknown tool's head): each is built once
+/// per process and shared (see [`shared_member`]).
 fn member(
+    path: &[String],
+    paths: &JsonPaths,
+    level: usize,
+    streaming: bool,
+    notation: Notation,
+) -> Expr {
+    let key = member_key(path, paths, level, streaming, notation);
+    shared_member(key, || {
+        build_member(path, paths, level, streaming, notation)
+    })
+}
+
+/// What [`build_member`] builds from, as one string: the flags, then each
+/// path's keys, each key ended by a NUL (absent paths marked apart from
+/// empty ones).
+fn member_key(
+    path: &[String],
+    paths: &JsonPaths,
+    level: usize,
+    streaming: bool,
+    notation: Notation,
+) -> String {
+    let mut key = String::with_capacity(64);
+    key.push(if notation == Notation::Python {
+        'p'
+    } else {
+        'j'
+    });
+    key.push(if streaming { 's' } else { 'h' });
+    let _ = write!(key, "{level}");
+    for part in [Some(path), paths.args.as_deref(), paths.id.as_deref()] {
+        key.push(if part.is_some() { '\u{1}' } else { '\u{2}' });
+        for k in part.into_iter().flatten() {
+            key.push_str(k);
+            key.push('\0');
+        }
+    }
+    key
+}
+
+/// Most members kept (a few per tool format; a process analysing many
+/// templates starts over when full).
+const SHARED_MEMBERS: usize = 512;
+
+/// The member built before under `key`, or `build`'s, kept for the next grammar.
+fn shared_member(key: String, build: impl FnOnce() -> Expr) -> Expr {
+    static BUILT: LazyLock<Mutex<HashMap<String, Expr>>> = LazyLock::new(Mutex::default);
+    // A panic elsewhere while the lock was held leaves a consistent map.
+    let built = || BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = built().get(&key) {
+        return e.clone();
+    }
+    // Built outside the lock: another thread building the same member
+    // meanwhile builds the same expression.
+    let e = build();
+    let mut map = built();
+    if map.len() >= SHARED_MEMBERS {
+        map.clear();
+    }
+    map.insert(key, e.clone());
+    e
+}
+
+/// Builds [`member`].
+fn build_member(
     path: &[String],
     paths: &JsonPaths,
     level: usize,
