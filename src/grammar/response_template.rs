@@ -153,9 +153,15 @@ fn reasoning(protocol: &Protocol, r: &ReasoningBlock, call_open: Option<&str>) -
         // text of it.
         format!(r"{}|\A(?=\s*{end})", flex(&r.start))
     };
+    // The turn seam ends the block too, left out of it, as the parser
+    // reads it (`...<SPECIAL_12>\n<SPECIAL_11>Assistant\n<TOOLCALL>`).
+    let seam = protocol
+        .turn_seam()
+        .map(|s| format!(r"|\s*{}\s*{}\s*", escape(&s.stop), flex(&s.header)))
+        .unwrap_or_default();
     let close = match call_open {
-        Some(call) => format!(r"{}|(?={call})(?!.*?{end})", flex(&r.end)),
-        None => flex(&r.end),
+        Some(call) => format!(r"{}{seam}|(?={call})(?!.*?{end})", flex(&r.end)),
+        None => format!("{}{seam}", flex(&r.end)),
     };
     json!({"open_pattern": open, "close_pattern": close, "content": "text"})
 }

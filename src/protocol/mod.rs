@@ -58,6 +58,7 @@ mod layout;
 pub(crate) mod marker;
 mod notation;
 pub mod outline;
+mod seam;
 pub(crate) mod start;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -75,6 +76,7 @@ pub use layout::{Arguments, CallLayout, IdShape, Segment};
 pub use marker::Marker;
 pub use notation::Notation;
 pub use outline::Outline;
+pub use seam::TurnSeam;
 pub use tools::{nameless_tool, read_tools, Tool, ToolChoice};
 
 /// Where the output starts, relative to reasoning.

@@ -467,7 +467,7 @@ fn hermes_think_export() {
         "fields": {
             "reasoning_content": {
                 "open_pattern": r"<think>|\A(?=\s*</think>)",
-                "close_pattern": r"</think>|(?=<tool_call>\s*)(?!.*?</think>)",
+                "close_pattern": r"</think>|\s*<\|im_end\|>\s*<\|im_start\|>assistant\s*|(?=<tool_call>\s*)(?!.*?</think>)",
                 "content": "text"
             },
             "content": {"content": "text", "repeats": true, "join": ""},

@@ -388,28 +388,13 @@ fn stop_then_tokens(protocol: &Protocol) -> Option<Expr> {
 /// is scaffolding, dropped; the text on both sides is the message's. Any
 /// other header after the stop marker stays text.
 fn turn_seam(protocol: &Protocol) -> Option<Seam> {
-    let stop = Marker::new(&protocol.turn.stop_marker);
-    let header = assistant_header(protocol)?;
-    // Only a header that opens with a special token: plain words after a
-    // stop marker are text.
-    crate::analysis::marker_at(&header, 0)?;
-    let header = Marker::new(&header);
-    let stop = stop.first_core()?.to_string();
-    let expr = seq([lit(&stop), ws(), header.expr(), ws()]);
-    Some(Seam { stop, expr })
-}
-
-/// The generation prompt up to the reasoning block it opens or holds,
-/// whitespace aside: `<|im_start|>assistant` of `<|im_start|>assistant\n<think>\n`.
-fn assistant_header(protocol: &Protocol) -> Option<String> {
-    let prompt = &protocol.turn.generation_prompt.default;
-    let reasoning = protocol.markup.reasoning.as_ref();
-    let start = reasoning.and_then(|r| Marker::new(&r.start).first_core().map(str::to_string));
-    let end = start
-        .and_then(|core| prompt.find(&core))
-        .unwrap_or(prompt.len());
-    let header = prompt[..end].trim();
-    (!header.is_empty()).then(|| header.to_string())
+    let seam = protocol.turn_seam()?;
+    let header = Marker::new(&seam.header);
+    let expr = seq([lit(&seam.stop), ws(), header.expr(), ws()]);
+    Some(Seam {
+        stop: seam.stop,
+        expr,
+    })
 }
 
 /// A content wrapper that is a plain word (functionary's `all\n`), not a
