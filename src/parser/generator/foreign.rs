@@ -20,15 +20,17 @@ const WRAPPER_DIALECTS: ([&str; 3], [&str; 1]) = (
 
 /// The closing code fence of a fenced JSON call (its openers are
 /// [`JSON_FENCES`](super::JSON_FENCES)): a wrapper of another format on
-/// templates whose calls are not bare JSON (see [`fenced_json_format`]).
+/// templates whose calls are not bare JSON (see [`bare_json_call_format`]).
 pub(super) const FENCE_CLOSER: [&str; 1] = ["```"];
 
 /// A bare JSON call (`{"name": ..., "arguments": {...}}`, no markers): what
 /// a model mixing dialects writes in a Markdown code fence
-/// (`Sure.\n```json\n{...}\n````) whatever its template's format. The JSON
+/// (`Sure.\n```json\n{...}\n````) or inside another format's wrapper
+/// whatever its template's format, and the JSON calls a Python call list
+/// may hold (`[{"name": ...}]` where `[f(x=1)]` is the format). The JSON
 /// fallback dialect's format (`analysis::fallback`) with its markers and
 /// separator left out (calls in a fence are separated as bare calls are).
-pub(super) fn fenced_json_format() -> &'static ToolFormat {
+pub(super) fn bare_json_call_format() -> &'static ToolFormat {
     static FORMAT: OnceLock<ToolFormat> = OnceLock::new();
     FORMAT.get_or_init(|| {
         let dialects = crate::analysis::fallback_dialect_formats();

@@ -21,7 +21,7 @@
 //! but for a strict grammar's ([`ToolGrammar::strict`]), which is tried in
 //! a lookahead first.
 
-use super::foreign::{fenced_json_format, foreign_markers, FENCE_CLOSER};
+use super::foreign::{bare_json_call_format, foreign_markers, FENCE_CLOSER};
 use super::names::{known_name, known_name_alternatives, spaced_names};
 use super::JSON_FENCES;
 use crate::analysis::{tool_tokens, Header, NameSlot, ToolClass, ToolFormat};
@@ -41,7 +41,7 @@ const NAME_SLOT: &str = "NAME";
 /// One tool grammar per format the output may hold: the template's own, or
 /// the fallback dialects when the template renders no calls; and, when
 /// `fenced` and none of them is bare JSON, one for a JSON call in a code
-/// fence (see [`fenced_json_format`]).
+/// fence (see [`bare_json_call_format`]).
 pub(super) fn tool_grammars<'a>(
     protocol: &'a Protocol,
     formats: &'a [ToolFormat],
@@ -77,7 +77,7 @@ pub(super) fn tool_grammars<'a>(
     grammars.extend(in_lists);
     if fenced && !bare_json {
         let markers = protocol.preserved_tokens.clone();
-        let format = fenced_json_format();
+        let format = bare_json_call_format();
         let mut g = ToolGrammar::new(format, &protocol.turn.headers, None, markers, names);
         g.vocabulary = vocabulary.clone();
         g.rule = "call_fenced".into();
@@ -390,8 +390,8 @@ impl<'a> ToolGrammar<'a> {
     /// list does; tried after the list's own calls.
     fn json_in_list(&self) -> ToolGrammar<'a> {
         ToolGrammar {
-            format: fenced_json_format(),
-            layout: Rc::new(CallLayout::new(fenced_json_format(), NAME_SLOT)),
+            format: bare_json_call_format(),
+            layout: Rc::new(CallLayout::new(bare_json_call_format(), NAME_SLOT)),
             rule: format!("{}.json", self.rule),
             list: Some(self.format),
             wrappers: Vec::new(),
