@@ -213,8 +213,9 @@ fn member(
 }
 
 /// What [`build_member`] builds from, as one string: the flags, then each
-/// path's keys, each key ended by a NUL (absent paths marked apart from
-/// empty ones).
+/// path's keys, each key prefixed by its length so that any key text, a
+/// NUL included, keeps two different inputs apart (absent paths marked
+/// apart from empty ones).
 fn member_key(
     path: &[String],
     paths: &JsonPaths,
@@ -233,8 +234,8 @@ fn member_key(
     for part in [Some(path), paths.args.as_deref(), paths.id.as_deref()] {
         key.push(if part.is_some() { '\u{1}' } else { '\u{2}' });
         for k in part.into_iter().flatten() {
+            let _ = write!(key, "{}:", k.len());
             key.push_str(k);
-            key.push('\0');
         }
     }
     key
@@ -361,5 +362,24 @@ impl<'a> ToolGrammar<'a> {
             _ => None,
         };
         JsonPaths { args, id }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys are length-prefixed: a NUL inside a key (a hostile template's
+    /// JSON) cannot make two different paths share a member.
+    #[test]
+    fn member_keys_keep_paths_with_nuls_apart() {
+        let paths = JsonPaths {
+            args: None,
+            id: None,
+        };
+        let path = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+        let a = member_key(&path(&["a\0", "b"]), &paths, 0, false, Notation::Json);
+        let b = member_key(&path(&["a", "\0b"]), &paths, 0, false, Notation::Json);
+        assert_ne!(a, b);
     }
 }
