@@ -62,6 +62,7 @@ mod json_schema;
 pub mod lint;
 pub mod message;
 pub mod parser;
+pub mod prompt;
 pub mod protocol;
 pub mod request;
 pub mod spans;

@@ -32,8 +32,9 @@ use crate::grammar::{
     self, Gbnf, GbnfOptions, Lark, LarkOptions, ResponseTemplate, StructuralTag,
     StructuralTagOptions,
 };
-use crate::parser::{continuation_prompt, Continue, OutputParser, ParserConfig, Prefill};
+use crate::parser::{OutputParser, ParserConfig, Prefill};
 use crate::parser::{Policy, ReasoningFormat, Start};
+use crate::prompt::{continuation_prompt, Continue};
 use crate::protocol::{write, Options, Protocol, ToolChoice};
 use crate::template::{CallWriter, ChatTemplate, RenderRequest};
 
@@ -373,5 +374,22 @@ struct FormatWriter(ToolFormat);
 impl CallWriter for FormatWriter {
     fn write_calls(&self, calls: &[Value]) -> Option<String> {
         write::calls_text(&self.0, calls)
+    }
+}
+
+/// Straight from an analysis, for a caller without a chat request: the
+/// request's options are decided into a [`Protocol`] here, as
+/// [`Chat::prepare`] decides them.
+impl Analysis {
+    /// Builds an output parser for this template and `config` (see
+    /// [`OutputParser::from_protocol`]).
+    pub fn parser(&self, config: &ParserConfig) -> Result<OutputParser> {
+        OutputParser::from_protocol(&Protocol::new(self, &config.options), config)
+    }
+
+    /// The GBNF grammar for `config` in this template's format (see
+    /// [`grammar::gbnf`]).
+    pub fn grammar(&self, config: &Options) -> Result<Gbnf> {
+        grammar::gbnf(&Protocol::new(self, config))
     }
 }

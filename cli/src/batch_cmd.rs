@@ -41,7 +41,8 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use chat_autoparser::parser::{char_chunks, Continue};
+use chat_autoparser::parser::char_chunks;
+use chat_autoparser::prompt::Continue;
 use chat_autoparser::{
     Chat, ChatRequest, ErrorKind, Export, OutputParser, Policy, TemplateSource, ToolChoice,
 };

@@ -57,7 +57,7 @@ fn load(path: &std::path::Path) -> Option<Shipped> {
     let template = ChatTemplate::new(&source, &TemplateConfig::default()).ok()?;
     let analysis = template.analyze().ok()?;
     let user = json!({"role": "user", "content": "Weather in Paris?"});
-    let request = RenderRequest::default().with_messages(chat_autoparser::parser::template_messages(&analysis, &[user])).with_tools(Some(tools())).with_add_generation_prompt(true);
+    let request = RenderRequest::default().with_messages(chat_autoparser::prompt::template_messages(&analysis, &[user])).with_tools(Some(tools())).with_add_generation_prompt(true);
     let prompt = template.render(&request).ok();
     let parser = analysis
         .parser(&ParserConfig::from(Options::default().with_tools(tools()).with_prompt(prompt)))

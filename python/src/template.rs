@@ -15,7 +15,7 @@ use std::ffi::CString;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use chat_autoparser::parser::Continue;
+use chat_autoparser::prompt::Continue;
 use chat_autoparser::{
     Analysis, Chat, ChatRequest, ChatTemplate, Export, Policy, ReasoningFormat, RenderRequest,
     TemplateConfig, TemplateSource, ToolChoice,

@@ -19,7 +19,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::analysis::Analysis;
-use crate::parser::template_messages;
+use crate::prompt::template_messages;
 use crate::template::{ChatTemplate, RenderRequest};
 
 /// One assistant turn: content, reasoning and calls `(name, arguments as JSON text)`.

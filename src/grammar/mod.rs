@@ -1,9 +1,10 @@
-//! Grammar export: from an [`Analysis`] to a GBNF grammar that makes a model
+//! Grammar export: from an [`Analysis`](crate::Analysis) to a GBNF grammar that makes a model
 //! write output the parser accepts (constrained decoding). The GBNF text is
 //! a printer of the request's output grammar (`Protocol::outline`), as the
 //! Lark export is: neither reads the analysis' format types.
 //!
-//! [`Analysis::grammar`] takes the request's [`Options`] (tools, [`ToolChoice`],
+//! [`Analysis::grammar`](crate::Analysis::grammar) takes the request's
+//! [`Options`](crate::Options) (tools, [`ToolChoice`],
 //! parallel calls, an optional response schema) and returns a [`Gbnf`]:
 //!
 //! - `auto` with tools: a *lazy* grammar over the tool section, with
@@ -60,10 +61,9 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::Analysis;
 use crate::error::Result;
 use crate::protocol::outline::{Kind, Node};
-use crate::protocol::{Options, Protocol};
+use crate::protocol::Protocol;
 
 pub use crate::protocol::ToolChoice;
 
@@ -110,13 +110,6 @@ impl Gbnf {
     /// Whether there is anything to constrain.
     pub fn is_empty(&self) -> bool {
         self.gbnf.is_empty()
-    }
-}
-
-impl Analysis {
-    /// The grammar for `config` in this template's format (see [`gbnf`]).
-    pub fn grammar(&self, config: &Options) -> Result<Gbnf> {
-        gbnf(&Protocol::new(self, config))
     }
 }
 

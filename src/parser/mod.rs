@@ -1,4 +1,4 @@
-//! The output parser: an [`Analysis`] plus the request's options become a
+//! The output parser: an [`Analysis`](crate::Analysis) plus the request's options become a
 //! parser that decodes raw model output into an [`AssistantMessage`],
 //! complete or streamed.
 //!
@@ -40,7 +40,8 @@
 //! in a template's own notation), `elements` (objects and lists written as
 //! nested elements), `json_check` (arguments a server can read), `call_id`
 //! (ids for calls written without one), `policy` (what is done with output
-//! off script), `prompt` (the prompt an output continues), `stream`,
+//! off script), `prefill` (what a continued message already holds; the
+//! prompt it continues is `crate::prompt`'s), `stream`,
 //! `tokens` (which pushed tokens wrote each part), `diagnostic`,
 //! `vocabulary` (the words a label or attribute may hold and still be
 //! scaffolding).
@@ -58,7 +59,7 @@ mod json_check;
 mod marker;
 mod notation;
 mod policy;
-mod prompt;
+mod prefill;
 mod schema;
 mod sections;
 mod sink;
@@ -71,7 +72,6 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::Analysis;
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::AssistantMessage;
 use crate::protocol::{Options, Protocol, Tool};
@@ -84,7 +84,7 @@ pub use policy::{
     CallsInReasoning, ForeignMarkers, MalformedSection, Policy, TextAfterCalls,
     TextOutsideChannels, UnclosedCall, UnknownTool, POLICY_FIELDS,
 };
-pub use prompt::{continuation_prompt, template_messages, Continue, Prefill, PrefillPart};
+pub use prefill::{Prefill, PrefillPart};
 pub use schema::ToolSchemas;
 pub use stream::{char_chunks, OutputStream};
 pub use tokens::TokenSpans;
@@ -210,20 +210,7 @@ impl Parsed {
     }
 }
 
-impl Analysis {
-    /// Builds an output parser for this template and `config`.
-    pub fn parser(&self, config: &ParserConfig) -> Result<OutputParser> {
-        OutputParser::new(self, config)
-    }
-}
-
 impl OutputParser {
-    /// Builds the parser (see [`Analysis::parser`]): decides the protocol
-    /// for `config`'s options, then [`OutputParser::from_protocol`].
-    pub fn new(analysis: &Analysis, config: &ParserConfig) -> Result<OutputParser> {
-        OutputParser::from_protocol(&Protocol::new(analysis, &config.options), config)
-    }
-
     /// Builds the parser for a protocol already decided (a prepared
     /// request's, which [`crate::Prepared::parser`] reuses), made from
     /// `config.options`: the protocol holds every decision of those

@@ -46,7 +46,7 @@ use chat_autoparser_peg::{self as peg, Event};
 use super::call_id::StreamIds;
 use super::decode::{Decoder, Run, TEXT_ONLY};
 use super::diagnostic::{Diagnostic, DiagnosticKind};
-use super::prompt::Prefill;
+use super::prefill::Prefill;
 use super::sink::{self, Field, Sink};
 use super::tokens::TokenSpans;
 

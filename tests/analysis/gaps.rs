@@ -613,7 +613,7 @@ fn arguments_printed_as_they_come_are_passed_as_json_text() {
         "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]}),
     ];
     let request = chat_autoparser::RenderRequest::default()
-        .with_messages(chat_autoparser::parser::template_messages(&a, &history));
+        .with_messages(chat_autoparser::prompt::template_messages(&a, &history));
     assert!(t.render(&request).unwrap().ends_with(
         r#"<|assistant|>{"name": "get_weather", "arguments": {"city": "Paris"}}<|end|>"#
     ));

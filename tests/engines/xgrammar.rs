@@ -26,7 +26,7 @@ use std::process::{Command, Stdio};
 
 use chat_autoparser::analysis::{NameSlot, ReasoningMode};
 use chat_autoparser::grammar::{legacy, structural_tag};
-use chat_autoparser::parser::template_messages;
+use chat_autoparser::prompt::template_messages;
 use chat_autoparser::protocol::{Options, Protocol};
 use chat_autoparser::{Analysis, ChatTemplate, RenderRequest, ToolChoice};
 use serde_json::{json, Value};

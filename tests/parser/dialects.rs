@@ -3,7 +3,8 @@
 //! message parsed from a model output in that dialect.
 
 use chat_autoparser::analysis::{ArgumentsSlot, IdSlot, NameSlot, ReasoningMode};
-use chat_autoparser::parser::{continuation_prompt, Continue, PrefillPart};
+use chat_autoparser::parser::PrefillPart;
+use chat_autoparser::prompt::{continuation_prompt, Continue};
 use chat_autoparser::Options;
 use chat_autoparser::{ChatTemplate, ParserConfig, RenderRequest, TemplateConfig};
 use serde_json::{json, Value};

@@ -21,7 +21,8 @@
 //! diagnostic.
 
 use chat_autoparser::grammar::syntax;
-use chat_autoparser::parser::{template_messages, DiagnosticKind};
+use chat_autoparser::parser::DiagnosticKind;
+use chat_autoparser::prompt::template_messages;
 use chat_autoparser::{
     ChatTemplate, Options, OutputParser, ParserConfig, RenderRequest, TemplateConfig, ToolChoice,
 };

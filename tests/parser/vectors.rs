@@ -20,7 +20,8 @@ use chat_autoparser::Options;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use chat_autoparser::parser::{char_chunks, continuation_prompt, Continue};
+use chat_autoparser::parser::char_chunks;
+use chat_autoparser::prompt::{continuation_prompt, Continue};
 use chat_autoparser::{
     AssistantMessage, ChatTemplate, ParserConfig, ReasoningFormat, RenderRequest, TemplateConfig,
     ToolChoice,

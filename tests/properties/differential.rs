@@ -26,7 +26,7 @@ use std::sync::OnceLock;
 
 use chat_autoparser::analysis::ArgumentsSlot;
 use chat_autoparser::protocol::Options;
-use chat_autoparser::{Analysis, ChatTemplate, OutputParser, ParserConfig, Protocol, ToolChoice};
+use chat_autoparser::{Analysis, ChatTemplate, ParserConfig, Protocol, ToolChoice};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -191,7 +191,7 @@ fn parser_reads(f: &Fixture, case: &Case) -> Result<bool, String> {
             .with_enable_thinking(Some(false))
             .with_prompt(Some(case.prompt.clone())),
     );
-    let parser = OutputParser::new(&f.analysis, &config).map_err(|e| e.to_string())?;
+    let parser = f.analysis.parser(&config).map_err(|e| e.to_string())?;
     let Ok(message) = parser.parse_strict(&case.output) else {
         return Ok(false);
     };
@@ -206,7 +206,7 @@ fn lenient_calls(f: &Fixture, case: &Case) -> Vec<(String, Value)> {
             .with_prompt(Some(case.prompt.clone()))
             .with_enable_thinking(Some(false)),
     );
-    let Ok(parser) = OutputParser::new(&f.analysis, &config) else {
+    let Ok(parser) = f.analysis.parser(&config) else {
         return Vec::new();
     };
     calls_of(&parser.parse(&case.output))

@@ -70,7 +70,8 @@ use std::sync::OnceLock;
 
 use chat_autoparser::analysis::{ArgumentsSlot, IdSlot, NameSlot, ReasoningMode};
 use chat_autoparser::message::MessageBuilder;
-use chat_autoparser::parser::{template_messages, CallsInReasoning, Diagnostic, OutputStream};
+use chat_autoparser::parser::{CallsInReasoning, Diagnostic, OutputStream};
+use chat_autoparser::prompt::template_messages;
 use chat_autoparser::{
     Analysis, AssistantMessage, ChatTemplate, OutputParser, ParserConfig, Policy, RenderRequest,
     TemplateConfig,

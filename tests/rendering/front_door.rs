@@ -13,7 +13,8 @@
 
 use std::path::Path;
 
-use chat_autoparser::parser::{Continue, Start};
+use chat_autoparser::parser::Start;
+use chat_autoparser::prompt::Continue;
 use chat_autoparser::{
     Chat, ChatRequest, ChatTemplate, ErrorKind, Export, TemplateConfig, TemplateSource,
 };

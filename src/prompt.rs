@@ -1,16 +1,23 @@
 //! The prompt an output continues, rendered from the request's
 //! conversation: the generation prompt, or an assistant prefill
-//! (`continue_final_message`) cut where the model goes on writing.
+//! (`continue_final_message`) cut where the model goes on writing; and the
+//! request's messages as the template reads them.
 //!
-//! The parser reads the prompt's tail to know whether the output starts
-//! inside a reasoning block (`start`), and a prefill's text is the start of
-//! the message the output completes.
+//! The protocol reads the prompt's tail to know whether the output starts
+//! inside a reasoning block (`start`), and a prefill's text
+//! ([`Prefill`](crate::parser::Prefill)) is the start of the message the
+//! parser completes.
+//!
+//! Invariant: with a prefill, the prompt ends where its continued part ends
+//! (or, empty, would start) and holds nothing of the turn after it; without
+//! one, the request renders as given.
 
 use serde_json::Value;
 
 use crate::analysis::{thinking_parts, Analysis, ReasoningMode, THINKING_PART};
 use crate::error::Result;
 use crate::message::{reasoning_field_of, REASONING_FIELDS};
+use crate::parser::{Prefill, PrefillPart};
 use crate::template::{ChatTemplate, RenderRequest};
 
 /// Whether and how the output continues the request's last message
@@ -61,38 +68,6 @@ impl From<bool> for Continue {
             Continue::Auto
         } else {
             Continue::No
-        }
-    }
-}
-
-/// The part of a prefill the output goes on writing.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum PrefillPart {
-    /// The answer: reasoning, if the prefill has any, is closed.
-    #[default]
-    Content,
-    /// The reasoning block, still open.
-    Reasoning,
-}
-
-/// What an assistant prefill already holds.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Prefill {
-    /// Content already written.
-    pub content: String,
-    /// Reasoning already written.
-    pub reasoning: String,
-    /// The part the output continues.
-    pub part: PrefillPart,
-}
-
-impl Prefill {
-    /// The text of the continued part so far.
-    pub fn continued(&self) -> &str {
-        match self.part {
-            PrefillPart::Content => &self.content,
-            PrefillPart::Reasoning => &self.reasoning,
         }
     }
 }
