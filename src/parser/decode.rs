@@ -46,8 +46,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::analysis::Elements;
 use crate::message::{FunctionDelta, ToolCallDelta};
+use crate::protocol::outline::Elements;
 use chat_autoparser_peg::{json::decode_string, python, Event, Tag};
 
 use super::diagnostic::{Diagnostic, DiagnosticKind};

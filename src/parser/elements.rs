@@ -18,7 +18,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::analysis::Elements;
+use crate::protocol::outline::Elements;
 
 // Deepest nesting read, as deep as the engine reads a JSON value, and of
 // the schema followed; deeper values stay text.

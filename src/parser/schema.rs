@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::analysis::Elements;
 use crate::json_schema::{lookup, MAX_DEPTH};
+use crate::protocol::outline::Elements;
 use crate::protocol::Tool;
 use chat_autoparser_peg::python;
 
