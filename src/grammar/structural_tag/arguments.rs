@@ -91,14 +91,19 @@ struct Tagging {
 
 /// One way a pair's value is written.
 struct ValueOption {
+    /// The fixed text before the value, from the key's end.
     prefix: String,
+    /// The value is raw text (a string as written, an enum's word).
     raw: bool,
     /// A typed value's prefix names the type (a choice of words).
     typed_word: bool,
     /// The value may be a string (typed values only).
     may_be_string: bool,
+    /// Nested values are written as elements.
     elements: bool,
+    /// The markers that close the value.
     suffix: String,
+    /// More follows the close (the key again, in a named close).
     after_close: bool,
 }
 

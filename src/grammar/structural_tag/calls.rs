@@ -36,14 +36,17 @@ pub(super) struct Section<'o> {
 /// calls, with the markers right before and after it.
 pub(super) fn sections(outline: &Outline) -> Vec<Section<'_>> {
     let mut out = Vec::new();
-    // The root is the reasoning, then the body: calls are in the body, and
-    // the reasoning's end marker is no section's.
-    let body = match &outline.root.kind {
-        Kind::Sequence(parts) if parts.len() == 2 => &parts[1],
-        _ => &outline.root,
-    };
-    find_sections(outline, body, &mut out);
+    // Calls are in the body: the reasoning's end marker is no section's.
+    find_sections(outline, parts(outline).1, &mut out);
     out
+}
+
+/// The outline's two parts: the reasoning (possibly empty), the body.
+pub(super) fn parts(outline: &Outline) -> (&Node, &Node) {
+    match &outline.root.kind {
+        Kind::Sequence(parts) if parts.len() == 2 => (&parts[0], &parts[1]),
+        _ => (&outline.root, &outline.root),
+    }
 }
 
 fn find_sections<'o>(outline: &'o Outline, node: &'o Node, out: &mut Vec<Section<'o>>) {
@@ -166,15 +169,10 @@ fn push_pieces(node: &Node, tool: &str, notes: &mut Notes, out: &mut Vec<Piece>)
                 out.push(Piece::Format(tag("", rest, close)));
                 close_written = Some(close);
             }
-            _ => push_pieces_of_children(item, tool, notes, out),
+            // No call holds another node today: any text is the loose
+            // reading of one.
+            _ => out.push(Piece::Format(json!({"type": "any_text"}))),
         }
-    }
-}
-
-/// A node no call holds today: its children, in order.
-fn push_pieces_of_children(node: &Node, tool: &str, notes: &mut Notes, out: &mut Vec<Piece>) {
-    for child in node.children() {
-        push_pieces(child, tool, notes, out);
     }
 }
 

@@ -41,12 +41,15 @@
 //! has no flexible whitespace between fixed strings), except that free text
 //! absorbs the whitespace before a trigger.
 //!
-//! The calls are printed from the request's outline
-//! ([`Protocol::outline`]): the `calls` module finds each tool section (a
-//! repeat of call rules and the markers around it) and cuts each call into
-//! fixed text and formats, the `arguments` module reads the arguments'
-//! nodes (a tagged pair's markers decide the XML style). The reasoning block
-//! and the content wrapper are read from the protocol's fields.
+//! The tag is printed from the request's outline ([`Protocol::outline`]),
+//! as the GBNF and Lark exports are: the reasoning block from its first
+//! part, the body (a lazy start makes calls triggered, else eager; the
+//! answer; the empty content block) from its second; the `calls` module
+//! finds each tool section (a repeat of call rules and the markers around
+//! it) and cuts each call into fixed text and formats, the `arguments`
+//! module reads the arguments' nodes (a tagged pair's markers decide the
+//! XML style). The protocol gives only its warnings, preserved tokens and
+//! the request's schemas (for dropped patterns).
 //!
 //! Invariants: reads the [`Protocol`] and its outline, never the analysis'
 //! format types; deterministic JSON (keys in a
@@ -64,12 +67,13 @@ mod calls;
 mod tokens;
 
 use super::markers_among;
-use super::shape::tool_name;
+use super::shape::{self, tool_name};
 use crate::error::Result;
 use crate::json_schema::{loosened, portable, too_large, Allowance};
-use crate::protocol::outline::{Kind, Node};
-use crate::protocol::{Marker, Protocol, ReasoningBlock};
+use crate::protocol::outline::{Kind, Node, Produces};
+use crate::protocol::{Marker, Protocol};
 use calls::{Piece, Section};
+use shape::flat;
 
 /// A structural tag for one request (its JSON shape is in `docs/cli.md`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -141,9 +145,9 @@ fn text_tag(protocol: &Protocol) -> Result<StructuralTag> {
     warn_dropped_patterns(protocol, &mut notes.warnings);
     let outline = protocol.outline();
     let sections = calls::sections(&outline);
-    let body = body(protocol, &sections, &mut notes);
+    let body = body(calls::parts(&outline).1, &sections, &mut notes);
     protocol.note_strict(&mut notes.warnings);
-    let format = match reasoning(protocol.reasoning.as_ref()) {
+    let format = match reasoning(calls::parts(&outline).0) {
         Some(block) => sequence(vec![block, body]),
         None => body,
     };
@@ -174,69 +178,115 @@ impl Notes {
     }
 }
 
-/// The reasoning block the output may or must write first.
-fn reasoning(block: Option<&ReasoningBlock>) -> Option<Value> {
-    let r = block?;
-    let end = r.end.trim();
-    if r.opened {
-        // The prompt (or delimiter reasoning) opened it: it must close first.
+/// The reasoning block the output may or must write first, from the
+/// outline's first part: the option holding the reasoning text gives the
+/// block's markers; an option of the end marker alone (templates that
+/// close blocks they never opened) makes the opening optional. A block with
+/// no opening (the prompt opened it, or delimiter reasoning) must close;
+/// the end marker alone after a prompt that closed the block is left to
+/// the body.
+fn reasoning(part: &Node) -> Option<Value> {
+    let block = match &part.kind {
+        Kind::Optional(inner) => inner,
+        _ => part,
+    };
+    let options: Vec<&Node> = match &block.kind {
+        Kind::Choice(options) => options.iter().collect(),
+        _ => vec![block],
+    };
+    let items = options
+        .iter()
+        .map(|o| flat(o))
+        .find(|items| items.iter().any(|n| n.produces == Produces::Reasoning))?;
+    let at = items
+        .iter()
+        .position(|n| n.produces == Produces::Reasoning)?;
+    let start = markers(&items[..at]).unwrap_or_default();
+    let end = markers(&items[at + 1..]).unwrap_or_default();
+    let (start, end) = (start.trim(), end.trim());
+    if start.is_empty() {
         return Some(tag("", json!({"type": "any_text"}), end));
     }
-    // The template closes blocks it never opened (`</think>` alone): the
-    // opening is optional inside the optional block.
-    let begin = if r.bare_end { "" } else { r.start.trim() };
+    let begin = if options.len() > 1 { "" } else { start };
     let block = tag(begin, json!({"type": "any_text"}), end);
     // Templates write whitespace before the block (`\n<think>`).
     Some(optional(sequence(vec![whitespace(), block])))
 }
 
-/// What follows reasoning: calls, the answer, a choice of both, or free text.
-fn body(protocol: &Protocol, sections: &[Section], notes: &mut Notes) -> Value {
-    let calls = protocol.tools.as_ref().filter(|s| !s.tools.is_empty());
-    let answer = protocol
-        .response_schema
-        .as_ref()
-        .map(|schema| answer(protocol, schema, notes));
-    match (calls, answer) {
-        (Some(section), None) if !section.required => calls_format(sections, false, notes),
-        (Some(_), None) => eager_calls(protocol, sections, notes),
+/// What follows reasoning, from the outline's body: calls (triggered where
+/// the body has a lazy start, else eager), the answer, a choice of both, or
+/// free text.
+fn body(body: &Node, sections: &[Section], notes: &mut Notes) -> Value {
+    let answer = answer(body, notes);
+    let lazy = shape::first(body, |n| n.lazy_start.then_some(())).is_some();
+    match (sections.is_empty(), answer) {
+        (false, None) if lazy => calls_format(sections, false, notes),
+        (false, None) => eager_calls(body, sections, notes),
         // An answer schema makes the output eager: a call or the answer.
-        (Some(_), Some(answer)) => {
-            let calls = eager_calls(protocol, sections, notes);
+        (false, Some(answer)) => {
+            let calls = eager_calls(body, sections, notes);
             node("or", vec![("elements", Value::Array(vec![calls, answer]))])
         }
-        (None, Some(answer)) => answer,
-        (None, None) => json!({"type": "any_text"}),
+        (true, Some(answer)) => answer,
+        (true, None) => json!({"type": "any_text"}),
     }
 }
 
-/// The JSON answer, inside the content wrapper when the template has one.
-fn answer(protocol: &Protocol, schema: &Value, notes: &mut Notes) -> Value {
+/// The JSON answer (a value producing the content), inside the markers the
+/// outline writes around it (the content wrapper), if any.
+fn answer(body: &Node, notes: &mut Notes) -> Option<Value> {
+    let (start, schema, end) = shape::first(body, |n| {
+        let items = flat(n);
+        let at = items.iter().position(|i| i.produces == Produces::Content)?;
+        let Kind::Value(value) = &items[at].kind else {
+            return None;
+        };
+        let start = markers(&items[..at])?;
+        Some((start, &value.schema, markers(&items[at + 1..])?))
+    })?;
     let value = node(
         "json_schema",
         vec![("json_schema", xgrammar_schema(schema, "answer", notes))],
     );
-    let (start, end) = (protocol.content.start.trim(), protocol.content.end.trim());
+    let (start, end) = (start.trim(), end.trim());
     if start.is_empty() && end.is_empty() {
-        return value;
+        return Some(value);
     }
-    tag(start, value, end)
+    Some(tag(start, value, end))
+}
+
+/// The text of `nodes` when they are all markers.
+fn markers(nodes: &[&Node]) -> Option<String> {
+    nodes
+        .iter()
+        .map(|n| match &n.kind {
+            Kind::Marker(raw) => Some(raw.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Calls that must come first: after the empty content block that templates
 /// with a content wrapper write before calls
-/// (`<|open|>response<|sep|><|close|>response<|sep|>`), if any.
-fn eager_calls(protocol: &Protocol, sections: &[Section], notes: &mut Notes) -> Value {
+/// (`<|open|>response<|sep|><|close|>response<|sep|>`), if the outline has
+/// one (an optional pair of markers).
+fn eager_calls(body: &Node, sections: &[Section], notes: &mut Notes) -> Value {
     let calls = calls_format(sections, true, notes);
-    let (start, end) = (protocol.content.start.trim(), protocol.content.end.trim());
-    if start.is_empty() || end.is_empty() {
+    let block = shape::first(body, |n| match &n.kind {
+        Kind::Optional(inner) => match flat(inner)[..] {
+            [start, end] => Some((markers(&[start])?, markers(&[end])?)),
+            _ => None,
+        },
+        _ => None,
+    });
+    let Some((start, end)) = block else {
         return calls;
-    }
+    };
     let empty = sequence(vec![
         whitespace(),
-        const_string(start),
+        const_string(start.trim()),
         whitespace(),
-        const_string(end),
+        const_string(end.trim()),
     ]);
     sequence(vec![optional(empty), calls])
 }

@@ -40,8 +40,7 @@
 //!
 //! The GBNF and Lark exports (`grammar::gbnf_printer`, `grammar::lark`)
 //! are printers of this tree; GBNF's lazy triggers are read from its lazy
-//! starts. The structural tag prints its sections and calls from it (its
-//! reasoning block and content still from the protocol's fields). Not yet
+//! starts. The structural tag (`grammar::structural_tag`) is one too. Not yet
 //! (issue 30, later steps): the output parser (`parser/`) still builds its
 //! PEG from the [`Protocol`]; the response_template export still reads the
 //! protocol too.
