@@ -125,6 +125,7 @@ impl<'o> Printer<'o> {
                 separator,
                 order,
                 extra,
+                ..
             } => {
                 p.expr(self.members(list, separator, *order, extra.as_deref(), follow));
             }

@@ -1,7 +1,8 @@
-//! What the grammar printers (GBNF, Lark) decide alike about an outline's
-//! nodes: a sequence's items, whether a node may write nothing, which tool
-//! a call is, in which orders members are written, whether a value may be
-//! nested. Written once here so the printers cannot drift apart.
+//! What the grammar printers (GBNF, Lark, structural tag) decide alike
+//! about an outline's nodes: a sequence's items, whether a node may write
+//! nothing, which tool a call is, in which orders members are written,
+//! whether a value may be nested. Written once here so the printers cannot
+//! drift apart.
 //!
 //! Invariants: pure functions of the nodes; never panic.
 
@@ -42,10 +43,19 @@ pub(super) fn blank(node: &Node) -> bool {
 
 /// The first tool name in `node` (a call's).
 pub(super) fn tool_name(node: &Node) -> Option<String> {
+    first(node, |n| match &n.kind {
+        Kind::ToolName { name, .. } => Some(name.clone()),
+        _ => None,
+    })
+}
+
+/// The first of `node` and its descendants, in written order, that `pick`
+/// picks.
+pub(super) fn first<'n, T>(node: &'n Node, pick: impl Fn(&'n Node) -> Option<T>) -> Option<T> {
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
-        if let Kind::ToolName { name, .. } = &n.kind {
-            return Some(name.clone());
+        if let Some(found) = pick(n) {
+            return Some(found);
         }
         let mut children = n.children();
         children.reverse();

@@ -270,6 +270,7 @@ impl Sampler<'_> {
                 separator,
                 order,
                 extra,
+                ..
             } => {
                 let mut first = true;
                 let mut chosen: Vec<_> = list

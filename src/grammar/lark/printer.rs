@@ -158,6 +158,7 @@ impl<'o> Printer<'o> {
                 separator,
                 order,
                 extra,
+                ..
             } => {
                 let members = self.members(list, separator, *order, extra.as_deref());
                 out.expr(members);

@@ -18,7 +18,8 @@
 //!   `const_string`, `regex` for a counter id, the rest of a section header
 //!   after the name as free text on its line); a section marker wraps the
 //!   calls in one `tag` holding `tags_with_separator`; `required` or a named
-//!   function sets `at_least_one`, parallel calls off `stop_after_first`;
+//!   function sets `at_least_one`, parallel calls off (or a template that
+//!   renders one call per turn) `stop_after_first`;
 //! - tagged arguments spelled the way one of xgrammar's XML styles spells them
 //!   (`<parameter=K>V</parameter>` and kin, compared without whitespace) use
 //!   that style (`qwen_xml_parameter` for Qwen's, which older xgrammar
@@ -40,7 +41,18 @@
 //! has no flexible whitespace between fixed strings), except that free text
 //! absorbs the whitespace before a trigger.
 //!
-//! Invariants: reads only the [`Protocol`]; deterministic JSON (keys in a
+//! The tag is printed from the request's outline ([`Protocol::outline`]),
+//! as the GBNF and Lark exports are: the reasoning block from its first
+//! part, the body (a lazy start makes calls triggered, else eager; the
+//! answer; the empty content block) from its second; the `calls` module
+//! finds each tool section (a repeat of call rules and the markers around
+//! it) and cuts each call into fixed text and formats, the `arguments`
+//! module reads the arguments' nodes (a tagged pair's markers decide the
+//! XML style). The protocol gives only its warnings, preserved tokens and
+//! the request's schemas (for dropped patterns).
+//!
+//! Invariants: reads the [`Protocol`] and its outline, never the analysis'
+//! format types; deterministic JSON (keys in a
 //! fixed order, tools in the order given); never panics; anything it cannot
 //! express exactly becomes a looser format and an entry in `warnings`, never
 //! a failed request; merged `allOf`s write at most
@@ -50,16 +62,18 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+mod arguments;
+mod calls;
 mod tokens;
 
 use super::markers_among;
-use crate::analysis::{Header, TaggedArguments, ToolFormat};
+use super::shape::{self, tool_name};
 use crate::error::Result;
 use crate::json_schema::{loosened, portable, too_large, Allowance};
-use crate::protocol::{
-    Arguments, CallLayout, HeaderAttributes, IdShape, Marker, Protocol, ReasoningBlock, Segment,
-    Tool, ToolSection,
-};
+use crate::protocol::outline::{Kind, Node, Produces};
+use crate::protocol::{Marker, Protocol};
+use calls::{Piece, Section};
+use shape::flat;
 
 /// A structural tag for one request (its JSON shape is in `docs/cli.md`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -129,9 +143,11 @@ fn text_tag(protocol: &Protocol) -> Result<StructuralTag> {
     protocol.check_servable()?;
     let mut notes = Notes::new(protocol.warnings.clone());
     warn_dropped_patterns(protocol, &mut notes.warnings);
-    let body = body(protocol, &mut notes);
+    let outline = protocol.outline();
+    let sections = calls::sections(&outline);
+    let body = body(calls::parts(&outline).1, &sections, &mut notes);
     protocol.note_strict(&mut notes.warnings);
-    let format = match reasoning(protocol.reasoning.as_ref()) {
+    let format = match reasoning(calls::parts(&outline).0) {
         Some(block) => sequence(vec![block, body]),
         None => body,
     };
@@ -162,71 +178,115 @@ impl Notes {
     }
 }
 
-/// The reasoning block the output may or must write first.
-fn reasoning(block: Option<&ReasoningBlock>) -> Option<Value> {
-    let r = block?;
-    let end = r.end.trim();
-    if r.opened {
-        // The prompt (or delimiter reasoning) opened it: it must close first.
+/// The reasoning block the output may or must write first, from the
+/// outline's first part: the option holding the reasoning text gives the
+/// block's markers; an option of the end marker alone (templates that
+/// close blocks they never opened) makes the opening optional. A block with
+/// no opening (the prompt opened it, or delimiter reasoning) must close;
+/// the end marker alone after a prompt that closed the block is left to
+/// the body.
+fn reasoning(part: &Node) -> Option<Value> {
+    let block = match &part.kind {
+        Kind::Optional(inner) => inner,
+        _ => part,
+    };
+    let options: Vec<&Node> = match &block.kind {
+        Kind::Choice(options) => options.iter().collect(),
+        _ => vec![block],
+    };
+    let items = options
+        .iter()
+        .map(|o| flat(o))
+        .find(|items| items.iter().any(|n| n.produces == Produces::Reasoning))?;
+    let at = items
+        .iter()
+        .position(|n| n.produces == Produces::Reasoning)?;
+    let start = markers(&items[..at]).unwrap_or_default();
+    let end = markers(&items[at + 1..]).unwrap_or_default();
+    let (start, end) = (start.trim(), end.trim());
+    if start.is_empty() {
         return Some(tag("", json!({"type": "any_text"}), end));
     }
-    // The template closes blocks it never opened (`</think>` alone): the
-    // opening is optional inside the optional block.
-    let begin = if r.bare_end { "" } else { r.start.trim() };
+    let begin = if options.len() > 1 { "" } else { start };
     let block = tag(begin, json!({"type": "any_text"}), end);
     // Templates write whitespace before the block (`\n<think>`).
     Some(optional(sequence(vec![whitespace(), block])))
 }
 
-/// What follows reasoning: calls, the answer, a choice of both, or free text.
-fn body(protocol: &Protocol, notes: &mut Notes) -> Value {
-    let calls = protocol.tools.as_ref().filter(|s| !s.tools.is_empty());
-    let answer = protocol
-        .response_schema
-        .as_ref()
-        .map(|schema| answer(protocol, schema, notes));
-    match (calls, answer) {
-        (Some(section), None) if !section.required => {
-            calls_format(section, protocol.headers(), false, notes)
-        }
-        (Some(section), None) => eager_calls(protocol, section, notes),
+/// What follows reasoning, from the outline's body: calls (triggered where
+/// the body has a lazy start, else eager), the answer, a choice of both, or
+/// free text.
+fn body(body: &Node, sections: &[Section], notes: &mut Notes) -> Value {
+    let answer = answer(body, notes);
+    let lazy = shape::first(body, |n| n.lazy_start.then_some(())).is_some();
+    match (sections.is_empty(), answer) {
+        (false, None) if lazy => calls_format(sections, false, notes),
+        (false, None) => eager_calls(body, sections, notes),
         // An answer schema makes the output eager: a call or the answer.
-        (Some(section), Some(answer)) => {
-            let calls = eager_calls(protocol, section, notes);
+        (false, Some(answer)) => {
+            let calls = eager_calls(body, sections, notes);
             node("or", vec![("elements", Value::Array(vec![calls, answer]))])
         }
-        (None, Some(answer)) => answer,
-        (None, None) => json!({"type": "any_text"}),
+        (true, Some(answer)) => answer,
+        (true, None) => json!({"type": "any_text"}),
     }
 }
 
-/// The JSON answer, inside the content wrapper when the template has one.
-fn answer(protocol: &Protocol, schema: &Value, notes: &mut Notes) -> Value {
+/// The JSON answer (a value producing the content), inside the markers the
+/// outline writes around it (the content wrapper), if any.
+fn answer(body: &Node, notes: &mut Notes) -> Option<Value> {
+    let (start, schema, end) = shape::first(body, |n| {
+        let items = flat(n);
+        let at = items.iter().position(|i| i.produces == Produces::Content)?;
+        let Kind::Value(value) = &items[at].kind else {
+            return None;
+        };
+        let start = markers(&items[..at])?;
+        Some((start, &value.schema, markers(&items[at + 1..])?))
+    })?;
     let value = node(
         "json_schema",
         vec![("json_schema", xgrammar_schema(schema, "answer", notes))],
     );
-    let (start, end) = (protocol.content.start.trim(), protocol.content.end.trim());
+    let (start, end) = (start.trim(), end.trim());
     if start.is_empty() && end.is_empty() {
-        return value;
+        return Some(value);
     }
-    tag(start, value, end)
+    Some(tag(start, value, end))
+}
+
+/// The text of `nodes` when they are all markers.
+fn markers(nodes: &[&Node]) -> Option<String> {
+    nodes
+        .iter()
+        .map(|n| match &n.kind {
+            Kind::Marker(raw) => Some(raw.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Calls that must come first: after the empty content block that templates
 /// with a content wrapper write before calls
-/// (`<|open|>response<|sep|><|close|>response<|sep|>`), if any.
-fn eager_calls(protocol: &Protocol, section: &ToolSection, notes: &mut Notes) -> Value {
-    let calls = calls_format(section, protocol.headers(), true, notes);
-    let (start, end) = (protocol.content.start.trim(), protocol.content.end.trim());
-    if start.is_empty() || end.is_empty() {
+/// (`<|open|>response<|sep|><|close|>response<|sep|>`), if the outline has
+/// one (an optional pair of markers).
+fn eager_calls(body: &Node, sections: &[Section], notes: &mut Notes) -> Value {
+    let calls = calls_format(sections, true, notes);
+    let block = shape::first(body, |n| match &n.kind {
+        Kind::Optional(inner) => match flat(inner)[..] {
+            [start, end] => Some((markers(&[start])?, markers(&[end])?)),
+            _ => None,
+        },
+        _ => None,
+    });
+    let Some((start, end)) = block else {
         return calls;
-    }
+    };
     let empty = sequence(vec![
         whitespace(),
-        const_string(start),
+        const_string(start.trim()),
         whitespace(),
-        const_string(end),
+        const_string(end.trim()),
     ]);
     sequence(vec![optional(empty), calls])
 }
@@ -234,23 +294,12 @@ fn eager_calls(protocol: &Protocol, section: &ToolSection, notes: &mut Notes) ->
 /// The calls as `triggered_tags`: free text until a trigger, then a call (or
 /// a section of calls) of one of the tools. `required`: no free text before
 /// the first call and at least one; leading whitespace stays free.
-fn calls_format(
-    section: &ToolSection,
-    headers: &[Header],
-    required: bool,
-    notes: &mut Notes,
-) -> Value {
-    let parallel = section.parallel;
+fn calls_format(sections: &[Section], required: bool, notes: &mut Notes) -> Value {
+    let single = sections.iter().all(|s| s.single);
     let mut tags = Vec::new();
     let mut words = Vec::new();
-    for format in &section.formats {
-        for (tag, word) in format_tags(
-            format,
-            &section.tools,
-            headers,
-            parallel && format.parallel,
-            notes,
-        ) {
+    for section in sections {
+        for (tag, word) in section_tags(section, notes) {
             tags.push(tag);
             words.push(word);
         }
@@ -263,7 +312,7 @@ fn calls_format(
             ("triggers", Value::Array(triggers)),
             ("tags", Value::Array(tags)),
             ("at_least_one", Value::Bool(required)),
-            ("stop_after_first", Value::Bool(!parallel)),
+            ("stop_after_first", Value::Bool(single)),
         ],
     );
     if !required {
@@ -272,19 +321,14 @@ fn calls_format(
     sequence(vec![whitespace(), triggered])
 }
 
-/// The tags of one format with the trigger of each: a call tag per tool,
+/// The tags of one section with the trigger of each: a call tag per tool,
 /// or one section tag holding them.
-fn format_tags(
-    format: &ToolFormat,
-    tools: &[Tool],
-    headers: &[Header],
-    parallel: bool,
-    notes: &mut Notes,
-) -> Vec<(Value, String)> {
-    let start = format.section_start.trim_start();
-    let calls: Vec<(Value, String)> = tools
+fn section_tags(section: &Section, notes: &mut Notes) -> Vec<(Value, String)> {
+    let start = section.start.trim_start();
+    let calls: Vec<(Value, String)> = section
+        .calls
         .iter()
-        .map(|t| call_tag(format, t, headers, !start.is_empty(), notes))
+        .map(|call| call_tag(call, !start.is_empty(), notes))
         .collect();
     if start.is_empty() {
         return calls;
@@ -294,35 +338,25 @@ fn format_tags(
         "tags_with_separator",
         vec![
             ("tags", Value::Array(calls)),
-            ("separator", Value::from(format.call_separator.as_str())),
+            ("separator", Value::from(section.separator.as_str())),
             ("at_least_one", Value::Bool(true)),
-            ("stop_after_first", Value::Bool(!parallel)),
+            ("stop_after_first", Value::Bool(section.single)),
         ],
     );
     let word = Marker::new(start).first_core().unwrap_or(start).to_string();
-    let mut section = tag(start, inner, &format.section_end);
-    if format.section_end_optional {
+    let mut tag = tag(start, inner, &section.end);
+    if section.end_optional {
         // Written only after two calls or more: after one it may be missing.
-        section["end"] = Value::Array(vec![
-            Value::from(format.section_end.as_str()),
-            Value::from(""),
-        ]);
+        tag["end"] = Value::Array(vec![Value::from(section.end.as_str()), Value::from("")]);
     }
-    vec![(section, word)]
+    vec![(tag, word)]
 }
 
 /// One tool's call as a tag, and its trigger. `in_section`: the call
 /// follows a section marker, so its leading whitespace is the template's
 /// and stays exact.
-fn call_tag(
-    format: &ToolFormat,
-    tool: &Tool,
-    headers: &[Header],
-    in_section: bool,
-    notes: &mut Notes,
-) -> (Value, String) {
-    let layout = CallLayout::new(format, &tool.name);
-    let mut pieces = pieces(&layout.segments, layout.name_end, tool, headers, notes);
+fn call_tag(call: &Node, in_section: bool, notes: &mut Notes) -> (Value, String) {
+    let mut pieces = calls::pieces(call, notes);
     let first = pieces
         .iter()
         .position(|p| matches!(p, Piece::Format(_)))
@@ -342,20 +376,8 @@ fn call_tag(
         1 => elements.remove(0),
         _ => sequence(elements),
     };
-    let head = layout
-        .segments
-        .iter()
-        .take_while(|s| is_fixed(s))
-        .cloned()
-        .collect::<Vec<_>>();
-    let word = trigger_word(&head, &begin);
+    let word = calls::trigger_word(call, &begin);
     (tag(&begin, content, &end), word)
-}
-
-/// A part of a call: exact text, or a format for what varies.
-enum Piece {
-    Fixed(String),
-    Format(Value),
 }
 
 impl Piece {
@@ -377,281 +399,6 @@ fn fixed(pieces: impl Iterator<Item = Piece>) -> String {
         .collect()
 }
 
-/// The call's segments as pieces: adjacent fixed text merged, tagged
-/// arguments followed by their own closing text, a header's varying rest
-/// after the name (`name_end`) as free text on its line.
-fn pieces(
-    segments: &[Segment],
-    name_end: Option<usize>,
-    tool: &Tool,
-    headers: &[Header],
-    notes: &mut Notes,
-) -> Vec<Piece> {
-    let mut out: Vec<Piece> = Vec::new();
-    for (i, segment) in segments.iter().enumerate() {
-        let more = match segment {
-            Segment::Marker(text) if name_end == Some(i) => name_suffix(text, headers),
-            Segment::Marker(text) | Segment::Text(text) => vec![Piece::Fixed(text.clone())],
-            Segment::Id(shape) => vec![Piece::Format(id_format(shape))],
-            Segment::Arguments(args) => {
-                let mut more = vec![Piece::Format(arguments_format(args, tool, notes))];
-                if let Arguments::Tagged(t) = args {
-                    more.push(Piece::Fixed(t.end.clone()));
-                }
-                more
-            }
-            // Written as required: the template's own calls hold it.
-            Segment::Optional(inner) => pieces(inner, None, tool, headers, notes),
-        };
-        for piece in more {
-            match piece {
-                Piece::Fixed(t) => push_fixed(&mut out, &t),
-                format => out.push(format),
-            }
-        }
-    }
-    out
-}
-
-fn push_fixed(out: &mut Vec<Piece>, text: &str) {
-    match out.last_mut() {
-        Some(Piece::Fixed(prev)) => prev.push_str(text),
-        _ if text.is_empty() => {}
-        _ => out.push(Piece::Fixed(text.to_string())),
-    }
-}
-
-/// The marker after a tagged name. When it ends a section header and holds
-/// attributes the template varies per call (`" index="1"<|sep|>`), its
-/// first word ends the name and the rest of the line up to the header's
-/// close is free, as the parser reads it.
-fn name_suffix(suffix: &str, headers: &[Header]) -> Vec<Piece> {
-    let Some(h) = HeaderAttributes::of(suffix, headers) else {
-        return vec![Piece::Fixed(suffix.to_string())];
-    };
-    let rest = node(
-        "any_text",
-        vec![("excludes", Value::Array(vec![Value::from("\n")]))],
-    );
-    vec![
-        Piece::Fixed(h.word.to_string()),
-        Piece::Format(tag("", rest, h.close)),
-        Piece::Fixed(h.after.to_string()),
-    ]
-}
-
-/// Where a call starts: the first core of its first marker, so that a call
-/// of an unknown tool after it is no longer free text; a call with no
-/// marker before its name starts with its first word.
-fn trigger_word(head: &[Segment], begin: &str) -> String {
-    let marker = head.iter().find_map(|s| match s {
-        Segment::Marker(raw) => Marker::new(raw).first_core().map(str::to_string),
-        _ => None,
-    });
-    let word = || begin.split_whitespace().next().unwrap_or(begin).to_string();
-    marker
-        .filter(|m| begin.starts_with(m.as_str()))
-        .unwrap_or_else(word)
-}
-
-/// A call id: a JSON string, a counter, or an optional tagged text.
-fn id_format(shape: &IdShape) -> Value {
-    match shape {
-        IdShape::JsonString => json!({"type": "json_schema", "json_schema": {"type": "string"}}),
-        IdShape::Counter => json!({"type": "regex", "pattern": "[0-9]+"}),
-        IdShape::Tagged { prefix, suffix } => {
-            optional(tag(prefix, json!({"type": "any_text"}), suffix))
-        }
-    }
-}
-
-/// The arguments of `tool`.
-fn arguments_format(args: &Arguments, tool: &Tool, notes: &mut Notes) -> Value {
-    match args {
-        Arguments::Json { as_string: false } => node(
-            "json_schema",
-            vec![("json_schema", object_schema(tool, notes))],
-        ),
-        Arguments::Json { as_string: true } => {
-            notes.warn(format!(
-                "{}: arguments written as a JSON string; any string accepted",
-                tool.name
-            ));
-            json!({"type": "json_schema", "json_schema": {"type": "string"}})
-        }
-        Arguments::Tagged(t) => tagged_format(t, tool, notes),
-        Arguments::Python => {
-            notes.warn(format!(
-                "{}: Python-call arguments; any text accepted up to the call's end",
-                tool.name
-            ));
-            json!({"type": "any_text"})
-        }
-    }
-}
-
-/// Tagged arguments in the xgrammar XML style that spells them, else any text.
-fn tagged_format(t: &TaggedArguments, tool: &Tool, notes: &mut Notes) -> Value {
-    let schema = object_schema(tool, notes);
-    match xml_style(t) {
-        Some("qwen_xml") => node("qwen_xml_parameter", vec![("json_schema", schema)]),
-        Some(style) => node(
-            "json_schema",
-            vec![("json_schema", schema), ("style", Value::from(style))],
-        ),
-        None => match tagged_pairs(t, &schema) {
-            Some(pairs) => {
-                notes.warn(format!("{}: tagged arguments in no xgrammar style; keys exact, values other than strings accepted as any text", tool.name));
-                pairs
-            }
-            None => {
-                notes.warn(format!("{}: tagged arguments in no xgrammar style; any text accepted up to the call's end", tool.name));
-                json!({"type": "any_text"})
-            }
-        },
-    }
-}
-
-/// Tagged arguments in a shape no xgrammar style spells, as one tag per
-/// declared argument in the declared order (optional ones optional): the
-/// keys are exact, a string value is raw text up to its close, an enum one
-/// of its values; other values are any text (templates print them as JSON
-/// or as Python literals). `None` when the shape is not that simple
-/// (no declared properties, a separator, typed or escaped values).
-fn tagged_pairs(t: &TaggedArguments, schema: &Value) -> Option<Value> {
-    let simple = t.raw_strings
-        && t.typed_value_prefix.is_none()
-        && t.escaped_value.is_none()
-        && t.elements.is_none()
-        && t.separator.is_empty();
-    let properties = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .filter(|p| simple && !p.is_empty())?;
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let pairs = properties.iter().map(|(key, property)| {
-        let begin = format!("{}{key}{}{}", t.name_prefix, t.name_suffix, t.value_prefix);
-        let pair = tag(&begin, raw_value(property), &t.close_for(key));
-        if required.contains(&key.as_str()) {
-            pair
-        } else {
-            optional(pair)
-        }
-    });
-    Some(sequence(pairs.collect()))
-}
-
-/// A raw tagged value: one of a string enum's values, else any text.
-fn raw_value(property: &Value) -> Value {
-    let values = property
-        .get("enum")
-        .and_then(Value::as_array)
-        .filter(|v| v.iter().all(Value::is_string));
-    match values {
-        Some(values) => node(
-            "or",
-            vec![(
-                "elements",
-                Value::Array(
-                    values
-                        .iter()
-                        .map(|v| const_string(v.as_str().unwrap_or_default()))
-                        .collect(),
-                ),
-            )],
-        ),
-        None => json!({"type": "any_text"}),
-    }
-}
-
-/// One of xgrammar's XML argument styles, by its markers without
-/// whitespace (which the style leaves to the value or to the space between
-/// arguments).
-struct XmlStyle {
-    name: &'static str,
-    /// Before an argument's name.
-    prefix: &'static str,
-    /// Between the name and the value: the whole text, or for typed styles
-    /// (a type attribute the style writes per value) its fixed start.
-    infix: &'static str,
-    /// After a value.
-    suffix: &'static str,
-    typed: bool,
-}
-
-const XML_STYLES: &[XmlStyle] = &[
-    XmlStyle {
-        name: "qwen_xml",
-        prefix: "<parameter=",
-        infix: ">",
-        suffix: "</parameter>",
-        typed: false,
-    },
-    XmlStyle {
-        name: "minimax_xml",
-        prefix: "<parametername=\"",
-        infix: "\">",
-        suffix: "</parameter>",
-        typed: false,
-    },
-    XmlStyle {
-        name: "glm_xml",
-        prefix: "<arg_key>",
-        infix: "</arg_key><arg_value>",
-        suffix: "</arg_value>",
-        typed: false,
-    },
-    XmlStyle {
-        name: "deepseek_xml",
-        prefix: "<｜DSML｜parametername=\"",
-        infix: "\"string=\"",
-        suffix: "</｜DSML｜parameter>",
-        typed: true,
-    },
-    XmlStyle {
-        name: "kimi_k3_xml",
-        prefix: "<|open|>argumentkey=\"",
-        infix: "\"type=\"",
-        suffix: "<|close|>argument<|sep|>",
-        typed: true,
-    },
-];
-
-/// The style whose markers the tagged arguments use, when nothing else
-/// (named closes, escapes, nested elements, a separator) is in play.
-fn xml_style(t: &TaggedArguments) -> Option<&'static str> {
-    let plain = t.raw_strings
-        && t.named_close.is_none()
-        && t.escaped_value.is_none()
-        && t.elements.is_none()
-        && t.separator.trim().is_empty();
-    if !plain {
-        return None;
-    }
-    let (prefix, suffix) = (squeeze(&t.name_prefix), squeeze(&t.value_suffix));
-    let infix = |value_prefix: &str| squeeze(&format!("{}{value_prefix}", t.name_suffix));
-    let fits = |style: &XmlStyle, value_prefix: &str| match style.typed {
-        true => infix(value_prefix).starts_with(style.infix),
-        false => infix(value_prefix) == style.infix,
-    };
-    let style = XML_STYLES.iter().find(|s| {
-        let typed_ok = match &t.typed_value_prefix {
-            Some(typed) => s.typed && fits(s, typed),
-            None => true,
-        };
-        s.prefix == prefix && s.suffix == suffix && fits(s, &t.value_prefix) && typed_ok
-    })?;
-    Some(style.name)
-}
-
-fn squeeze(text: &str) -> String {
-    text.chars().filter(|c| !c.is_whitespace()).collect()
-}
-
 /// The distinct trigger words, none that another one starts with (xgrammar
 /// groups tags by the trigger they start with).
 fn triggers(mut words: Vec<String>) -> Vec<String> {
@@ -665,10 +412,6 @@ fn triggers(mut words: Vec<String>) -> Vec<String> {
     let all = words.clone();
     words.retain(|w| !all.iter().any(|o| o != w && w.starts_with(o.as_str())));
     words
-}
-
-fn is_fixed(segment: &Segment) -> bool {
-    matches!(segment, Segment::Marker(_) | Segment::Text(_))
 }
 
 /// Warns of each `pattern` in the request's schemas that [`xgrammar_pattern`]
@@ -721,19 +464,6 @@ fn xgrammar_pattern(p: &str) -> Option<String> {
     Some(format!("^{}(?:{core}){}$", any(start), any(end)))
 }
 
-/// The tool's parameters as an object schema (`{}` and non-objects mean any
-/// object).
-fn object_schema(tool: &Tool, notes: &mut Notes) -> Value {
-    match &tool.parameters {
-        Value::Object(m)
-            if m.contains_key("properties") || m.contains_key("type") || m.contains_key("$ref") =>
-        {
-            xgrammar_schema(&tool.parameters, &tool.name, notes)
-        }
-        _ => json!({"type": "object"}),
-    }
-}
-
 fn tag(begin: &str, content: Value, end: &str) -> Value {
     node(
         "tag",
@@ -781,16 +511,12 @@ pub fn legacy(protocol: &Protocol) -> Result<LegacyStructuralTag> {
     let mut notes = Notes::new(protocol.warnings.clone());
     let mut structures = Vec::new();
     let mut triggers: Vec<String> = Vec::new();
-    let section = protocol.tools.as_ref().filter(|s| !s.tools.is_empty());
-    if let Some(s) = section {
-        for (format, tool) in s
-            .formats
-            .iter()
-            .flat_map(|f| s.tools.iter().map(move |t| (f, t)))
-        {
-            match legacy_structure(format, tool, &mut notes) {
+    let outline = protocol.outline();
+    for section in calls::sections(&outline) {
+        for call in &section.calls {
+            match legacy_structure(&section, call, &mut notes) {
                 Some(s) => structures.push(s),
-                None => notes.warn(format!("{}: the call is not fixed text around JSON arguments; left out of the legacy form", tool.name)),
+                None => notes.warn(format!("{}: the call is not fixed text around JSON arguments; left out of the legacy form", tool_name(call).unwrap_or_default())),
             }
         }
     }
@@ -801,6 +527,7 @@ pub fn legacy(protocol: &Protocol) -> Result<LegacyStructuralTag> {
             triggers.push(word);
         }
     }
+    let section = protocol.tools.as_ref().filter(|s| !s.tools.is_empty());
     if section.is_some_and(|s| s.required || !s.parallel) {
         notes.warn("the legacy form cannot require a call or stop after the first".into());
     }
@@ -813,16 +540,20 @@ pub fn legacy(protocol: &Protocol) -> Result<LegacyStructuralTag> {
 }
 
 /// One call as `{begin, schema, end}`, inside its section markers.
-fn legacy_structure(format: &ToolFormat, tool: &Tool, notes: &mut Notes) -> Option<Value> {
-    let layout = CallLayout::new(format, &tool.name);
-    if layout.arguments() != Some(&Arguments::Json { as_string: false }) {
+fn legacy_structure(section: &Section, call: &Node, notes: &mut Notes) -> Option<Value> {
+    let (head, arguments, tail) = calls::plain_json_call(call)?;
+    let Kind::Value(value) = &arguments.kind else {
         return None;
-    }
-    let begin = format!("{}{}", format.section_start, layout.head_text()?);
-    let end = format!("{}{}", layout.tail_text()?, format.section_end);
+    };
+    let tool = tool_name(call).unwrap_or_default();
+    let begin = format!("{}{head}", section.start);
+    let end = format!("{tail}{}", section.end);
     let fields = [
         ("begin", Value::from(begin.trim_start())),
-        ("schema", object_schema(tool, notes)),
+        (
+            "schema",
+            arguments::object_schema(&value.root, &tool, notes),
+        ),
         ("end", Value::from(end)),
     ];
     Some(Value::Object(
@@ -969,6 +700,18 @@ mod tests {
     }
 
     #[test]
+    fn a_template_that_renders_one_call_stops_after_the_first() {
+        // bare-json writes one call per turn: the outline repeats its call
+        // at most once, so the tag stops after it though the request
+        // allows parallel calls (as the GBNF and Lark exports do).
+        let st = export(
+            &analysis(include_str!("../../../templates/bare-json.jinja")),
+            Options::default(),
+        );
+        assert_eq!(all(&st, "triggered_tags")[0]["stop_after_first"], true);
+    }
+
+    #[test]
     fn allowed_tools_are_the_tags_and_strict_schemas_are_closed() {
         let a = hermes();
         let allowed = export(
@@ -1088,40 +831,48 @@ mod tests {
 
     #[test]
     fn tagged_pairs_in_no_style_keep_their_keys() {
-        let t = TaggedArguments {
-            name_prefix: "<param name=\"".into(),
-            name_suffix: "\">".into(),
-            value_prefix: String::new(),
-            typed_value_prefix: None,
-            value_suffix: "</param>".into(),
-            named_close: None,
-            separator: String::new(),
-            end: String::new(),
-            raw_strings: true,
-            escaped_value: None,
-            elements: None,
-        };
-        let schema = json!({"type": "object", "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}}, "required": ["city"]});
-        let pairs = tagged_pairs(&t, &schema).unwrap();
+        // Qwen's XML calls with `<param name="K">` pairs, which no
+        // xgrammar style spells.
+        let source = include_str!("../../../templates/qwen-coder-xml.jinja")
+            .replace(
+                "<parameter=example_parameter>",
+                "<param name=\"example_parameter\">",
+            )
+            .replace(
+                "'<parameter=' + name + '>",
+                "'<param name=\"' + name + '\">",
+            )
+            .replace("</parameter>", "</param>");
+        let weather = json!({"type": "object", "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}}, "required": ["city"]});
+        let tool =
+            json!({"type": "function", "function": {"name": "get_weather", "parameters": weather}});
+        let p = Protocol::new(
+            &analysis(&source),
+            &Options {
+                tools: vec![tool],
+                ..Options::default()
+            },
+        );
+        let st = structural_tag(&p).unwrap();
+        let pairs = &st.structural_tag["format"]["tags"][0]["content"]["elements"];
         assert_eq!(
-            pairs["elements"][0],
+            pairs[0],
             tag(
-                "<param name=\"city\">",
+                "<param name=\"city\">\n",
                 json!({"type": "any_text"}),
-                "</param>"
+                "\n</param>\n"
             )
         );
-        let unit = &pairs["elements"][1];
-        assert_eq!(unit["type"], "optional");
-        assert_eq!(unit["content"]["content"]["elements"][1], const_string("f"));
-        assert!(tagged_pairs(
-            &TaggedArguments {
-                separator: ",".into(),
-                ..t
-            },
-            &schema
-        )
-        .is_none());
+        assert_eq!(pairs[1]["type"], "optional");
+        assert_eq!(
+            pairs[1]["content"]["content"],
+            json!({"type": "or", "elements": [const_string("c"), const_string("f")]})
+        );
+        assert!(
+            st.warnings.iter().any(|w| w.contains("keys exact")),
+            "{:?}",
+            st.warnings
+        );
     }
 
     #[test]

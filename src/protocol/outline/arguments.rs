@@ -56,6 +56,7 @@ fn python(schema: &Value, root: &Arc<Value>) -> Node {
         separator: Box::new(Node::literal(", ")),
         order: Order::Listed,
         extra,
+        root: Arc::clone(root),
     })
     .producing(Produces::Arguments)
 }
@@ -107,6 +108,7 @@ fn tagged(
         separator: Box::new(Node::marker(&g.separator)),
         order: Order::ListedOrSorted,
         extra,
+        root: Arc::clone(root),
     })
     .producing(Produces::Arguments);
     Node::seq([members, Node::marker(&g.end)])

@@ -40,9 +40,10 @@
 //!
 //! The GBNF and Lark exports (`grammar::gbnf_printer`, `grammar::lark`)
 //! are printers of this tree; GBNF's lazy triggers are read from its lazy
-//! starts. Not yet (issue 30, later steps): the output parser (`parser/`)
-//! still builds its PEG from the [`Protocol`]; the structural-tag and
-//! response_template exports still read the protocol too.
+//! starts. The structural tag (`grammar::structural_tag`) is one too. Not yet
+//! (issue 30, later steps): the output parser (`parser/`) still builds its
+//! PEG from the [`Protocol`]; the response_template export still reads the
+//! protocol too.
 
 mod arguments;
 mod calls;
@@ -213,6 +214,9 @@ pub enum Kind {
         order: Order,
         /// A member of any key, for open schemas without properties.
         extra: Option<Box<Node>>,
+        /// The schema the members belong to (the tool's parameters), for
+        /// printers that hand the whole object to a schema format.
+        root: Arc<Value>,
     },
     /// The rule of [`Outline::rules`] at this index.
     Rule(usize),
