@@ -60,10 +60,12 @@ pub(crate) enum Inst {
     /// Push a backtrack entry resuming at the target.
     Choice(u32),
     /// `Choice(target)` whose alternative reads first a byte of
-    /// `sets[first]` (or fails where it starts: see [`guard_choices`]).
-    /// With another byte at the position, the machine goes straight to the
-    /// target, as the pushed entry would after the alternative failed.
-    Guarded(u32, u32),
+    /// `sets[first]` (or fails where it starts: see [`guard_choices`]),
+    /// and, unless `ends`, fails at the end of the final input. With
+    /// another byte at the position, or at that end, the machine goes
+    /// straight to the target, as the pushed entry would after the
+    /// alternative failed.
+    Guarded(u32, u32, bool),
     /// Push a lookahead entry (a boundary for `CommitAll`).
     Look(u32),
     /// Pop the top entry, jump.
@@ -356,20 +358,23 @@ const GUARD_BUDGET: u32 = 48;
 /// at a position holding a byte outside the set, fail right there without
 /// consuming (`Lit`, `Set`, `Literals`, `Json`, `Eoi`, `Fail`), consume
 /// nothing (`Span` of other bytes, `Open`, `Close`), or branch to such
-/// code (`Choice`, `Look`, `Call`). So every path of the alternative fails at the
-/// choice's position, having only pushed entries and log entries its
-/// failure pops again, and the machine resumes at the target with the
+/// code (`Choice`, `Look`, `Call`). So every path of the alternative fails
+/// at the choice's position, having only pushed entries and log entries
+/// its failure pops again, and the machine resumes at the target with the
 /// state it had: the guard does that directly (recording the failure
-/// position, as the failure would). Anything else on the way (a lookahead,
-/// a cut or commit, a recovery, a scan that may match nothing) gives no
-/// guard.
+/// position, as the failure would). At the end of the final input the
+/// same holds of every one of them but `Eoi`, so the guard also skips an
+/// alternative with no `Eoi` on its way there (the second run of a batch
+/// parse, at `finish`, tries what may follow the last call). Anything else
+/// on the way (a lookahead's end, a cut or commit, a recovery, a scan that
+/// may match nothing) gives no guard.
 fn guard_choices(insts: &mut [Inst], sets: &mut Vec<ByteSet>, matchers: &[Arc<MultiLiteral>]) {
     for pc in 0..insts.len() {
         let Inst::Choice(target) = insts[pc] else {
             continue;
         };
         let mut budget = GUARD_BUDGET;
-        let Some(first) = first_bytes(insts, sets, matchers, pc + 1, &mut budget, 0) else {
+        let Some((first, ends)) = first_bytes(insts, sets, matchers, pc + 1, &mut budget, 0) else {
             continue;
         };
         let index = match sets.iter().position(|&s| s == first) {
@@ -379,13 +384,15 @@ fn guard_choices(insts: &mut [Inst], sets: &mut Vec<ByteSet>, matchers: &[Arc<Mu
                 sets.len() - 1
             }
         };
-        insts[pc] = Inst::Guarded(target, index as u32);
+        insts[pc] = Inst::Guarded(target, index as u32, ends);
     }
 }
 
 /// The bytes the code from `pc` on may consume first, when every path of
 /// it either consumes one of them first or fails at its start without
-/// consuming; `None` when that is not known (see [`guard_choices`]).
+/// consuming, and whether a path may match at the end of the final input
+/// (it passes an `Eoi`; everything else it follows fails there); `None`
+/// when that is not known (see [`guard_choices`]).
 fn first_bytes(
     insts: &[Inst],
     sets: &[ByteSet],
@@ -393,7 +400,7 @@ fn first_bytes(
     mut pc: usize,
     budget: &mut u32,
     mut calls: usize,
-) -> Option<ByteSet> {
+) -> Option<(ByteSet, bool)> {
     // Bytes of the spans passed on the way (they may consume nothing).
     let mut passed = ByteSet::empty();
     loop {
@@ -409,7 +416,8 @@ fn first_bytes(
                 JsonKind::Value => ByteSet::of(b"{[\"-0123456789tfn"),
             },
             // With a byte at the position, both fail there.
-            Inst::Eoi | Inst::Fail => ByteSet::empty(),
+            Inst::Fail => ByteSet::empty(),
+            Inst::Eoi => return Some((passed, true)),
             Inst::Span(s) => {
                 passed = passed.union(*sets.get(*s as usize)?);
                 pc += 1;
@@ -421,11 +429,11 @@ fn first_bytes(
             }
             // A lookahead's entry resumes at its target like a choice's
             // when what it looks at fails (`&e`: a `Fail` there).
-            Inst::Choice(target) | Inst::Guarded(target, _) | Inst::Look(target) => {
+            Inst::Choice(target) | Inst::Guarded(target, ..) | Inst::Look(target) => {
                 let target = *target as usize;
                 let here = first_bytes(insts, sets, matchers, pc + 1, budget, calls)?;
                 let there = first_bytes(insts, sets, matchers, target, budget, calls)?;
-                here.union(there)
+                return Some((passed.union(here.0).union(there.0), here.1 || there.1));
             }
             Inst::Call(target) if calls < GUARD_CALLS => {
                 calls += 1;
@@ -438,7 +446,7 @@ fn first_bytes(
         if matches!(insts.get(pc)?, Inst::Lit(b) if b.is_empty()) {
             return None;
         }
-        return Some(passed.union(first));
+        return Some((passed.union(first), false));
     }
 }
 
@@ -726,7 +734,7 @@ mod tests {
     /// `p` with every guard back to a plain `Choice`.
     fn unguarded(p: &Program) -> Program {
         let insts = p.inner.insts.iter().map(|i| match *i {
-            Inst::Guarded(target, _) => Inst::Choice(target),
+            Inst::Guarded(target, ..) => Inst::Choice(target),
             ref other => other.clone(),
         });
         Program {
@@ -816,6 +824,8 @@ mod tests {
                 choice([cap(Tag(3), json()), lit("a"), rest()]),
             ]),
             star(seq([choice([lit("ab"), lit("a<"), eoi()]), ws()])),
+            // An alternative that matches at the end of the input.
+            star(seq([lit("a"), choice([seq([ws(), eoi()]), lit("<")])])),
             // The guard's failure is the furthest one: the error says where.
             seq([not(seq([lit("a"), opt(lit("b"))])), rest()]),
         ];

@@ -861,13 +861,15 @@ impl Vm {
                         return run;
                     }
                 }
-                Inst::Guarded(target, first) => {
+                Inst::Guarded(target, first, ends) => {
                     let Some(first) = p.sets.get(*first as usize) else {
                         return self.internal();
                     };
-                    let other =
-                        matches!(input.from(self.pos).first(), Some(&b) if !first.contains(b));
-                    if other && self.calls + GUARD_CALLS < p.max_depth {
+                    let fails = match input.from(self.pos).first() {
+                        Some(&b) => !first.contains(b),
+                        None => fin && !ends,
+                    };
+                    if fails && self.calls + GUARD_CALLS < p.max_depth {
                         // What pushing the entry and failing the alternative
                         // at this position would leave (`compile::guard_choices`).
                         self.failed_at(self.pos, false);
