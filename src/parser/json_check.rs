@@ -20,8 +20,14 @@ use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Vis
 
 /// Whether `text` is one JSON value serde_json reads into a `Value`.
 pub(super) fn is_readable(text: &str) -> bool {
-    plainly_readable(text) || serde_json::from_str::<Readable>(text).is_ok()
+    let short = text.len() <= PLAIN_LEN;
+    (short && plainly_readable(text)) || serde_json::from_str::<Readable>(text).is_ok()
 }
+
+/// Text the byte loop reads: on longer text serde_json's string scan, many
+/// bytes a step, is the faster (a 72 KB argument took 2.6 times as many
+/// instructions in the loop).
+const PLAIN_LEN: usize = 1024;
 
 /// Nesting the byte loop follows; deeper text goes to serde_json (whose
 /// limit is 128).
