@@ -59,6 +59,13 @@ pub(crate) enum Inst {
     Python,
     /// Push a backtrack entry resuming at the target.
     Choice(u32),
+    /// `Choice(target)` whose alternative reads first a byte of
+    /// `sets[first]` (or fails where it starts: see [`guard_choices`]),
+    /// and, unless `ends`, fails at the end of the final input. With
+    /// another byte at the position, or at that end, the machine goes
+    /// straight to the target, as the pushed entry would after the
+    /// alternative failed.
+    Guarded(u32, u32, bool),
     /// Push a lookahead entry (a boundary for `CommitAll`).
     Look(u32),
     /// Pop the top entry, jump.
@@ -279,6 +286,7 @@ fn compile(g: &Grammar) -> Result<Program, GrammarError> {
     for &(at, rule) in &c.calls {
         c.insts[at] = Inst::Call(addr[rule]);
     }
+    guard_choices(&mut c.insts, &mut c.sets, &c.matchers);
     LAST_LEN.set(c.insts.len());
     // In place: a program never holds more than it uses.
     c.insts.shrink_to_fit();
@@ -329,6 +337,117 @@ fn special_in_use(
         }
     }
     (!used.is_empty()).then(|| MultiLiteral::new(used))
+}
+
+/// Rule calls a guard's analysis follows before it gives up; the machine
+/// takes a guard only with this many calls to spare below the depth limit
+/// (so a call the alternative makes could not have failed as too deep).
+pub(crate) const GUARD_CALLS: usize = 4;
+
+/// Instructions a guard's analysis looks at per choice: the build stays
+/// linear in the program's size.
+const GUARD_BUDGET: u32 = 48;
+
+/// Turns each `Choice` whose alternative's first byte is known into a
+/// `Guarded` one. A short output spends much of its parse trying the
+/// alternatives its start may open (markers, fences, wrappers), each a
+/// pushed entry, a failed literal and an unwinding; the guard skips those
+/// with one byte test.
+///
+/// Sound by construction: [`first_bytes`] follows only instructions that,
+/// at a position holding a byte outside the set, fail right there without
+/// consuming (`Lit`, `Set`, `Literals`, `Json`, `Eoi`, `Fail`), consume
+/// nothing (`Span` of other bytes, `Open`, `Close`), or branch to such
+/// code (`Choice`, `Look`, `Call`). So every path of the alternative fails
+/// at the choice's position, having only pushed entries and log entries
+/// its failure pops again, and the machine resumes at the target with the
+/// state it had: the guard does that directly (recording the failure
+/// position, as the failure would). At the end of the final input the
+/// same holds of every one of them but `Eoi`, so the guard also skips an
+/// alternative with no `Eoi` on its way there (the second run of a batch
+/// parse, at `finish`, tries what may follow the last call). Anything else
+/// on the way (a lookahead's end, a cut or commit, a recovery, a scan that
+/// may match nothing) gives no guard.
+fn guard_choices(insts: &mut [Inst], sets: &mut Vec<ByteSet>, matchers: &[Arc<MultiLiteral>]) {
+    for pc in 0..insts.len() {
+        let Inst::Choice(target) = insts[pc] else {
+            continue;
+        };
+        let mut budget = GUARD_BUDGET;
+        let Some((first, ends)) = first_bytes(insts, sets, matchers, pc + 1, &mut budget, 0) else {
+            continue;
+        };
+        let index = match sets.iter().position(|&s| s == first) {
+            Some(i) => i,
+            None => {
+                sets.push(first);
+                sets.len() - 1
+            }
+        };
+        insts[pc] = Inst::Guarded(target, index as u32, ends);
+    }
+}
+
+/// The bytes the code from `pc` on may consume first, when every path of
+/// it either consumes one of them first or fails at its start without
+/// consuming, and whether a path may match at the end of the final input
+/// (it passes an `Eoi`; everything else it follows fails there); `None`
+/// when that is not known (see [`guard_choices`]).
+fn first_bytes(
+    insts: &[Inst],
+    sets: &[ByteSet],
+    matchers: &[Arc<MultiLiteral>],
+    mut pc: usize,
+    budget: &mut u32,
+    mut calls: usize,
+) -> Option<(ByteSet, bool)> {
+    // Bytes of the spans passed on the way (they may consume nothing).
+    let mut passed = ByteSet::empty();
+    loop {
+        *budget = budget.checked_sub(1)?;
+        let first = match insts.get(pc)? {
+            Inst::Lit(b) => ByteSet::of(&b[..1.min(b.len())]),
+            Inst::Set(s) => *sets.get(*s as usize)?,
+            Inst::Literals(m) => matchers.get(*m as usize)?.first_bytes()?,
+            Inst::Json(kind) => match kind {
+                JsonKind::Object => ByteSet::of(b"{"),
+                JsonKind::Array => ByteSet::of(b"["),
+                JsonKind::String => ByteSet::of(b"\""),
+                JsonKind::Value => ByteSet::of(b"{[\"-0123456789tfn"),
+            },
+            // With a byte at the position, both fail there.
+            Inst::Fail => ByteSet::empty(),
+            Inst::Eoi => return Some((passed, true)),
+            Inst::Span(s) => {
+                passed = passed.union(*sets.get(*s as usize)?);
+                pc += 1;
+                continue;
+            }
+            Inst::Open(_) | Inst::Close => {
+                pc += 1;
+                continue;
+            }
+            // A lookahead's entry resumes at its target like a choice's
+            // when what it looks at fails (`&e`: a `Fail` there).
+            Inst::Choice(target) | Inst::Guarded(target, ..) | Inst::Look(target) => {
+                let target = *target as usize;
+                let here = first_bytes(insts, sets, matchers, pc + 1, budget, calls)?;
+                let there = first_bytes(insts, sets, matchers, target, budget, calls)?;
+                return Some((passed.union(here.0).union(there.0), here.1 || there.1));
+            }
+            Inst::Call(target) if calls < GUARD_CALLS => {
+                calls += 1;
+                pc = *target as usize;
+                continue;
+            }
+            _ => return None,
+        };
+        // An empty literal matches without consuming.
+        if matches!(insts.get(pc)?, Inst::Lit(b) if b.is_empty()) {
+            return None;
+        }
+        return Some((passed.union(first), false));
+    }
 }
 
 impl<'g> Compiler<'g> {
@@ -606,9 +725,124 @@ mod tests {
     use super::super::grammar::*;
     use super::*;
 
+    /// The program's layout, guards shown as the choices they are.
     fn listing(e: Expr) -> Vec<String> {
-        let p = Grammar::new(e).compile().unwrap();
+        let p = unguarded(&Grammar::new(e).compile().unwrap());
         p.inner.insts.iter().map(|i| format!("{i:?}")).collect()
+    }
+
+    /// `p` with every guard back to a plain `Choice`.
+    fn unguarded(p: &Program) -> Program {
+        let insts = p.inner.insts.iter().map(|i| match *i {
+            Inst::Guarded(target, ..) => Inst::Choice(target),
+            ref other => other.clone(),
+        });
+        Program {
+            inner: Arc::new(Inner {
+                insts: insts.collect(),
+                sets: p.inner.sets.clone(),
+                matchers: p.inner.matchers.clone(),
+                max_depth: p.inner.max_depth,
+                special: p.inner.special.clone(),
+            }),
+        }
+    }
+
+    fn guards(e: Expr) -> Vec<bool> {
+        let p = Grammar::new(e).compile().unwrap();
+        let choices = p.inner.insts.iter().filter_map(|i| match i {
+            Inst::Choice(_) => Some(false),
+            Inst::Guarded(..) => Some(true),
+            _ => None,
+        });
+        choices.collect()
+    }
+
+    #[test]
+    fn only_alternatives_that_fail_where_they_start_are_guarded() {
+        // Literals, classes, JSON values, through spans, captures and
+        // inner choices: guarded.
+        let opener = seq([star(class(ByteSet::of(b" "))), cap(Tag(1), lit("<a>"))]);
+        assert_eq!(guards(choice([opener, json_object()])), [true]);
+        assert_eq!(
+            guards(choice([choice([lit("x"), lit("y")]), empty()])),
+            [true, true]
+        );
+        // Text that may match nothing, a cut before any byte, a recovery,
+        // an empty alternative: not.
+        assert_eq!(guards(choice([until(["</a>"]), lit("b")])), [false]);
+        assert_eq!(guards(choice([seq([cut(), lit("a")]), lit("b")])), [false]);
+        assert_eq!(
+            guards(choice([recover(lit("a"), rest()), lit("b")])),
+            [false]
+        );
+        assert_eq!(
+            guards(choice([star(class(ByteSet::of(b" "))), lit("b")])),
+            [false]
+        );
+    }
+
+    /// Every input over a small alphabet up to `len` bytes.
+    fn inputs(alphabet: &[u8], len: usize) -> Vec<Vec<u8>> {
+        let mut all = vec![Vec::new()];
+        let mut last = vec![Vec::new()];
+        for _ in 0..len {
+            let next: Vec<Vec<u8>> = last
+                .iter()
+                .flat_map(|s: &Vec<u8>| {
+                    alphabet.iter().map(move |&b| {
+                        let mut t = s.clone();
+                        t.push(b);
+                        t
+                    })
+                })
+                .collect();
+            all.extend(next.iter().cloned());
+            last = next;
+        }
+        all
+    }
+
+    /// A guard changes no result: whole and partial parses, captures and
+    /// error offsets equal the same program's with plain choices.
+    #[test]
+    fn guarded_programs_parse_as_unguarded_ones() {
+        let ws = || star(class(ByteSet::of(b" ")));
+        let call = || seq([lit("<c>"), ws(), cap(Tag(2), json_object()), lit("</c>")]);
+        let grammars = [
+            seq([
+                star(choice([
+                    call(),
+                    seq([ws(), lit("[")]),
+                    cap(Tag(1), class(ByteSet::of(b"ab{} "))),
+                ])),
+                eoi(),
+            ]),
+            seq([
+                not(lit("<")),
+                choice([and(lit("a")), lit("b"), fail()]),
+                choice([cap(Tag(3), json()), lit("a"), rest()]),
+            ]),
+            star(seq([choice([lit("ab"), lit("a<"), eoi()]), ws()])),
+            // An alternative that matches at the end of the input.
+            star(seq([lit("a"), choice([seq([ws(), eoi()]), lit("<")])])),
+            // The guard's failure is the furthest one: the error says where.
+            seq([not(seq([lit("a"), opt(lit("b"))])), rest()]),
+        ];
+        for grammar in grammars {
+            let guarded = Grammar::new(grammar).compile().unwrap();
+            assert!(guarded
+                .inner
+                .insts
+                .iter()
+                .any(|i| matches!(i, Inst::Guarded(..))));
+            let plain = unguarded(&guarded);
+            for input in inputs(b"ab<c>{} [\"1", 4) {
+                assert_eq!(guarded.parse(&input), plain.parse(&input), "{input:?}");
+                let partial = (guarded.parse_partial(&input), plain.parse_partial(&input));
+                assert_eq!(partial.0, partial.1, "partial {input:?}");
+            }
+        }
     }
 
     #[test]

@@ -44,7 +44,7 @@ use std::fmt;
 
 use super::bytes::ByteSet;
 use super::capture::LogEntry;
-use super::compile::{Inner, Inst};
+use super::compile::{Inner, Inst, GUARD_CALLS};
 use super::json::{JsonScanner, Scan, ScanErrorKind, STRING_STOPS};
 use super::matcher::{Find, Longest, MultiLiteral};
 use super::python::PyScanner;
@@ -461,15 +461,21 @@ impl Vm {
         })
     }
 
-    /// Records a failure at `at` and unwinds to the nearest live entry.
-    /// `Some(error)` when none is left.
-    fn fail(&mut self, at: usize, deep: bool) -> Option<ParseError> {
+    /// Records a failure at `at` as the furthest one, if it is.
+    #[inline]
+    fn failed_at(&mut self, at: usize, deep: bool) {
         if at > self.farthest {
             self.farthest = at;
             self.farthest_deep = deep;
         } else if at == self.farthest && deep {
             self.farthest_deep = true;
         }
+    }
+
+    /// Records a failure at `at` and unwinds to the nearest live entry.
+    /// `Some(error)` when none is left.
+    fn fail(&mut self, at: usize, deep: bool) -> Option<ParseError> {
+        self.failed_at(at, deep);
         self.scanning = false;
         loop {
             match self.stack.pop() {
@@ -854,6 +860,33 @@ impl Vm {
                     if let Some(run) = self.after_scan(scan, start, fin, finished) {
                         return run;
                     }
+                }
+                Inst::Guarded(target, first, ends) => {
+                    let Some(first) = p.sets.get(*first as usize) else {
+                        return self.internal();
+                    };
+                    let fails = match input.from(self.pos).first() {
+                        Some(&b) => !first.contains(b),
+                        None => fin && !ends,
+                    };
+                    if fails && self.calls + GUARD_CALLS < p.max_depth {
+                        // What pushing the entry and failing the alternative
+                        // at this position would leave (`compile::guard_choices`).
+                        self.failed_at(self.pos, false);
+                        self.scanning = false;
+                        self.pc = *target;
+                        continue;
+                    }
+                    let (pos, log, depth) = (self.pos, self.log_len(), self.depth);
+                    self.stack.push(Frame::Alt {
+                        pc: *target,
+                        pos,
+                        log,
+                        live: true,
+                        look: false,
+                        depth,
+                    });
+                    self.pc += 1;
                 }
                 Inst::Choice(target) | Inst::Look(target) => {
                     let look = matches!(inst, Inst::Look(_));

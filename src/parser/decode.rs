@@ -1224,6 +1224,9 @@ impl Edges {
 /// Python literal's (`'get_weather'`, a call object written as a dict);
 /// `None` for any other text.
 fn decode_quoted(raw: &str) -> Option<String> {
+    if let Some(plain) = plain_json_string(raw) {
+        return Some(plain.to_string());
+    }
     match raw.as_bytes().first() {
         Some(b'"') => decode_string(raw.as_bytes()),
         Some(b'\'') => match serde_json::from_str(&python::to_json(raw.as_bytes()).ok()?) {
@@ -1234,9 +1237,53 @@ fn decode_quoted(raw: &str) -> Option<String> {
     }
 }
 
+/// The text of a JSON string token without escapes or control characters
+/// (a name, mostly): what [`decode_string`] decodes it to, without asking
+/// serde_json (about a fifth of a short call's close). `None` for any other
+/// token, which [`decode_string`] then reads.
+fn plain_json_string(raw: &str) -> Option<&str> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    let plain = inner.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
+    plain.then_some(inner)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The shortcut decodes as serde_json does, and only plain tokens.
+    #[test]
+    fn plain_strings_decode_as_serde_json_decodes_them() {
+        let tokens = [
+            r#""get_weather""#,
+            r#""café 東京""#,
+            r#""""#,
+            r#""a\"b""#,
+            r#""a\u00e9""#,
+            r#""a"b""#,
+            r#""a" "#,
+            "\"tab\there\"",
+            r#""open"#,
+            r#"""#,
+            "'single'",
+        ];
+        for token in tokens {
+            if let Some(plain) = plain_json_string(token) {
+                let serde = decode_string(token.as_bytes());
+                assert_eq!(Some(plain.to_string()), serde, "{token}");
+            }
+            let general = match token.starts_with('"') {
+                true => decode_string(token.as_bytes()),
+                false => Some("single".to_string()),
+            };
+            assert_eq!(decode_quoted(token), general, "{token}");
+        }
+        assert_eq!(plain_json_string(r#""get_weather""#), Some("get_weather"));
+        assert_eq!(plain_json_string(r#""""#), Some(""));
+        assert_eq!(plain_json_string(r#""a"b""#), None);
+        assert_eq!(plain_json_string("\"tab\there\""), None);
+        assert_eq!(plain_json_string(r#""a\"b""#), None);
+    }
 
     #[test]
     fn edges_never_retract() {

@@ -201,10 +201,10 @@ pub struct Parsed {
 
 impl Parsed {
     /// What `stream` read: its message and diagnostics.
-    fn of(stream: OutputStream) -> Parsed {
+    fn of(stream: &mut OutputStream) -> Parsed {
         let diagnostics = stream.diagnostics().to_vec();
         Parsed {
-            message: stream.into_message(),
+            message: stream.take_message(),
             diagnostics,
         }
     }
@@ -381,12 +381,13 @@ impl OutputParser {
     /// keeps a window of the output, not a second copy of it.
     fn report(&self, partial: bool, feed: impl FnOnce(&mut OutputStream)) -> Parsed {
         // Only the message is returned: no deltas, which would copy its text.
-        let mut stream = self.stream().quiet();
+        let mut stream = self.stream();
+        stream.make_quiet();
         feed(&mut stream);
         if !partial {
             stream.finish();
         }
-        Parsed::of(stream)
+        Parsed::of(&mut stream)
     }
 
     /// A stream for one output.
@@ -409,8 +410,8 @@ impl OutputParser {
             Some(opened) => decoder.dropping_outside_channels(opened),
             None => decoder,
         };
-        OutputStream::new(&self.program, decoder, &self.prefill)
-            .with_ids(self.ids.as_ref().map(|s| s.next_stream()))
+        let ids = self.ids.as_ref().map(|s| s.next_stream());
+        OutputStream::new(&self.program, decoder, &self.prefill, ids)
     }
 }
 

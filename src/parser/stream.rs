@@ -81,7 +81,16 @@ pub struct OutputStream {
 
 impl OutputStream {
     /// `prefill`: text the client already has (in the message, not sent).
-    pub(crate) fn new(program: &peg::Program, decoder: Decoder, prefill: &Prefill) -> OutputStream {
+    /// A stream reading with `program` and `decoder`, the message starting
+    /// with `prefill`, minting call ids with `ids` (`ParserConfig::call_ids`).
+    /// Set up in place: the stream is large, and a batch parse of a short
+    /// output paid a tenth of its time copying it between builder calls.
+    pub(crate) fn new(
+        program: &peg::Program,
+        decoder: Decoder,
+        prefill: &Prefill,
+        ids: Option<StreamIds>,
+    ) -> OutputStream {
         let mut builder = MessageBuilder::default();
         builder.apply(&Delta {
             content: Some(prefill.content.clone()),
@@ -98,23 +107,16 @@ impl OutputStream {
             owed: None,
             builder,
             utf8_tail: Vec::new(),
-            ids: None,
+            ids,
             quiet: false,
             token_spans: TokenSpans::default(),
         }
     }
 
-    /// This stream, writing text to the message only (a batch parse: its
+    /// Makes this stream write text to the message only (a batch parse: its
     /// pushes' deltas carry calls' announcements but no text).
-    pub(crate) fn quiet(mut self) -> OutputStream {
+    pub(crate) fn make_quiet(&mut self) {
         self.quiet = true;
-        self
-    }
-
-    /// This stream, minting call ids with `ids` (`ParserConfig::call_ids`).
-    pub(crate) fn with_ids(mut self, ids: Option<StreamIds>) -> OutputStream {
-        self.ids = ids;
-        self
     }
 
     /// Appends a chunk of output; returns the deltas it made final.
@@ -326,8 +328,14 @@ impl OutputStream {
     /// The message the deltas add up to, without copying it: the end of a
     /// batch parse.
     pub fn into_message(mut self) -> AssistantMessage {
-        pay_owed(&self.peg, self.owed, &mut self.builder);
-        self.builder.into_message()
+        self.take_message()
+    }
+
+    /// The message, as [`into_message`](Self::into_message), leaving the
+    /// stream spent (a batch parse drops it after: no move of it).
+    pub(crate) fn take_message(&mut self) -> AssistantMessage {
+        pay_owed(&self.peg, self.owed.take(), &mut self.builder);
+        std::mem::take(&mut self.builder).into_message()
     }
 
     /// Problems found so far.

@@ -37,11 +37,12 @@
 //!
 //! ```text
 //! cargo bench -p chat-autoparser-peer-bench --bench peer
-//! cargo bench -p chat-autoparser-peer-bench --bench peer -- --profile FAMILY short|long|build
+//! cargo bench -p chat-autoparser-peer-bench --bench peer -- --profile FAMILY short|long|build|stream
 //! ```
 //!
-//! The second runs our side alone for 5 s (a parse of that output, or a
-//! build) for a profiler to watch (`perf record` on the bench binary).
+//! The second runs our side alone for 5 s (a parse of that output, a
+//! build, or the streamed 72 KB call in 4-byte pieces) for a profiler to
+//! watch (`perf record`, or callgrind, on the bench binary).
 
 use std::future::Future;
 use std::hint::black_box;
@@ -413,8 +414,8 @@ fn main() {
     stream_72k(&root, &config, &tools);
 }
 
-/// `--profile FAMILY short|long|build`: our side alone for 5 s, for a
-/// profiler (`perf record`) to watch.
+/// `--profile FAMILY short|long|build|stream`: our side alone for 5 s, for
+/// a profiler (`perf record`) to watch.
 fn profile(root: &Path, name: &str, what: &str) {
     let family = families()
         .into_iter()
@@ -425,14 +426,17 @@ fn profile(root: &Path, name: &str, what: &str) {
     let parser = analysis.parser(&config).expect("our parser builds");
     let output = match what {
         "long" => long_output(&family),
+        "stream" => stream_output(&family),
         _ => short_output(&family),
     };
+    let pieces: Vec<&str> = char_chunks(&output, 4).collect();
     let begin = Instant::now();
     let mut runs = 0u64;
     while begin.elapsed() < Duration::from_secs(5) {
         for _ in 0..100 {
             match what {
                 "build" => drop(black_box(analysis.parser(&config))),
+                "stream" => drop(black_box(ours_stream(&parser, &pieces))),
                 _ => drop(black_box(parser.parse(black_box(&output)))),
             }
         }
