@@ -21,7 +21,9 @@
 //! but for a strict grammar's ([`ToolGrammar::strict`]), which is tried in
 //! a lookahead first.
 
-use super::foreign::{bare_json_call_format, foreign_markers, FENCE_CLOSER};
+use super::foreign::{
+    bare_json_call_format, bracketed_python_call_format, foreign_markers, FENCE_CLOSER,
+};
 use super::names::{known_name, known_name_alternatives, spaced_names};
 use super::JSON_FENCES;
 use crate::analysis::{tool_tokens, Header, NameSlot, ToolClass, ToolFormat};
@@ -96,7 +98,33 @@ pub(super) fn tool_grammars<'a>(
             .extend(foreign.0.iter().chain(&foreign.1).cloned());
         grammars.push(g);
     }
+    let python = formats.iter().any(|f| f.class == ToolClass::PythonCall);
+    if fenced && !python && !foreign.0.is_empty() {
+        grammars.push(foreign_python_list(protocol, names, vocabulary, &foreign));
+    }
     grammars
+}
+
+/// A Python call list inside another format's wrapper
+/// (`<|tool_call_start|>[f(x=1)]<|tool_call_end|>`, see
+/// [`bracketed_python_call_format`]), on templates whose own calls are no
+/// Python calls: the wrapper's opener is required (a bracketed call in
+/// prose is no call) and captured `FOREIGN`, as a fenced call's is.
+fn foreign_python_list<'a>(
+    protocol: &'a Protocol,
+    names: (&[String], &[String]),
+    vocabulary: &Rc<Vocabulary>,
+    foreign: &(Vec<String>, Vec<String>),
+) -> ToolGrammar<'a> {
+    let markers = protocol.preserved_tokens.clone();
+    let format = bracketed_python_call_format();
+    let mut g = ToolGrammar::new(format, &protocol.turn.headers, None, markers, names);
+    g.vocabulary = vocabulary.clone();
+    g.rule = "call_foreign_python".into();
+    g.fenced = true;
+    g.foreign = foreign.clone();
+    g.triggers = foreign.0.clone();
+    g
 }
 
 /// The tool-call part of the grammar for one format.
@@ -145,7 +173,9 @@ pub(super) struct ToolGrammar<'a> {
     pub(super) json_rules: Option<String>,
     /// Its calls are bare JSON in a Markdown code fence or another format's
     /// wrapper (`[TOOL_CALLS]`), on a template whose calls are not bare
-    /// JSON: the fence or wrapper is required, and captured `FOREIGN`.
+    /// JSON, or a Python call list in another format's wrapper, on one
+    /// whose calls are not Python calls: the fence or wrapper is required,
+    /// and captured `FOREIGN`.
     pub(super) fenced: bool,
     /// The template's words: what a label or the rest of a header may
     /// hold and still be scaffolding.
@@ -237,6 +267,9 @@ impl<'a> ToolGrammar<'a> {
 
     /// `section-start call (separator call)* section-end?`
     pub(super) fn section(&self) -> Expr {
+        if self.fenced && self.format.class == ToolClass::PythonCall {
+            return self.foreign_python_section();
+        }
         if self.fenced {
             return self.fenced_section();
         }
@@ -246,6 +279,23 @@ impl<'a> ToolGrammar<'a> {
         if self.is_bare_json() {
             return self.bare_json_section();
         }
+        self.marked_section()
+    }
+
+    /// A Python call list inside another format's wrapper (see
+    /// [`foreign_python_list`]): the foreign opener, the list, and a
+    /// foreign closer when the model wrote one.
+    fn foreign_python_section(&self) -> Expr {
+        seq([
+            Self::foreign_expr(&self.foreign.0),
+            ws(),
+            self.marked_section(),
+            opt(seq([ws(), Self::foreign_expr(&self.foreign.1)])),
+        ])
+    }
+
+    /// The format's own section: its markers around its calls.
+    fn marked_section(&self) -> Expr {
         let f = self.format;
         let sep = Marker::new(&f.call_separator);
         // Framing is captured so a call withdrawn for arguments that are not
@@ -485,16 +535,20 @@ mod tests {
     /// hermes' call (`<tool_call>{"name": ..., "arguments": ...}`) holds
     /// the fenced call's object: the fenced and the strict calls read the
     /// template's head and tail rules (JSON and Python-dict), built and
-    /// compiled once.
+    /// compiled once. A Python call list in another format's wrapper is a
+    /// call of its own.
     #[test]
     fn calls_of_one_json_object_share_its_head_and_tail() {
         let rules = call_rules("hermes-think.jinja");
         let expected = ["call0", "call0.head", "call0.tail"];
         let python = ["call0.python.head", "call0.python.tail", "call_fenced"];
         let expected = expected.into_iter().chain(python);
-        let expected = expected
-            .into_iter()
-            .chain(["call0.strict", "call_fenced.strict"]);
+        let expected = expected.into_iter().chain([
+            "call_foreign_python",
+            "call0.strict",
+            "call_fenced.strict",
+            "call_foreign_python.strict",
+        ]);
         assert_eq!(rules, expected.map(String::from).collect::<Vec<_>>());
     }
 
