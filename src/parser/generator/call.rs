@@ -88,6 +88,16 @@ impl<'a> ToolGrammar<'a> {
             Some(_) => cap(CALL, seq([start, rule(&format!("{}.body", self.rule))])),
             None => cap(CALL, seq([start, self.body()])),
         };
+        let one = match self.name_first_address() {
+            Some(_) => {
+                let name_first = ToolGrammar {
+                    name_first: true,
+                    ..self.clone()
+                };
+                choice([one, cap(CALL, name_first.body())])
+            }
+            None => one,
+        };
         match self.listed_calls() {
             Some(listed) => choice([listed, one]),
             None => one,

@@ -185,6 +185,9 @@ pub(super) struct ToolGrammar<'a> {
     /// The Python call list whose section this grammar's JSON calls sit in
     /// (see [`ToolGrammar::json_in_list`]).
     pub(super) list: Option<&'a ToolFormat>,
+    /// Its head is the address and name before the header the format's
+    /// call opens (see [`ToolGrammar::name_first_head`]).
+    pub(super) name_first: bool,
 }
 
 impl<'a> ToolGrammar<'a> {
@@ -227,6 +230,7 @@ impl<'a> ToolGrammar<'a> {
             vocabulary: Rc::default(),
             strict: false,
             list: None,
+            name_first: false,
         };
         g.triggers = g.first_literals();
         g
@@ -239,6 +243,7 @@ impl<'a> ToolGrammar<'a> {
                 let mut out = vec![core.to_string()];
                 out.extend(self.distinctive_call_start());
                 out.extend(self.distinctive_name_prefix());
+                out.extend(self.name_first_address().map(str::to_string));
                 return out;
             }
         }
