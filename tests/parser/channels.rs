@@ -493,3 +493,34 @@ fn the_next_channel_header_ends_the_block_in_both_header_orders() {
         }
     }
 }
+
+/// The same after a content message: its message end, then a call header
+/// whose address comes first, with or without the role header between:
+/// the call, and the content without the message end, under both presets
+/// and every chunking, on both harmony templates.
+#[test]
+fn a_call_address_after_the_message_end_ends_content() {
+    use crate::common::streaming::report_and_stream;
+    use chat_autoparser::Policy;
+    let mut analyses = vec![crate::common::shipped_template("channel-harmony").1];
+    if let Some(template) = crate::common::corpus_template("openai-gpt-oss-120b") {
+        analyses.push(template.analyze().unwrap());
+    }
+    let call = "to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}<|call|>";
+    for analysis in &analyses {
+        for sep in ["<|end|>", "<|end|>\n", "<|end|><|start|>assistant "] {
+            let output = format!("<|channel|>final<|message|>Let me check.{sep}{call}");
+            for policy in [Policy::lossless(), Policy::compatible()] {
+                let config = ParserConfig::from(Options::default().with_tools(tools()));
+                let parser = analysis.parser(&config.with_policy(policy)).unwrap();
+                let m = report_and_stream(&parser, &output).message;
+                assert_eq!(m.content.as_deref(), Some("Let me check."), "{output:?}");
+                assert_eq!(
+                    calls(&m),
+                    [("get_weather".to_string(), json!({"city": "Paris"}))],
+                    "{output:?}"
+                );
+            }
+        }
+    }
+}
