@@ -172,14 +172,15 @@ impl<'a> ToolGrammar<'a> {
         // Built once: the wrapped and the bare call recover the same way.
         let broken = (!self.strict).then(|| self.broken());
         let guard = self.bare_name_guard();
-        let call = |open: Expr, head: Expr, tail: Expr, close: Expr| {
-            let rest = seq([tail, close, end.clone()]);
+        let call_ending = |open: Expr, head: Expr, tail: Expr, close: Expr, end: Expr| {
+            let rest = seq([tail, close, end]);
             let rest = match &broken {
                 None => rest,
                 Some(broken) => recover(rest, broken.clone()),
             };
             seq([open, head, guard.clone(), commit(), rest])
         };
+        let call = |open, head, tail, close| call_ending(open, head, tail, close, end.clone());
         // The call in each notation, bare or in OpenAI's wrapper; the JSON
         // one first, so that JSON calls read as they always have.
         let object = |notation| match openai_wrapper(f, notation) {
@@ -196,11 +197,19 @@ impl<'a> ToolGrammar<'a> {
                 Some(call(empty(), head, tail, empty()))
             }
         };
-        choice(
-            [Notation::Json, Notation::Python]
-                .into_iter()
-                .filter_map(object),
-        )
+        let notations = [Notation::Json, Notation::Python];
+        let own = notations.into_iter().filter_map(object);
+        // A JSON call object in the format's own wrapper, tried last: the
+        // wrapper's closer ends it (the layout's end closes a tagged call's
+        // inner tags too, `</function>\n</tool_call>`).
+        let json = self.json_in_wrapper();
+        let wrapper_end = seq([ws(), Marker::new(&f.call_end).closer_expr()]);
+        let in_wrapper = json.iter().flat_map(|json| {
+            let parts = notations.into_iter().filter_map(|n| json.object_parts(n));
+            let end = &wrapper_end;
+            parts.map(move |(head, tail)| call_ending(empty(), head, tail, empty(), end.clone()))
+        });
+        choice(own.chain(in_wrapper).collect::<Vec<_>>())
     }
 
     /// The head and tail of a call in `notation`: the format's own (JSON

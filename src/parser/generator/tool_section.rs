@@ -455,6 +455,25 @@ impl<'a> ToolGrammar<'a> {
         }
     }
 
+    /// A JSON call object (the fenced call's format) read where this
+    /// tagged format's call goes, inside its own call wrapper
+    /// (`<tool_call>{"name": ...}</tool_call>` where the template writes
+    /// `<tool_call><function=f>...`): models trained on JSON calls write
+    /// them there. `None` for formats whose calls are JSON or Python calls
+    /// already, or have no call marker of their own.
+    pub(super) fn json_in_wrapper(&self) -> Option<ToolGrammar<'a>> {
+        let f = self.format;
+        let own_wrapper = !Marker::new(self.layout.start()).is_blank();
+        let tagged = matches!(f.name, NameSlot::Tagged { .. }) && f.class != ToolClass::PythonCall;
+        let plain = !self.fenced && !self.name_first && self.list.is_none();
+        (own_wrapper && tagged && plain).then(|| ToolGrammar {
+            format: bare_json_call_format(),
+            layout: Rc::new(CallLayout::new(bare_json_call_format(), NAME_SLOT)),
+            json_rules: None,
+            ..self.clone()
+        })
+    }
+
     /// Bare JSON calls in a list (`[{...}, {...}]`) or one after another,
     /// bare, or separated by the format's separator, `,`, `;` or newlines.
     fn json_calls(&self) -> Expr {
