@@ -43,7 +43,8 @@ const NAME_SLOT: &str = "NAME";
 /// One tool grammar per format the output may hold: the template's own, or
 /// the fallback dialects when the template renders no calls; and, when
 /// `fenced` and none of them is bare JSON, one for a JSON call in a code
-/// fence (see [`bare_json_call_format`]).
+/// fence (see [`bare_json_call_format`]); when `fenced`, one for a Python
+/// call list in another format's wrapper (see [`foreign_python_list`]).
 pub(super) fn tool_grammars<'a>(
     protocol: &'a Protocol,
     formats: &'a [ToolFormat],
@@ -98,8 +99,7 @@ pub(super) fn tool_grammars<'a>(
             .extend(foreign.0.iter().chain(&foreign.1).cloned());
         grammars.push(g);
     }
-    let python = formats.iter().any(|f| f.class == ToolClass::PythonCall);
-    if fenced && !python && !foreign.0.is_empty() {
+    if fenced && !foreign.0.is_empty() {
         grammars.push(foreign_python_list(protocol, names, vocabulary, &foreign));
     }
     grammars
@@ -107,9 +107,10 @@ pub(super) fn tool_grammars<'a>(
 
 /// A Python call list inside another format's wrapper
 /// (`<|tool_call_start|>[f(x=1)]<|tool_call_end|>`, see
-/// [`bracketed_python_call_format`]), on templates whose own calls are no
-/// Python calls: the wrapper's opener is required (a bracketed call in
-/// prose is no call) and captured `FOREIGN`, as a fenced call's is.
+/// [`bracketed_python_call_format`]), whatever the template's own format
+/// (a Python list in the template's own wrapper is its own grammar's): the
+/// wrapper's opener is required (a bracketed call in prose is no call) and
+/// captured `FOREIGN`, as a fenced call's is.
 fn foreign_python_list<'a>(
     protocol: &'a Protocol,
     names: (&[String], &[String]),
@@ -173,8 +174,8 @@ pub(super) struct ToolGrammar<'a> {
     pub(super) json_rules: Option<String>,
     /// Its calls are bare JSON in a Markdown code fence or another format's
     /// wrapper (`[TOOL_CALLS]`), on a template whose calls are not bare
-    /// JSON, or a Python call list in another format's wrapper, on one
-    /// whose calls are not Python calls: the fence or wrapper is required,
+    /// JSON, or a Python call list in another format's wrapper: the fence
+    /// or wrapper is required,
     /// and captured `FOREIGN`.
     pub(super) fenced: bool,
     /// The template's words: what a label or the rest of a header may
