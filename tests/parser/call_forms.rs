@@ -379,7 +379,8 @@ fn whitespace_after_a_name_prefixs_equals_sign_is_scaffolding() {
 /// own call wrapper when the template's calls are tagged (Qwen3-Coder's
 /// `<tool_call>\n<function=f>\n<parameter=...>`, GLM's
 /// `<tool_call>f\n<arg_key>...`): each object is the call, as a JSON object
-/// or a Python dict, one per wrapper or one after another; the wrapper is
+/// or a Python dict, one per wrapper or one after another, or a JSON list
+/// of them in one wrapper; the wrapper is
 /// the template's own scaffolding (no diagnostic).
 #[test]
 fn a_json_call_object_in_a_tagged_formats_own_wrapper_is_the_call() {
@@ -395,6 +396,10 @@ fn a_json_call_object_in_a_tagged_formats_own_wrapper_is_the_call() {
             (
                 format!("<tool_call>\n{json}\n</tool_call>\n<tool_call>\n{dict}\n</tool_call>"),
                 vec![paris, rome],
+            ),
+            (
+                format!("<tool_call>\n[{json}, {json}]\n</tool_call>"),
+                vec![paris, paris],
             ),
         ] {
             let output = format!("Let me check.\n{calls}");

@@ -52,6 +52,16 @@ impl<'a> ToolGrammar<'a> {
         if self.shared_wrapper().is_some() {
             out.push((format!("{}.body", self.rule), self.body()));
         }
+        out.extend(self.object_rules());
+        // The JSON calls a list in a tagged format's own wrapper holds.
+        out.extend(self.json_in_wrapper().iter().flat_map(Self::object_rules));
+        out
+    }
+
+    /// The head and tail rules of a call object that may sit in OpenAI's
+    /// wrapper, when this grammar owns them.
+    fn object_rules(&self) -> Vec<(String, Expr)> {
+        let mut out = Vec::new();
         if self.json_rules.is_none() {
             for notation in [Notation::Json, Notation::Python] {
                 let wrapped = openai_wrapper(self.format, notation).is_some();
@@ -109,6 +119,8 @@ impl<'a> ToolGrammar<'a> {
     /// {...}]</tool_call>`, a list-of-calls dialect mixed into the
     /// template's): each object is a call, the brackets and commas are
     /// framing (given back with a withdrawn call, as a separator is).
+    /// A tagged format's own wrapper holds such a list too (see
+    /// [`ToolGrammar::json_in_wrapper`]), up to the wrapper's closer.
     /// `None` for other formats: those without a call marker of their own
     /// read lists already.
     fn listed_calls(&self) -> Option<Expr> {
@@ -117,10 +129,14 @@ impl<'a> ToolGrammar<'a> {
             NameSlot::JsonField { .. } | NameSlot::JsonKey
         );
         let start = Marker::new(self.layout.start());
-        if !json_name || start.is_blank() {
+        if start.is_blank() {
             return None;
         }
-        let item = self.body_ending(and(seq([ws(), choice([lit(","), lit("]")])])));
+        let (items, end) = match json_name {
+            true => (self.clone(), self.layout.end()),
+            false => (self.json_in_wrapper()?, self.format.call_end.as_str()),
+        };
+        let item = items.body_ending(and(seq([ws(), choice([lit(","), lit("]")])])));
         let first = cap(
             CALL,
             seq([start.expr(), ws(), lit("["), ws(), item.clone()]),
@@ -129,7 +145,7 @@ impl<'a> ToolGrammar<'a> {
             cap(SECTION_OPEN, seq([ws(), lit(","), ws()])),
             cap(CALL, item),
         ]);
-        let end = Marker::new(self.layout.end()).closer_expr();
+        let end = Marker::new(end).closer_expr();
         let close = self.closer(cap(FRAME, seq([ws(), lit("]"), ws(), end])));
         Some(seq([first, star(next), close]))
     }

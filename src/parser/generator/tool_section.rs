@@ -470,6 +470,7 @@ impl<'a> ToolGrammar<'a> {
         (own_wrapper && tagged && plain).then(|| ToolGrammar {
             format: bare_json_call_format(),
             layout: Rc::new(CallLayout::new(bare_json_call_format(), NAME_SLOT)),
+            rule: format!("{}.object", self.rule),
             json_rules: None,
             ..self.clone()
         })
