@@ -24,7 +24,8 @@
 //!   its label a short token of the template's words, opens no message and
 //!   is dropped;
 //! - a message break is dropped, with or without the message end before it,
-//!   and so is a message end right before a header (the role header skipped);
+//!   and so is a message end right before a header or a tool call's start
+//!   (the role header skipped);
 //! - inline reasoning (not extracted) keeps its own block verbatim, up to and
 //!   including the message end: only the break's reopening is scaffolding.
 //! - a header that opens a message leaves an empty `CHANNEL` capture after
@@ -161,9 +162,9 @@ impl<'a> Sections<'a> {
     }
 
     /// `message-end? message-start`: one message of the turn ends, the next
-    /// opens. The message end right before a header is a break too: the
-    /// model skipped the role header between two messages
-    /// (`<|end|><|channel|>final`).
+    /// opens. The message end right before a header or a tool call's start
+    /// is a break too: the model skipped the role header between two
+    /// messages (`<|end|><|channel|>final`, `<|end|>to=functions.f<|channel|>`).
     fn message_break(&self) -> Option<Expr> {
         let turn = &self.protocol.turn;
         let start = Marker::new(&turn.message_start);
@@ -171,10 +172,12 @@ impl<'a> Sections<'a> {
             return None;
         }
         let end = Marker::new(&turn.message_end);
-        let opens: Vec<&str> = self.headers().iter().map(|h| h.open.as_str()).collect();
+        let opens = self.headers().iter().map(|h| h.open.as_str());
+        let calls = self.reserved.iter().filter(|r| r.len() > 1);
+        let next: Vec<&str> = opens.chain(calls.map(String::as_str)).collect();
         let mut ways = vec![seq([opt(seq([end.expr(), ws()])), start.expr(), ws()])];
-        if !end.is_blank() && !opens.is_empty() {
-            ways.push(seq([end.expr(), ws(), and(literals(&opens))]));
+        if !end.is_blank() && !next.is_empty() {
+            ways.push(seq([end.expr(), ws(), and(literals(&next))]));
         }
         Some(seq([cap(CHANNEL_END, empty()), choice(ways)]))
     }

@@ -8,7 +8,10 @@
 //!   template writes bare names;
 //! - whitespace inside a JSON call list's brackets (`[TOOL_CALLS][ {...} ]`);
 //! - a JSON list of calls inside one call wrapper of a format whose calls
-//!   are one object each (`<tool_call>[{...}, {...}]</tool_call>`).
+//!   are one object each (`<tool_call>[{...}, {...}]</tool_call>`);
+//! - a JSON call object (or one written as a Python dict) inside the call
+//!   wrapper of a format whose calls are tagged (`<tool_call>{"name": ...}`
+//!   where the template writes `<tool_call><function=NAME>...`).
 
 use chat_autoparser::{Analysis, AssistantMessage, Options, ParserConfig, Policy};
 
@@ -369,5 +372,46 @@ fn whitespace_after_a_name_prefixs_equals_sign_is_scaffolding() {
         assert_eq!(args, [serde_json::json!({"city": "Paris"})], "{output:?}");
         assert_eq!(m.tool_calls[0].function.name, "get_weather", "{output:?}");
         assert_eq!(m.content, None, "{output:?}");
+    }
+}
+
+/// Models trained on hermes' JSON calls write them inside their template's
+/// own call wrapper when the template's calls are tagged (Qwen3-Coder's
+/// `<tool_call>\n<function=f>\n<parameter=...>`, GLM's
+/// `<tool_call>f\n<arg_key>...`): each object is the call, as a JSON object
+/// or a Python dict, one per wrapper or one after another, or a JSON list
+/// of them in one wrapper; the wrapper is
+/// the template's own scaffolding (no diagnostic).
+#[test]
+fn a_json_call_object_in_a_tagged_formats_own_wrapper_is_the_call() {
+    let json = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+    let dict = r#"{'name': 'get_weather', 'arguments': {'city': 'Rome'}}"#;
+    // The JSON arguments as written; the Python dict's converted to JSON.
+    let (paris, rome) = (r#"{"city": "Paris"}"#, r#"{"city":"Rome"}"#);
+    for template in ["qwen-coder-xml", "glm-arg-pairs"] {
+        let (_, analysis) = crate::common::shipped_template(template);
+        for (calls, arguments) in [
+            (format!("<tool_call>\n{json}\n</tool_call>"), vec![paris]),
+            (format!("<tool_call>{dict}</tool_call>"), vec![rome]),
+            (
+                format!("<tool_call>\n{json}\n</tool_call>\n<tool_call>\n{dict}\n</tool_call>"),
+                vec![paris, rome],
+            ),
+            (
+                format!("<tool_call>\n[{json}, {json}]\n</tool_call>"),
+                vec![paris, paris],
+            ),
+        ] {
+            let output = format!("Let me check.\n{calls}");
+            let m = message_under_both_presets(&analysis, &output);
+            assert_eq!(
+                m.content.as_deref(),
+                Some("Let me check."),
+                "{template}: {output:?}"
+            );
+            let got: Vec<(&str, &str)> = crate::common::streaming::calls(&m);
+            let want: Vec<(&str, &str)> = arguments.iter().map(|a| ("get_weather", *a)).collect();
+            assert_eq!(got, want, "{template}: {output:?}");
+        }
     }
 }

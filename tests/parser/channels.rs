@@ -436,3 +436,91 @@ fn assert_addressed_calls(analysis: &Analysis, header: impl Fn(&str) -> String) 
         }
     }
 }
+
+/// On harmony templates (the shipped channel-harmony, gpt-oss's own), what
+/// a model writes between an analysis block and the next message: the
+/// message end and the role header, either alone, or neither; then a call
+/// header in either order gpt-oss writes (the address after the channel's
+/// name, or before the channel, with or without a space), or the final
+/// channel. The next header ends the block, the call is the call, and no
+/// special token is left in the reasoning or the content, under both
+/// presets and every chunking.
+#[test]
+fn the_next_channel_header_ends_the_block_in_both_header_orders() {
+    use crate::common::streaming::report_and_stream;
+    use chat_autoparser::Policy;
+    let mut analyses = vec![crate::common::shipped_template("channel-harmony").1];
+    if let Some(template) = crate::common::corpus_template("openai-gpt-oss-120b") {
+        analyses.push(template.analyze().unwrap());
+    }
+    let call_headers = [
+        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>",
+        "to=functions.get_weather<|channel|>commentary json<|message|>",
+        " to=functions.get_weather<|channel|>commentary json<|message|>",
+    ];
+    let reasoning = "<|channel|>analysis<|message|>Need weather.";
+    for analysis in &analyses {
+        for sep in [
+            "<|end|>",
+            "<|end|><|start|>assistant",
+            "<|start|>assistant",
+            "",
+        ] {
+            let calls_after = call_headers
+                .iter()
+                .filter(|h| !(sep.is_empty() && h.starts_with(' ')))
+                .map(|h| {
+                    (
+                        format!("{reasoning}{sep}{h}{{\"city\": \"Paris\"}}<|call|>"),
+                        None,
+                    )
+                });
+            let answer = format!("{reasoning}{sep}<|channel|>final<|message|>It is sunny.");
+            for (output, content) in calls_after.chain([(answer, Some("It is sunny."))]) {
+                for policy in [Policy::lossless(), Policy::compatible()] {
+                    let config = ParserConfig::from(Options::default().with_tools(tools()));
+                    let parser = analysis.parser(&config.with_policy(policy)).unwrap();
+                    let m = report_and_stream(&parser, &output).message;
+                    assert_eq!(m.reasoning_content, "Need weather.", "{output:?}: {m:?}");
+                    assert_eq!(m.content.as_deref(), content, "{output:?}: {m:?}");
+                    let want = match content {
+                        Some(_) => vec![],
+                        None => vec![("get_weather".to_string(), json!({"city": "Paris"}))],
+                    };
+                    assert_eq!(calls(&m), want, "{output:?}: {m:?}");
+                }
+            }
+        }
+    }
+}
+
+/// The same after a content message: its message end, then a call header
+/// whose address comes first, with or without the role header between:
+/// the call, and the content without the message end, under both presets
+/// and every chunking, on both harmony templates.
+#[test]
+fn a_call_address_after_the_message_end_ends_content() {
+    use crate::common::streaming::report_and_stream;
+    use chat_autoparser::Policy;
+    let mut analyses = vec![crate::common::shipped_template("channel-harmony").1];
+    if let Some(template) = crate::common::corpus_template("openai-gpt-oss-120b") {
+        analyses.push(template.analyze().unwrap());
+    }
+    let call = "to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}<|call|>";
+    for analysis in &analyses {
+        for sep in ["<|end|>", "<|end|>\n", "<|end|><|start|>assistant "] {
+            let output = format!("<|channel|>final<|message|>Let me check.{sep}{call}");
+            for policy in [Policy::lossless(), Policy::compatible()] {
+                let config = ParserConfig::from(Options::default().with_tools(tools()));
+                let parser = analysis.parser(&config.with_policy(policy)).unwrap();
+                let m = report_and_stream(&parser, &output).message;
+                assert_eq!(m.content.as_deref(), Some("Let me check."), "{output:?}");
+                assert_eq!(
+                    calls(&m),
+                    [("get_weather".to_string(), json!({"city": "Paris"}))],
+                    "{output:?}"
+                );
+            }
+        }
+    }
+}

@@ -800,3 +800,67 @@ fn call_markers_in_reasoning_cost_linear_time_with_a_cut_end_marker() {
         }
     }
 }
+
+/// A Python call list inside another format's wrapper, as LFM2-style
+/// templates write it (`<|tool_call_start|>[f(a="x"), g(b=1)]<|tool_call_end|>`),
+/// on templates whose own format is something else (JSON in tags, JSON
+/// after a marker, tagged parameters, bare JSON), or in Llama's wrappers on
+/// such a template: each call is a call, the wrapper's markers decided by
+/// `foreign_markers` as around a JSON call.
+#[test]
+fn a_python_call_list_in_a_foreign_wrapper_is_read_on_any_format() {
+    let list = r#"[get_weather(city="Paris"), get_weather(city='Rome')]"#;
+    let templates = [
+        "hermes-think",
+        "mistral-tool-calls",
+        "qwen-coder-xml",
+        "bare-json",
+    ];
+    // The LFM2-like template's own wrapper is no foreign one: Llama's are.
+    let templates = templates.map(|t| (t, "<|tool_call_start|>", "<|tool_call_end|>"));
+    let python_list = ("python-calls", "<|python_start|>", "<|python_end|>");
+    for (template, wrapper_open, wrapper_close) in templates.into_iter().chain([python_list]) {
+        let (_, analysis) = shipped_template(template);
+        let parser = |policy| {
+            let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+            analysis.parser(&config.with_policy(policy)).unwrap()
+        };
+        for (open, close) in [(wrapper_open, wrapper_close), ("<|python_tag|>", "")] {
+            let output = format!("Let me check.{open}{list}{close}");
+            let markers: Vec<&str> = [open, close]
+                .into_iter()
+                .filter(|m| !m.is_empty())
+                .collect();
+            let want = [
+                ("get_weather", r#"{"city": "Paris"}"#),
+                ("get_weather", r#"{"city": "Rome"}"#),
+            ];
+            let kept = report_and_stream(&parser(Policy::lossless()), &output);
+            assert_eq!(
+                crate::common::streaming::calls(&kept.message),
+                want,
+                "{template}: {output}"
+            );
+            assert_eq!(
+                kept.message.content_text(),
+                format!("Let me check.{}", markers.concat()),
+                "{template}: {output}"
+            );
+            let foreign = named(&kept, DiagnosticKind::ForeignMarker, &output);
+            assert_eq!(foreign, markers, "{template}: {output}");
+
+            let left = report_and_stream(&parser(Policy::compatible()), &output);
+            assert_eq!(
+                crate::common::streaming::calls(&left.message),
+                want,
+                "{template}: {output}"
+            );
+            assert_eq!(
+                left.message.content_text(),
+                "Let me check.",
+                "{template}: {output}"
+            );
+            assert_eq!(dropped(&left, &output), markers, "{template}: {output}");
+        }
+    }
+}

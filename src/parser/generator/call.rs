@@ -52,6 +52,16 @@ impl<'a> ToolGrammar<'a> {
         if self.shared_wrapper().is_some() {
             out.push((format!("{}.body", self.rule), self.body()));
         }
+        out.extend(self.object_rules());
+        // The JSON calls a list in a tagged format's own wrapper holds.
+        out.extend(self.json_in_wrapper().iter().flat_map(Self::object_rules));
+        out
+    }
+
+    /// The head and tail rules of a call object that may sit in OpenAI's
+    /// wrapper, when this grammar owns them.
+    fn object_rules(&self) -> Vec<(String, Expr)> {
+        let mut out = Vec::new();
         if self.json_rules.is_none() {
             for notation in [Notation::Json, Notation::Python] {
                 let wrapped = openai_wrapper(self.format, notation).is_some();
@@ -88,6 +98,16 @@ impl<'a> ToolGrammar<'a> {
             Some(_) => cap(CALL, seq([start, rule(&format!("{}.body", self.rule))])),
             None => cap(CALL, seq([start, self.body()])),
         };
+        let one = match self.name_first_address() {
+            Some(_) => {
+                let name_first = ToolGrammar {
+                    name_first: true,
+                    ..self.clone()
+                };
+                choice([one, cap(CALL, name_first.body())])
+            }
+            None => one,
+        };
         match self.listed_calls() {
             Some(listed) => choice([listed, one]),
             None => one,
@@ -99,6 +119,8 @@ impl<'a> ToolGrammar<'a> {
     /// {...}]</tool_call>`, a list-of-calls dialect mixed into the
     /// template's): each object is a call, the brackets and commas are
     /// framing (given back with a withdrawn call, as a separator is).
+    /// A tagged format's own wrapper holds such a list too (see
+    /// [`ToolGrammar::json_in_wrapper`]), up to the wrapper's closer.
     /// `None` for other formats: those without a call marker of their own
     /// read lists already.
     fn listed_calls(&self) -> Option<Expr> {
@@ -107,10 +129,14 @@ impl<'a> ToolGrammar<'a> {
             NameSlot::JsonField { .. } | NameSlot::JsonKey
         );
         let start = Marker::new(self.layout.start());
-        if !json_name || start.is_blank() {
+        if start.is_blank() {
             return None;
         }
-        let item = self.body_ending(and(seq([ws(), choice([lit(","), lit("]")])])));
+        let (items, end) = match json_name {
+            true => (self.clone(), self.layout.end()),
+            false => (self.json_in_wrapper()?, self.format.call_end.as_str()),
+        };
+        let item = items.body_ending(and(seq([ws(), choice([lit(","), lit("]")])])));
         let first = cap(
             CALL,
             seq([start.expr(), ws(), lit("["), ws(), item.clone()]),
@@ -119,7 +145,7 @@ impl<'a> ToolGrammar<'a> {
             cap(SECTION_OPEN, seq([ws(), lit(","), ws()])),
             cap(CALL, item),
         ]);
-        let end = Marker::new(self.layout.end()).closer_expr();
+        let end = Marker::new(end).closer_expr();
         let close = self.closer(cap(FRAME, seq([ws(), lit("]"), ws(), end])));
         Some(seq([first, star(next), close]))
     }
@@ -162,14 +188,15 @@ impl<'a> ToolGrammar<'a> {
         // Built once: the wrapped and the bare call recover the same way.
         let broken = (!self.strict).then(|| self.broken());
         let guard = self.bare_name_guard();
-        let call = |open: Expr, head: Expr, tail: Expr, close: Expr| {
-            let rest = seq([tail, close, end.clone()]);
+        let call_ending = |open: Expr, head: Expr, tail: Expr, close: Expr, end: Expr| {
+            let rest = seq([tail, close, end]);
             let rest = match &broken {
                 None => rest,
                 Some(broken) => recover(rest, broken.clone()),
             };
             seq([open, head, guard.clone(), commit(), rest])
         };
+        let call = |open, head, tail, close| call_ending(open, head, tail, close, end.clone());
         // The call in each notation, bare or in OpenAI's wrapper; the JSON
         // one first, so that JSON calls read as they always have.
         let object = |notation| match openai_wrapper(f, notation) {
@@ -186,11 +213,19 @@ impl<'a> ToolGrammar<'a> {
                 Some(call(empty(), head, tail, empty()))
             }
         };
-        choice(
-            [Notation::Json, Notation::Python]
-                .into_iter()
-                .filter_map(object),
-        )
+        let notations = [Notation::Json, Notation::Python];
+        let own = notations.into_iter().filter_map(object);
+        // A JSON call object in the format's own wrapper, tried last: the
+        // wrapper's closer ends it (the layout's end closes a tagged call's
+        // inner tags too, `</function>\n</tool_call>`).
+        let json = self.json_in_wrapper();
+        let wrapper_end = seq([ws(), Marker::new(&f.call_end).closer_expr()]);
+        let in_wrapper = json.iter().flat_map(|json| {
+            let parts = notations.into_iter().filter_map(|n| json.object_parts(n));
+            let end = &wrapper_end;
+            parts.map(move |(head, tail)| call_ending(empty(), head, tail, empty(), end.clone()))
+        });
+        choice(own.chain(in_wrapper).collect::<Vec<_>>())
     }
 
     /// The head and tail of a call in `notation`: the format's own (JSON

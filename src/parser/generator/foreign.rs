@@ -1,7 +1,9 @@
 //! Other formats' call markers, which a model mixing dialects writes around
-//! bare JSON calls (`[TOOL_CALLS]{...}`, `<tool_call>{...}</tool_call>`): the
+//! bare JSON calls (`[TOOL_CALLS]{...}`, `<tool_call>{...}</tool_call>`) and
+//! Python call lists (`<|tool_call_start|>[f(x=1)]<|tool_call_end|>`): the
 //! openers and closers the grammar captures `FOREIGN` so the
-//! `foreign_markers` policy decides them.
+//! `foreign_markers` policy decides them; and the formats of the calls
+//! they hold.
 //!
 //! Invariant: a marker the template itself knows (its formats', its
 //! preserved and spare tokens) is never foreign.
@@ -45,6 +47,26 @@ pub(super) fn bare_json_call_format() -> &'static ToolFormat {
         ] {
             marker.clear();
         }
+        format
+    })
+}
+
+/// A Python call list with no markers of its own (`[f(a="x"), g()]`): what
+/// a model mixing dialects writes inside another format's wrapper
+/// (`<|tool_call_start|>[...]<|tool_call_end|>` of LFM2-style templates,
+/// `<|python_tag|>[...]`) whatever its template's format. The Python-list
+/// fallback dialect's format (`analysis::fallback`) with the list's
+/// brackets for its section markers.
+pub(super) fn bracketed_python_call_format() -> &'static ToolFormat {
+    static FORMAT: OnceLock<ToolFormat> = OnceLock::new();
+    FORMAT.get_or_init(|| {
+        let dialects = crate::analysis::fallback_dialect_formats();
+        let python = dialects.iter().find(|f| f.class == ToolClass::PythonCall);
+        let mut format = python
+            .expect("a fallback dialect writes Python calls")
+            .clone();
+        format.section_start = "[".into();
+        format.section_end = "]".into();
         format
     })
 }

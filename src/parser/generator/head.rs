@@ -13,6 +13,9 @@
 //!   others are text the model wrote (`EXTRA`).
 //! - A name addressed after a namespace (`to=functions.f`) may leave the
 //!   namespace out (`to=f`), for one of the request's functions only.
+//! - A name addressed inside the header a call opens may come first, the
+//!   header after it (`to=functions.f<|channel|>commentary json<|message|>`
+//!   where the template writes `<|channel|>commentary to=functions.f ...`).
 //!
 //! Invariant: a head fails, consuming nothing, unless it names a function
 //! the request accepts (the `name` lookahead it is given).
@@ -34,6 +37,9 @@ impl<'a> ToolGrammar<'a> {
     /// Up to and including a tagged name, and the id around it, as the
     /// layout spells them.
     pub(super) fn tagged_head(&self, t: &TaggedName<'_>, name: &Expr) -> Expr {
+        if self.name_first {
+            return self.name_first_head(name);
+        }
         // A name addressed inside a header opened before it
         // (`<|channel|>commentary to=functions.f`) is followed by the rest of
         // that label; one with no header before it by the suffix's own.
@@ -207,6 +213,55 @@ impl<'a> ToolGrammar<'a> {
             (Some(h), Some(to)) => seq([self.call_label(h, to), self.address(to)]),
             _ => self.address(prefix),
         }
+    }
+
+    /// The address in the name's prefix (`to=functions.` of `commentary
+    /// to=functions.`), when the call opens with a header's opening
+    /// (`<|channel|>`) and the name is addressed inside that header: models
+    /// also write the address and name first and the header after them
+    /// (`to=functions.f<|channel|>commentary json<|message|>`, gpt-oss's
+    /// role-header order; see [`ToolGrammar::name_first_head`]).
+    pub(super) fn name_first_address(&self) -> Option<&str> {
+        let call_start = self.layout.start().trim();
+        self.headers.iter().find(|h| h.open == call_start)?;
+        let prefix = self.tagged()?.prefix.trim_end();
+        let (_, address) = prefix.rsplit_once(char::is_whitespace)?;
+        (!address.is_empty() && address.contains('=')).then_some(address)
+    }
+
+    /// A call head in the order [`ToolGrammar::name_first_address`]
+    /// describes, with no start marker before it: the address, the name,
+    /// then the header the format's call opens, its label and rest read as
+    /// a header's rest after a name is (the template's words and numbers
+    /// are scaffolding, other text `EXTRA`).
+    fn name_first_head(&self, name: &Expr) -> Expr {
+        let (Some(address), Some(h)) = (
+            self.name_first_address(),
+            self.headers
+                .iter()
+                .find(|h| h.open == self.layout.start().trim()),
+        ) else {
+            return chat_autoparser_peg::fail();
+        };
+        let rest = self
+            .header_rest(&h.close, true)
+            .unwrap_or_else(|| lit(&h.close));
+        let name_end = Marker::new(&h.open);
+        seq([
+            self.address(address),
+            name.clone(),
+            cap(
+                NAME,
+                choice([
+                    self.spaced_names.clone(),
+                    tagged_name(&name_end, &self.name_stops()),
+                ]),
+            ),
+            ws(),
+            lit(&h.open),
+            ws(),
+            rest,
+        ])
     }
 
     /// A header's opening and label that may come before `prefix`, when

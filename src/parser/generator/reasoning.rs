@@ -7,8 +7,9 @@
 //! - Inside a block the prompt opened, the block's own opener written again
 //!   (`<think>` after `...<think>\n`, as DeepSeek-R1 models do) is dropped;
 //!   any other repeated marker stays reasoning text.
-//! - A block the model forgot to close ends where a tool call starts, but
-//!   only when the block never closes later.
+//! - A block the model forgot to close ends where a tool call or a section
+//!   header (`<|channel|>`) starts, but only when the block never closes
+//!   later.
 //! - Under `calls_in_reasoning: call` or `both` ([`ThoughtCalls`]), a tool
 //!   section written whole inside a block that closes after it is read as
 //!   calls, captured `REASONING_CALLS` inside the `REASONING` capture (the
@@ -207,8 +208,9 @@ fn stuttered_token(start: &Marker) -> Expr {
 /// An end marker of several tokens (`<|end|><|start|>assistant`) cut after
 /// its first at the very end of the output closes the block: a stop string
 /// took the rest; so does that token before a section header (`headers`:
-/// their openings), the model having skipped the role header between.
-/// Elsewhere that token is reasoning text. The rest of such
+/// their openings) or a call's start, the model having skipped the role
+/// header between. Elsewhere that token is reasoning text. A section
+/// header ends a block that does not close later, as a call's start does. The rest of such
 /// a marker without its first token (`<|start|>assistant`, the next
 /// message's header) ends a block that does not close later: the model
 /// left out the message end, and the header is read as such.
@@ -218,12 +220,16 @@ fn stuttered_token(start: &Marker) -> Expr {
 /// content after the `<think>` its prompt opens, then its calls as a second
 /// turn), so what follows is the body's.
 fn reasoning_body(end: &Marker, inside: &Inside<'_>, headers: &[String]) -> Expr {
-    let mut starts: Vec<String> = inside
+    let tool_starts: Vec<String> = inside
         .stops
         .iter()
         .filter(|t| t.len() > 1)
         .cloned()
         .collect();
+    // A section header ends a block that does not close later, as a call
+    // does: the model left out the message end (`...<|channel|>final`).
+    let mut starts = tool_starts.clone();
+    starts.extend(headers.iter().cloned());
     starts.extend(inside.seam.map(|s| s.stop.clone()));
     let seam = inside
         .seam
@@ -237,12 +243,14 @@ fn reasoning_body(end: &Marker, inside: &Inside<'_>, headers: &[String]) -> Expr
         _ => (None, ""),
     };
     // Its first token then the end of the output (a stop string took the
-    // rest), or then the next section's header (the model skipped the role
-    // header between: `<|end|><|channel|>final`).
+    // rest), or then the next section's header or a call's start (the
+    // model skipped the role header between: `<|end|><|channel|>final`,
+    // `<|end|>to=functions.f<|channel|>`).
+    let next_parts: Vec<String> = headers.iter().chain(&tool_starts).cloned().collect();
     let cut_close = cut.as_ref().map(|t| {
-        let next = match headers.is_empty() {
+        let next = match next_parts.is_empty() {
             true => eoi(),
-            false => choice([eoi(), and(literals(headers))]),
+            false => choice([eoi(), and(literals(&next_parts))]),
         };
         seq([lit(t), ws(), next])
     });

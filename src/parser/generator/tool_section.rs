@@ -21,7 +21,9 @@
 //! but for a strict grammar's ([`ToolGrammar::strict`]), which is tried in
 //! a lookahead first.
 
-use super::foreign::{bare_json_call_format, foreign_markers, FENCE_CLOSER};
+use super::foreign::{
+    bare_json_call_format, bracketed_python_call_format, foreign_markers, FENCE_CLOSER,
+};
 use super::names::{known_name, known_name_alternatives, spaced_names};
 use super::JSON_FENCES;
 use crate::analysis::{tool_tokens, Header, NameSlot, ToolClass, ToolFormat};
@@ -41,7 +43,8 @@ const NAME_SLOT: &str = "NAME";
 /// One tool grammar per format the output may hold: the template's own, or
 /// the fallback dialects when the template renders no calls; and, when
 /// `fenced` and none of them is bare JSON, one for a JSON call in a code
-/// fence (see [`bare_json_call_format`]).
+/// fence (see [`bare_json_call_format`]); when `fenced`, one for a Python
+/// call list in another format's wrapper (see [`foreign_python_list`]).
 pub(super) fn tool_grammars<'a>(
     protocol: &'a Protocol,
     formats: &'a [ToolFormat],
@@ -96,7 +99,33 @@ pub(super) fn tool_grammars<'a>(
             .extend(foreign.0.iter().chain(&foreign.1).cloned());
         grammars.push(g);
     }
+    if fenced && !foreign.0.is_empty() {
+        grammars.push(foreign_python_list(protocol, names, vocabulary, &foreign));
+    }
     grammars
+}
+
+/// A Python call list inside another format's wrapper
+/// (`<|tool_call_start|>[f(x=1)]<|tool_call_end|>`, see
+/// [`bracketed_python_call_format`]), whatever the template's own format
+/// (a Python list in the template's own wrapper is its own grammar's): the
+/// wrapper's opener is required (a bracketed call in prose is no call) and
+/// captured `FOREIGN`, as a fenced call's is.
+fn foreign_python_list<'a>(
+    protocol: &'a Protocol,
+    names: (&[String], &[String]),
+    vocabulary: &Rc<Vocabulary>,
+    foreign: &(Vec<String>, Vec<String>),
+) -> ToolGrammar<'a> {
+    let markers = protocol.preserved_tokens.clone();
+    let format = bracketed_python_call_format();
+    let mut g = ToolGrammar::new(format, &protocol.turn.headers, None, markers, names);
+    g.vocabulary = vocabulary.clone();
+    g.rule = "call_foreign_python".into();
+    g.fenced = true;
+    g.foreign = foreign.clone();
+    g.triggers = foreign.0.clone();
+    g
 }
 
 /// The tool-call part of the grammar for one format.
@@ -145,7 +174,9 @@ pub(super) struct ToolGrammar<'a> {
     pub(super) json_rules: Option<String>,
     /// Its calls are bare JSON in a Markdown code fence or another format's
     /// wrapper (`[TOOL_CALLS]`), on a template whose calls are not bare
-    /// JSON: the fence or wrapper is required, and captured `FOREIGN`.
+    /// JSON, or a Python call list in another format's wrapper: the fence
+    /// or wrapper is required,
+    /// and captured `FOREIGN`.
     pub(super) fenced: bool,
     /// The template's words: what a label or the rest of a header may
     /// hold and still be scaffolding.
@@ -155,6 +186,9 @@ pub(super) struct ToolGrammar<'a> {
     /// The Python call list whose section this grammar's JSON calls sit in
     /// (see [`ToolGrammar::json_in_list`]).
     pub(super) list: Option<&'a ToolFormat>,
+    /// Its head is the address and name before the header the format's
+    /// call opens (see [`ToolGrammar::name_first_head`]).
+    pub(super) name_first: bool,
 }
 
 impl<'a> ToolGrammar<'a> {
@@ -197,6 +231,7 @@ impl<'a> ToolGrammar<'a> {
             vocabulary: Rc::default(),
             strict: false,
             list: None,
+            name_first: false,
         };
         g.triggers = g.first_literals();
         g
@@ -209,6 +244,7 @@ impl<'a> ToolGrammar<'a> {
                 let mut out = vec![core.to_string()];
                 out.extend(self.distinctive_call_start());
                 out.extend(self.distinctive_name_prefix());
+                out.extend(self.name_first_address().map(str::to_string));
                 return out;
             }
         }
@@ -237,6 +273,9 @@ impl<'a> ToolGrammar<'a> {
 
     /// `section-start call (separator call)* section-end?`
     pub(super) fn section(&self) -> Expr {
+        if self.fenced && self.format.class == ToolClass::PythonCall {
+            return self.foreign_python_section();
+        }
         if self.fenced {
             return self.fenced_section();
         }
@@ -246,6 +285,23 @@ impl<'a> ToolGrammar<'a> {
         if self.is_bare_json() {
             return self.bare_json_section();
         }
+        self.marked_section()
+    }
+
+    /// A Python call list inside another format's wrapper (see
+    /// [`foreign_python_list`]): the foreign opener, the list, and a
+    /// foreign closer when the model wrote one.
+    fn foreign_python_section(&self) -> Expr {
+        seq([
+            Self::foreign_expr(&self.foreign.0),
+            ws(),
+            self.marked_section(),
+            opt(seq([ws(), Self::foreign_expr(&self.foreign.1)])),
+        ])
+    }
+
+    /// The format's own section: its markers around its calls.
+    fn marked_section(&self) -> Expr {
         let f = self.format;
         let sep = Marker::new(&f.call_separator);
         // Framing is captured so a call withdrawn for arguments that are not
@@ -400,6 +456,26 @@ impl<'a> ToolGrammar<'a> {
         }
     }
 
+    /// A JSON call object (the fenced call's format) read where this
+    /// tagged format's call goes, inside its own call wrapper
+    /// (`<tool_call>{"name": ...}</tool_call>` where the template writes
+    /// `<tool_call><function=f>...`): models trained on JSON calls write
+    /// them there. `None` for formats whose calls are JSON or Python calls
+    /// already, or have no call marker of their own.
+    pub(super) fn json_in_wrapper(&self) -> Option<ToolGrammar<'a>> {
+        let f = self.format;
+        let own_wrapper = !Marker::new(self.layout.start()).is_blank();
+        let tagged = matches!(f.name, NameSlot::Tagged { .. }) && f.class != ToolClass::PythonCall;
+        let plain = !self.fenced && !self.name_first && self.list.is_none();
+        (own_wrapper && tagged && plain).then(|| ToolGrammar {
+            format: bare_json_call_format(),
+            layout: Rc::new(CallLayout::new(bare_json_call_format(), NAME_SLOT)),
+            rule: format!("{}.object", self.rule),
+            json_rules: None,
+            ..self.clone()
+        })
+    }
+
     /// Bare JSON calls in a list (`[{...}, {...}]`) or one after another,
     /// bare, or separated by the format's separator, `,`, `;` or newlines.
     fn json_calls(&self) -> Expr {
@@ -485,16 +561,20 @@ mod tests {
     /// hermes' call (`<tool_call>{"name": ..., "arguments": ...}`) holds
     /// the fenced call's object: the fenced and the strict calls read the
     /// template's head and tail rules (JSON and Python-dict), built and
-    /// compiled once.
+    /// compiled once. A Python call list in another format's wrapper is a
+    /// call of its own.
     #[test]
     fn calls_of_one_json_object_share_its_head_and_tail() {
         let rules = call_rules("hermes-think.jinja");
         let expected = ["call0", "call0.head", "call0.tail"];
         let python = ["call0.python.head", "call0.python.tail", "call_fenced"];
         let expected = expected.into_iter().chain(python);
-        let expected = expected
-            .into_iter()
-            .chain(["call0.strict", "call_fenced.strict"]);
+        let expected = expected.into_iter().chain([
+            "call_foreign_python",
+            "call0.strict",
+            "call_fenced.strict",
+            "call_foreign_python.strict",
+        ]);
         assert_eq!(rules, expected.map(String::from).collect::<Vec<_>>());
     }
 
