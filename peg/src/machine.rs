@@ -386,6 +386,21 @@ impl Vm {
         }
     }
 
+    /// Pushes a choice's (or a lookahead's) entry: it resumes at `pc`
+    /// with the position, log and depth the machine has now.
+    #[inline(always)]
+    fn push_alt(&mut self, pc: u32, look: bool) {
+        let (pos, log, depth) = (self.pos, self.log_len(), self.depth);
+        self.stack.push(Frame::Alt {
+            pc,
+            pos,
+            log,
+            live: true,
+            look,
+            depth,
+        });
+    }
+
     /// The overall length of the log.
     pub fn log_len(&self) -> usize {
         self.log_base + self.log.len()
@@ -877,28 +892,11 @@ impl Vm {
                         self.pc = *target;
                         continue;
                     }
-                    let (pos, log, depth) = (self.pos, self.log_len(), self.depth);
-                    self.stack.push(Frame::Alt {
-                        pc: *target,
-                        pos,
-                        log,
-                        live: true,
-                        look: false,
-                        depth,
-                    });
+                    self.push_alt(*target, false);
                     self.pc += 1;
                 }
                 Inst::Choice(target) | Inst::Look(target) => {
-                    let look = matches!(inst, Inst::Look(_));
-                    let (pos, log, depth) = (self.pos, self.log_len(), self.depth);
-                    self.stack.push(Frame::Alt {
-                        pc: *target,
-                        pos,
-                        log,
-                        live: true,
-                        look,
-                        depth,
-                    });
+                    self.push_alt(*target, matches!(inst, Inst::Look(_)));
                     self.pc += 1;
                 }
                 Inst::Commit(target) => {
