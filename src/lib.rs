@@ -60,6 +60,7 @@ mod error;
 pub mod grammar;
 mod json_schema;
 pub mod lint;
+mod markers;
 pub mod message;
 pub mod parser;
 pub mod prompt;

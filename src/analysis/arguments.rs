@@ -15,11 +15,11 @@
 //! Invariant: every returned marker is text taken from a render.
 
 use super::diff::common_prefix_len;
-use super::markers;
 use super::model::{Elements, TaggedArguments};
 use super::outputs::{Outputs, Variant};
 use super::probe::{ARG, ARG2, MARKUP_VALUE, NAME, NUM_ARG, NUM_VALUE, VALUE, VALUE2};
 use super::report::Report;
+use crate::markers;
 
 /// Reads the tagged-argument markers; returns the function name's suffix too.
 pub fn tagged(

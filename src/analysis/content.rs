@@ -5,11 +5,11 @@
 //! belongs to reasoning) and the end-of-turn marker. Whitespace-only wrappers
 //! are scaffolding, not markers.
 
-use super::markers::visible;
 use super::model::{ContentFormat, Reasoning};
 use super::outputs::{Outputs, Variant};
 use super::probe::CONTENT;
 use super::report::Report;
+use crate::markers::visible;
 
 /// Reads the content wrappers.
 pub fn detect(

@@ -8,9 +8,9 @@
 //!
 //! Invariant: for `split(a, b)`, `prefix + a_mid + suffix == a` and
 //! `prefix + b_mid + suffix == b`, and no split point is inside a marker span
-//! of either string (as found by [`super::markers::spans`]).
+//! of either string (as found by [`crate::markers::spans`]).
 
-use super::markers;
+use crate::markers;
 
 /// Two strings cut into shared prefix, the two differing middles, shared suffix.
 #[derive(Debug, Clone, PartialEq, Eq)]

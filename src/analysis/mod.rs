@@ -7,7 +7,8 @@
 //!
 //! The data model is in `model`; the stages, one module each:
 //! - `probe`: the conversations and how the template wants them encoded;
-//! - `diff` / `markers`: splitting renders without cutting markers;
+//! - `diff`: splitting renders without cutting markers (what a marker is:
+//!   [`crate::markers`]);
 //! - `outputs`: from full renders to "what the model writes" per variant;
 //! - `reasoning`, `content`, `tools`, `arguments`: reading each part's markers;
 //! - `prose`: formats the template's instructions name but no render shows;
@@ -22,7 +23,6 @@ mod content;
 mod diff;
 mod fallback;
 mod json_scan;
-pub(crate) mod markers;
 mod model;
 mod outputs;
 mod probe;
@@ -36,9 +36,10 @@ mod tools;
 use crate::error::Result;
 use crate::template::{ChatTemplate, FixedClock, TemplateConfig};
 
+/// The marker lexicon lives in [`crate::markers`]; these two are public API.
+pub use crate::markers::{marker_at, visible};
 pub use fallback::dialect_name as fallback_dialect_name;
 pub(crate) use fallback::formats as fallback_dialect_formats;
-pub use markers::{marker_at, visible};
 pub use model::*;
 pub(crate) use probe::{thinking_parts, THINKING_PART};
 pub use report::{tool_sources, tool_tokens};

@@ -15,11 +15,11 @@
 use serde_json::json;
 
 use super::diff::{common_prefix_len, common_suffix_len};
-use super::markers;
 use super::model::{GenerationPrompts, TurnFormat};
 use super::probe::{self, Encoding, Prober, Turn};
 use super::report::Report;
 use crate::error::{Error, Result};
+use crate::markers;
 use crate::template::needles::is_provided;
 use crate::template::ChatTemplate;
 

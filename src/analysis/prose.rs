@@ -23,9 +23,9 @@
 //! probe tools) is never a skeleton; a skeleton whose format cannot be
 //! analysed is no skeleton (no panic, no error: the analysis goes on).
 
-use super::markers;
 use super::model::ToolFormat;
 use super::probe::{NAME, NAME2};
+use crate::markers;
 use crate::template::{ChatTemplate, TemplateConfig};
 
 /// Longest skeleton read, from its opening bracket to its close.

@@ -18,11 +18,12 @@
 
 use serde_json::{Map, Value};
 
+use super::diff;
 use super::model::{PromptEffect, Reasoning, ReasoningMode};
 use super::outputs::{Outputs, Variant};
 use super::probe::{CONTENT, REASONING};
 use super::report::Report;
-use super::{diff, markers};
+use crate::markers;
 use crate::template::{ChatTemplate, RenderRequest};
 
 /// Runs R1–R3 and summarises the reasoning format; the flag says the

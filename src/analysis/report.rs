@@ -5,11 +5,11 @@
 //! render failed: the reason is the template's own error). Entries keep the
 //! order of [`COMPARISONS`] so serialized analyses are stable.
 
-use super::markers;
 use super::model::{
     ArgumentsSlot, Comparison, ComparisonStatus, ContentFormat, IdSlot, NameSlot, Reasoning,
     ToolFormat, TurnFormat,
 };
+use crate::markers;
 
 /// Comparison names, in report order, with what each compares.
 pub const COMPARISONS: &[(&str, &str)] = &[

@@ -18,8 +18,8 @@
 //! from renders; a template without such markers gets no headers and empty
 //! break markers.
 
-use super::markers::compound_parts;
 use super::model::{ContentFormat, Header, Reasoning};
+use crate::markers::compound_parts;
 
 /// Header shapes shared by content's and reasoning's markers.
 pub fn headers(content: &ContentFormat, reasoning: &Reasoning) -> Vec<Header> {

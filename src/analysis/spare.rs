@@ -21,8 +21,8 @@
 //! (`<tool_call>`) or a bracket (`[INST]`) never is, so HTML-like text in a
 //! template's instructions is not taken for framing.
 
-use super::markers;
 use super::model::{Analysis, NameSlot, ToolFormat};
+use crate::markers;
 
 /// The spare special tokens of `source` for its `analysis`, in order of
 /// first appearance. A token any probe render holds has a role there (a

@@ -19,13 +19,13 @@ use serde_json::Value as Json;
 use super::arguments;
 use super::diff::{common_prefix_len, common_suffix_len};
 use super::json_scan;
-use super::markers::{self, visible};
 use super::model::{
     ArgumentsSlot, ContentFormat, IdSlot, NameSlot, Reasoning, ToolClass, ToolFormat, ToolInput,
 };
 use super::outputs::{Outputs, Variant};
 use super::probe::{ARG, CONTENT, ID, MARKUP_VALUE, NAME, NAME2, VALUE};
 use super::report::Report;
+use crate::markers::{self, visible};
 
 /// Where the call cores are in the one-call and two-call outputs.
 struct Cores {

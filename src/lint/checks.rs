@@ -31,7 +31,7 @@
 use serde_json::{json, Map, Value as Json};
 
 use super::{Finding, FindingKind as K};
-use crate::analysis::markers;
+use crate::markers;
 use crate::template::needles::{self as n, CallShape, Probe};
 use crate::template::{Capabilities, ChatTemplate, HistoryReasoning};
 

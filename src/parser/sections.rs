@@ -37,7 +37,7 @@
 //! content never swallows scaffolding and scaffolding never swallows text
 //! that does not start with a marker.
 
-use crate::analysis::{tool_sources, Header};
+use crate::analysis::Header;
 use crate::protocol::Protocol;
 use chat_autoparser_peg::{
     and, any_char, cap, choice, empty, lit, literals, not, opt, repeat, seq, star, until, ws, Expr,
@@ -151,9 +151,7 @@ impl<'a> Sections<'a> {
         let own: Vec<&str> = self
             .protocol
             .markup
-            .formats
-            .iter()
-            .flat_map(tool_sources)
+            .call_marker_texts()
             .map(str::trim)
             .filter(|m| m.starts_with(h.open.as_str()) && m.ends_with(h.close.as_str()))
             .filter(|m| m.len() > h.open.len() + h.close.len())

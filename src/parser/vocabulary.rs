@@ -20,7 +20,6 @@
 //! shape ([`super::sections::label`]) allows, so the known reading of a
 //! label never reaches past its unknown reading.
 
-use crate::analysis::tool_sources;
 use crate::protocol::Protocol;
 use chat_autoparser_peg::{
     any_char, choice, class, fail, lit, literals, not, plus, seq, star, ByteSet, Expr,
@@ -64,7 +63,7 @@ impl Vocabulary {
         if let Some(r) = &protocol.markup.reasoning {
             sources.extend([r.start.as_str(), r.end.as_str()]);
         }
-        sources.extend(protocol.markup.formats.iter().flat_map(tool_sources));
+        sources.extend(protocol.markup.call_marker_texts());
         sources.extend(protocol.preserved_tokens.iter().map(String::as_str));
         Vocabulary::of(&sources)
     }

@@ -15,7 +15,7 @@
 //! Invariant: a marker with no core (empty or whitespace only) never makes a
 //! delimiter, so a scan never gets an empty delimiter.
 
-use crate::analysis::markers;
+use crate::markers;
 
 /// A raw marker split into cores and whitespace.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -212,6 +212,15 @@ pub struct Markup {
     pub spare_tokens: Vec<String>,
 }
 
+impl Markup {
+    /// Every raw marker text of every call format a model of the template
+    /// writes (its own, then the fallback dialects), in that order: what a
+    /// reader must never take for text.
+    pub fn call_marker_texts(&self) -> impl Iterator<Item = &str> {
+        self.formats.iter().flat_map(crate::analysis::tool_sources)
+    }
+}
+
 /// What the prompt the output continues already wrote, as a reader needs
 /// it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

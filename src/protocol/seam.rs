@@ -13,7 +13,7 @@
 
 use super::marker::Marker;
 use super::Protocol;
-use crate::analysis::marker_at;
+use crate::markers::marker_at;
 
 /// The seam's two markers, raw.
 #[derive(Debug, Clone, PartialEq, Eq)]

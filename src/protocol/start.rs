@@ -9,7 +9,8 @@
 //! reasoning is over, unless a marker token follows it (then it was an
 //! earlier turn's text).
 
-use crate::analysis::{markers, Analysis, PromptEffect, ReasoningMode};
+use crate::analysis::{Analysis, PromptEffect, ReasoningMode};
+use crate::markers;
 
 use super::{Marker, Start};
 

@@ -166,7 +166,7 @@ impl<'a> ToolGrammar<'a> {
         let prefix = Marker::new(self.tagged()?.prefix).first_core()?.to_string();
         let end = self.layout.end().trim();
         let open_at = end.rfind(['<', '['])?;
-        let token = crate::analysis::markers::marker_at(end, open_at)?;
+        let token = crate::markers::marker_at(end, open_at)?;
         let close = end[..open_at].trim();
         let closes_arguments = !close.is_empty() && close.chars().all(|c| "}])".contains(c));
         (token.end == end.len() && closes_arguments).then(|| (close.to_string(), prefix))

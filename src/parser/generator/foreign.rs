@@ -119,9 +119,7 @@ fn dialect_markers(
     wrappers: &[&str],
 ) -> Vec<String> {
     let tokens = |raw: [&String; 2]| -> Vec<String> {
-        let found = raw
-            .into_iter()
-            .flat_map(|m| crate::analysis::markers::tokens(m));
+        let found = raw.into_iter().flat_map(|m| crate::markers::tokens(m));
         found.map(str::to_string).collect()
     };
     let mut list: Vec<String> = dialects

@@ -184,7 +184,7 @@ impl<'a> ToolGrammar<'a> {
         let json = self.layout.arguments() == Some(&Arguments::Json { as_string: false });
         let token = |m: &str| {
             let m = m.trim();
-            crate::analysis::markers::marker_at(m, 0).is_some_and(|r| r.len() == m.len())
+            crate::markers::marker_at(m, 0).is_some_and(|r| r.len() == m.len())
         };
         let id_tokens = t.id_after.is_none_or(|(p, s)| token(p) && token(s));
         let suffix = t.suffix.trim();

@@ -120,7 +120,7 @@ pub(super) fn is_namespace(prefix: &str) -> bool {
 pub(super) fn starts_with_token(marker: &str) -> bool {
     Marker::new(marker)
         .first_core()
-        .is_some_and(|c| crate::analysis::markers::marker_at(c, 0).is_some())
+        .is_some_and(|c| crate::markers::marker_at(c, 0).is_some())
 }
 
 /// An id between markers.

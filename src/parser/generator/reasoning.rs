@@ -182,7 +182,7 @@ pub(super) fn labelled_opener(start: &Marker) -> Option<&str> {
 /// (`<|channel>` and `thought`; `<|end|>` and `<|start|>assistant`).
 fn leading_token(marker: &Marker) -> Option<(&str, &str)> {
     let core = marker.first_core()?;
-    let token = crate::analysis::markers::marker_at(core, 0)?;
+    let token = crate::markers::marker_at(core, 0)?;
     Some(core.split_at(token.end))
 }
 
