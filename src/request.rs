@@ -32,7 +32,7 @@ use crate::grammar::{
     self, Gbnf, GbnfOptions, Lark, LarkOptions, ResponseTemplate, StructuralTag,
     StructuralTagOptions,
 };
-use crate::parser::{OutputParser, ParserConfig, Prefill};
+use crate::parser::{OutputParser, ParserCache, ParserConfig, Prefill};
 use crate::parser::{Policy, ReasoningFormat, Start};
 use crate::prompt::{continuation_prompt, Continue};
 use crate::protocol::{write, Options, Protocol, ToolChoice};
@@ -161,6 +161,8 @@ impl ChatRequest {
 pub struct Chat {
     template: ChatTemplate,
     analysis: Analysis,
+    /// Parsers built for this model's requests, kept per request shape.
+    pub(crate) parsers: Arc<ParserCache>,
 }
 
 impl Chat {
@@ -184,6 +186,7 @@ impl Chat {
         Chat {
             template: template.with_polyfills(),
             analysis,
+            parsers: Arc::default(),
         }
     }
 
@@ -227,6 +230,7 @@ impl Chat {
             prompt,
             prefill,
             diagnostics,
+            parsers: Arc::clone(&self.parsers),
         }
     }
 }
@@ -294,17 +298,22 @@ pub struct Prepared {
     /// Problems preparing the request, one line each (a prompt that did
     /// not render).
     pub diagnostics: Vec<String>,
+    /// The chat's parsers, kept per request shape.
+    parsers: Arc<ParserCache>,
 }
 
 impl Prepared {
     /// The parser for what the model writes: whole ([`OutputParser::parse`])
     /// or streamed ([`OutputParser::stream`]); build it once per request and
     /// share it. Built from [`Prepared::protocol`], the decisions made
-    /// once by [`Chat::prepare`]. Errors (kind `Input`) when a tool has no
+    /// once by [`Chat::prepare`]; the [`Chat`] keeps the last few parsers it
+    /// built, so a request of a shape seen before (same tools, `tool_choice`,
+    /// thinking, policy, prompt state; any conversation) gets a clone of
+    /// one instead of a build. Errors (kind `Input`) when a tool has no
     /// name, and (kind `Analysis`) when the analysis describes a format the
     /// parser cannot be built for.
     pub fn parser(&self) -> Result<OutputParser> {
-        OutputParser::from_protocol(&self.protocol, &self.parser)
+        self.parsers.parser(&self.protocol, &self.parser)
     }
 
     /// Where the output starts relative to reasoning.

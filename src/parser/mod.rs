@@ -30,7 +30,7 @@
 //! # Ok::<(), chat_autoparser::Error>(())
 //! ```
 //!
-//! Modules: `generator` (the PEG grammar the parser runs, a module per part of the
+//! Modules: `cache` (parsers kept for requests of the same shape), `generator` (the PEG grammar the parser runs, a module per part of the
 //! grammar: body, reasoning, tool sections, calls, heads, JSON calls,
 //! tagged and Python arguments, nested values, names, recovery),
 //! `sections` (scaffolding between a turn's sections), `marker` (raw
@@ -50,6 +50,7 @@
 //! is not a well-formed call stays content); streaming equals batch for any
 //! chunking; a stream costs time linear in the output.
 
+mod cache;
 mod call_id;
 mod decode;
 mod diagnostic;
@@ -78,6 +79,7 @@ use crate::protocol::{Options, Protocol, Tool};
 use chat_autoparser_peg::Program;
 
 pub use crate::protocol::{Start, ToolChoice};
+pub(crate) use cache::ParserCache;
 pub use decode::LONGEST_CALL;
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use policy::{
@@ -109,7 +111,7 @@ pub enum ReasoningFormat {
 
 /// The request's options that shape parsing: what the model may write
 /// (the [`Options`] the grammar exports take too) and how to report it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct ParserConfig {
     /// Tools, `tool_choice`, parallel calls, thinking, the prompt the

@@ -239,7 +239,7 @@ pub struct PromptTail {
 
 /// What the model may write for one request: one description that the
 /// parser and every grammar export read.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Protocol {
     /// Where the output starts relative to reasoning.
     pub start: Start,

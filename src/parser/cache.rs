@@ -1,0 +1,210 @@
+//! Parsers already built, kept for requests of the same shape.
+//!
+//! A server builds a parser per request, and most requests to one model
+//! repeat a shape: the same tools, `tool_choice`, thinking and policy, a
+//! different conversation. Building costs tens of microseconds (the PEG
+//! grammar generated and compiled); a parser is cheap to clone (its
+//! program is shared). [`ParserCache`] keeps the last few parsers built,
+//! each under the request shape it was built from, and hands out a clone
+//! when the shape comes again.
+//!
+//! Invariants:
+//! - a hit is exactly the parser a fresh build would make: the key is the
+//!   whole [`Protocol`] and the whole [`ParserConfig`] except the prompt
+//!   text, which the parser reads only through the protocol (its start
+//!   state and `PromptTail`, both in the key);
+//! - errors are never kept (a request that fails to build fails again);
+//! - at most [`ParserCache::CAPACITY`] parsers are kept, the least
+//!   recently used dropped first; the lock is never held while building.
+
+use std::sync::Mutex;
+
+use super::{OutputParser, ParserConfig};
+use crate::error::Result;
+use crate::protocol::{Options, Protocol};
+
+/// The last parsers built, under the request shapes they were built from.
+#[derive(Default)]
+pub struct ParserCache {
+    /// Most recently used first.
+    entries: Mutex<Vec<Entry>>,
+}
+
+struct Entry {
+    protocol: Protocol,
+    config: ParserConfig,
+    parser: OutputParser,
+}
+
+impl ParserCache {
+    /// How many parsers are kept: enough for a server's few request shapes
+    /// per model (with and without tools, thinking on and off, a few tool
+    /// sets), few enough that a miss costs a short scan.
+    pub const CAPACITY: usize = 16;
+
+    /// The parser for `protocol` and `config`: a kept one when the shape
+    /// was built before, else a new build (kept when it succeeds).
+    pub fn parser(&self, protocol: &Protocol, config: &ParserConfig) -> Result<OutputParser> {
+        let key = shape_of(config);
+        if let Some(parser) = self.hit(protocol, &key) {
+            return Ok(parser);
+        }
+        let parser = OutputParser::from_protocol(protocol, config)?;
+        self.keep(protocol, key, &parser);
+        Ok(parser)
+    }
+
+    fn hit(&self, protocol: &Protocol, config: &ParserConfig) -> Option<OutputParser> {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let at = entries
+            .iter()
+            .position(|e| e.config == *config && e.protocol == *protocol)?;
+        let entry = entries.remove(at);
+        let parser = entry.parser.clone();
+        entries.insert(0, entry);
+        Some(parser)
+    }
+
+    fn keep(&self, protocol: &Protocol, config: ParserConfig, parser: &OutputParser) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.truncate(Self::CAPACITY - 1);
+        entries.insert(
+            0,
+            Entry {
+                protocol: protocol.clone(),
+                config,
+                parser: parser.clone(),
+            },
+        );
+    }
+}
+
+impl std::fmt::Debug for ParserCache {
+    /// How many parsers are kept (their programs are long and say nothing
+    /// to a reader of a `Chat`'s debug print).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kept = self.entries.lock().map_or(0, |e| e.len());
+        f.debug_struct("ParserCache").field("kept", &kept).finish()
+    }
+}
+
+/// `config` without the prompt text: the parser reads the prompt only
+/// through the protocol, so requests that differ in it alone share a parser.
+fn shape_of(config: &ParserConfig) -> ParserConfig {
+    let o = &config.options;
+    // Every field named, none copied by `..`: a field added to either
+    // struct must be placed in or out of the key here.
+    let options = Options {
+        tools: o.tools.clone(),
+        tool_choice: o.tool_choice.clone(),
+        parallel_tool_calls: o.parallel_tool_calls,
+        enable_thinking: o.enable_thinking,
+        prompt: None,
+        response_schema: o.response_schema.clone(),
+    };
+    ParserConfig {
+        options,
+        reasoning: config.reasoning,
+        prefill: config.prefill.clone(),
+        call_ids: config.call_ids,
+        policy: config.policy,
+        special_tokens: config.special_tokens.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::ParserCache;
+    use crate::request::{Chat, ChatRequest};
+    use crate::template::{ChatTemplate, TemplateConfig};
+
+    fn chat() -> Chat {
+        let source = include_str!("../../templates/hermes-think.jinja");
+        let template = ChatTemplate::new(source, &TemplateConfig::default()).expect("loads");
+        Chat::new(template).expect("analyses")
+    }
+
+    fn tool(name: &str) -> Value {
+        json!({"type": "function", "function": {"name": name,
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}})
+    }
+
+    fn request(question: &str, tool_name: &str) -> ChatRequest {
+        ChatRequest::default()
+            .with_messages(vec![json!({"role": "user", "content": question})])
+            .with_tools(vec![tool(tool_name)])
+    }
+
+    fn kept(chat: &Chat) -> usize {
+        chat.parsers.entries.lock().unwrap().len()
+    }
+
+    fn call(name: &str) -> String {
+        format!("<tool_call>\n{{\"name\": \"{name}\", \"arguments\": {{\"city\": \"Paris\"}}}}\n</tool_call>")
+    }
+
+    #[test]
+    fn another_conversation_of_the_same_shape_reuses_the_parser() {
+        let chat = chat();
+        let first = chat.prepare(&request("Weather in Paris?", "get_weather"));
+        let second = chat.prepare(&request("And in Rome, tomorrow?", "get_weather"));
+        assert_ne!(first.prompt, second.prompt);
+        let a = first.parser().expect("builds");
+        assert_eq!(kept(&chat), 1);
+        let b = second.parser().expect("builds");
+        assert_eq!(
+            kept(&chat),
+            1,
+            "the second request found the first's parser"
+        );
+        assert_eq!(a.parse(&call("get_weather")), b.parse(&call("get_weather")));
+        assert_eq!(b.parse(&call("get_weather")).tool_calls.len(), 1);
+    }
+
+    #[test]
+    fn other_tools_get_their_own_parser() {
+        let chat = chat();
+        let weather = chat.prepare(&request("Weather?", "get_weather")).parser();
+        let time = chat.prepare(&request("Time?", "get_time")).parser();
+        assert_eq!(kept(&chat), 2);
+        // Under the default (lossless) policy an unknown tool's call stays
+        // content: a parser shared across tool sets would read it as a call.
+        let (weather, time) = (weather.expect("builds"), time.expect("builds"));
+        assert_eq!(weather.parse(&call("get_weather")).tool_calls.len(), 1);
+        assert_eq!(time.parse(&call("get_weather")).tool_calls.len(), 0);
+        assert_eq!(time.parse(&call("get_time")).tool_calls.len(), 1);
+    }
+
+    #[test]
+    fn the_least_recently_used_parser_goes_first() {
+        let chat = chat();
+        let names: Vec<String> = (0..=ParserCache::CAPACITY)
+            .map(|i| format!("tool_{i}"))
+            .collect();
+        for name in &names {
+            chat.prepare(&request("?", name)).parser().expect("builds");
+        }
+        assert_eq!(kept(&chat), ParserCache::CAPACITY);
+        let entries = chat.parsers.entries.lock().unwrap();
+        let newest = &entries[0].config.options.tools[0]["function"]["name"];
+        assert_eq!(newest, names.last().unwrap().as_str());
+        let oldest_kept = &entries[ParserCache::CAPACITY - 1].config.options.tools[0];
+        assert_eq!(
+            oldest_kept["function"]["name"], "tool_1",
+            "tool_0 was dropped"
+        );
+    }
+
+    #[test]
+    fn a_request_that_fails_to_build_is_not_kept() {
+        let chat = chat();
+        let nameless = json!({"type": "function", "function": {"parameters": {}}});
+        let request = ChatRequest::default()
+            .with_messages(vec![json!({"role": "user", "content": "?"})])
+            .with_tools(vec![nameless]);
+        assert!(chat.prepare(&request).parser().is_err());
+        assert_eq!(kept(&chat), 0);
+    }
+}
