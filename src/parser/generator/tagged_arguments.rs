@@ -7,8 +7,9 @@
 //! - In a format that writes objects and lists as nested elements, a value
 //!   that starts with an element is read as text and whole elements when
 //!   the argument's close follows (see `nested`).
-//! - A value left unclosed ends at the arguments' or the call's closer
-//!   ([`enclosing_closers`]), which it never swallows.
+//! - A value left unclosed ends at the arguments' or the call's closer,
+//!   which it never swallows, or where the next argument opens
+//!   ([`enclosing_closers`]).
 //!
 //! Invariant: an argument is captured `ARG` (key and value tags inside)
 //! and commits after its key, so its value streams.
@@ -56,11 +57,13 @@ pub(super) fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
     seq([ws(), opt(seq([arg, more])), ws(), end.expr()])
 }
 
-/// The closers around a tagged value that a value left unclosed ends at
-/// (`NYC\n</function>` with no `</parameter>`: the arguments' and the
-/// call's end markers), so an unclosed value never swallows them: those
-/// with a distinctive first core (a bracketed token) other than the
-/// value's own closer's, in formats whose value closer names no argument.
+/// The markers that end a tagged value left unclosed: the closers around
+/// it (`NYC\n</function>` with no `</parameter>`: the arguments' and the
+/// call's end markers), so an unclosed value never swallows them, and the
+/// next argument's opener (`Paris\n<parameter=days>`, where vLLM's and
+/// SGLang's readers of these formats end the value too). Those with a
+/// distinctive first core (a bracketed token) other than the value's own
+/// closer's, in formats whose value closer names no argument.
 fn enclosing_closers(t: &TaggedArguments, call_end: &str) -> Vec<Marker> {
     // A closer that names its argument (`</city>`) is read by nesting
     // (`value_close`); its values keep their rules.
@@ -71,7 +74,7 @@ fn enclosing_closers(t: &TaggedArguments, call_end: &str) -> Vec<Marker> {
         .first_core()
         .map(str::to_string);
     let mut out: Vec<Marker> = Vec::new();
-    for m in [t.end.as_str(), call_end].map(Marker::new) {
+    for m in [t.end.as_str(), call_end, t.name_prefix.as_str()].map(Marker::new) {
         let distinct = m.first_core().is_some_and(|core| {
             core.len() >= 3
                 && core.starts_with(['<', '['])
