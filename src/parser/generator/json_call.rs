@@ -304,6 +304,19 @@ fn build_member(
             ]));
         }
     }
+    // A format with no id of its own: OpenAI's call id at the call
+    // object's top level (`"id": "a1b2c3d4e"`, Mistral's older JSON call
+    // list writes it) is the call's id, not text of the model's.
+    if paths.id.is_none() && level == 0 && path[0] != OPENAI_ID {
+        alts.push(seq([
+            lit(notation.key(OPENAI_ID)),
+            settle(),
+            ws(),
+            lit(":"),
+            ws(),
+            cap(ID, notation.string()),
+        ]));
+    }
     let own_key = lit(notation.key(&path[level]));
     let container = || class(ByteSet::of(b"{["));
     let scalar = || seq([ws(), lit(":"), ws(), not(container()), notation.value()]);
@@ -319,6 +332,9 @@ fn build_member(
 /// Members of OpenAI's tool-call object that say nothing of the call
 /// (its kind and position).
 const OPENAI_CALL_FIELDS: [&str; 2] = ["type", "index"];
+
+/// The member of OpenAI's tool-call object that holds the call's id.
+const OPENAI_ID: &str = "id";
 
 /// The keys arguments are read under: the template's, and for the two
 /// common ones (`arguments`, OpenAI's; `parameters`, Llama 3's and
