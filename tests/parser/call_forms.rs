@@ -437,7 +437,11 @@ fn mistrals_json_call_list_with_ids_is_its_calls() {
         };
         let analysis = template.analyze().unwrap();
         for (output, cities, ids) in [
-            (format!("[TOOL_CALLS][{paris}]"), &["Paris"][..], &["a1b2c3d4e"][..]),
+            (
+                format!("[TOOL_CALLS][{paris}]"),
+                &["Paris"][..],
+                &["a1b2c3d4e"][..],
+            ),
             (
                 format!("[TOOL_CALLS] [{paris}, {rome}]"),
                 &["Paris", "Rome"],

@@ -877,9 +877,16 @@ fn an_end_of_generation_token_after_the_last_message_is_scaffolding() {
     let shipped = |p| channels(p);
     let gpt_oss = corpus("openai-gpt-oss-120b", false);
     for end in ["<|return|>", "<|end|>", "<|end|><|return|>", "<|return|>\n"] {
-        for output in [format!("{FINAL}Hi.{end}"), format!("{think}{FINAL}Hi.{end}")] {
+        for output in [
+            format!("{FINAL}Hi.{end}"),
+            format!("{think}{FINAL}Hi.{end}"),
+        ] {
             let mut parsers: Vec<&dyn Fn(Policy) -> OutputParser> = vec![&shipped];
-            parsers.extend(gpt_oss.as_ref().map(|p| p as &dyn Fn(Policy) -> OutputParser));
+            parsers.extend(
+                gpt_oss
+                    .as_ref()
+                    .map(|p| p as &dyn Fn(Policy) -> OutputParser),
+            );
             for parser in parsers {
                 for policy in [Policy::lossless(), Policy::compatible()] {
                     let parsed = report_and_stream(&parser(policy), &output);
@@ -904,8 +911,10 @@ fn an_end_of_generation_token_after_the_last_message_is_scaffolding() {
 /// markers named or dropped), under both presets and every chunking.
 #[test]
 fn a_python_dict_call_in_a_foreign_wrapper_is_read_as_the_json_one() {
-    let json_call = r#"{"name": "get_weather", "arguments": {"city": "Paris", "metric": true, "note": null}}"#;
-    let python_call = r#"{'name': 'get_weather', 'arguments': {'city': 'Paris', 'metric': True, 'note': None}}"#;
+    let json_call =
+        r#"{"name": "get_weather", "arguments": {"city": "Paris", "metric": true, "note": null}}"#;
+    let python_call =
+        r#"{'name': 'get_weather', 'arguments': {'city': 'Paris', 'metric': True, 'note': None}}"#;
     let wrappers = [
         ("<tool_call>", "</tool_call>"),
         ("[TOOL_CALLS]", ""),
@@ -913,11 +922,20 @@ fn a_python_dict_call_in_a_foreign_wrapper_is_read_as_the_json_one() {
         ("Sure.<|python_tag|>", ""),
         ("<|python_start|>", "<|python_end|>"),
     ];
-    let templates = ["hermes-think", "mistral-tool-calls", "qwen-coder-xml", "glm-arg-pairs", "python-calls", "bare-json"];
+    let templates = [
+        "hermes-think",
+        "mistral-tool-calls",
+        "qwen-coder-xml",
+        "glm-arg-pairs",
+        "python-calls",
+        "bare-json",
+    ];
     let arguments = |parsed: &Parsed| -> Vec<(String, serde_json::Value)> {
         let calls = parsed.message.tool_calls.iter();
         let value = |a: &str| serde_json::from_str(a).unwrap();
-        calls.map(|c| (c.function.name.clone(), value(&c.function.arguments))).collect()
+        calls
+            .map(|c| (c.function.name.clone(), value(&c.function.arguments)))
+            .collect()
     };
     for template in templates {
         let (_, analysis) = shipped_template(template);
@@ -940,7 +958,10 @@ fn a_python_dict_call_in_a_foreign_wrapper_is_read_as_the_json_one() {
                 assert_eq!(content, json.message.content_text(), "{template}: {output}");
                 assert_eq!(python.diagnostics, json.diagnostics, "{template}: {output}");
             }
-            assert!(compared >= 4, "{template}: {compared} wrappers read JSON calls");
+            assert!(
+                compared >= 4,
+                "{template}: {compared} wrappers read JSON calls"
+            );
         }
     }
 }

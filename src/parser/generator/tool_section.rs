@@ -404,7 +404,12 @@ impl<'a> ToolGrammar<'a> {
         // `name` is no call (`{"name": "Ada", "role": "admin"}`). Looked
         // for in JSON blocks only, so other code blocks stream as they come.
         // Its key quoted as JSON or as a Python dict writes it.
-        let members = ["\"arguments\"", "\"parameters\"", "'arguments'", "'parameters'"];
+        let members = [
+            "\"arguments\"",
+            "\"parameters\"",
+            "'arguments'",
+            "'parameters'",
+        ];
         let stops: Vec<&str> = members.iter().copied().chain(FENCE_CLOSER).collect();
         let object = seq([ws(), opt(lit("[")), ws(), lit("{")]);
         let has_arguments = match self.unknown_name {
