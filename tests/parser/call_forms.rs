@@ -455,5 +455,14 @@ fn mistrals_json_call_list_with_ids_is_its_calls() {
             assert_eq!(got, want, "{output:?}");
             assert_eq!(m.content, None, "{output:?}");
         }
+        // An id that is no string is no id: a member the model added,
+        // kept as content.
+        let output =
+            r#"[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": 7}]"#;
+        let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+        let parsed = report_and_stream(&analysis.parser(&config).unwrap(), output);
+        assert_weather_calls(&parsed.message, &["Paris"], output);
+        assert_eq!(parsed.message.tool_calls[0].id, None);
+        assert_eq!(parsed.message.content.as_deref(), Some(r#""id": 7"#));
     }
 }
