@@ -415,3 +415,54 @@ fn a_json_call_object_in_a_tagged_formats_own_wrapper_is_the_call() {
         }
     }
 }
+
+/// Mistral's older JSON call list (`[TOOL_CALLS][{"name": ..., "arguments":
+/// {...}, "id": "..."}]`, each call with the id the model made up) on
+/// Mistral templates whose own calls are `[TOOL_CALLS]NAME[ARGS]{...}`:
+/// the calls, with their ids, and no content, under both presets and
+/// every chunking.
+#[test]
+fn mistrals_json_call_list_with_ids_is_its_calls() {
+    let call = |city: &str, id: &str| {
+        format!(r#"{{"name": "get_weather", "arguments": {{"city": "{city}"}}, "id": "{id}"}}"#)
+    };
+    let (paris, rome) = (call("Paris", "a1b2c3d4e"), call("Rome", "f5g6h7i8j"));
+    for template in [
+        "Mistral-Small-3.2-24B-Instruct-2506",
+        "mistralai-Ministral-3-14B-Reasoning-2512",
+        "unsloth-mistral-Devstral-Small-2507",
+    ] {
+        let Some(template) = corpus_template(template) else {
+            return;
+        };
+        let analysis = template.analyze().unwrap();
+        for (output, cities, ids) in [
+            (
+                format!("[TOOL_CALLS][{paris}]"),
+                &["Paris"][..],
+                &["a1b2c3d4e"][..],
+            ),
+            (
+                format!("[TOOL_CALLS] [{paris}, {rome}]"),
+                &["Paris", "Rome"],
+                &["a1b2c3d4e", "f5g6h7i8j"],
+            ),
+        ] {
+            let m = message_under_both_presets(&analysis, &output);
+            assert_weather_calls(&m, cities, &output);
+            let got: Vec<Option<&str>> = m.tool_calls.iter().map(|c| c.id.as_deref()).collect();
+            let want: Vec<Option<&str>> = ids.iter().map(|i| Some(*i)).collect();
+            assert_eq!(got, want, "{output:?}");
+            assert_eq!(m.content, None, "{output:?}");
+        }
+        // An id that is no string is no id: a member the model added,
+        // kept as content.
+        let output =
+            r#"[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": 7}]"#;
+        let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+        let parsed = report_and_stream(&analysis.parser(&config).unwrap(), output);
+        assert_weather_calls(&parsed.message, &["Paris"], output);
+        assert_eq!(parsed.message.tool_calls[0].id, None);
+        assert_eq!(parsed.message.content.as_deref(), Some(r#""id": 7"#));
+    }
+}

@@ -864,3 +864,104 @@ fn a_python_call_list_in_a_foreign_wrapper_is_read_on_any_format() {
         }
     }
 }
+
+/// The model's end-of-generation token after the last message of a
+/// channel format (`<|return|>`, which harmony models write where their
+/// template renders `<|end|>`, and the template's own message end where it
+/// renders `<|return|>`): it ends the message, scaffolding as a message end
+/// is, under both presets and with no diagnostic; with whitespace after it,
+/// or after another message end. Before other text it is text.
+#[test]
+fn an_end_of_generation_token_after_the_last_message_is_scaffolding() {
+    let think = "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant";
+    let shipped = |p| channels(p);
+    let gpt_oss = corpus("openai-gpt-oss-120b", false);
+    for end in ["<|return|>", "<|end|>", "<|end|><|return|>", "<|return|>\n"] {
+        for output in [
+            format!("{FINAL}Hi.{end}"),
+            format!("{think}{FINAL}Hi.{end}"),
+        ] {
+            let mut parsers: Vec<&dyn Fn(Policy) -> OutputParser> = vec![&shipped];
+            parsers.extend(
+                gpt_oss
+                    .as_ref()
+                    .map(|p| p as &dyn Fn(Policy) -> OutputParser),
+            );
+            for parser in parsers {
+                for policy in [Policy::lossless(), Policy::compatible()] {
+                    let parsed = report_and_stream(&parser(policy), &output);
+                    assert_eq!(parsed.message.content.as_deref(), Some("Hi."), "{output:?}");
+                    assert!(parsed.diagnostics.is_empty(), "{output:?}: {parsed:?}");
+                }
+            }
+        }
+    }
+    let output = format!("{FINAL}Write <|return|> to stop.");
+    for policy in [Policy::lossless(), Policy::compatible()] {
+        let parsed = report_and_stream(&channels(policy), &output);
+        let content = parsed.message.content.as_deref();
+        assert_eq!(content, Some("Write <|return|> to stop."));
+    }
+}
+
+/// A call object written as a Python dict (single quotes, `True`, `None`)
+/// inside another format's wrapper is read as the same object in JSON is,
+/// on templates of every call format: the same calls (arguments converted
+/// to JSON), the same content and the same diagnostics (the wrapper's
+/// markers named or dropped), under both presets and every chunking.
+#[test]
+fn a_python_dict_call_in_a_foreign_wrapper_is_read_as_the_json_one() {
+    let json_call =
+        r#"{"name": "get_weather", "arguments": {"city": "Paris", "metric": true, "note": null}}"#;
+    let python_call =
+        r#"{'name': 'get_weather', 'arguments': {'city': 'Paris', 'metric': True, 'note': None}}"#;
+    let wrappers = [
+        ("<tool_call>", "</tool_call>"),
+        ("[TOOL_CALLS]", ""),
+        ("[TOOL_CALLS][", "]"),
+        ("Sure.<|python_tag|>", ""),
+        ("<|python_start|>", "<|python_end|>"),
+    ];
+    let templates = [
+        "hermes-think",
+        "mistral-tool-calls",
+        "qwen-coder-xml",
+        "glm-arg-pairs",
+        "python-calls",
+        "bare-json",
+    ];
+    let arguments = |parsed: &Parsed| -> Vec<(String, serde_json::Value)> {
+        let calls = parsed.message.tool_calls.iter();
+        let value = |a: &str| serde_json::from_str(a).unwrap();
+        calls
+            .map(|c| (c.function.name.clone(), value(&c.function.arguments)))
+            .collect()
+    };
+    for template in templates {
+        let (_, analysis) = shipped_template(template);
+        for policy in [Policy::lossless(), Policy::compatible()] {
+            let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+            let parser = analysis.parser(&config.with_policy(policy)).unwrap();
+            let mut compared = 0;
+            for (open, close) in wrappers {
+                let json = report_and_stream(&parser, &format!("{open}{json_call}{close}"));
+                if json.message.tool_calls.is_empty() {
+                    // Not this template's (`[TOOL_CALLS]` without its list
+                    // on Mistral's is text).
+                    continue;
+                }
+                compared += 1;
+                let output = format!("{open}{python_call}{close}");
+                let python = report_and_stream(&parser, &output);
+                assert_eq!(arguments(&python), arguments(&json), "{template}: {output}");
+                let content = python.message.content_text();
+                assert_eq!(content, json.message.content_text(), "{template}: {output}");
+                assert_eq!(python.diagnostics, json.diagnostics, "{template}: {output}");
+            }
+            assert!(
+                compared >= 4,
+                "{template}: {compared} wrappers read JSON calls"
+            );
+        }
+    }
+}

@@ -10,8 +10,10 @@
 //!
 //! - Silent markers are dropped: content wrappers' first cores, code
 //!   fences when the content is JSON for a response schema, and the turn's
-//!   stop marker and a stray reasoning end marker when nothing but
-//!   whitespace follows. A wrapper that is a plain word (`all\n`) counts
+//!   stop marker (on a channel format the message end too) and a stray
+//!   reasoning end marker when nothing but whitespace follows; on a
+//!   channel format, the model's end-of-generation tokens after its last
+//!   message (see [`GenerationEnd`]). A wrapper that is a plain word (`all\n`) counts
 //!   only at the start or after the part opener.
 //! - `triggers` are the first cores of the markers that can start a tool
 //!   section, a reasoning block, a header or a content wrapper; content
@@ -41,6 +43,7 @@ use super::reasoning::{
 };
 use super::tool_section::{part_opener, tool_grammars, ToolGrammar};
 use super::{Plan, JSON_FENCES};
+use crate::analysis::tool_tokens;
 use crate::parser::marker::{is_token, Marker};
 use crate::parser::sections::Sections;
 use crate::parser::tags::*;
@@ -92,6 +95,7 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
         silent: silent_markers(&wrappers, plan),
         opener: part_opener(protocol),
         closers: final_closers(protocol, plan),
+        generation_end: GenerationEnd::new(protocol),
         triggers: Vec::new(),
         stray: Vec::new(),
         call_text_stops: Vec::new(),
@@ -107,6 +111,9 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
     body.call_text_stops = body.triggers.clone();
     let stray_cores = body.stray.iter().filter_map(Marker::first_core);
     body.triggers.extend(stray_cores.map(str::to_string));
+    // The same for the end of generation: the call's text keeps it.
+    let generation_end = body.generation_end.as_ref().map(|g| g.trigger.clone());
+    body.triggers.extend(generation_end);
     body.triggers.sort();
     body.triggers.dedup();
     // What follows a wrapper word is content, up to the next part: never
@@ -183,6 +190,9 @@ struct Body<'a, 's> {
     opener: Option<String>,
     /// Markers dropped at the very end (see [`final_closers`]).
     closers: Vec<String>,
+    /// The model's end-of-generation tokens after the last message (see
+    /// [`GenerationEnd`]).
+    generation_end: Option<GenerationEnd>,
     /// What content text stops before, sorted.
     triggers: Vec<String>,
     /// The tool formats' own closers read where they close nothing (see
@@ -255,6 +265,7 @@ impl Body<'_, '_> {
                 .map(|core| seq([lit(core), ws(), eoi()])),
         );
         alternatives.extend(stop_then_tokens(protocol));
+        alternatives.extend(self.generation_end.as_ref().map(|g| g.expr.clone()));
         alternatives.extend(self.seam.as_ref().map(|s| s.expr.clone()));
         alternatives.extend(self.unknown_calls());
         alternatives.extend(self.calls.iter().filter_map(ToolGrammar::lone_closer));
@@ -380,6 +391,47 @@ fn stop_then_tokens(protocol: &Protocol) -> Option<Expr> {
     Some(seq([lit(stop), tokens, ws(), eoi()]))
 }
 
+/// On a turn made of headed messages whose end is a special token
+/// (harmony's `<|end|>`), the special tokens a model writes after its last
+/// message at the very end of the output, in place of the message end or
+/// after it: its end-of-generation token (`<|return|>`, which harmony
+/// models write where their template renders `<|end|>`). It ends the
+/// message as the message end does: scaffolding, under every policy.
+/// A token that opens a header or a message opens something, one of the
+/// tool formats' is a call's (`<|call|>` after a call's text given back to
+/// the content is that text's), and anywhere but the very end a special
+/// token is text.
+struct GenerationEnd {
+    /// What content stops before: the opening of a special token (`<|`).
+    trigger: String,
+    expr: Expr,
+}
+
+impl GenerationEnd {
+    fn new(protocol: &Protocol) -> Option<GenerationEnd> {
+        let turn = &protocol.turn;
+        let end = Marker::new(&turn.message_end);
+        let shaped = end
+            .first_core()
+            .is_some_and(|c| c.starts_with("<|") && c.ends_with("|>"));
+        if turn.headers.is_empty() || !shaped {
+            return None;
+        }
+        let start = Marker::new(&turn.message_start);
+        let openers = turn.headers.iter().map(|h| h.open.as_str());
+        let mut taken: Vec<String> = openers
+            .chain(start.first_core())
+            .map(String::from)
+            .collect();
+        taken.extend(protocol.markup.formats.iter().flat_map(tool_tokens));
+        let token = seq([ws(), not(literals(&taken)), special_token()]);
+        Some(GenerationEnd {
+            trigger: "<|".to_string(),
+            expr: seq([plus(token), ws(), eoi()]),
+        })
+    }
+}
+
 /// The stop marker, then the header that opens an assistant turn
 /// (`<|im_end|>\n<|im_start|>assistant\n`): the output runs on into a
 /// second turn of the assistant's own, as a model past its stop does or a
@@ -424,6 +476,15 @@ fn final_closers(protocol: &Protocol, plan: Plan<'_>) -> Vec<String> {
     let stop_marker = Marker::new(&protocol.turn.stop_marker);
     let stop = stop_marker.first_core();
     let mut out: Vec<String> = stop.map(str::to_string).into_iter().collect();
+    // On a turn made of messages the last one may end with the message
+    // end (`<|end|>` where the turn's stop is `<|return|>`).
+    if !protocol.turn.headers.is_empty() {
+        out.extend(
+            Marker::new(&protocol.turn.message_end)
+                .first_core()
+                .map(str::to_string),
+        );
+    }
     out.extend(bare_section_end(protocol, plan));
     // The turn's tail after the stop marker (`<|eos|><think>\n\n</think>`).
     if let Some(stop) = stop.filter(|_| !protocol.turn.tail.is_empty()) {

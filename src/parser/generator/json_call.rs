@@ -4,7 +4,8 @@
 //!
 //! What a model writes beyond the template's format is read so nothing is
 //! lost: `parameters` for `arguments` and back, arguments as an object or a
-//! string holding one, OpenAI's call fields skipped, and any other scalar
+//! string holding one, OpenAI's call fields skipped (its `id` read as the
+//! call's where the format has no id of its own), and any other scalar
 //! member kept as content (`EXTRA`).
 //!
 //! A model may write the whole call object as a Python dict (`{'name':
@@ -189,7 +190,8 @@ pub(super) fn json_tail(path: &[String], paths: &JsonPaths, notation: Notation) 
 /// the template writes; a string is decoded), under the template's key or
 /// the other common one ([`argument_keys`]). Any other member may hold a
 /// scalar: OpenAI's own call fields (`"type": "function"`, `"index": 0`)
-/// carry no data of the call and are skipped; any other (`"note": "..."`)
+/// carry no data of the call and are skipped, and its `"id"` is the call's
+/// id where the format has none of its own; any other (`"note": "..."`)
 /// is text the model wrote, so it is kept: as content, with a diagnostic
 /// (`EXTRA`). An object or a list under an unknown key is malformed there
 /// and the rest of the call stays content. In Python notation arguments
@@ -304,6 +306,19 @@ fn build_member(
             ]));
         }
     }
+    // A format with no id of its own: OpenAI's call id at the call
+    // object's top level (`"id": "a1b2c3d4e"`, Mistral's older JSON call
+    // list writes it) is the call's id, not text of the model's. Not
+    // settled by its key: an id that is no string is an unknown member.
+    if paths.id.is_none() && level == 0 && path[0] != OPENAI_ID {
+        alts.push(seq([
+            lit(notation.key(OPENAI_ID)),
+            ws(),
+            lit(":"),
+            ws(),
+            cap(ID, notation.string()),
+        ]));
+    }
     let own_key = lit(notation.key(&path[level]));
     let container = || class(ByteSet::of(b"{["));
     let scalar = || seq([ws(), lit(":"), ws(), not(container()), notation.value()]);
@@ -319,6 +334,9 @@ fn build_member(
 /// Members of OpenAI's tool-call object that say nothing of the call
 /// (its kind and position).
 const OPENAI_CALL_FIELDS: [&str; 2] = ["type", "index"];
+
+/// The member of OpenAI's tool-call object that holds the call's id.
+const OPENAI_ID: &str = "id";
 
 /// The keys arguments are read under: the template's, and for the two
 /// common ones (`arguments`, OpenAI's; `parameters`, Llama 3's and

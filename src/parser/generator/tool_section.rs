@@ -403,8 +403,14 @@ impl<'a> ToolGrammar<'a> {
         // object has its arguments in the block: a JSON record with a
         // `name` is no call (`{"name": "Ada", "role": "admin"}`). Looked
         // for in JSON blocks only, so other code blocks stream as they come.
-        let members = ["\"arguments\"", "\"parameters\""];
-        let stops = [members[0], members[1], FENCE_CLOSER[0]];
+        // Its key quoted as JSON or as a Python dict writes it.
+        let members = [
+            "\"arguments\"",
+            "\"parameters\"",
+            "'arguments'",
+            "'parameters'",
+        ];
+        let stops: Vec<&str> = members.iter().copied().chain(FENCE_CLOSER).collect();
         let object = seq([ws(), opt(lit("[")), ws(), lit("{")]);
         let has_arguments = match self.unknown_name {
             Expr::Fail => and(seq([object, until(stops), literals(members)])),
