@@ -193,6 +193,93 @@ class Harmony(Format):
                        f"{jdump(a)}<|call|>" for n, a in calls)
 
 
+class Glm47(Glm45):
+    tail = "</tool_call>"
+
+    def section(self, calls):
+        return "".join(f"<tool_call>{n}" + "".join(
+            f"<arg_key>{k}</arg_key><arg_value>{xml_value(v)}</arg_value>" for k, v in a.items()) + "</tool_call>"
+            for n, a in calls)
+
+    def spaced(self, call):
+        return super().section([call])
+
+
+class Step35(Qwen3Coder):
+    def section(self, calls):
+        return super().section(calls).replace("</tool_call>\n<tool_call>", "</tool_call><tool_call>")
+
+
+class MistralCompact(Format):
+    """Mistral Small 3.2: `[TOOL_CALLS]name[ARGS]{...}` per call."""
+
+    def section(self, calls):
+        return "".join(f"[TOOL_CALLS]{n}[ARGS]{jdump(a)}" for n, a in calls)
+
+    def spaced(self, call):  # the template's own rendering, with the call id
+        return f"[TOOL_CALLS]{call[0]}[CALL_ID]abcdefgh1[ARGS]{jdump(call[1])}"
+
+
+def pyval(value) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {pyval(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(pyval(v) for v in value) + "]"
+    return repr(value)
+
+
+class Lfm2(Format):
+    tail = "<|tool_call_end|>"
+
+    def section(self, calls):
+        body = ", ".join(f"{n}(" + ", ".join(f"{k}={pyval(v)}" for k, v in a.items()) + ")" for n, a in calls)
+        return f"<|tool_call_start|>[{body}]<|tool_call_end|>"
+
+    def malformed(self, call):
+        return self.section([call]).replace("days=3", "days=")
+
+    def spaced(self, call):
+        return self.section([call]).replace("[", "[ ").replace("]", " ]")
+
+
+def gemma_value(value) -> str:
+    if isinstance(value, str):
+        return f'<|"|>{value}<|"|>'
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{gemma_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(gemma_value(v) for v in value) + "]"
+    return jdump(value)
+
+
+class Gemma4(Format):
+    tail = "<tool_call|>"
+
+    def section(self, calls):
+        return "".join(f"<|tool_call>call:{n}{gemma_value(a)}<tool_call|>" for n, a in calls)
+
+    def malformed(self, call):
+        return self.section([call]).replace('Paris<|"|>', "Paris", 1)
+
+
+class Dsml(Format):
+    tail = "\n</｜DSML｜function_calls>"
+    value_closer = "</｜DSML｜parameter>"
+
+    def section(self, calls):
+        body = "".join(f'<｜DSML｜invoke name="{n}">\n' + "".join(
+            f'<｜DSML｜parameter name="{k}" string="{str(isinstance(v, str)).lower()}">{xml_value(v)}'
+            f"</｜DSML｜parameter>\n" for k, v in a.items()) + "</｜DSML｜invoke>\n" for n, a in calls)
+        return f"<｜DSML｜function_calls>\n{body}</｜DSML｜function_calls>"
+
+
+class Apertus(Format):
+    tail = "<|tools_suffix|>"
+
+    def section(self, calls):
+        return "<|tools_prefix|>" + jdump([{n: a} for n, a in calls]) + "<|tools_suffix|>"
+
+
 # Each family: template, (vLLM tool parser, vLLM reasoning parser), (SGLang
 # detector, SGLang reasoning parser), template kwargs, reasoning markers
 # (None: no reasoning; "prefilled": the prompt opens the block), and the
@@ -245,6 +332,50 @@ FAMILIES = {
                     think=("<|channel|>analysis<|message|>", "", False),
                     specials=["<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>",
                               "<|return|>", "<|call|>"]),
+    "qwen3.5": dict(template="Qwen3.5-4B.jinja", vllm=("qwen3_coder", "qwen3"), sglang=("qwen3_coder", "qwen3"),
+                    kwargs={"enable_thinking": True}, think_off={"enable_thinking": False},
+                    think=("", "\n</think>\n\n", True), fmt=Qwen3Coder(),
+                    specials=["<tool_call>", "</tool_call>", "<think>", "</think>", "<|im_start|>", "<|im_end|>"]),
+    "step3.5": dict(template="StepFun3.5-Flash.jinja", vllm=("step3p5", "step3p5"), sglang=("step3p5", "step3p5"),
+                    kwargs={}, think=("", "\n</think>\n", True), fmt=Step35(),
+                    specials=["<tool_call>", "</tool_call>", "<think>", "</think>", "<|im_start|>", "<|im_end|>"]),
+    "glm-4.7": dict(template="GLM-4.7-Flash.jinja", vllm=("glm47", "glm47"), sglang=("glm47", "glm45"),
+                    kwargs={}, think_off={"enable_thinking": False}, think=("", "</think>", True), fmt=Glm47(),
+                    specials=["<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>",
+                              "</arg_value>", "<think>", "</think>", "<|assistant|>", "<|user|>",
+                              "<|observation|>", "<|system|>", "[gMASK]", "<sop>", "<|endoftext|>"]),
+    "mistral-small-3.2": dict(template="Mistral-Small-3.2-24B-Instruct-2506.jinja", vllm=("mistral", None),
+                              sglang=("mistral", None), kwargs={}, think=None, fmt=MistralCompact(),
+                              specials=["[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[INST]", "[/INST]",
+                                        "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]",
+                                        "[/TOOL_RESULTS]", "[TOOL_CONTENT]", "[SYSTEM_PROMPT]",
+                                        "[/SYSTEM_PROMPT]", "<s>", "</s>"]),
+    "hermes-3": dict(template="NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja", vllm=("hermes", None),
+                     sglang=("hermes", None), kwargs={}, think=None, fmt=Hermes(),
+                     specials=["<tool_call>", "</tool_call>", "<|im_start|>", "<|im_end|>"]),
+    "lfm2.5": dict(template="LFM2.5-8B-A1B.jinja", vllm=("lfm2", None), sglang=("lfm2", None), kwargs={},
+                   think=None, fmt=Lfm2(),
+                   specials=["<|tool_call_start|>", "<|tool_call_end|>", "<|im_start|>", "<|im_end|>"]),
+    "gemma-4": dict(template="google-gemma-4-31B-it.jinja", vllm=("gemma4", "gemma4"), sglang=("gemma4", "gemma4"),
+                    kwargs={"enable_thinking": True}, think_off={"enable_thinking": False},
+                    think=("<|channel>thought\n", "<channel|>", False), fmt=Gemma4(),
+                    specials=["<|tool_call>", "<tool_call|>", '<|"|>', "<|channel>", "<channel|>", "<|turn>",
+                              "<turn|>", "<|tool_response>", "<tool_response|>", "<bos>", "<eos>"]),
+    "deepseek-v3.2": dict(template="deepseek-ai-DeepSeek-V3.2.jinja", vllm=("deepseek_v32", "deepseek_v3"),
+                          sglang=("deepseekv32", "deepseek-v3"), kwargs={"thinking": True},
+                          think_off={"thinking": False}, think=("", "</think>", True), fmt=Dsml(),
+                          specials=["<think>", "</think>", "<｜Assistant｜>", "<｜User｜>", "<｜end▁of▁sentence｜>",
+                                    "<｜begin▁of▁sentence｜>"]),
+    "kimi-k2-instruct": dict(template="moonshotai-Kimi-K2.jinja", vllm=("kimi_k2", None), sglang=("kimi_k2", None),
+                             kwargs={}, think=None, fmt=KimiK2(),
+                             specials=["<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",
+                                       "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>",
+                                       "<|im_end|>", "<|im_assistant|>", "<|im_user|>", "<|im_middle|>",
+                                       "<|im_system|>"]),
+    "apertus": dict(template="Apertus-8B-Instruct.jinja", vllm=("apertus", None), sglang=("apertus2509", None),
+                    kwargs={}, think=None, fmt=Apertus(),
+                    specials=["<|tools_prefix|>", "<|tools_suffix|>", "<|assistant_start|>", "<|assistant_end|>",
+                              "<|user_start|>", "<|user_end|>", "<|system_start|>", "<|system_end|>"]),
 }
 
 
@@ -283,13 +414,18 @@ def family_cases(name: str, spec: dict) -> list[dict]:
            ("content+call", join(content("Let me check the weather."), section([WEATHER]))),
            ("call+trailing-text", join(section([WEATHER]), content("I asked for the weather."))),
            ("unknown-tool", section([UNKNOWN])),
-           ("call-cut-at-end", section([WEATHER]).removesuffix(fmt.tail)),
+           ("call-cut-at-end", section([WEATHER]).removesuffix(fmt.tail) if fmt.tail else None),
            ("call-cut-in-args", section([WEATHER]).split("Par")[0] + "Par"),
            ("malformed-args", malformed(WEATHER)),
            ("first-ok-second-malformed", join(section([TOKYO]), malformed(WEATHER))
             if isinstance(fmt, (Hermes, Glm45, Qwen3Coder, Harmony)) else None),
            ("ws-around-call", "\n\n" + section([WEATHER]) + "\n\n"),
            ("content+two-calls", join(content("Checking both."), section([WEATHER, TOKYO]), sep="\n\n")),
+           ("empty-args", section([("get_weather", {})])),
+           ("unicode-args", section([("get_weather", {"city": "東京 🌧", "days": 2})])),
+           ("glued-content+call", join(content("Sure."), section([WEATHER]), sep="")),
+           ("content+call+trailing", join(content("Let me check."), section([WEATHER]), content("One moment."))),
+           ("stray-closer", None if harmony or not fmt.tail.strip() else "Hello there" + fmt.tail.strip()),
            ("content-call-content-call", join(content("First Paris."), section([WEATHER]),
                                               content("Then Tokyo."), section([TOKYO]))
             if isinstance(fmt, (Hermes, Glm45, Qwen3Coder, Harmony)) else None),
@@ -589,6 +725,8 @@ def compare(cases, vllm, sglang, ours) -> dict:
         elif v is not None or s is not None:
             row["disagree"] += 1
             row["ours = one"] += o is not None and (o == v or o == s)
+            row["ours = vLLM"] += o is not None and o == v
+            row["ours = SGLang"] += o is not None and o == s
             splits[c["case"]].append((c, vllm.get(cid), sglang.get(cid), ours["compatible"].get(cid)))
         rv, rs, ro = reasoning_key(vllm.get(cid)), reasoning_key(sglang.get(cid)), \
             reasoning_key(ours["compatible"].get(cid))
@@ -614,7 +752,7 @@ def short(m) -> str:
     return " ".join(parts)
 
 
-def report(result: dict, command: str, cases: list[dict], engine_errors: dict) -> str:
+def report(result: dict, command: str, ours_from: str, engine_errors: dict) -> str:
     rows = result["rows"]
     out = ["# Cross-engine parity (generated)", "",
            "Generated by `tools/parity.py` (do not edit by hand): model outputs written by the harness "
@@ -622,20 +760,21 @@ def report(result: dict, command: str, cases: list[dict], engine_errors: dict) -
            "(tool + reasoning, as their non-streaming chat serving composes them) and by ours "
            "(`compatible`, and `lossless` for reference). Compared: content stripped (None = \"\"), "
            "calls as (name, arguments as parsed JSON); reasoning separately. No engine test fixture "
-           "is read.", "", f"Command: `{command}`", "",
+           "is read.", "", f"Command: `{command}` (about a minute; engines in their pinned venvs, "
+           "`~/.cache/chat-autoparser/{vllm-0.33.0,sglang-0.5.23}/venv`).", "", f"Ours: {ours_from}.", "",
            "| family | cases | vLLM = SGLang | compatible = both | lossless = both | engines split | "
-           "compatible = one of them | reasoning: engines agree | ours = them | engine errors (vLLM/SGLang) |",
+           "compatible = one (= vLLM / = SGLang) | reasoning: engines agree | ours = them | engine errors (vLLM/SGLang) |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     total = Counter()
     for fam in sorted(rows):
         r = rows[fam]
         total.update(r)
         out.append(f"| {fam} | {r['cases']} | {r['agree']} | {r['ours = agreement']} | {r['lossless = agreement']} | "
-                   f"{r['disagree']} | {r['ours = one']} | {r['reasoning agree']} | {r['ours reasoning = agreement']} | "
+                   f"{r['disagree']} | {r['ours = one']} ({r['ours = vLLM']} / {r['ours = SGLang']}) | {r['reasoning agree']} | {r['ours reasoning = agreement']} | "
                    f"{r['vllm errors']}/{r['sglang errors']} |")
     t = total
     out.append(f"| **all** | {t['cases']} | {t['agree']} | {t['ours = agreement']} | {t['lossless = agreement']} | "
-               f"{t['disagree']} | {t['ours = one']} | {t['reasoning agree']} | {t['ours reasoning = agreement']} | "
+               f"{t['disagree']} | {t['ours = one']} ({t['ours = vLLM']} / {t['ours = SGLang']}) | {t['reasoning agree']} | {t['ours reasoning = agreement']} | "
                f"{t['vllm errors']}/{t['sglang errors']} |")
     pct = lambda a, b: f"{100 * a / b:.0f}%" if b else "-"  # noqa: E731
     out += ["", f"compatible equals the engines where they agree: {t['ours = agreement']}/{t['agree']} "
@@ -661,7 +800,9 @@ def report(result: dict, command: str, cases: list[dict], engine_errors: dict) -
     for label, items in sorted(result["splits"].items(), key=lambda kv: (-len(kv[1]), kv[0])):
         fams = ", ".join(sorted({i[0]["family"] for i in items}))
         c, v, s, o = items[0]
-        out += [f"- **{label}** — {len(items)} ({fams}); e.g. {c['family']} "
+        like_v = sum(key(i[3]) == key(i[1]) for i in items)
+        like_s = sum(key(i[3]) == key(i[2]) for i in items)
+        out += [f"- **{label}** — {len(items)}, ours = vLLM {like_v}, = SGLang {like_s} ({fams}); e.g. {c['family']} "
                 f"`{json.dumps(c['output'], ensure_ascii=False)[:200]}`: vLLM {short(v)}; SGLang {short(s)}; "
                 f"ours {short(o)}"]
     if engine_errors:
@@ -710,8 +851,14 @@ def run_main(args) -> int:
                 engine_errors.setdefault((engine, c["family"]), m["error"])
     result = compare(cases, got["vllm"], got["sglang"], got["ours"])
     command = "python3 tools/parity.py run" + (f" --families {args.families}" if args.families else "") + \
-        (" --cli BIN" if args.cli else "")
-    text = report(result, command, cases, engine_errors)
+        (f" --cli {args.cli}" if args.cli else "") + (f" --out {args.out}" if args.out else "")
+    if args.cli:
+        ours_from = f"the CLI's `batch` ({args.cli})"
+    else:
+        version = subprocess.run([args.ours_python, "-c", "import chat_autoparser as ca; print(ca.__version__)"],
+                                 capture_output=True, text=True).stdout.strip() or "?"
+        ours_from = f"the Python package `chat_autoparser` {version} installed in the venv named by `--ours-python`"
+    text = report(result, command, ours_from, engine_errors)
     if args.out:
         Path(args.out).write_text(text)
     if args.dump:
