@@ -52,7 +52,8 @@ TOOLS = [
     {"type": "function", "function": {
         "name": "save_note", "description": "Saves a note.",
         "parameters": {"type": "object", "properties": {
-            "text": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+            "text": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
+            "meta": {"type": "object"}},
             "required": ["text"]}}},
 ]
 WEATHER = ("get_weather", {"city": "Paris", "days": 3})
@@ -426,6 +427,18 @@ def family_cases(name: str, spec: dict) -> list[dict]:
            ("glued-content+call", join(content("Sure."), section([WEATHER]), sep="")),
            ("content+call+trailing", join(content("Let me check."), section([WEATHER]), content("One moment."))),
            ("stray-closer", None if harmony or not fmt.tail.strip() else "Hello there" + fmt.tail.strip()),
+           ("numeric-text-in-string-param", section([("get_weather", {"city": "42"})])),
+           ("non-integer-in-integer-param", section([("get_weather", {"city": "Paris", "days": "soon"})])),
+           ("param-not-in-schema", section([("get_weather", {"city": "Paris", "unit": "celsius"})])),
+           ("nested-object-arg", section([("save_note", {"text": "x", "meta": {"a": [1, {"b": None}], "ok": True}})])),
+           ("value-with-edge-newlines", section([("save_note", {"text": "\nindented\n"})])),
+           ("closer-text-in-value", section([("save_note", {"text": f"see {fmt.tail.strip() or '}]'} here"})])),
+           ("prefixed-name", section([("functions.get_weather", {"city": "Paris"})])
+            if not isinstance(fmt, (KimiK2, Harmony)) else None),
+           ("fenced-json-call", None if harmony else
+            "```json\n" + jdump({"name": "get_weather", "arguments": {"city": "Paris"}}) + "\n```"),
+           ("bare-json-call", None if harmony or isinstance(fmt, Llama3) else
+            jdump({"name": "get_weather", "arguments": {"city": "Paris"}})),
            ("content-call-content-call", join(content("First Paris."), section([WEATHER]),
                                               content("Then Tokyo."), section([TOKYO]))
             if isinstance(fmt, (Hermes, Glm45, Qwen3Coder, Harmony)) else None),
@@ -455,6 +468,9 @@ def family_cases(name: str, spec: dict) -> list[dict]:
             ("call-in-reasoning", None if harmony else
              block("I will call it. " + section([WEATHER]) + " ok") + content("Done.")),
             ("reasoning-unclosed", (opener if not prefilled else "") + "Still thinking about it"),
+            ("reasoning-only", block("Just thinking.")),
+            ("two-reasoning-blocks", None if prefilled or harmony else
+             block("first") + "middle  " + block("second") + "done"),
             ("reasoning-ws", join(block("\n\n  spaced  \n\n"), content("\n\nanswer\n\n"), sep="")),
         ]
     return cases + [{"family": name, "case": c, "output": o, "kwargs": spec["kwargs"]} for c, o in out if o is not None]
@@ -776,6 +792,11 @@ def report(result: dict, command: str, ours_from: str, engine_errors: dict) -> s
     out.append(f"| **all** | {t['cases']} | {t['agree']} | {t['ours = agreement']} | {t['lossless = agreement']} | "
                f"{t['disagree']} | {t['ours = one']} ({t['ours = vLLM']} / {t['ours = SGLang']}) | {t['reasoning agree']} | {t['ours reasoning = agreement']} | "
                f"{t['vllm errors']}/{t['sglang errors']} |")
+    out += ["", "Limits: the non-streaming path only; one request shape (two tools, `tool_choice: auto`); "
+            "tokenizers are BPEs trained here with each family's markers as special tokens (vLLM's harmony "
+            "path gets the real `openai_harmony` encoding's ids); plain cases of a thinking family run with "
+            "thinking off where the template has a switch (`think_off`), else after an empty reasoning block. "
+            "\"Agree\" compares (content, calls); reasoning is its own column."]
     pct = lambda a, b: f"{100 * a / b:.0f}%" if b else "-"  # noqa: E731
     out += ["", f"compatible equals the engines where they agree: {t['ours = agreement']}/{t['agree']} "
             f"({pct(t['ours = agreement'], t['agree'])}); equals one of them where they split: "
@@ -803,6 +824,18 @@ def report(result: dict, command: str, ours_from: str, engine_errors: dict) -> s
         like_v = sum(key(i[3]) == key(i[1]) for i in items)
         like_s = sum(key(i[3]) == key(i[2]) for i in items)
         out += [f"- **{label}** — {len(items)}, ours = vLLM {like_v}, = SGLang {like_s} ({fams}); e.g. {c['family']} "
+                f"`{json.dumps(c['output'], ensure_ascii=False)[:200]}`: vLLM {short(v)}; SGLang {short(s)}; "
+                f"ours {short(o)}"]
+    out += ["", "## Where the engines split and `compatible` equals neither", ""]
+    neither = defaultdict(list)
+    for items in result["splits"].values():
+        for c, v, s, o in items:
+            if key(o) not in (key(v), key(s)):
+                neither[c["case"]].append((c, v, s, o))
+    for label, items in sorted(neither.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        fams = ", ".join(sorted({i[0]["family"] for i in items}))
+        c, v, s, o = items[0]
+        out += [f"- **{label}** — {len(items)} ({fams}); e.g. {c['family']} "
                 f"`{json.dumps(c['output'], ensure_ascii=False)[:200]}`: vLLM {short(v)}; SGLang {short(s)}; "
                 f"ours {short(o)}"]
     if engine_errors:
