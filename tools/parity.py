@@ -856,6 +856,9 @@ def engine_main(engine: str, cases_path: str, out_path: str, cli: str | None) ->
 def run_main(args) -> int:
     families = args.families.split(",") if args.families else list(FAMILIES)
     cases = all_cases(families)
+    if args.cases:
+        wanted = set(args.cases.split(","))
+        cases = [c for c in cases if c["case"] in wanted]
     work = Path(tempfile.mkdtemp(prefix="parity."))
     (work / "cases.json").write_text(json.dumps(cases, ensure_ascii=False))
     me = str(Path(__file__).resolve())
@@ -884,6 +887,7 @@ def run_main(args) -> int:
                 engine_errors.setdefault((engine, c["family"]), m["error"])
     result = compare(cases, got["vllm"], got["sglang"], got["ours"])
     command = "python3 tools/parity.py run" + (f" --families {args.families}" if args.families else "") + \
+        (f" --cases {args.cases}" if args.cases else "") + \
         (f" --cli {args.cli}" if args.cli else "") + (f" --out {args.out}" if args.out else "")
     if args.cli:
         ours_from = f"the CLI's `batch` ({args.cli})"
@@ -906,6 +910,7 @@ def main() -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run every engine and compare")
     r.add_argument("--families", help=f"comma-separated, of: {','.join(FAMILIES)}")
+    r.add_argument("--cases", help="comma-separated case names to keep (e.g. stray-closer,malformed-args)")
     r.add_argument("--out", help="write the Markdown report here (docs/parity.md)")
     r.add_argument("--dump", help="write cases and every parse as JSON here")
     r.add_argument("--vllm-python", default=str(VLLM_PY))
