@@ -7,8 +7,8 @@
 //! - a value left unclosed ends at the first closer around it (the
 //!   arguments' or the call's end), which then closes the call, instead of
 //!   swallowing them and the text after them; or where the next argument
-//!   opens (`Paris\n<parameter=days>`), as vLLM's and SGLang's readers of
-//!   these formats end it;
+//!   opens the element the value's closer closes (`Paris\n<parameter=days>`),
+//!   as vLLM's and SGLang's Qwen3-Coder readers end it;
 //! - a closer of several cores written in part closes what it closes
 //!   (python-calls' section end `]<|tool_call_end|>`): its last token alone,
 //!   or its first cores at the very end of the output; nothing of it is
@@ -99,25 +99,32 @@ fn an_unclosed_value_ends_at_the_closers_around_it() {
 }
 
 #[test]
-fn an_unclosed_value_ends_where_the_next_argument_opens() {
-    for (template, output) in [
-        (
-            "qwen-coder-xml",
-            format!("{QWEN_OPEN}Paris\n<parameter=unit>\ncelsius\n</parameter>\n</function>\n</tool_call>"),
-        ),
-        (
-            "glm-arg-pairs",
-            format!("{GLM_OPEN}Paris\n<arg_key>unit</arg_key>\n<arg_value>celsius</arg_value>\n</tool_call>"),
-        ),
-    ] {
-        let m = parse_and_stream(&parser(template), &output);
-        assert_eq!(
-            calls(&m),
-            [("get_weather", r#"{"city": "Paris", "unit": "celsius"}"#)],
-            "{output:?}"
-        );
-        assert_eq!(m.content, None, "{output:?}");
-    }
+fn an_unclosed_value_ends_where_the_next_argument_opens_its_element() {
+    // `<parameter=…>` opens the element `</parameter>` closes: a second one
+    // starts the next argument.
+    let output = format!(
+        "{QWEN_OPEN}Paris\n<parameter=unit>\ncelsius\n</parameter>\n</function>\n</tool_call>"
+    );
+    let m = parse_and_stream(&parser("qwen-coder-xml"), &output);
+    assert_eq!(
+        calls(&m),
+        [("get_weather", r#"{"city": "Paris", "unit": "celsius"}"#)]
+    );
+    assert_eq!(m.content, None);
+    // A key in an element of its own (`<arg_key>`) is no second value
+    // element: the value reads to its closer, as both engines read it.
+    let output = format!(
+        "{GLM_OPEN}Paris\n<arg_key>unit</arg_key>\n<arg_value>celsius</arg_value>\n</tool_call>"
+    );
+    let m = parse_and_stream(&parser("glm-arg-pairs"), &output);
+    assert_eq!(
+        calls(&m),
+        [(
+            "get_weather",
+            r#"{"city": "Paris\n<arg_key>unit</arg_key>\n<arg_value>celsius"}"#
+        )]
+    );
+    assert_eq!(m.content, None);
 }
 
 #[test]

@@ -8,8 +8,8 @@
 //!   that starts with an element is read as text and whole elements when
 //!   the argument's close follows (see `nested`).
 //! - A value left unclosed ends at the arguments' or the call's closer,
-//!   which it never swallows, or where the next argument opens
-//!   ([`enclosing_closers`]).
+//!   which it never swallows, or where the next argument opens the element
+//!   the value's closer closes ([`enclosing_closers`]).
 //!
 //! Invariant: an argument is captured `ARG` (key and value tags inside)
 //! and commits after its key, so its value streams.
@@ -60,10 +60,10 @@ pub(super) fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
 /// The markers that end a tagged value left unclosed: the closers around
 /// it (`NYC\n</function>` with no `</parameter>`: the arguments' and the
 /// call's end markers), so an unclosed value never swallows them, and the
-/// next argument's opener (`Paris\n<parameter=days>`, where vLLM's and
-/// SGLang's readers of these formats end the value too). Those with a
-/// distinctive first core (a bracketed token) other than the value's own
-/// closer's, in formats whose value closer names no argument.
+/// next argument's opener where it opens the element the value's closer
+/// closes (see [`opens_the_values_element`]). Those with a distinctive
+/// first core (a bracketed token) other than the value's own closer's, in
+/// formats whose value closer names no argument.
 fn enclosing_closers(t: &TaggedArguments, call_end: &str) -> Vec<Marker> {
     // A closer that names its argument (`</city>`) is read by nesting
     // (`value_close`); its values keep their rules.
@@ -74,7 +74,11 @@ fn enclosing_closers(t: &TaggedArguments, call_end: &str) -> Vec<Marker> {
         .first_core()
         .map(str::to_string);
     let mut out: Vec<Marker> = Vec::new();
-    for m in [t.end.as_str(), call_end, t.name_prefix.as_str()].map(Marker::new) {
+    let mut candidates = vec![t.end.as_str(), call_end];
+    if opens_the_values_element(t) {
+        candidates.push(&t.name_prefix);
+    }
+    for m in candidates.into_iter().map(Marker::new) {
         let distinct = m.first_core().is_some_and(|core| {
             core.len() >= 3
                 && core.starts_with(['<', '['])
@@ -85,6 +89,31 @@ fn enclosing_closers(t: &TaggedArguments, call_end: &str) -> Vec<Marker> {
         }
     }
     out
+}
+
+/// Whether an argument opens the element its value's closer closes
+/// (`<parameter=city>…</parameter>`, `<parameter name="city">…</parameter>`):
+/// then a second opener before the closer starts the next argument, since
+/// such an element never holds one of its own kind (`Paris\n<parameter=days>`
+/// ends `Paris`, as vLLM's and SGLang's Qwen3-Coder readers do). A key and a
+/// value in elements of their own (`<arg_key>…</arg_key><arg_value>…</arg_value>`)
+/// say nothing of that kind: both engines read such a value to its closer.
+fn opens_the_values_element(t: &TaggedArguments) -> bool {
+    let opener = Marker::new(&t.name_prefix);
+    let closer = Marker::new(&t.value_suffix);
+    let (Some(opener), Some(closer)) = (opener.first_core(), closer.first_core()) else {
+        return false;
+    };
+    let opened = element_name(opener.strip_prefix('<').unwrap_or(""));
+    let closed = element_name(closer.strip_prefix("</").unwrap_or(""));
+    opened.is_some() && opened == closed
+}
+
+/// The element name a tag's text starts with (`parameter` of `parameter=`,
+/// `parameter name="`, `parameter>`).
+fn element_name(tag: &str) -> Option<&str> {
+    let end = tag.find([' ', '=', '>']).unwrap_or(tag.len());
+    Some(&tag[..end]).filter(|name| !name.is_empty())
 }
 
 /// One `name-prefix KEY name-suffix value` pair; `enclosing`: the closers
