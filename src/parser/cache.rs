@@ -12,7 +12,8 @@
 //! - a hit is exactly the parser a fresh build would make: the key is the
 //!   whole [`Protocol`] and the whole [`ParserConfig`] except the prompt
 //!   text, which the parser reads only through the protocol (its start
-//!   state and `PromptTail`, both in the key);
+//!   state and `PromptTail`, both in the key), and a kept parser is handed
+//!   out with its stream count back at 0 (minted call ids depend on it);
 //! - errors are never kept (a request that fails to build fails again);
 //! - at most [`ParserCache::CAPACITY`] parsers are kept, the least
 //!   recently used dropped first; the lock is never held while building.
@@ -60,7 +61,7 @@ impl ParserCache {
             .iter()
             .position(|e| e.config == *config && e.protocol == *protocol)?;
         let entry = entries.remove(at);
-        let parser = entry.parser.clone();
+        let parser = entry.parser.restarted();
         entries.insert(0, entry);
         Some(parser)
     }
@@ -175,6 +176,23 @@ mod tests {
         assert_eq!(weather.parse(&call("get_weather")).tool_calls.len(), 1);
         assert_eq!(time.parse(&call("get_weather")).tool_calls.len(), 0);
         assert_eq!(time.parse(&call("get_time")).tool_calls.len(), 1);
+    }
+
+    #[test]
+    fn a_kept_parser_mints_the_ids_a_new_build_would() {
+        let chat = chat();
+        let output = call("get_weather");
+        let ids = |question: &str| {
+            let request = request(question, "get_weather").with_call_ids(7);
+            let parser = chat.prepare(&request).parser().expect("builds");
+            let message = parser.parse(&output);
+            message.tool_calls[0].id.clone()
+        };
+        let first = ids("Weather in Paris?");
+        let again = ids("And in Rome?");
+        assert_eq!(kept(&chat), 1);
+        assert!(first.as_deref().is_some_and(|id| id.starts_with("call_")));
+        assert_eq!(first, again);
     }
 
     #[test]

@@ -40,6 +40,13 @@ impl CallIdSource {
         }
     }
 
+    /// The same ids from the start: a parser handed out again (a kept
+    /// one, `cache`) numbers its streams from 0, as a new build would, so
+    /// the same seed still gives the same ids.
+    pub(crate) fn restarted(&self) -> CallIdSource {
+        CallIdSource::new(self.seed, self.late)
+    }
+
     /// The ids of the parser's next stream.
     pub(crate) fn next_stream(&self) -> StreamIds {
         // Relaxed: the counter only has to hand out distinct numbers.

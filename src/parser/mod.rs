@@ -213,6 +213,16 @@ impl Parsed {
 }
 
 impl OutputParser {
+    /// A clone that numbers its streams from 0 (the ids of a stream depend
+    /// on its number within the parser): what a kept parser is handed out
+    /// as, so it mints exactly the ids a new build would.
+    pub(crate) fn restarted(&self) -> OutputParser {
+        OutputParser {
+            ids: self.ids.as_ref().map(call_id::CallIdSource::restarted),
+            ..self.clone()
+        }
+    }
+
     /// Builds the parser for a protocol already decided (a prepared
     /// request's, which [`crate::Prepared::parser`] reuses), made from
     /// `config.options`: the protocol holds every decision of those
