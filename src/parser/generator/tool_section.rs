@@ -54,13 +54,15 @@ pub(super) fn tool_grammars<'a>(
 ) -> Vec<ToolGrammar<'a>> {
     let opener = part_opener(protocol);
     let foreign = foreign_markers(protocol, formats);
+    let names = NameReaders::new(names);
     let mut grammars: Vec<ToolGrammar<'a>> = formats
         .iter()
         .enumerate()
         .map(|(i, t)| {
             let mut markers = protocol.preserved_tokens.clone();
             markers.extend(tool_tokens(t));
-            let mut g = ToolGrammar::new(t, &protocol.turn.headers, opener.clone(), markers, names);
+            let mut g =
+                ToolGrammar::new(t, &protocol.turn.headers, opener.clone(), markers, &names);
             g.vocabulary = vocabulary.clone();
             g.rule = format!("call{i}");
             g.with_wrappers(&protocol.markup.spare_tokens)
@@ -81,7 +83,7 @@ pub(super) fn tool_grammars<'a>(
     if fenced && !bare_json {
         let markers = protocol.preserved_tokens.clone();
         let format = bare_json_call_format();
-        let mut g = ToolGrammar::new(format, &protocol.turn.headers, None, markers, names);
+        let mut g = ToolGrammar::new(format, &protocol.turn.headers, None, markers, &names);
         g.vocabulary = vocabulary.clone();
         g.rule = "call_fenced".into();
         // The template's own JSON call object (hermes' `<tool_call>{...}`)
@@ -100,7 +102,7 @@ pub(super) fn tool_grammars<'a>(
         grammars.push(g);
     }
     if fenced && !foreign.0.is_empty() {
-        grammars.push(foreign_python_list(protocol, names, vocabulary, &foreign));
+        grammars.push(foreign_python_list(protocol, &names, vocabulary, &foreign));
     }
     grammars
 }
@@ -113,7 +115,7 @@ pub(super) fn tool_grammars<'a>(
 /// captured `FOREIGN`, as a fenced call's is.
 fn foreign_python_list<'a>(
     protocol: &'a Protocol,
-    names: (&[String], &[String]),
+    names: &NameReaders,
     vocabulary: &Rc<Vocabulary>,
     foreign: &(Vec<String>, Vec<String>),
 ) -> ToolGrammar<'a> {
@@ -126,6 +128,53 @@ fn foreign_python_list<'a>(
     g.foreign = foreign.clone();
     g.triggers = foreign.0.clone();
     g
+}
+
+/// What reads the request's function names where a name starts (see
+/// [`ToolGrammar::known_name`] and the fields after it). They depend on the
+/// request alone: built once per parser and shared by its tool grammars
+/// (each a reference count), so the compiler also reads each once and
+/// copies its code where it is read again.
+pub(super) struct NameReaders {
+    known_name: Expr,
+    known_json_name: Expr,
+    requested_name: Expr,
+    spaced_names: Expr,
+    unknown_name: Expr,
+    unknown_json_name: Expr,
+}
+
+impl NameReaders {
+    /// `names` are the names a call must have (empty: any); `all_names`
+    /// the request's, which a name slot may hold with spaces in them.
+    pub(super) fn new((names, all_names): (&[String], &[String])) -> NameReaders {
+        let alternatives = |quoted| known_name_alternatives(names, quoted);
+        let (word, json) = match names.is_empty() {
+            true => (chat_autoparser_peg::fail(), chat_autoparser_peg::fail()),
+            false => (alternatives(false), alternatives(true)),
+        };
+        let (known_name, known_json_name) = match names.is_empty() {
+            true => (known_name(names, false), known_name(names, true)),
+            false => (and(word.clone()), and(json.clone())),
+        };
+        let unknown = |alternatives: Expr| match names.is_empty() {
+            true => chat_autoparser_peg::fail(),
+            false => not(alternatives),
+        };
+        let requested_name = match all_names.is_empty() {
+            true => chat_autoparser_peg::fail(),
+            false if all_names == names => known_name.clone(),
+            false => and(known_name_alternatives(all_names, false)),
+        };
+        NameReaders {
+            known_name,
+            known_json_name,
+            requested_name,
+            spaced_names: spaced_names(all_names),
+            unknown_name: unknown(word),
+            unknown_json_name: unknown(json),
+        }
+    }
 }
 
 /// The tool-call part of the grammar for one format.
@@ -197,16 +246,8 @@ impl<'a> ToolGrammar<'a> {
         headers: &'a [Header],
         opener: Option<String>,
         markers: Vec<String>,
-        (names, all_names): (&[String], &[String]),
+        names: &NameReaders,
     ) -> ToolGrammar<'a> {
-        // `names` are the names a call must have (empty: any); `all_names`
-        // the request's, which a name slot may hold with spaces in them.
-        let (known_name, known_json_name) = (known_name(names, false), known_name(names, true));
-        let unknown = |quoted| match names.is_empty() {
-            true => chat_autoparser_peg::fail(),
-            false => not(known_name_alternatives(names, quoted)),
-        };
-        let (unknown_name, unknown_json_name) = (unknown(false), unknown(true));
         let mut g = ToolGrammar {
             format,
             layout: Rc::new(CallLayout::new(format, NAME_SLOT)),
@@ -214,15 +255,12 @@ impl<'a> ToolGrammar<'a> {
             opener,
             markers,
             triggers: Vec::new(),
-            known_name,
-            known_json_name,
-            requested_name: match all_names.is_empty() {
-                true => chat_autoparser_peg::fail(),
-                false => and(known_name_alternatives(all_names, false)),
-            },
-            spaced_names: spaced_names(all_names),
-            unknown_name,
-            unknown_json_name,
+            known_name: names.known_name.clone(),
+            known_json_name: names.known_json_name.clone(),
+            requested_name: names.requested_name.clone(),
+            spaced_names: names.spaced_names.clone(),
+            unknown_name: names.unknown_name.clone(),
+            unknown_json_name: names.unknown_json_name.clone(),
             wrappers: Vec::new(),
             foreign: (Vec::new(), Vec::new()),
             rule: "call".into(),
