@@ -502,7 +502,7 @@ impl<'a> ToolGrammar<'a> {
     /// already, or have no call marker of their own.
     pub(super) fn json_in_wrapper(&self) -> Option<ToolGrammar<'a>> {
         let f = self.format;
-        let own_wrapper = !Marker::new(self.layout.start()).is_blank();
+        let own_wrapper = !Marker::blank(self.layout.start());
         let tagged = matches!(f.name, NameSlot::Tagged { .. }) && f.class != ToolClass::PythonCall;
         let plain = !self.fenced && !self.name_first && self.list.is_none();
         (own_wrapper && tagged && plain).then(|| ToolGrammar {
@@ -535,8 +535,8 @@ impl<'a> ToolGrammar<'a> {
         let f = self.format;
         let list = f.section_start.trim() == "[" && f.section_end.trim() == "]";
         self.tagged().is_none()
-            && (Marker::new(&f.section_start).is_blank() || list)
-            && Marker::new(self.layout.start()).is_blank()
+            && (Marker::blank(&f.section_start) || list)
+            && Marker::blank(self.layout.start())
     }
 
     /// The parts around a tagged name, from the layout (`None`: a JSON call).
@@ -560,8 +560,7 @@ fn same_call_object(a: &ToolFormat, b: &ToolFormat) -> bool {
 /// writes the others.
 pub(super) fn part_opener(protocol: &Protocol) -> Option<String> {
     let format = protocol.markup.own_format.as_ref()?;
-    let opens_calls = !Marker::new(&format.section_start).is_blank()
-        || !Marker::new(&format.call_start).is_blank();
+    let opens_calls = !Marker::blank(&format.section_start) || !Marker::blank(&format.call_start);
     let separator = format.call_separator.trim();
     let prompt = protocol.turn.generation_prompt.default.trim_end();
     (!opens_calls && !separator.is_empty() && prompt.ends_with(separator))
