@@ -35,6 +35,7 @@ use chat_autoparser_peg::{
     and, cap, choice, class, empty, lit, literals, not, opt, seq, star, until, ws, ByteSet, Expr,
 };
 use std::rc::Rc;
+use std::sync::{Arc, LazyLock};
 
 /// The name a call's layout is made with: the parser reads any name in
 /// its place (see [`CallLayout::tagged_name`]).
@@ -130,6 +131,24 @@ fn foreign_python_list<'a>(
     g
 }
 
+/// The layout of `format` (see [`ToolGrammar::layout`]). Other dialects'
+/// fixed formats (a bare JSON call, a bracketed Python call list) are the
+/// same for every parser: laid out once per process, each use a reference
+/// count.
+fn layout_of(format: &ToolFormat) -> Arc<CallLayout> {
+    static BARE_JSON: LazyLock<Arc<CallLayout>> =
+        LazyLock::new(|| Arc::new(CallLayout::new(bare_json_call_format(), NAME_SLOT)));
+    static PYTHON_LIST: LazyLock<Arc<CallLayout>> =
+        LazyLock::new(|| Arc::new(CallLayout::new(bracketed_python_call_format(), NAME_SLOT)));
+    if std::ptr::eq(format, bare_json_call_format()) {
+        return BARE_JSON.clone();
+    }
+    if std::ptr::eq(format, bracketed_python_call_format()) {
+        return PYTHON_LIST.clone();
+    }
+    Arc::new(CallLayout::new(format, NAME_SLOT))
+}
+
 /// What reads the request's function names where a name starts (see
 /// [`ToolGrammar::known_name`] and the fields after it). They depend on the
 /// request alone: built once per parser and shared by its tool grammars
@@ -183,7 +202,7 @@ pub(super) struct ToolGrammar<'a> {
     pub(super) format: &'a ToolFormat,
     /// A call of the format, laid out with [`NAME_SLOT`] for its name:
     /// where the parser takes the call's framing from.
-    pub(super) layout: Rc<CallLayout>,
+    pub(super) layout: Arc<CallLayout>,
     /// Section headers of the turn: a name written inside one may sit
     /// after any label and before any rest of the header.
     pub(super) headers: &'a [Header],
@@ -250,7 +269,7 @@ impl<'a> ToolGrammar<'a> {
     ) -> ToolGrammar<'a> {
         let mut g = ToolGrammar {
             format,
-            layout: Rc::new(CallLayout::new(format, NAME_SLOT)),
+            layout: layout_of(format),
             headers,
             opener,
             markers,
@@ -485,7 +504,7 @@ impl<'a> ToolGrammar<'a> {
     fn json_in_list(&self) -> ToolGrammar<'a> {
         ToolGrammar {
             format: bare_json_call_format(),
-            layout: Rc::new(CallLayout::new(bare_json_call_format(), NAME_SLOT)),
+            layout: layout_of(bare_json_call_format()),
             rule: format!("{}.json", self.rule),
             list: Some(self.format),
             wrappers: Vec::new(),
@@ -507,7 +526,7 @@ impl<'a> ToolGrammar<'a> {
         let plain = !self.fenced && !self.name_first && self.list.is_none();
         (own_wrapper && tagged && plain).then(|| ToolGrammar {
             format: bare_json_call_format(),
-            layout: Rc::new(CallLayout::new(bare_json_call_format(), NAME_SLOT)),
+            layout: layout_of(bare_json_call_format()),
             rule: format!("{}.object", self.rule),
             json_rules: None,
             ..self.clone()
