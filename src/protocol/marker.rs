@@ -66,6 +66,13 @@ impl Marker {
         self.first_core().is_none()
     }
 
+    /// Whether `Marker::new(raw)` would be blank, without splitting it:
+    /// every run of other bytes is a core. The generator asks this of the
+    /// same few markers many times per parser built.
+    pub fn blank(raw: &str) -> bool {
+        raw.bytes().all(|b| b.is_ascii_whitespace())
+    }
+
     /// The first core (what a text scan looks for to find the marker).
     pub fn first_core(&self) -> Option<&str> {
         self.pieces.iter().find_map(|p| match p {
@@ -140,6 +147,18 @@ mod tests {
         assert_eq!(m.first_core(), Some("</parameter>"));
         assert_eq!(m.delimiters(), ["\n</parameter>", "</parameter>"]);
         assert!(Marker::new(" \n  ").is_blank());
+        for raw in [
+            "",
+            " \n\t\r ",
+            "\u{a0}",
+            " `",
+            "x ",
+            "\u{2003}\n",
+            "[TOOL_CALLS][",
+            "\x0c",
+        ] {
+            assert_eq!(Marker::blank(raw), Marker::new(raw).is_blank(), "{raw:?}");
+        }
         assert!(Marker::new("").delimiters().is_empty());
         assert_eq!(Marker::new("<tool_call>\n").delimiters(), ["<tool_call>"]);
         assert_eq!(Marker::new("```json\n[").first_core(), Some("```json"));

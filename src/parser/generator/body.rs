@@ -508,7 +508,7 @@ fn bare_section_end(protocol: &Protocol, plan: Plan<'_>) -> Option<String> {
         .own_format
         .as_ref()
         .filter(|_| plan.parse_tools)?;
-    if !Marker::new(&tools.section_start).is_blank() {
+    if !Marker::blank(&tools.section_start) {
         return None;
     }
     Marker::new(&tools.section_end)

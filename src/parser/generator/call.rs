@@ -250,9 +250,9 @@ impl<'a> ToolGrammar<'a> {
     /// arguments begin: before that, `all\n` or any first line of text
     /// would be taken for a name.
     fn bare_name_guard(&self) -> Expr {
-        let bare = self.tagged().is_some_and(|t| {
-            Marker::new(t.prefix).is_blank() && Marker::new(self.layout.start()).is_blank()
-        });
+        let bare = self
+            .tagged()
+            .is_some_and(|t| Marker::blank(t.prefix) && Marker::blank(self.layout.start()));
         match (self.layout.arguments(), bare) {
             (Some(Arguments::Json { as_string: false }), true) => and(seq([ws(), lit("{")])),
             _ => empty(),

@@ -35,7 +35,7 @@ use chat_autoparser_peg::{
 /// The reasoning markers, when the block has an opening marker.
 pub(super) fn reasoning_with_start(protocol: &Protocol) -> Option<&ReasoningMarkers> {
     let r = protocol.markup.reasoning.as_ref()?;
-    (!Marker::new(&r.start).is_blank()).then_some(r)
+    (!Marker::blank(&r.start)).then_some(r)
 }
 
 pub(super) fn has_start_marker(protocol: &Protocol) -> bool {

@@ -128,9 +128,7 @@ impl<'a> ToolGrammar<'a> {
             (f.section_start.as_str(), f.section_end.as_str()),
             (self.layout.start(), self.layout.end()),
         ];
-        let opened = pairs
-            .into_iter()
-            .filter(|(open, _)| !Marker::new(open).is_blank());
+        let opened = pairs.into_iter().filter(|(open, _)| !Marker::blank(open));
         opened
             .filter_map(|(_, close)| Marker::new(close).from_first_token())
             .collect()

@@ -35,6 +35,7 @@ use chat_autoparser_peg::{
     and, cap, choice, class, empty, lit, literals, not, opt, seq, star, until, ws, ByteSet, Expr,
 };
 use std::rc::Rc;
+use std::sync::{Arc, LazyLock};
 
 /// The name a call's layout is made with: the parser reads any name in
 /// its place (see [`CallLayout::tagged_name`]).
@@ -54,13 +55,15 @@ pub(super) fn tool_grammars<'a>(
 ) -> Vec<ToolGrammar<'a>> {
     let opener = part_opener(protocol);
     let foreign = foreign_markers(protocol, formats);
+    let names = NameReaders::new(names);
     let mut grammars: Vec<ToolGrammar<'a>> = formats
         .iter()
         .enumerate()
         .map(|(i, t)| {
             let mut markers = protocol.preserved_tokens.clone();
             markers.extend(tool_tokens(t));
-            let mut g = ToolGrammar::new(t, &protocol.turn.headers, opener.clone(), markers, names);
+            let mut g =
+                ToolGrammar::new(t, &protocol.turn.headers, opener.clone(), markers, &names);
             g.vocabulary = vocabulary.clone();
             g.rule = format!("call{i}");
             g.with_wrappers(&protocol.markup.spare_tokens)
@@ -81,7 +84,7 @@ pub(super) fn tool_grammars<'a>(
     if fenced && !bare_json {
         let markers = protocol.preserved_tokens.clone();
         let format = bare_json_call_format();
-        let mut g = ToolGrammar::new(format, &protocol.turn.headers, None, markers, names);
+        let mut g = ToolGrammar::new(format, &protocol.turn.headers, None, markers, &names);
         g.vocabulary = vocabulary.clone();
         g.rule = "call_fenced".into();
         // The template's own JSON call object (hermes' `<tool_call>{...}`)
@@ -100,7 +103,7 @@ pub(super) fn tool_grammars<'a>(
         grammars.push(g);
     }
     if fenced && !foreign.0.is_empty() {
-        grammars.push(foreign_python_list(protocol, names, vocabulary, &foreign));
+        grammars.push(foreign_python_list(protocol, &names, vocabulary, &foreign));
     }
     grammars
 }
@@ -113,7 +116,7 @@ pub(super) fn tool_grammars<'a>(
 /// captured `FOREIGN`, as a fenced call's is.
 fn foreign_python_list<'a>(
     protocol: &'a Protocol,
-    names: (&[String], &[String]),
+    names: &NameReaders,
     vocabulary: &Rc<Vocabulary>,
     foreign: &(Vec<String>, Vec<String>),
 ) -> ToolGrammar<'a> {
@@ -128,13 +131,78 @@ fn foreign_python_list<'a>(
     g
 }
 
+/// The layout of `format` (see [`ToolGrammar::layout`]). Other dialects'
+/// fixed formats (a bare JSON call, a bracketed Python call list) are the
+/// same for every parser: laid out once per process, each use a reference
+/// count.
+fn layout_of(format: &ToolFormat) -> Arc<CallLayout> {
+    static BARE_JSON: LazyLock<Arc<CallLayout>> =
+        LazyLock::new(|| Arc::new(CallLayout::new(bare_json_call_format(), NAME_SLOT)));
+    static PYTHON_LIST: LazyLock<Arc<CallLayout>> =
+        LazyLock::new(|| Arc::new(CallLayout::new(bracketed_python_call_format(), NAME_SLOT)));
+    if std::ptr::eq(format, bare_json_call_format()) {
+        return BARE_JSON.clone();
+    }
+    if std::ptr::eq(format, bracketed_python_call_format()) {
+        return PYTHON_LIST.clone();
+    }
+    Arc::new(CallLayout::new(format, NAME_SLOT))
+}
+
+/// What reads the request's function names where a name starts (see
+/// [`ToolGrammar::known_name`] and the fields after it). They depend on the
+/// request alone: built once per parser and shared by its tool grammars
+/// (each a reference count), so the compiler also reads each once and
+/// copies its code where it is read again.
+pub(super) struct NameReaders {
+    known_name: Expr,
+    known_json_name: Expr,
+    requested_name: Expr,
+    spaced_names: Expr,
+    unknown_name: Expr,
+    unknown_json_name: Expr,
+}
+
+impl NameReaders {
+    /// `names` are the names a call must have (empty: any); `all_names`
+    /// the request's, which a name slot may hold with spaces in them.
+    pub(super) fn new((names, all_names): (&[String], &[String])) -> NameReaders {
+        let alternatives = |quoted| known_name_alternatives(names, quoted);
+        let (word, json) = match names.is_empty() {
+            true => (chat_autoparser_peg::fail(), chat_autoparser_peg::fail()),
+            false => (alternatives(false), alternatives(true)),
+        };
+        let (known_name, known_json_name) = match names.is_empty() {
+            true => (known_name(names, false), known_name(names, true)),
+            false => (and(word.clone()), and(json.clone())),
+        };
+        let unknown = |alternatives: Expr| match names.is_empty() {
+            true => chat_autoparser_peg::fail(),
+            false => not(alternatives),
+        };
+        let requested_name = match all_names.is_empty() {
+            true => chat_autoparser_peg::fail(),
+            false if all_names == names => known_name.clone(),
+            false => and(known_name_alternatives(all_names, false)),
+        };
+        NameReaders {
+            known_name,
+            known_json_name,
+            requested_name,
+            spaced_names: spaced_names(all_names),
+            unknown_name: unknown(word),
+            unknown_json_name: unknown(json),
+        }
+    }
+}
+
 /// The tool-call part of the grammar for one format.
 #[derive(Clone)]
 pub(super) struct ToolGrammar<'a> {
     pub(super) format: &'a ToolFormat,
     /// A call of the format, laid out with [`NAME_SLOT`] for its name:
     /// where the parser takes the call's framing from.
-    pub(super) layout: Rc<CallLayout>,
+    pub(super) layout: Arc<CallLayout>,
     /// Section headers of the turn: a name written inside one may sit
     /// after any label and before any rest of the header.
     pub(super) headers: &'a [Header],
@@ -197,32 +265,21 @@ impl<'a> ToolGrammar<'a> {
         headers: &'a [Header],
         opener: Option<String>,
         markers: Vec<String>,
-        (names, all_names): (&[String], &[String]),
+        names: &NameReaders,
     ) -> ToolGrammar<'a> {
-        // `names` are the names a call must have (empty: any); `all_names`
-        // the request's, which a name slot may hold with spaces in them.
-        let (known_name, known_json_name) = (known_name(names, false), known_name(names, true));
-        let unknown = |quoted| match names.is_empty() {
-            true => chat_autoparser_peg::fail(),
-            false => not(known_name_alternatives(names, quoted)),
-        };
-        let (unknown_name, unknown_json_name) = (unknown(false), unknown(true));
         let mut g = ToolGrammar {
             format,
-            layout: Rc::new(CallLayout::new(format, NAME_SLOT)),
+            layout: layout_of(format),
             headers,
             opener,
             markers,
             triggers: Vec::new(),
-            known_name,
-            known_json_name,
-            requested_name: match all_names.is_empty() {
-                true => chat_autoparser_peg::fail(),
-                false => and(known_name_alternatives(all_names, false)),
-            },
-            spaced_names: spaced_names(all_names),
-            unknown_name,
-            unknown_json_name,
+            known_name: names.known_name.clone(),
+            known_json_name: names.known_json_name.clone(),
+            requested_name: names.requested_name.clone(),
+            spaced_names: names.spaced_names.clone(),
+            unknown_name: names.unknown_name.clone(),
+            unknown_json_name: names.unknown_json_name.clone(),
             wrappers: Vec::new(),
             foreign: (Vec::new(), Vec::new()),
             rule: "call".into(),
@@ -453,7 +510,7 @@ impl<'a> ToolGrammar<'a> {
     fn json_in_list(&self) -> ToolGrammar<'a> {
         ToolGrammar {
             format: bare_json_call_format(),
-            layout: Rc::new(CallLayout::new(bare_json_call_format(), NAME_SLOT)),
+            layout: layout_of(bare_json_call_format()),
             rule: format!("{}.json", self.rule),
             list: Some(self.format),
             wrappers: Vec::new(),
@@ -470,12 +527,12 @@ impl<'a> ToolGrammar<'a> {
     /// already, or have no call marker of their own.
     pub(super) fn json_in_wrapper(&self) -> Option<ToolGrammar<'a>> {
         let f = self.format;
-        let own_wrapper = !Marker::new(self.layout.start()).is_blank();
+        let own_wrapper = !Marker::blank(self.layout.start());
         let tagged = matches!(f.name, NameSlot::Tagged { .. }) && f.class != ToolClass::PythonCall;
         let plain = !self.fenced && !self.name_first && self.list.is_none();
         (own_wrapper && tagged && plain).then(|| ToolGrammar {
             format: bare_json_call_format(),
-            layout: Rc::new(CallLayout::new(bare_json_call_format(), NAME_SLOT)),
+            layout: layout_of(bare_json_call_format()),
             rule: format!("{}.object", self.rule),
             json_rules: None,
             ..self.clone()
@@ -503,8 +560,8 @@ impl<'a> ToolGrammar<'a> {
         let f = self.format;
         let list = f.section_start.trim() == "[" && f.section_end.trim() == "]";
         self.tagged().is_none()
-            && (Marker::new(&f.section_start).is_blank() || list)
-            && Marker::new(self.layout.start()).is_blank()
+            && (Marker::blank(&f.section_start) || list)
+            && Marker::blank(self.layout.start())
     }
 
     /// The parts around a tagged name, from the layout (`None`: a JSON call).
@@ -528,8 +585,7 @@ fn same_call_object(a: &ToolFormat, b: &ToolFormat) -> bool {
 /// writes the others.
 pub(super) fn part_opener(protocol: &Protocol) -> Option<String> {
     let format = protocol.markup.own_format.as_ref()?;
-    let opens_calls = !Marker::new(&format.section_start).is_blank()
-        || !Marker::new(&format.call_start).is_blank();
+    let opens_calls = !Marker::blank(&format.section_start) || !Marker::blank(&format.call_start);
     let separator = format.call_separator.trim();
     let prompt = protocol.turn.generation_prompt.default.trim_end();
     (!opens_calls && !separator.is_empty() && prompt.ends_with(separator))
