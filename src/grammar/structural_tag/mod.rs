@@ -68,11 +68,11 @@ mod tokens;
 
 use super::markers_among;
 use super::shape::{self, tool_name};
+use super::shape::{parts, sections, Section};
 use crate::error::Result;
 use crate::json_schema::{loosened, portable, too_large, Allowance};
 use crate::protocol::outline::{Kind, Node, Produces};
 use crate::protocol::{Marker, Protocol};
-use super::shape::{parts, sections, Section};
 use calls::Piece;
 use shape::flat;
 
