@@ -90,7 +90,7 @@ pub(super) fn is_structured(schema: &Value, root: &Value) -> bool {
 }
 
 /// One tool section of the outline: its markers and its calls.
-pub(crate) struct Section<'o> {
+pub(super) struct Section<'o> {
     /// The markers before the calls, as written.
     pub start: String,
     /// Each tool's call, in the request's order.
@@ -108,7 +108,7 @@ pub(crate) struct Section<'o> {
 
 /// Every tool section in `outline`'s body, in order: each repeat of
 /// calls, with the markers right before and after it.
-pub(crate) fn sections(outline: &Outline) -> Vec<Section<'_>> {
+pub(super) fn sections(outline: &Outline) -> Vec<Section<'_>> {
     let mut out = Vec::new();
     // Calls are in the body: the reasoning's end marker is no section's.
     find_sections(outline, parts(outline).1, &mut out);
@@ -116,7 +116,7 @@ pub(crate) fn sections(outline: &Outline) -> Vec<Section<'_>> {
 }
 
 /// The outline's two parts: the reasoning (possibly empty), the body.
-pub(crate) fn parts(outline: &Outline) -> (&Node, &Node) {
+pub(super) fn parts(outline: &Outline) -> (&Node, &Node) {
     match &outline.root.kind {
         Kind::Sequence(parts) if parts.len() == 2 => (&parts[0], &parts[1]),
         _ => (&outline.root, &outline.root),
@@ -186,5 +186,36 @@ fn marker_text(node: &Node) -> Option<&str> {
         Kind::Marker(raw) => Some(raw),
         _ if node.is_empty() => Some(""),
         _ => None,
+    }
+}
+
+/// The fixed text of a marker or literal node.
+pub(super) fn fixed(node: &Node) -> Option<String> {
+    match &node.kind {
+        Kind::Marker(text) | Kind::Literal(text) => Some(text.clone()),
+        _ if node.is_empty() => Some(String::new()),
+        _ => None,
+    }
+}
+
+/// A choice of whole value spellings (not of values, not of type words).
+pub(super) fn is_options(node: &Node) -> bool {
+    matches!(&node.kind, Kind::Choice(options)
+        if options.iter().all(|o| matches!(o.kind, Kind::Sequence(_))))
+}
+
+/// Whether `node` is a value: it produces one, or is a choice of values
+/// (JSON or a Python literal).
+pub(super) fn is_value(node: &Node) -> bool {
+    node.produces == Produces::Value
+        || matches!(&node.kind, Kind::Choice(options)
+            if options.iter().all(|o| o.produces == Produces::Value))
+}
+
+/// A value's closing marker, written or optional.
+pub(super) fn close_text(node: &Node) -> Option<String> {
+    match &node.kind {
+        Kind::Optional(inner) => fixed(inner),
+        _ => fixed(node),
     }
 }

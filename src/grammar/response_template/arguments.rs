@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 
 use super::calls::{Piece, KEY};
 use super::patterns::{flex, flex_open, is_blank, optional_exact, tidy};
-use crate::grammar::shape::flat;
+use crate::grammar::shape::{close_text, fixed, flat, is_options, is_value};
 use crate::protocol::outline::{Kind, Node, Produces, ValueNotation};
 
 /// The content parser of a call's arguments.
@@ -120,7 +120,7 @@ pub(super) fn tagged(arguments: &Node) -> Option<Tagged> {
     let lead = rest.iter().take_while(|n| fixed(n).is_some()).count();
     t.name_suffix = fixed_run(&rest[..lead])?;
     let options: Vec<Vec<&Node>> = match &rest[lead..] {
-        [one] if is_spellings(one) => one.children().into_iter().map(flat).collect(),
+        [one] if is_options(one) => one.children().into_iter().map(flat).collect(),
         other => vec![other.to_vec()],
     };
     let mut word = None;
@@ -133,12 +133,6 @@ pub(super) fn tagged(arguments: &Node) -> Option<Tagged> {
     }
     .or(word);
     Some(t)
-}
-
-/// A choice of whole value spellings (sequences), not of values.
-fn is_spellings(node: &Node) -> bool {
-    matches!(&node.kind, Kind::Choice(options)
-        if options.iter().all(|o| matches!(o.kind, Kind::Sequence(_))))
 }
 
 /// Reads one spelling of the stand-in value into `t`, in the outline's
@@ -157,7 +151,7 @@ fn read_option(t: &mut Tagged, items: &[&Node]) -> Option<(String, String)> {
         (true, false) => {
             t.raw_strings = true;
             t.value_prefix = fixed_run(before).unwrap_or_default();
-            t.read_close(&close_text(after));
+            t.read_close(&closes(after));
             None
         }
         (true, true) => {
@@ -179,7 +173,7 @@ fn read_option(t: &mut Tagged, items: &[&Node]) -> Option<(String, String)> {
                 t.typed_value_prefix = Some(prefix).filter(|p| *p != t.value_prefix);
             } else {
                 t.value_prefix = prefix;
-                t.read_close(&close_text(after));
+                t.read_close(&closes(after));
             }
             word
         }
@@ -284,31 +278,9 @@ fn common_ends(texts: &[String]) -> (String, String) {
     )
 }
 
-/// Whether `node` is a value: it produces one, or is a choice of values.
-fn is_value(node: &Node) -> bool {
-    node.produces == Produces::Value
-        || matches!(&node.kind, Kind::Choice(options)
-            if options.iter().all(|o| o.produces == Produces::Value))
-}
-
 /// A value's closing markers, written or optional.
-fn close_text(items: &[&Node]) -> String {
-    items
-        .iter()
-        .map_while(|n| match &n.kind {
-            Kind::Optional(inner) => fixed(inner),
-            _ => fixed(n),
-        })
-        .collect()
-}
-
-/// The fixed text of a marker or literal node.
-fn fixed(node: &Node) -> Option<String> {
-    match &node.kind {
-        Kind::Marker(text) | Kind::Literal(text) => Some(text.clone()),
-        _ if node.is_empty() => Some(String::new()),
-        _ => None,
-    }
+fn closes(items: &[&Node]) -> String {
+    items.iter().map_while(|n| close_text(n)).collect()
 }
 
 fn fixed_run(items: &[&Node]) -> Option<String> {
