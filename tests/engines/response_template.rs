@@ -703,6 +703,30 @@ fn a_call_ends_at_its_own_marker_when_the_arguments_end_is_missing() {
     }
 }
 
+/// A call that ends with its arguments' closing marker (MiniMax-M2's
+/// `</invoke>`, corpus) ends there in both parsers, as a call ending with a
+/// marker of its own does: text after it is content. The export also
+/// demanded the section end, the next call or the end of the text after
+/// the marker, so a call with its section end missing swallowed the text.
+#[test]
+fn a_call_ends_at_its_arguments_end_marker() {
+    let output = "<minimax:tool_call>\n<invoke name=\"get_weather\">\n\
+        <parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n\
+        </invoke>\nDone.";
+    let Some((ours, theirs)) = both_parses(&corpus("MiniMax-M2"), None, output) else {
+        return;
+    };
+    let call = (
+        "get_weather".to_string(),
+        json!({"city": "Paris", "days": 3}),
+    );
+    assert_eq!(
+        (ours.calls.clone(), ours.content.as_str()),
+        (vec![call], "Done.")
+    );
+    assert_eq!(theirs, ours, "transformers' parse of {output:?}");
+}
+
 /// A raw tagged value keeps its own edge whitespace in both parsers: only
 /// the whitespace the template writes around a value is the format's
 /// (Qwen-Coder's newlines in `<parameter=text>\nV\n</parameter>`); the export

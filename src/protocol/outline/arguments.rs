@@ -8,7 +8,10 @@
 //! string up to its closing marker where the schema allows a string and
 //! the template writes strings raw, and a typed value (the template's
 //! value notation, or a Python literal as `str()` prints it) where it
-//! allows anything else.
+//! allows anything else. Where the template writes Python strings raw
+//! (`'it's'`, unescaped), a string value may also be that raw spelling: a
+//! lenient option, read by the parser and the response_template, left out
+//! by the grammars.
 //!
 //! Invariant: the node producing [`Produces::Arguments`] holds every
 //! argument; each member's value produces [`Produces::Value`].
