@@ -493,8 +493,8 @@ fn laid_out_calls(
 /// parser also reads the address inside a header opened before it
 /// (`<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>`),
 /// the label's words on either side of the name, so the export takes both
-/// orders. None for any other head, and for a head whose address already
-/// sits inside the header (only that order is read then).
+/// orders; so too where the template writes the address inside the header
+/// (the model may put it before). None for any other head.
 fn addressed_head(head: &[Piece], names: &Names, capture: bool) -> Option<String> {
     let mut text = String::new();
     for piece in head {
@@ -511,7 +511,17 @@ fn addressed_head(head: &[Piece], names: &Names, capture: bool) -> Option<String
         .headers
         .iter()
         .find(|(_, close)| after.trim_end().ends_with(close))?;
-    let address = before.trim();
+    // The address: the text before the name, or, where the header holds
+    // it (`<|channel|>commentary to=functions.`), the label's last word.
+    let before = before.trim();
+    // The name must end where the pattern ends it (a space or a marker
+    // after it: `tool="f" index=` is an attribute, not an address).
+    let name_ends = after.starts_with(|c: char| c.is_whitespace() || c == '<');
+    let address = match before.strip_prefix(open) {
+        Some(label) if name_ends => label.split_whitespace().last()?,
+        Some(_) => return None,
+        None => before,
+    };
     if address.is_empty() || address.contains(char::is_whitespace) || address.contains(open) {
         return None;
     }
