@@ -615,6 +615,34 @@ fn a_call_addressed_in_either_header_order_is_read() {
     );
 }
 
+/// The shipped harmony template writes the address inside the header
+/// (`<|channel|>commentary to=functions.f <|constrain|>json<|message|>`); a
+/// model may put it before the header instead
+/// (`to=functions.f<|channel|>commentary json<|message|>`). Our parser reads
+/// both, and so does the export (it read the template's order only: the
+/// other was no call).
+#[test]
+fn a_call_addressed_before_a_header_that_holds_it_is_read() {
+    let reasoning = "<|channel|>analysis<|message|>Let me look.<|end|><|start|>assistant";
+    let orders = [
+        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>",
+        " to=functions.get_weather<|channel|>commentary json<|message|>",
+    ];
+    let path = crate_dir().join("templates/channel-harmony.jinja");
+    for header in orders {
+        let output = format!("{reasoning}{header}{{\"city\": \"Paris\", \"days\": 3}}<|call|>");
+        let Some((ours, theirs)) = both_parses(&path, None, &output) else {
+            return;
+        };
+        let call = (
+            "get_weather".to_string(),
+            json!({"city": "Paris", "days": 3}),
+        );
+        assert_eq!(ours.calls, vec![call], "our parse of {output:?}");
+        assert_eq!(theirs, ours, "transformers' parse of {output:?}");
+    }
+}
+
 /// Qwen3.5 (corpus) opens the reasoning block in the prompt; a model that
 /// writes `<think>` again has not written reasoning text: our parser drops
 /// the marker, and so does the export (its reasoning began `<think>`).
@@ -701,6 +729,30 @@ fn a_call_ends_at_its_own_marker_when_the_arguments_end_is_missing() {
         );
         assert_eq!(theirs, ours, "transformers' parse of {output:?}");
     }
+}
+
+/// A call that ends with its arguments' closing marker (MiniMax-M2's
+/// `</invoke>`, corpus) ends there in both parsers, as a call ending with a
+/// marker of its own does: text after it is content. The export also
+/// demanded the section end, the next call or the end of the text after
+/// the marker, so a call with its section end missing swallowed the text.
+#[test]
+fn a_call_ends_at_its_arguments_end_marker() {
+    let output = "<minimax:tool_call>\n<invoke name=\"get_weather\">\n\
+        <parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n\
+        </invoke>\nDone.";
+    let Some((ours, theirs)) = both_parses(&corpus("MiniMax-M2"), None, output) else {
+        return;
+    };
+    let call = (
+        "get_weather".to_string(),
+        json!({"city": "Paris", "days": 3}),
+    );
+    assert_eq!(
+        (ours.calls.clone(), ours.content.as_str()),
+        (vec![call], "Done.")
+    );
+    assert_eq!(theirs, ours, "transformers' parse of {output:?}");
 }
 
 /// A raw tagged value keeps its own edge whitespace in both parsers: only

@@ -159,3 +159,42 @@ fn a_tagged_call_closes_at_its_own_end_with_its_value_unclosed() {
         r"<parameter=(?P<key>[^\s<>]+?)>(?:\n)?(?P<value>.*?)(?:\n)?(?:</parameter>\s*|\Z)"
     );
 }
+
+/// LFM2.5 (corpus) writes Python strings raw (`text='it's'`): the outline
+/// marks that spelling lenient (the grammars leave it out) and the export
+/// reads it, one region per call, since `python-call-list` refuses it.
+#[test]
+fn raw_python_strings_are_read_one_call_at_a_time() {
+    let path = std::path::Path::new("../shared/corpus/llamacpp/LFM2.5-8B-A1B.jinja");
+    let Ok(source) = std::fs::read_to_string(path) else {
+        println!("skipped: {} is absent", path.display());
+        return;
+    };
+    let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let tools = vec![
+        serde_json::json!({"type": "function", "function": {"name": "note",
+        "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}}),
+    ];
+    let config = ParserConfig::from(chat_autoparser::Options::default().with_tools(tools));
+    let protocol = Protocol::new(&analysis, &config.options);
+    let exported = response_template(&protocol).unwrap();
+    let field = &exported.response_template["fields"]["tool_calls"];
+    assert_eq!(field["content"], "xml-inline");
+    assert_eq!(
+        field["open_pattern"],
+        r"(?:<\|tool_call_start\|>\s*\[\s*|(?<=\)\s*,\s*))(?P<name>note)\("
+    );
+    assert_eq!(
+        field["content_args"]["value_parser"]["args"]["string_delims"],
+        serde_json::json!([["='", "',"], ["='", "')"], ["'", "'"]])
+    );
+    // Our parser reads the same call.
+    let parsed = analysis
+        .parser(&config)
+        .unwrap()
+        .parse("<|tool_call_start|>[note(text='it's')]<|tool_call_end|>");
+    assert_eq!(parsed.tool_calls.len(), 1);
+}

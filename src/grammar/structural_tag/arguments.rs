@@ -13,7 +13,7 @@
 use serde_json::{json, Value};
 
 use super::{node, optional, sequence, tag, xgrammar_schema, Notes};
-use crate::grammar::shape::{first, flat};
+use crate::grammar::shape::{close_text, first, fixed, flat, is_options, is_value};
 use crate::json_schema::{string_kind, StringKind};
 use crate::protocol::outline::{Kind, Member, Node, Order, Produces, ValueNotation};
 
@@ -211,15 +211,6 @@ fn is_name(node: &Node) -> bool {
     }
 }
 
-/// The fixed text of a marker or literal node.
-fn fixed(node: &Node) -> Option<String> {
-    match &node.kind {
-        Kind::Marker(text) | Kind::Literal(text) => Some(text.clone()),
-        _ if node.is_empty() => Some(String::new()),
-        _ => None,
-    }
-}
-
 /// The ways a value is written, from the nodes after its pair's key.
 fn value_options(items: &[&Node]) -> Vec<ValueOption> {
     match items {
@@ -231,12 +222,6 @@ fn value_options(items: &[&Node]) -> Vec<ValueOption> {
             .collect(),
         _ => value_option(items).into_iter().collect(),
     }
-}
-
-/// A choice of whole value spellings (not of values, not of type words).
-fn is_options(node: &Node) -> bool {
-    matches!(&node.kind, Kind::Choice(options)
-        if options.iter().all(|o| matches!(o.kind, Kind::Sequence(_))))
 }
 
 fn value_option(items: &[&Node]) -> Option<ValueOption> {
@@ -285,22 +270,6 @@ fn value_option(items: &[&Node]) -> Option<ValueOption> {
         suffix,
         after_close: close_len < after.len(),
     })
-}
-
-/// Whether `node` is a value: it produces one, or is a choice of values
-/// (JSON or a Python literal).
-fn is_value(node: &Node) -> bool {
-    node.produces == Produces::Value
-        || matches!(&node.kind, Kind::Choice(options)
-            if options.iter().all(|o| o.produces == Produces::Value))
-}
-
-/// A value's closing marker, written or optional.
-fn close_text(node: &Node) -> Option<String> {
-    match &node.kind {
-        Kind::Optional(inner) => fixed(inner),
-        _ => fixed(node),
-    }
 }
 
 /// Tagged arguments in the xgrammar XML style that spells them, else one

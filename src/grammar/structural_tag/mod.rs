@@ -68,11 +68,12 @@ mod tokens;
 
 use super::markers_among;
 use super::shape::{self, tool_name};
+use super::shape::{parts, sections, Section};
 use crate::error::Result;
 use crate::json_schema::{loosened, portable, too_large, Allowance};
 use crate::protocol::outline::{Kind, Node, Produces};
 use crate::protocol::{Marker, Protocol};
-use calls::{Piece, Section};
+use calls::Piece;
 use shape::flat;
 
 /// A structural tag for one request (its JSON shape is in `docs/cli.md`).
@@ -144,10 +145,10 @@ fn text_tag(protocol: &Protocol) -> Result<StructuralTag> {
     let mut notes = Notes::new(protocol.warnings.clone());
     warn_dropped_patterns(protocol, &mut notes.warnings);
     let outline = protocol.outline();
-    let sections = calls::sections(&outline);
-    let body = body(calls::parts(&outline).1, &sections, &mut notes);
+    let sections = sections(&outline);
+    let body = body(parts(&outline).1, &sections, &mut notes);
     protocol.note_strict(&mut notes.warnings);
-    let format = match reasoning(calls::parts(&outline).0) {
+    let format = match reasoning(parts(&outline).0) {
         Some(block) => sequence(vec![block, body]),
         None => body,
     };
@@ -512,7 +513,7 @@ pub fn legacy(protocol: &Protocol) -> Result<LegacyStructuralTag> {
     let mut structures = Vec::new();
     let mut triggers: Vec<String> = Vec::new();
     let outline = protocol.outline();
-    for section in calls::sections(&outline) {
+    for section in sections(&outline) {
         for call in &section.calls {
             match legacy_structure(&section, call, &mut notes) {
                 Some(s) => structures.push(s),

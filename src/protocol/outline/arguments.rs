@@ -8,7 +8,10 @@
 //! string up to its closing marker where the schema allows a string and
 //! the template writes strings raw, and a typed value (the template's
 //! value notation, or a Python literal as `str()` prints it) where it
-//! allows anything else.
+//! allows anything else. Where the template writes Python strings raw
+//! (`'it's'`, unescaped), a string value may also be that raw spelling: a
+//! lenient option, read by the parser and the response_template, left out
+//! by the grammars.
 //!
 //! Invariant: the node producing [`Produces::Arguments`] holds every
 //! argument; each member's value produces [`Produces::Value`].
@@ -22,7 +25,13 @@ use super::{values, Kind, Lowering, Member, Node, Order, Produces, ValueNotation
 use crate::analysis::TaggedArguments;
 use crate::json_schema::{object_schema, properties, required_names, string_kind, StringKind};
 
-pub(super) fn lower(lower: &mut Lowering, tool: &Tool, arguments: &Arguments) -> Node {
+/// `raw_python`: Python strings may be written raw (`'it's'`).
+pub(super) fn lower(
+    lower: &mut Lowering,
+    tool: &Tool,
+    arguments: &Arguments,
+    raw_python: bool,
+) -> Node {
     let schema = object_schema(&tool.parameters);
     let root = Arc::new(tool.parameters.clone());
     match arguments {
@@ -33,15 +42,21 @@ pub(super) fn lower(lower: &mut Lowering, tool: &Tool, arguments: &Arguments) ->
             };
             values::value(&schema, &root, notation).producing(Produces::Arguments)
         }
-        Arguments::Python => python(&schema, &root),
+        Arguments::Python => python(&schema, &root, raw_python),
         Arguments::Tagged(g) => tagged(lower, tool, &schema, &root, g),
     }
 }
 
-/// `k=v` pairs joined by `, `.
-fn python(schema: &Value, root: &Arc<Value>) -> Node {
+/// `k=v` pairs joined by `, `; with `raw_strings`, a string value may
+/// also be written raw between quotes (`'it's'`), as the parser reads it:
+/// a lenient spelling, which strict printers leave out.
+fn python(schema: &Value, root: &Arc<Value>, raw_strings: bool) -> Node {
     let member = |key: Node, value: Value| {
-        let value = values::value(&value, root, ValueNotation::Python).producing(Produces::Value);
+        let typed = values::value(&value, root, ValueNotation::Python).producing(Produces::Value);
+        let value = match raw_strings && string_kind(&value, root) != StringKind::Never {
+            true => Node::choice(vec![typed, raw_python_string().lenient()]),
+            false => typed,
+        };
         Node::seq([key, Node::literal("="), value])
     };
     let list = members(schema, |key, prop| member(Node::literal(key), prop.clone()));
@@ -59,6 +74,16 @@ fn python(schema: &Value, root: &Arc<Value>) -> Node {
         root: Arc::clone(root),
     })
     .producing(Produces::Arguments)
+}
+
+/// A string as written raw between single quotes, up to the last quote
+/// before the next argument or the call's end.
+fn raw_python_string() -> Node {
+    let text = Node::new(Kind::Until {
+        stops: vec!["'".into()],
+    })
+    .producing(Produces::Value);
+    Node::seq([Node::literal("'"), text, Node::literal("'")])
 }
 
 /// One marker-wrapped pair per argument, then the arguments' end marker.

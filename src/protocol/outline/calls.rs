@@ -12,13 +12,27 @@
 
 use super::super::{CallLayout, HeaderAttributes, IdShape, Segment, Tool};
 use super::{arguments, Kind, Lowering, Node, Produces};
-use crate::analysis::ToolFormat;
+use crate::analysis::{ArgumentsSlot, ToolFormat};
+
+/// The call being lowered: its tool, and whether Python strings may be
+/// written raw.
+struct Call<'t> {
+    tool: &'t Tool,
+    raw_python: bool,
+}
 
 /// The call of `tool` in `format`.
 pub(super) fn lower(lower: &mut Lowering, format: &ToolFormat, tool: &Tool) -> Node {
     let layout = CallLayout::new(format, &tool.name);
     let mut named = false;
-    let nodes = pieces(lower, tool, &layout.segments, layout.name_end, &mut named);
+    // Python strings the template writes raw (`'it's'`), which the parser
+    // reads too: a lenient spelling of each string argument.
+    let raw_python = matches!(
+        format.arguments,
+        ArgumentsSlot::Python { raw_strings: true }
+    );
+    let call = Call { tool, raw_python };
+    let nodes = pieces(lower, &call, &layout.segments, layout.name_end, &mut named);
     Node::seq(nodes)
 }
 
@@ -53,11 +67,12 @@ pub(super) fn first_text(format: &ToolFormat, name: &str) -> Option<String> {
 /// tagged name.
 fn pieces(
     lower: &mut Lowering,
-    tool: &Tool,
+    call: &Call,
     segments: &[Segment],
     name_end: Option<usize>,
     named: &mut bool,
 ) -> Vec<Node> {
+    let tool = call.tool;
     let mut out = Vec::new();
     for (i, segment) in segments.iter().enumerate() {
         match segment {
@@ -70,11 +85,11 @@ fn pieces(
             Segment::Marker(raw) => out.push(Node::marker(raw)),
             Segment::Text(text) => out.extend(text_with_name(text, &tool.name, named)),
             Segment::Id(shape) => out.push(id(shape)),
-            Segment::Arguments(a) => out.push(arguments::lower(lower, tool, a)),
+            Segment::Arguments(a) => out.push(arguments::lower(lower, tool, a, call.raw_python)),
             // The template writes the group (a JSON id member); a model
             // may leave it out, as the parser reads a call without it.
             Segment::Optional(inner) => {
-                let inner = pieces(lower, tool, inner, None, named);
+                let inner = pieces(lower, call, inner, None, named);
                 out.push(Node::optional(Node::seq(inner)));
             }
         }

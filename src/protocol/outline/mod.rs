@@ -40,10 +40,10 @@
 //!
 //! The GBNF and Lark exports (`grammar::gbnf_printer`, `grammar::lark`)
 //! are printers of this tree; GBNF's lazy triggers are read from its lazy
-//! starts. The structural tag (`grammar::structural_tag`) is one too. Not yet
-//! (issue 30, later steps): the output parser (`parser/`) still builds its
-//! PEG from the [`Protocol`]; the response_template export still reads the
-//! protocol too.
+//! starts. The structural tag (`grammar::structural_tag`) is one too, and
+//! the response_template's tool-call field (`grammar::response_template`),
+//! which takes lenient nodes as well. Not yet (issue 30, later steps): the
+//! output parser (`parser/`) still builds its PEG from the [`Protocol`].
 
 mod arguments;
 mod calls;
