@@ -43,7 +43,6 @@ use super::reasoning::{
 };
 use super::tool_section::{part_opener, tool_grammars, ToolGrammar};
 use super::{Plan, JSON_FENCES};
-use crate::analysis::tool_tokens;
 use crate::parser::marker::{is_token, Marker};
 use crate::parser::sections::Sections;
 use crate::parser::tags::*;
@@ -423,7 +422,15 @@ impl GenerationEnd {
             .chain(start.first_core())
             .map(String::from)
             .collect();
-        taken.extend(protocol.markup.formats.iter().flat_map(tool_tokens));
+        let call_tokens = protocol
+            .markup
+            .call_marker_texts()
+            .flat_map(crate::markers::tokens);
+        for token in call_tokens {
+            if !taken.iter().any(|t| t == token) {
+                taken.push(token.to_string());
+            }
+        }
         let token = seq([ws(), not(literals(&taken)), special_token()]);
         Some(GenerationEnd {
             trigger: "<|".to_string(),
