@@ -231,6 +231,26 @@ pub fn is_tag_closer(close: &str) -> bool {
         || close.starts_with("[/")
 }
 
+/// A typed value's prefix around its type word, `(before, after)`, when it
+/// differs from the string value's prefix `string` by that one word
+/// (` type="number"<|sep|>` against ` type="string"<|sep|>`): the word
+/// names the value's type.
+pub fn typed_word<'t>(string: &str, typed: &'t str) -> Option<(&'t str, &'t str)> {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let shared = string
+        .char_indices()
+        .zip(typed.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(0, |((i, _), _)| i);
+    let start = typed[..shared].trim_end_matches(is_word).len();
+    let rest = &typed[start..];
+    let word_len = rest.find(|c: char| !is_word(c)).unwrap_or(rest.len());
+    let same_after = string
+        .get(start..)
+        .is_some_and(|s| s.trim_start_matches(is_word) == &rest[word_len..]);
+    (word_len > 0 && same_after).then(|| (&typed[..start], &rest[word_len..]))
+}
+
 /// `s` with control characters escaped, for human-readable tables.
 pub fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);

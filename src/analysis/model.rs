@@ -415,20 +415,7 @@ impl TaggedArguments {
     /// readers take any word there.
     pub fn typed_word(&self) -> Option<(&str, &str)> {
         let typed = self.typed_value_prefix.as_deref()?;
-        let string = self.value_prefix.as_str();
-        let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-        let shared = string
-            .char_indices()
-            .zip(typed.chars())
-            .find(|((_, a), b)| a != b)
-            .map_or(0, |((i, _), _)| i);
-        let start = typed[..shared].trim_end_matches(is_word).len();
-        let rest = &typed[start..];
-        let word_len = rest.find(|c: char| !is_word(c)).unwrap_or(rest.len());
-        let same_after = string
-            .get(start..)
-            .is_some_and(|s| s.trim_start_matches(is_word) == &rest[word_len..]);
-        (word_len > 0 && same_after).then(|| (&typed[..start], &rest[word_len..]))
+        crate::markers::typed_word(&self.value_prefix, typed)
     }
 }
 

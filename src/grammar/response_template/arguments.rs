@@ -128,7 +128,8 @@ pub(super) fn tagged(arguments: &Node) -> Option<Tagged> {
         word = read_option(&mut t, option).or(word);
     }
     t.typed_word = match &t.typed_value_prefix {
-        Some(typed) => typed_word(&t.value_prefix, typed),
+        Some(typed) => crate::markers::typed_word(&t.value_prefix, typed)
+            .map(|(before, after)| (before.to_string(), after.to_string())),
         None => None,
     }
     .or(word);
@@ -192,25 +193,6 @@ impl Tagged {
             None => self.value_suffix = close.to_string(),
         }
     }
-}
-
-/// The typed value prefix around its type word, `(before, after)`, when
-/// it differs from the string prefix by that one word (` type="number"<|sep|>`
-/// against ` type="string"<|sep|>`): the word names the value's type.
-fn typed_word(string: &str, typed: &str) -> Option<(String, String)> {
-    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    let shared = string
-        .char_indices()
-        .zip(typed.chars())
-        .find(|((_, a), b)| a != b)
-        .map_or(0, |((i, _), _)| i);
-    let start = typed[..shared].trim_end_matches(is_word).len();
-    let rest = &typed[start..];
-    let word_len = rest.find(|c: char| !is_word(c)).unwrap_or(rest.len());
-    let same_after = string
-        .get(start..)
-        .is_some_and(|s| s.trim_start_matches(is_word) == &rest[word_len..]);
-    (word_len > 0 && same_after).then(|| (typed[..start].to_string(), rest[word_len..].to_string()))
 }
 
 /// The notations of a typed value (one, or a choice of JSON and Python).
