@@ -15,8 +15,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::calls::{Piece, KEY};
 use super::patterns::{flex, flex_open, is_blank, optional_exact, tidy};
+use super::stand_in::{Piece, KEY};
 use crate::grammar::shape::{close_text, fixed, flat, is_options, is_value};
 use crate::protocol::outline::{Kind, Node, Produces, ValueNotation};
 

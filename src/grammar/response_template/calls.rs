@@ -10,7 +10,7 @@
 //! same content parser.
 //!
 //! The call's shape is read from the outline of a stand-in request: one
-//! tool named [`NAME`] with one argument [`KEY`] of any type, so that every
+//! tool named `NAME` with one argument `KEY` (`stand_in`) of any type, so that every
 //! spelling of a value (raw, escaped, typed) is in the tree; the name
 //! group matches the request's tools.
 //!
@@ -22,14 +22,10 @@ use serde_json::{json, Value};
 
 use super::arguments::{self, ArgumentSpec};
 use super::patterns::{core_flex, escape, flex, flex_counted, flex_json, is_blank, optional, tidy};
+use super::stand_in::{Piece, NAME};
 use crate::grammar::shape::{flat, Section};
 use crate::protocol::outline::{Kind, Node, Produces, ValueNotation};
 use crate::protocol::IdShape;
-
-/// Stands for the function name in the stand-in call; never in a name.
-pub(super) const NAME: &str = "\u{E000}";
-/// Stands for the argument's key in the stand-in call; never in a key.
-pub(super) const KEY: &str = "\u{E001}";
 
 /// Starts the close pattern of a call whose region is a JSON object: the
 /// close comes only after the object's `}`, so a call's markers quoted inside
@@ -49,15 +45,6 @@ pub(super) struct Calls {
 pub(super) struct Names<'a> {
     pub tools: &'a [&'a str],
     pub headers: &'a [(&'a str, &'a str)],
-}
-
-/// A piece of a call's fixed text: a marker, JSON or punctuation text (the
-/// name in it as [`NAME`]), an id.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Piece {
-    Marker(String),
-    Text(String),
-    Id(IdShape),
 }
 
 /// One call as the patterns read it: the pieces before the arguments, the

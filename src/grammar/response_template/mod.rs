@@ -63,12 +63,14 @@ use crate::error::Result;
 use crate::grammar::shape::{sections, Section};
 use crate::protocol::{Protocol, ReasoningBlock, Start, Tool};
 
-use calls::{Calls, Names, KEY, NAME};
+use calls::{Calls, Names};
 use patterns::{core_flex, escape, flex, is_blank, optional};
+use stand_in::{KEY, NAME};
 
 mod arguments;
 mod calls;
 mod patterns;
+mod stand_in;
 
 /// The export (the shape in `docs/cli.md`): the template and the preserved tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
