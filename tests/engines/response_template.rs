@@ -534,14 +534,14 @@ fn every_call_format_the_parser_reads_is_read() {
         {\"city\": \"Paris\", \"days\": 3}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
     let hermes =
         "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 3}}\n</tool_call>";
-    both_read_the_paris_call("deepseek-ai-DeepSeek-V3.1", &[native, hermes]);
+    both_read_the_paris_call(&corpus("deepseek-ai-DeepSeek-V3.1"), &[native, hermes]);
 }
 
 /// Each of `outputs` is one `get_weather(city: Paris, days: 3)` call to our
-/// parser, and transformers reads it as we do, on corpus template `name`.
-fn both_read_the_paris_call(name: &str, outputs: &[&str]) {
+/// parser, and transformers reads it as we do, on the template at `path`.
+fn both_read_the_paris_call(path: &Path, outputs: &[&str]) {
     for output in outputs {
-        let Some((ours, theirs)) = both_parses(&corpus(name), None, output) else {
+        let Some((ours, theirs)) = both_parses(path, None, output) else {
             return;
         };
         let call = (
@@ -610,7 +610,7 @@ fn a_call_addressed_in_either_header_order_is_read() {
     let outputs = orders
         .map(|header| format!("{reasoning}{header}{{\"city\": \"Paris\", \"days\": 3}}<|call|>"));
     both_read_the_paris_call(
-        "openai-gpt-oss-120b",
+        &corpus("openai-gpt-oss-120b"),
         &outputs.each_ref().map(String::as_str),
     );
 }
@@ -628,19 +628,12 @@ fn a_call_addressed_before_a_header_that_holds_it_is_read() {
         "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>",
         " to=functions.get_weather<|channel|>commentary json<|message|>",
     ];
-    let path = crate_dir().join("templates/channel-harmony.jinja");
-    for header in orders {
-        let output = format!("{reasoning}{header}{{\"city\": \"Paris\", \"days\": 3}}<|call|>");
-        let Some((ours, theirs)) = both_parses(&path, None, &output) else {
-            return;
-        };
-        let call = (
-            "get_weather".to_string(),
-            json!({"city": "Paris", "days": 3}),
-        );
-        assert_eq!(ours.calls, vec![call], "our parse of {output:?}");
-        assert_eq!(theirs, ours, "transformers' parse of {output:?}");
-    }
+    let outputs = orders
+        .map(|header| format!("{reasoning}{header}{{\"city\": \"Paris\", \"days\": 3}}<|call|>"));
+    both_read_the_paris_call(
+        &crate_dir().join("templates/channel-harmony.jinja"),
+        &outputs.each_ref().map(String::as_str),
+    );
 }
 
 /// Qwen3.5 (corpus) opens the reasoning block in the prompt; a model that
