@@ -90,42 +90,39 @@ impl Plain<'_> {
     }
 
     fn object(&mut self, depth: usize) -> Option<()> {
-        if depth > PLAIN_DEPTH {
-            return None;
-        }
-        self.at += 1;
-        self.ws();
-        if self.eat(b'}').is_some() {
-            return Some(());
-        }
-        loop {
-            self.string()?;
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
-            self.value(depth)?;
-            self.ws();
-            if self.eat(b'}').is_some() {
-                return Some(());
-            }
-            self.eat(b',')?;
-            self.ws();
-        }
+        self.list(b'}', depth, |r, depth| {
+            r.string()?;
+            r.ws();
+            r.eat(b':')?;
+            r.ws();
+            r.value(depth)
+        })
     }
 
     fn array(&mut self, depth: usize) -> Option<()> {
+        self.list(b']', depth, Self::value)
+    }
+
+    /// The opening bracket at `at`, `member`s separated by commas, then
+    /// `close`: an object's or an array's frame, read once for both.
+    fn list(
+        &mut self,
+        close: u8,
+        depth: usize,
+        member: impl Fn(&mut Self, usize) -> Option<()>,
+    ) -> Option<()> {
         if depth > PLAIN_DEPTH {
             return None;
         }
         self.at += 1;
         self.ws();
-        if self.eat(b']').is_some() {
+        if self.eat(close).is_some() {
             return Some(());
         }
         loop {
-            self.value(depth)?;
+            member(self, depth)?;
             self.ws();
-            if self.eat(b']').is_some() {
+            if self.eat(close).is_some() {
                 return Some(());
             }
             self.eat(b',')?;
