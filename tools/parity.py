@@ -619,18 +619,29 @@ def run_sglang(cases: list[dict]) -> dict:
     return results
 
 
+# Our policies compared: the two presets, and `compatible` with
+# `foreign_markers: text` (fences, other formats' wrappers and lone closers
+# left as text, as each engine reads its own format's markers only).
+POLICIES = {
+    "compatible": "compatible",
+    "lossless": "lossless",
+    "compatible+text": {"preset": "compatible", "foreign_markers": "text"},
+}
+
+
 def run_ours(cases: list[dict]) -> dict:
-    """Ours under both presets, with the Python package: {policy: {id: message}}."""
+    """Ours under each of POLICIES, with the Python package: {policy: {id: message}}."""
     import chat_autoparser as ca
 
-    out = {"compatible": {}, "lossless": {}}
+    out = {name: {} for name in POLICIES}
     for family, group in grouped(cases).items():
         spec = FAMILIES[family]
         template = ca.ChatTemplate.from_file(str(CORPUS / spec["template"]))
         for policy in out:
             for c in group:
                 try:
-                    parser = template.parser(tools=TOOLS, prompt=prompt_for(spec, c["kwargs"]), policy=policy)
+                    parser = template.parser(tools=TOOLS, prompt=prompt_for(spec, c["kwargs"]),
+                                             policy=POLICIES[policy])
                     m = parser.parse(c["output"])
                     out[policy][c["id"]] = message(m.get("content"), m.get("reasoning_content"), [
                         (t["function"]["name"], t["function"]["arguments"]) for t in m.get("tool_calls") or []])
@@ -640,17 +651,18 @@ def run_ours(cases: list[dict]) -> dict:
 
 
 def run_ours_cli(cli: str, cases: list[dict]) -> dict:
-    """Ours under both presets, with the CLI's `batch` (reflects src/ as built)."""
+    """Ours under each of POLICIES, with the CLI's `batch` (reflects src/ as built)."""
     lines, keys = [], []
-    for policy in ("compatible", "lossless"):
+    for policy in POLICIES:
         for c in cases:
             spec = FAMILIES[c["family"]]
             lines.append(json.dumps({"op": "parse", "template": str(CORPUS / spec["template"]), "tools": TOOLS,
-                                     "kwargs": c["kwargs"] or None, "input": c["output"], "policy": policy,
+                                     "kwargs": c["kwargs"] or None, "input": c["output"],
+                                     "policy": POLICIES[policy],
                                      "enable_thinking": c["kwargs"].get("enable_thinking")}))
             keys.append((policy, c["id"]))
     done = subprocess.run([cli, "batch"], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
-    out = {"compatible": {}, "lossless": {}}
+    out = {name: {} for name in POLICIES}
     for (policy, cid), line in zip(keys, done.stdout.splitlines()):
         r = json.loads(line)
         if not r["ok"]:
@@ -728,6 +740,7 @@ def compare(cases, vllm, sglang, ours) -> dict:
         cid, fam = str(c["id"]), c["family"]
         v, s = key(vllm.get(cid)), key(sglang.get(cid))
         o, lossless = key(ours["compatible"].get(cid)), key(ours["lossless"].get(cid))
+        as_text = key(ours["compatible+text"].get(cid))
         row = rows[fam]
         row["cases"] += 1
         row["vllm errors"] += v is None
@@ -736,11 +749,13 @@ def compare(cases, vllm, sglang, ours) -> dict:
             row["agree"] += 1
             row["ours = agreement"] += o == v
             row["lossless = agreement"] += lossless == v
+            row["text = agreement"] += as_text == v
             if o != v:
                 groups[cause(c["case"], v, o)].append((c, vllm[cid], ours["compatible"].get(cid)))
         elif v is not None or s is not None:
             row["disagree"] += 1
             row["ours = one"] += o is not None and (o == v or o == s)
+            row["text = one"] += as_text is not None and (as_text == v or as_text == s)
             row["ours = vLLM"] += o is not None and o == v
             row["ours = SGLang"] += o is not None and o == s
             splits[c["case"]].append((c, vllm.get(cid), sglang.get(cid), ours["compatible"].get(cid)))
@@ -800,7 +815,11 @@ def report(result: dict, command: str, ours_from: str, engine_errors: dict) -> s
     pct = lambda a, b: f"{100 * a / b:.0f}%" if b else "-"  # noqa: E731
     out += ["", f"compatible equals the engines where they agree: {t['ours = agreement']}/{t['agree']} "
             f"({pct(t['ours = agreement'], t['agree'])}); equals one of them where they split: "
-            f"{t['ours = one']}/{t['disagree']} ({pct(t['ours = one'], t['disagree'])}).", ""]
+            f"{t['ours = one']}/{t['disagree']} ({pct(t['ours = one'], t['disagree'])}). "
+            f"With `foreign_markers: text` over `compatible` (fences, other formats' wrappers and lone "
+            f"closers stay text): {t['text = agreement']}/{t['agree']} ({pct(t['text = agreement'], t['agree'])}) "
+            f"where they agree, {t['text = one']}/{t['disagree']} ({pct(t['text = one'], t['disagree'])}) "
+            f"where they split.", ""]
 
     out += ["## Where vLLM and SGLang agree and `compatible` differs", "",
             "Grouped by case shape and how ours differs; one example each (families listed).", ""]

@@ -80,7 +80,7 @@ pub struct PolicyArgs {
     /// Text outside any channel (channel formats): content or drop
     #[arg(long, value_name = "CHOICE")]
     text_outside_channels: Option<String>,
-    /// Another format's tool-call marker ([TOOL_CALLS] around a JSON call): content or drop
+    /// Another format's tool-call marker ([TOOL_CALLS] around a JSON call), a code fence around a call, a lone closer: content, drop or text (not read as markup)
     #[arg(long, value_name = "CHOICE")]
     foreign_markers: Option<String>,
 }

@@ -814,10 +814,11 @@ impl Decoder {
 
     /// `text` (which ends where the decoder is) is a closer of the
     /// template's own format read where no call is open: the text of a call
-    /// given back to the content before it keeps it (verbatim); otherwise
-    /// it closes nothing, and is left out, named.
+    /// given back to the content before it keeps it (verbatim), and so does
+    /// `foreign_markers: text`; otherwise it closes nothing, and is left
+    /// out, named.
     fn stray(&mut self, text: &str, out: &mut Sink) {
-        if self.call_text_in_content {
+        if self.call_text_in_content || self.policy.foreign_markers == ForeignMarkers::Text {
             return self.output_content(text, out);
         }
         let start = self.consumed.saturating_sub(text.len());

@@ -259,6 +259,7 @@ impl OutputParser {
             any_name: config.policy.unknown_tool == UnknownTool::Call,
             formats,
             calls_in_reasoning: config.policy.calls_in_reasoning != CallsInReasoning::Reasoning,
+            foreign_calls: config.policy.foreign_markers != ForeignMarkers::Text,
         };
         let grammar = generator::grammar(protocol, plan).special_tokens(&config.special_tokens);
         let program = grammar.compile().map_err(|e| {

@@ -116,6 +116,12 @@ pub enum ForeignMarkers {
     Content,
     /// It is left out (`dropped`).
     Drop,
+    /// It is plain text, and so is what it wraps: a call inside another
+    /// format's wrapper or a code fence is not read (its text is content,
+    /// `withdrawn_tool_call`), and a lone closer, the template's own too,
+    /// stays in the content. What vLLM's and SGLang's tool parsers do, each
+    /// reading its own format's markers only.
+    Text,
 }
 
 /// What the parser does with output written off script. See the module doc
@@ -252,6 +258,7 @@ fn choices(field: &str) -> &'static str {
         "unclosed_call_at_end" => "recover, drop or content",
         "malformed_section" => "content, salvage or drop",
         "calls_in_reasoning" => "reasoning, call or both",
+        "foreign_markers" => "content, drop or text",
         _ => "content or drop",
     }
 }

@@ -4,7 +4,7 @@
 //! On the shipped hermes-think template (JSON calls in `<tool_call>`).
 
 use chat_autoparser::parser::{
-    CallsInReasoning, DiagnosticKind, MalformedSection, Parsed, TextAfterCalls,
+    CallsInReasoning, DiagnosticKind, ForeignMarkers, MalformedSection, Parsed, TextAfterCalls,
     TextOutsideChannels, UnclosedCall, UnknownTool,
 };
 use chat_autoparser::{Options, OutputParser, ParserConfig, Policy, ToolChoice};
@@ -964,4 +964,32 @@ fn a_python_dict_call_in_a_foreign_wrapper_is_read_as_the_json_one() {
             );
         }
     }
+}
+
+/// `foreign_markers: text`, what vLLM's and SGLang's parsers do (each reads
+/// its own format's markers only): on hermes' format a code fence or
+/// another format's wrapper around a JSON call, and a lone closer of the
+/// template's own format, are all content, byte for byte, with no call
+/// read; the template's own call is still read.
+#[test]
+fn foreign_markers_as_text_leave_fences_wrappers_and_lone_closers_as_content() {
+    let text = Policy::compatible().with_foreign_markers(ForeignMarkers::Text);
+    for output in [
+        format!("```json\n{BARE}\n```"),
+        format!("Sure:\n[TOOL_CALLS] [{BARE}, {BARE}] ok"),
+        format!("<|python_start|>{BARE}<|python_end|>"),
+        "Hello there</tool_call>".to_string(),
+    ] {
+        let read = report_and_stream(&parser(Policy::compatible()), &output);
+        let lone = output.starts_with("Hello");
+        assert_eq!(read.message.tool_calls.is_empty(), lone, "{output}");
+        let parsed = report_and_stream(&parser(text), &output);
+        assert!(parsed.message.tool_calls.is_empty(), "{output}");
+        assert_eq!(parsed.message.content_text(), output);
+        assert!(dropped(&parsed, &output).is_empty(), "{output}");
+    }
+    let own = format!("{CALL}</tool_call>");
+    let parsed = report_and_stream(&parser(text), &own);
+    assert_eq!(calls(&parsed), [("get_weather", r#"{"city": "Paris"}"#)]);
+    assert_eq!(parsed.message.content, None);
 }

@@ -63,7 +63,8 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
     // A fenced JSON call is read only for the request's tools.
     let fenced = !plan.names.is_empty() && !plan.json_response;
     let names = (checked, plan.names);
-    let tool_sections = tool_grammars(protocol, plan.formats, names, &vocabulary, fenced);
+    let foreign = plan.foreign_calls;
+    let tool_sections = tool_grammars(protocol, plan.formats, names, &vocabulary, fenced, foreign);
     // Tool sections keep their text when tools are not parsed: a header
     // never takes their opening marker. A code fence ends no reasoning.
     let tool_starts: Vec<String> = tool_sections

@@ -98,6 +98,10 @@ pub struct Plan<'a> {
     /// A complete tool section written inside a reasoning block is read as
     /// calls (`calls_in_reasoning: call` or `both`; see `reasoning`).
     pub calls_in_reasoning: bool,
+    /// Calls inside another format's markers or a code fence are read
+    /// (`foreign_markers` other than `text`, which leaves those markers and
+    /// what they wrap to the content).
+    pub foreign_calls: bool,
 }
 
 /// Code fences a model wraps JSON content in, longest first.

@@ -46,15 +46,22 @@ const NAME_SLOT: &str = "NAME";
 /// `fenced` and none of them is bare JSON, one for a JSON call in a code
 /// fence (see [`bare_json_call_format`]); when `fenced`, one for a Python
 /// call list in another format's wrapper (see [`foreign_python_list`]).
+/// Without `foreign`, other formats' markers are not read at all (nor
+/// fences around calls): they are text (`foreign_markers: text`).
 pub(super) fn tool_grammars<'a>(
     protocol: &'a Protocol,
     formats: &'a [ToolFormat],
     names: (&[String], &[String]),
     vocabulary: &Rc<Vocabulary>,
     fenced: bool,
+    foreign: bool,
 ) -> Vec<ToolGrammar<'a>> {
     let opener = part_opener(protocol);
-    let foreign = foreign_markers(protocol, formats);
+    let fenced = fenced && foreign;
+    let foreign = match foreign {
+        true => foreign_markers(protocol, formats),
+        false => Default::default(),
+    };
     let names = NameReaders::new(names);
     let mut grammars: Vec<ToolGrammar<'a>> = formats
         .iter()
