@@ -261,6 +261,11 @@ pub struct ToolFormat {
     pub id: Option<IdSlot>,
     /// Content written in the same turn appears before the calls.
     pub content_with_calls: bool,
+    /// The template writes a turn's content after its calls
+    /// (`<|tool_call>…<tool_call|>Let me check.`): a model trained on it
+    /// may too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub content_after_calls: bool,
     /// How the template wants tool calls in the conversation it renders.
     pub input: ToolInput,
 }
@@ -284,6 +289,7 @@ impl ToolFormat {
             arguments,
             id: None,
             content_with_calls: true,
+            content_after_calls: false,
             input: ToolInput {
                 null_content: false,
                 object_arguments: true,

@@ -92,9 +92,12 @@ pub fn detect(
         "T1",
         format!("{:?} call: \"{}\"", cores.class, visible(one)),
     );
-    let content_with_calls = outputs
-        .ok(Variant::ContentCall)
-        .is_some_and(|o| o.contains(CONTENT));
+    let content_call = outputs.ok(Variant::ContentCall);
+    let content_with_calls = content_call.is_some_and(|o| o.contains(CONTENT));
+    // Where the content sits against the call's name: after it, the
+    // template writes the content after the calls.
+    let content_after_calls = content_call
+        .is_some_and(|o| matches!((o.find(CONTENT), o.find(NAME)), (Some(c), Some(n)) if c > n));
     let (name, call_start, id) = separate_id(name, call_start, id);
     let (name, id) = match id {
         None => counted_id(name, one, two, report),
@@ -120,6 +123,7 @@ pub fn detect(
         arguments,
         id,
         content_with_calls,
+        content_after_calls,
         input: ToolInput {
             null_content: encoding.null_content,
             object_arguments: encoding.object_args,

@@ -657,3 +657,32 @@ fn a_switch_defaulted_in_its_own_assignment_is_read() {
         )
     );
 }
+
+/// In the style of Gemma 4's template: the tool calls first, then the
+/// turn's content. A model trained on it writes content after its calls.
+const CONTENT_AFTER_CALLS: &str = r#"{%- for m in messages -%}
+{%- if m.role == 'user' -%}{{- '<start>user\n' + m.content + '<end>\n' -}}
+{%- elif m.role == 'assistant' -%}{{- '<start>model\n' -}}
+{%- for c in m.tool_calls or [] -%}{{- '<call>' + c.function.name + c.function.arguments | tojson + '</call>' -}}{%- endfor -%}
+{{- (m.content or '') + '<end>\n' -}}
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<start>model\n' -}}{%- endif -%}"#;
+
+#[test]
+fn content_the_template_writes_after_the_calls_is_read_there() {
+    let t = template(CONTENT_AFTER_CALLS);
+    let a = t.analyze().unwrap();
+    let tools = a.tools.as_ref().expect("calls are rendered");
+    assert!(tools.content_after_calls && tools.content_with_calls);
+    let m = parse(
+        &t,
+        vec![weather_tool()],
+        r#"<call>get_weather{"city": "Paris"}</call>Let me check."#,
+    );
+    assert_eq!(only_call(&m), ("get_weather", r#"{"city": "Paris"}"#));
+    assert_eq!(m.content_text(), "Let me check.");
+    // The templates in this file that write content first say so.
+    let first = template(PLAN_BEFORE_CALLS).analyze().unwrap();
+    assert!(!first.tools.unwrap().content_after_calls);
+}

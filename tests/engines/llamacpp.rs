@@ -48,9 +48,7 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "content+call",
         "the template renders content and calls as two turns (a stop marker and a new header between); a model writes one",
     ),
-    ("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", "content+call", "the template writes the content after the calls, in a second assistant turn"),
-    ("google-gemma-4-31B-it", "content+call", "the template writes the content after the calls"),
-    ("google-gemma-4-31B-it-interleaved", "content+call", "the template writes the content after the calls"),
+    ("google-gemma-4-31B-it", "content+call", "the template writes the next turn's `<|tool_response>` token after the content"),
 ];
 
 /// `check`'s probe tools, but `save_note`'s `meta` has typed properties

@@ -67,6 +67,29 @@ pub(super) fn any(w: &mut Writer) -> String {
     w.terminal("ANY", "/(?s:.+)/")
 }
 
+/// Text that holds none of `stops`' first cores (text up to a stop, with
+/// nothing after it: the stop never comes), and begins with no whitespace:
+/// the whitespace before it is the grammar's, or this greedy lexeme would
+/// take the start of a stop (`\n<tool_call` before a second call) and
+/// leave the lexer stranded.
+pub(super) fn without(w: &mut Writer, stops: &[String]) -> String {
+    let cores: Vec<String> = stops
+        .iter()
+        .filter_map(|s| first_core(s))
+        .map(|c| regex_literal(&c))
+        .collect();
+    match cores.is_empty() {
+        true => any(w),
+        false => w.terminal(
+            "TEXT",
+            &format!(
+                "/[^ \\t\\r\\n](?s:.*)/ & ~/(?s:.*)({})(?s:.*)/",
+                cores.join("|")
+            ),
+        ),
+    }
+}
+
 /// Text up to and including `core`, not beginning with any of `exclude`:
 /// one lazy lexeme, named after `hint`.
 pub(super) fn until(w: &mut Writer, core: &str, exclude: &[String], hint: &str) -> String {

@@ -124,8 +124,12 @@ impl<'o> Printer<'o> {
                 }
                 out.expr(lexemes::free_text(&mut self.w, &exclude));
             }
-            // Text with nothing after it to stop at.
-            Kind::Until { .. } | Kind::Attributes { .. } => {
+            // Text with nothing after it to stop at: no stop inside.
+            Kind::Until { stops } => {
+                out.ws();
+                out.expr(format!("{}?", lexemes::without(&mut self.w, stops)));
+            }
+            Kind::Attributes { .. } => {
                 out.expr(format!("{}?", lexemes::any(&mut self.w)));
             }
             Kind::Value(v) => {

@@ -621,7 +621,14 @@ mod tests {
         let formats = &protocol.tools.as_ref().expect("tools").formats;
         let names = ["get_weather".to_string()];
         let vocabulary = Rc::new(Vocabulary::new(&protocol));
-        let grammars = tool_grammars(&protocol, formats, (&names, &names), &vocabulary, true);
+        let grammars = tool_grammars(
+            &protocol,
+            formats,
+            (&names, &names),
+            &vocabulary,
+            true,
+            true,
+        );
         let strict = grammars.iter().map(ToolGrammar::strict).collect::<Vec<_>>();
         let rules = grammars.iter().chain(&strict).flat_map(ToolGrammar::rules);
         rules.map(|(name, _)| name).collect()

@@ -7,7 +7,9 @@
 //!   opening marker (a bare JSON object or Python call) opens the body,
 //!   and free text may not begin the way it does — unless the template
 //!   writes content beside calls: then the content runs up to the call's
-//!   opening punctuation (`{`), or is the wrapper's closed block;
+//!   opening punctuation (`{`), or is the wrapper's closed block; where
+//!   the template writes the content after the calls (Gemma 4), free text
+//!   may follow the section too;
 //! - `required` or a named function: an optional empty content block, then
 //!   a section; with a response schema, the answer instead is an option;
 //! - a response schema alone: the answer, a JSON value, as the content.
@@ -54,11 +56,9 @@ pub(super) fn lower(lower: &mut Lowering) -> Node {
 
 /// `auto`: free text, text up to a section, or a marker-less section.
 fn auto(lower: &Lowering, sections: Vec<Section>, mut exclude: Vec<String>) -> Node {
-    let with_content = lower
-        .protocol
-        .tools
-        .as_ref()
-        .is_some_and(|s| s.formats.iter().any(|f| f.content_with_calls));
+    let formats = lower.protocol.tools.as_ref().map(|s| &s.formats[..]);
+    let with_content = formats.is_some_and(|f| f.iter().any(|f| f.content_with_calls));
+    let content_after = formats.is_some_and(|f| f.iter().any(|f| f.content_after_calls));
     exclude.extend(
         sections
             .iter()
@@ -68,6 +68,16 @@ fn auto(lower: &Lowering, sections: Vec<Section>, mut exclude: Vec<String>) -> N
     let mut options = vec![Node::optional(free_content(lower, exclude))];
     for section in sections {
         let mut node = section.node;
+        if content_after {
+            // One lazy start: a lazy grammar reads the text after the
+            // calls, which holds no further section (a single call stays
+            // one).
+            let text = match &section.opening {
+                Some(opening) => content_until(lower, opening),
+                None => free_content(lower, section.first_text.iter().cloned().collect()),
+            };
+            node = Node::seq([node, Node::optional(text)]);
+        }
         node.lazy_start = true;
         let stop = match &section.opening {
             Some(opening) => Some(opening.as_str()),

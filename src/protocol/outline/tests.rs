@@ -243,3 +243,47 @@ fn a_raw_value_may_be_escaped_in_the_templates_wrapper() {
     assert_eq!(options.len(), 2, "{options:?}");
     assert_eq!(options[1], escaped);
 }
+
+/// The `auto` body's option with calls: `[content up to the section, …]`.
+fn with_calls(o: &Outline) -> &[Node] {
+    let Kind::Sequence(parts) = &o.root.kind else {
+        panic!("{:?}", o.root)
+    };
+    let Kind::Choice(body) = &parts[1].kind else {
+        panic!("{:?}", parts[1])
+    };
+    let Kind::Sequence(with_calls) = &body[1].kind else {
+        panic!("{:?}", body[1])
+    };
+    with_calls
+}
+
+#[test]
+fn content_the_template_writes_after_the_calls_may_follow_the_section() {
+    let mut p = weather_protocol(HERMES, weather_parameters(), ToolChoice::Auto, true);
+    let before = p.outline();
+    assert!(with_calls(&before)[1].lazy_start);
+    for f in &mut p.tools.as_mut().unwrap().formats {
+        f.content_after_calls = true;
+    }
+    let after = p.outline();
+    // The lazy start is the section and the text after it, which a lazy
+    // grammar reads from its trigger on.
+    let after = &with_calls(&after)[1];
+    assert!(after.lazy_start);
+    let Kind::Sequence(section_then_text) = &after.kind else {
+        panic!("{after:?}")
+    };
+    let mut section = with_calls(&before)[1].clone();
+    section.lazy_start = false;
+    assert_eq!(section_then_text[0], section);
+    assert_eq!(
+        section_then_text[1].kind,
+        Kind::Optional(Box::new(
+            Node::new(Kind::Until {
+                stops: vec!["<tool_call>".into()]
+            })
+            .producing(Produces::Content)
+        ))
+    );
+}
