@@ -311,8 +311,8 @@ impl<I: Input> Stream<I> {
             emitted: 0,
             live_pos: None,
             // As the machine's stack and log (`Vm::new`): no regrowth in a
-            // short output's parse (Mistral's content and call, at the
-            // end, are more than 16 events: two reallocations).
+            // short output's parse (Mistral's content and call make more
+            // than 16 events in one step: a reallocation).
             events: Vec::with_capacity(32),
             synced: 0,
             plain: None,
