@@ -138,6 +138,15 @@ impl Delta {
     }
 }
 
+/// `text` appended to `field`: moved in when `field` is empty.
+fn move_or_push(field: &mut String, text: String) {
+    if field.is_empty() {
+        *field = text;
+    } else {
+        field.push_str(&text);
+    }
+}
+
 /// Adds deltas up into a message.
 #[derive(Debug, Clone, Default)]
 pub struct MessageBuilder {
@@ -174,6 +183,22 @@ impl MessageBuilder {
         }
         if let Some(args) = &piece.function.arguments {
             call.function.arguments.push_str(args);
+        }
+    }
+
+    /// Appends one tool-call piece, as [`apply_call`](Self::apply_call), its
+    /// strings moved into a call field they start (a batch parse's
+    /// announcement: no copy of the name).
+    pub(crate) fn take_call(&mut self, piece: ToolCallDelta) {
+        let call = self.call(piece.index);
+        if piece.id.is_some() {
+            call.id = piece.id;
+        }
+        if let Some(name) = piece.function.name {
+            move_or_push(&mut call.function.name, name);
+        }
+        if let Some(args) = piece.function.arguments {
+            move_or_push(&mut call.function.arguments, args);
         }
     }
 

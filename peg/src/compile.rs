@@ -66,6 +66,11 @@ pub(crate) enum Inst {
     /// straight to the target, as the pushed entry would after the
     /// alternative failed.
     Guarded(u32, u32, bool),
+    /// `Choice(target)` whose alternative reads first this literal, before
+    /// it only captures and rule calls (see [`guard_choices`]): input that
+    /// does not start with it (nor, before the end, with part of it) sends
+    /// the machine straight to the target.
+    GuardedLit(u32, Arc<[u8]>),
     /// Push a lookahead entry (a boundary for `CommitAll`).
     Look(u32),
     /// Pop the top entry, jump.
@@ -379,6 +384,12 @@ const GUARD_BUDGET: u32 = 48;
 /// parse, at `finish`, tries what may follow the last call). Anything else
 /// on the way (a lookahead's end, a cut or commit, a recovery, a scan that
 /// may match nothing) gives no guard.
+///
+/// An alternative that reads a literal first, after only captures and rule
+/// calls ([`lead_literal`]), is guarded by the whole literal
+/// (`GuardedLit`): the same reasoning, for input that does not start with
+/// it. A JSON call's keys all start with `"`: a byte guard lets each
+/// through to fail at its literal.
 fn guard_choices(insts: &mut [Inst], sets: &mut Vec<ByteSet>, matchers: &[Arc<MultiLiteral>]) {
     // A set's index, found by hashing: a scan of `sets` per choice was a
     // third of the guard pass on a parser build.
@@ -390,6 +401,10 @@ fn guard_choices(insts: &mut [Inst], sets: &mut Vec<ByteSet>, matchers: &[Arc<Mu
         let Inst::Choice(target) = insts[pc] else {
             continue;
         };
+        if let Some(lit) = lead_literal(insts, pc + 1) {
+            insts[pc] = Inst::GuardedLit(target, lit);
+            continue;
+        }
         let mut budget = GUARD_BUDGET;
         let Some((first, ends)) = first_bytes(insts, sets, matchers, pc + 1, &mut budget, 0) else {
             continue;
@@ -399,6 +414,27 @@ fn guard_choices(insts: &mut [Inst], sets: &mut Vec<ByteSet>, matchers: &[Arc<Mu
             sets.len() as u32 - 1
         });
         insts[pc] = Inst::Guarded(target, at, ends);
+    }
+}
+
+/// The literal the code from `pc` on reads first, when only captures and
+/// up to [`GUARD_CALLS`] rule calls come before it: at a position where
+/// the input does not start with it, the code fails there without
+/// consuming, having only pushed what its failure pops. A JSON call's keys
+/// all start with `"`, so a byte guard lets each of them through to fail
+/// at its literal; this one does not.
+fn lead_literal(insts: &[Inst], mut pc: usize) -> Option<Arc<[u8]>> {
+    let mut calls = 0;
+    loop {
+        match insts.get(pc)? {
+            Inst::Lit(b) if !b.is_empty() => return Some(b.clone()),
+            Inst::Open(_) | Inst::Close => pc += 1,
+            Inst::Call(target) if calls < GUARD_CALLS => {
+                calls += 1;
+                pc = *target as usize;
+            }
+            _ => return None,
+        }
     }
 }
 
@@ -443,7 +479,10 @@ fn first_bytes(
             }
             // A lookahead's entry resumes at its target like a choice's
             // when what it looks at fails (`&e`: a `Fail` there).
-            Inst::Choice(target) | Inst::Guarded(target, ..) | Inst::Look(target) => {
+            Inst::Choice(target)
+            | Inst::Guarded(target, ..)
+            | Inst::GuardedLit(target, _)
+            | Inst::Look(target) => {
                 let target = *target as usize;
                 let here = first_bytes(insts, sets, matchers, pc + 1, budget, calls)?;
                 let there = first_bytes(insts, sets, matchers, target, budget, calls)?;
@@ -748,7 +787,7 @@ mod tests {
     /// `p` with every guard back to a plain `Choice`.
     fn unguarded(p: &Program) -> Program {
         let insts = p.inner.insts.iter().map(|i| match *i {
-            Inst::Guarded(target, ..) => Inst::Choice(target),
+            Inst::Guarded(target, ..) | Inst::GuardedLit(target, _) => Inst::Choice(target),
             ref other => other.clone(),
         });
         Program {
@@ -766,7 +805,7 @@ mod tests {
         let p = Grammar::new(e).compile().unwrap();
         let choices = p.inner.insts.iter().filter_map(|i| match i {
             Inst::Choice(_) => Some(false),
-            Inst::Guarded(..) => Some(true),
+            Inst::Guarded(..) | Inst::GuardedLit(..) => Some(true),
             _ => None,
         });
         choices.collect()
@@ -782,6 +821,12 @@ mod tests {
             guards(choice([choice([lit("x"), lit("y")]), empty()])),
             [true, true]
         );
+        // A literal after captures: guarded by the whole literal.
+        let key = |k: &str| seq([cap(Tag(1), lit(k)), json()]);
+        let lit_guard = Grammar::new(choice([key("\"a\""), key("\"b\"")]))
+            .compile()
+            .unwrap();
+        assert!(matches!(&lit_guard.inner.insts[0], Inst::GuardedLit(_, l) if &l[..] == b"\"a\""));
         // Text that may match nothing, a cut before any byte, a recovery,
         // an empty alternative: not.
         assert_eq!(guards(choice([until(["</a>"]), lit("b")])), [false]);
@@ -842,6 +887,13 @@ mod tests {
             star(seq([lit("a"), choice([seq([ws(), eoi()]), lit("<")])])),
             // The guard's failure is the furthest one: the error says where.
             seq([not(seq([lit("a"), opt(lit("b"))])), rest()]),
+            // Literals sharing their first byte (keys of a JSON object):
+            // guarded by the whole literal, cut by the end or not.
+            star(choice([
+                seq([cap(Tag(4), lit("\"ab")), lit("}")]),
+                cap(Tag(5), seq([lit("\"a<"), ws()])),
+                seq([lit("{"), ws()]),
+            ])),
         ];
         for grammar in grammars {
             let guarded = Grammar::new(grammar).compile().unwrap();
@@ -849,7 +901,7 @@ mod tests {
                 .inner
                 .insts
                 .iter()
-                .any(|i| matches!(i, Inst::Guarded(..))));
+                .any(|i| matches!(i, Inst::Guarded(..) | Inst::GuardedLit(..))));
             let plain = unguarded(&guarded);
             for input in inputs(b"ab<c>{} [\"1", 4) {
                 assert_eq!(guarded.parse(&input), plain.parse(&input), "{input:?}");

@@ -895,6 +895,22 @@ impl Vm {
                     self.push_alt(*target, false);
                     self.pc += 1;
                 }
+                Inst::GuardedLit(target, lit) => {
+                    let rest = input.from(self.pos);
+                    // What the alternative's `Lit` would make of the input.
+                    let fails = match rest.get(..lit.len()) {
+                        Some(head) => head != &lit[..],
+                        None => fin || !lit.starts_with(rest),
+                    };
+                    if fails && self.calls + GUARD_CALLS < p.max_depth {
+                        self.failed_at(self.pos, false);
+                        self.scanning = false;
+                        self.pc = *target;
+                        continue;
+                    }
+                    self.push_alt(*target, false);
+                    self.pc += 1;
+                }
                 Inst::Choice(target) | Inst::Look(target) => {
                     self.push_alt(*target, matches!(inst, Inst::Look(_)));
                     self.pc += 1;

@@ -311,8 +311,9 @@ impl<I: Input> Stream<I> {
             emitted: 0,
             live_pos: None,
             // As the machine's stack and log (`Vm::new`): no regrowth in a
-            // short output's parse.
-            events: Vec::with_capacity(16),
+            // short output's parse (Mistral's content and call make more
+            // than 16 events in one step: a reallocation).
+            events: Vec::with_capacity(32),
             synced: 0,
             plain: None,
             base: 0,

@@ -32,6 +32,19 @@ pub enum Field {
     Arguments(usize),
 }
 
+/// Which deltas a sink writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deltas {
+    /// Every delta (a stream).
+    All,
+    /// Calls' announcements only, no text (a batch parse that mints call
+    /// ids: `StreamIds::fill` reads the announcements).
+    Announcements,
+    /// None: the message is all a batch parse without minted ids returns,
+    /// and nothing reads its pushes' deltas.
+    None,
+}
+
 /// Writes deltas over `out`'s old ones; [`Sink::finish`] drops the unused rest.
 #[derive(Debug)]
 pub struct Sink<'a> {
@@ -40,22 +53,25 @@ pub struct Sink<'a> {
     used: usize,
     /// The last delta's field, while text may be appended to it.
     open: Option<Field>,
-    /// Text goes to the builder only (a batch parse, which returns the
-    /// message: deltas would be a second copy of all its text).
-    quiet: bool,
+    /// Which deltas to write besides the builder's text (a batch parse
+    /// returns the message: deltas would be a second copy of its text).
+    deltas: Deltas,
 }
 
 impl<'a> Sink<'a> {
-    /// A sink that replaces `out`'s contents and adds to `builder`; with
-    /// `quiet`, text goes to `builder` only (calls' announcements still
-    /// come as deltas).
-    pub fn new(out: &'a mut Vec<Delta>, builder: &'a mut MessageBuilder, quiet: bool) -> Sink<'a> {
+    /// A sink that replaces `out`'s contents and adds to `builder`,
+    /// writing `deltas` (text goes to `builder` only unless `All`).
+    pub fn new(
+        out: &'a mut Vec<Delta>,
+        builder: &'a mut MessageBuilder,
+        deltas: Deltas,
+    ) -> Sink<'a> {
         Sink {
             out,
             builder,
             used: 0,
             open: None,
-            quiet,
+            deltas,
         }
     }
 
@@ -86,7 +102,7 @@ impl<'a> Sink<'a> {
             Field::Reasoning => self.builder.push_reasoning(text),
             Field::Arguments(index) => self.builder.push_arguments(index, text),
         }
-        if !self.quiet {
+        if self.deltas == Deltas::All {
             self.delta(field, text);
         }
     }
@@ -122,6 +138,12 @@ impl<'a> Sink<'a> {
     /// A tool-call delta that is not argument text (an announcement or a
     /// late id): a delta of its own.
     pub fn tool_call(&mut self, piece: ToolCallDelta) {
+        if self.deltas == Deltas::None {
+            // No delta to write: the piece's strings move into the message.
+            self.builder.take_call(piece);
+            self.open = None;
+            return;
+        }
         self.builder.apply_call(&piece);
         let d = self.next();
         d.content = None;

@@ -47,7 +47,7 @@ use super::call_id::StreamIds;
 use super::decode::{Decoder, Run, TEXT_ONLY};
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::prefill::Prefill;
-use super::sink::{self, Field, Sink};
+use super::sink::{self, Deltas, Field, Sink};
 use super::tokens::TokenSpans;
 
 /// An incremental parse of one output.
@@ -114,9 +114,21 @@ impl OutputStream {
     }
 
     /// Makes this stream write text to the message only (a batch parse: its
-    /// pushes' deltas carry calls' announcements but no text).
+    /// pushes' deltas carry calls' announcements, for minted ids, but no
+    /// text).
     pub(crate) fn make_quiet(&mut self) {
         self.quiet = true;
+    }
+
+    /// The deltas a push writes: none at all in a quiet stream that mints
+    /// no ids (nothing reads them; `TokenSpans` reads a push's deltas only
+    /// for `push_token`, which a batch parse does not call).
+    fn deltas(&self) -> Deltas {
+        match (self.quiet, self.ids.is_some()) {
+            (false, _) => Deltas::All,
+            (true, true) => Deltas::Announcements,
+            (true, false) => Deltas::None,
+        }
     }
 
     /// Appends a chunk of output; returns the deltas it made final.
@@ -277,7 +289,8 @@ impl OutputStream {
                         return;
                     }
                 }
-                let mut sink = Sink::new(out, &mut self.builder, self.quiet);
+                let deltas = self.deltas();
+                let mut sink = Sink::new(out, &mut self.builder, deltas);
                 if from < to {
                     self.decoder.run_text(run, text, &mut sink);
                 }
@@ -359,7 +372,8 @@ impl OutputStream {
         // may drop the rest. Only a step drops input (`peg::Stream::extend`
         // declines when it is time), so telling it here is enough.
         self.peg.release(self.decoder.consumed);
-        let mut sink = Sink::new(out, &mut self.builder, self.quiet);
+        let deltas = self.deltas();
+        let mut sink = Sink::new(out, &mut self.builder, deltas);
         if self.verbatim_from.is_some() {
             self.decoder.raw_content(chunk, &mut sink);
         } else {
