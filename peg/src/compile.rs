@@ -542,13 +542,13 @@ impl<'g> Compiler<'g> {
     }
 
     fn matcher(&mut self, lits: &'g [Box<[u8]>]) -> u32 {
-        if let Some(&id) = self.matcher_ids.get(lits) {
-            return id;
-        }
-        self.matchers.push(MultiLiteral::shared(lits));
-        let id = (self.matchers.len() - 1) as u32;
-        self.matcher_ids.insert(lits, id);
-        id
+        // One entry: a set of dozens of markers is hashed once, not again
+        // to insert it.
+        let matchers = &mut self.matchers;
+        *self.matcher_ids.entry(lits).or_insert_with(|| {
+            matchers.push(MultiLiteral::shared(lits));
+            (matchers.len() - 1) as u32
+        })
     }
 
     fn set(&mut self, s: ByteSet) -> u32 {

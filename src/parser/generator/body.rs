@@ -98,7 +98,8 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
         generation_end: GenerationEnd::new(protocol),
         triggers: Vec::new(),
         stray: Vec::new(),
-        call_text_stops: Vec::new(),
+        call_text: empty(),
+        to_trigger: empty(),
         reasoning_stops,
         thought_calls: thought_calls(&calls, &strict),
         seam: turn_seam(protocol),
@@ -108,7 +109,7 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
     body.triggers = body.triggers();
     body.stray = body.stray_closers();
     // A call's text given back to the content runs on over its closers.
-    body.call_text_stops = body.triggers.clone();
+    body.call_text = content(&until(&body.triggers));
     let stray_cores = body.stray.iter().filter_map(Marker::first_core);
     body.triggers.extend(stray_cores.map(str::to_string));
     // The same for the end of generation: the call's text keeps it.
@@ -116,11 +117,12 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
     body.triggers.extend(generation_end);
     body.triggers.sort();
     body.triggers.dedup();
+    body.to_trigger = until(&body.triggers);
     // What follows a wrapper word is content, up to the next part: never
     // a call, so never an unknown one.
     let word_content = opt(seq([
         not(literals(&body.triggers)),
-        content(&body.triggers),
+        content(&body.to_trigger),
     ]));
     let alternatives = body.alternatives(&word_content);
     // A wrapper word opens the first part without an opener: the prompt wrote it.
@@ -195,12 +197,16 @@ struct Body<'a, 's> {
     generation_end: Option<GenerationEnd>,
     /// What content text stops before, sorted.
     triggers: Vec<String>,
+    /// The text up to the next trigger (`until`), built once: content and
+    /// the text inside a wrapper read it (the compiler reads a second use
+    /// of one expression as the first).
+    to_trigger: Expr,
     /// The tool formats' own closers read where they close nothing (see
     /// [`Body::stray_closers`]).
     stray: Vec<Marker>,
-    /// What the text of a call given back to the content stops before:
-    /// the triggers less the stray closers.
-    call_text_stops: Vec<String>,
+    /// The text of a call given back to the content ([`content`]): it
+    /// stops before the triggers less the stray closers.
+    call_text: Expr,
     /// Where a reasoning block the model forgot to close ends.
     reasoning_stops: Vec<String>,
     /// The calls a reasoning block reads (`calls_in_reasoning`).
@@ -273,15 +279,15 @@ impl Body<'_, '_> {
             let closers = self.stray.iter().map(Marker::expr_exact_tail);
             alternatives.push(cap(STRAY, choice(closers)));
         }
-        let wrapped = self.calls.iter().map(|t| t.wrapped_text(&self.triggers));
+        let wrapped = self.calls.iter().map(|t| t.wrapped_text(&self.to_trigger));
         alternatives.extend(wrapped.flatten());
         let foreign = self
             .calls
             .iter()
-            .map(|t| t.foreign_wrapped_text(&self.triggers));
+            .map(|t| t.foreign_wrapped_text(&self.to_trigger));
         alternatives.extend(foreign.flatten());
         alternatives.extend(self.failed_opener());
-        alternatives.push(content(&self.triggers));
+        alternatives.push(content(&self.to_trigger));
         alternatives
     }
 
@@ -313,7 +319,7 @@ impl Body<'_, '_> {
         Some(seq([
             and(literals(openers)),
             cap(CALL_TEXT, empty()),
-            content(&self.call_text_stops),
+            self.call_text.clone(),
         ]))
     }
 
@@ -349,7 +355,7 @@ impl Body<'_, '_> {
                 and(seq([opener.clone(), head])),
                 cap(UNKNOWN_TOOL, empty()),
                 cap(CONTENT, opener),
-                content(&self.call_text_stops),
+                self.call_text.clone(),
                 section_end.clone(),
             ]))
         };
@@ -525,19 +531,14 @@ fn bare_section_end(protocol: &Protocol, plan: Plan<'_>) -> Option<String> {
 }
 
 /// Content text: at least one character (a trigger that did not start what
-/// it announced is text too), then up to the next trigger.
-pub(super) fn content(triggers: &[String]) -> Expr {
-    let rest = if triggers.is_empty() {
-        chat_autoparser_peg::rest()
-    } else {
-        until(triggers)
-    };
+/// it announced is text too), then `rest` (up to the next trigger).
+fn content(rest: &Expr) -> Expr {
     // Commit only once there is a character: at the end of the output the
     // repetition around must still be able to stop.
     seq([
         and(any_char()),
         commit(),
-        cap(CONTENT, seq([any_char(), rest])),
+        cap(CONTENT, seq([any_char(), rest.clone()])),
     ])
 }
 

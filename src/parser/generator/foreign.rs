@@ -35,19 +35,17 @@ pub(super) const FENCE_CLOSER: [&str; 1] = ["```"];
 pub(super) fn bare_json_call_format() -> &'static ToolFormat {
     static FORMAT: OnceLock<ToolFormat> = OnceLock::new();
     FORMAT.get_or_init(|| {
-        let dialects = crate::analysis::fallback_dialect_formats();
-        let json = dialects.iter().find(|f| f.class == ToolClass::JsonNative);
-        let mut format = json.expect("a fallback dialect writes JSON calls").clone();
-        for marker in [
-            &mut format.section_start,
-            &mut format.section_end,
-            &mut format.call_start,
-            &mut format.call_end,
-            &mut format.call_separator,
-        ] {
-            marker.clear();
-        }
-        format
+        fallback_format(ToolClass::JsonNative, |format| {
+            for marker in [
+                &mut format.section_start,
+                &mut format.section_end,
+                &mut format.call_start,
+                &mut format.call_end,
+                &mut format.call_separator,
+            ] {
+                marker.clear();
+            }
+        })
     })
 }
 
@@ -60,15 +58,22 @@ pub(super) fn bare_json_call_format() -> &'static ToolFormat {
 pub(super) fn bracketed_python_call_format() -> &'static ToolFormat {
     static FORMAT: OnceLock<ToolFormat> = OnceLock::new();
     FORMAT.get_or_init(|| {
-        let dialects = crate::analysis::fallback_dialect_formats();
-        let python = dialects.iter().find(|f| f.class == ToolClass::PythonCall);
-        let mut format = python
-            .expect("a fallback dialect writes Python calls")
-            .clone();
-        format.section_start = "[".into();
-        format.section_end = "]".into();
-        format
+        fallback_format(ToolClass::PythonCall, |format| {
+            format.section_start = "[".into();
+            format.section_end = "]".into();
+        })
     })
+}
+
+/// The fallback dialect's format (`analysis::fallback`) whose calls are of
+/// `class`, with `edit`'s changes to its markers: the one way the fixed
+/// formats above are made.
+fn fallback_format(class: ToolClass, edit: impl FnOnce(&mut ToolFormat)) -> ToolFormat {
+    let dialects = crate::analysis::fallback_dialect_formats();
+    let found = dialects.iter().find(|f| f.class == class);
+    let mut format = found.expect("a fallback dialect per fixed format").clone();
+    edit(&mut format);
+    format
 }
 
 /// Another format's call markers a model mixing dialects writes around

@@ -9,34 +9,42 @@ use crate::parser::tags::*;
 use chat_autoparser_peg::{
     cap, choice, class, commit, cut, lit, not, opt, plus, python, seq, star, ws, ByteSet, Expr,
 };
+use std::sync::LazyLock;
 
 /// `name=value, ...)` of a Python call (the name's suffix `(` is in the head).
 /// The comma between two arguments may be missing (`city="Paris"days=3`):
 /// a template whose `first` flag is loop-scoped renders none, and the next
 /// `name=` cannot be part of the value before it.
+///
+/// The same for every parser: built once per process (as
+/// [`json_arguments`](super::json_call::json_arguments) is), each use a
+/// reference count; the compiler reads a second use as the first.
 pub(super) fn python_arguments() -> Expr {
-    let arg = cap(
-        ARG,
+    static ARGUMENTS: LazyLock<Expr> = LazyLock::new(|| {
+        let arg = cap(
+            ARG,
+            seq([
+                cap(ARG_KEY, identifier()),
+                ws(),
+                lit("="),
+                commit(),
+                ws(),
+                cap(ARG_PYTHON, python_value()),
+            ]),
+        );
         seq([
-            cap(ARG_KEY, identifier()),
             ws(),
-            lit("="),
-            commit(),
+            opt(seq([
+                arg.clone(),
+                star(seq([ws(), opt(lit(",")), ws(), arg])),
+                ws(),
+                opt(lit(",")),
+            ])),
             ws(),
-            cap(ARG_PYTHON, python_value()),
-        ]),
-    );
-    seq([
-        ws(),
-        opt(seq([
-            arg.clone(),
-            star(seq([ws(), opt(lit(",")), ws(), arg])),
-            ws(),
-            opt(lit(",")),
-        ])),
-        ws(),
-        lit(")"),
-    ])
+            lit(")"),
+        ])
+    });
+    ARGUMENTS.clone()
 }
 
 /// A Python literal, or a bare word. A value that cannot start a bare word

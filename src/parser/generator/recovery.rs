@@ -33,6 +33,7 @@ use crate::parser::tags::*;
 use chat_autoparser_peg::{
     cap, choice, class, empty, lit, not, opt, seq, until, ws, ByteSet, Expr,
 };
+use std::rc::Rc;
 
 impl<'a> ToolGrammar<'a> {
     /// A call's start up to a name that is none of the request's, as its
@@ -77,10 +78,11 @@ impl<'a> ToolGrammar<'a> {
     /// (both start a section then).
     pub(super) fn with_foreign(
         mut self,
-        (openers, closers): &(Vec<String>, Vec<String>),
+        foreign: &Rc<(Vec<String>, Vec<String>)>,
     ) -> ToolGrammar<'a> {
         if self.is_bare_json() {
-            self.foreign = (openers.clone(), closers.clone());
+            self.foreign = foreign.clone();
+            let (openers, closers) = &**foreign;
             self.triggers.extend(openers.iter().chain(closers).cloned());
         }
         self
@@ -101,19 +103,19 @@ impl<'a> ToolGrammar<'a> {
     }
 
     /// Text inside another format's wrapper, no call in it (`<|python_start|>It
-    /// is sunny.<|python_end|>`): a foreign opener, the text up to the first
-    /// of `stops` as content, and a foreign closer; both markers captured
+    /// is sunny.<|python_end|>`): a foreign opener, `text` (up to the next
+    /// trigger) as content, and a foreign closer; both markers captured
     /// `FOREIGN`, as around a call, so the `foreign_markers` policy decides
     /// the pair alike (a lone closer alone would leave the opener in the
     /// content). Tried after the calls: a call there is read as one.
-    pub(super) fn foreign_wrapped_text(&self, stops: &[String]) -> Option<Expr> {
-        let (openers, closers) = &self.foreign;
+    pub(super) fn foreign_wrapped_text(&self, text: &Expr) -> Option<Expr> {
+        let (openers, closers) = &*self.foreign;
         if openers.is_empty() || closers.is_empty() {
             return None;
         }
         Some(seq([
             Self::foreign_expr(openers),
-            cap(CONTENT, until(stops)),
+            cap(CONTENT, text.clone()),
             Self::foreign_expr(closers),
         ]))
     }
@@ -137,18 +139,18 @@ impl<'a> ToolGrammar<'a> {
     /// Text the model wrote inside the section's own wrapper that is no
     /// call (`<|tool_call_start|>I will check.<|tool_call_end|>`): the
     /// wrapper's tokens, captured `STRAY` (they open and close nothing),
-    /// and the text between them, up to the first of `stops`, as content.
+    /// and the text between them, `text` (up to the next trigger), as content.
     /// Text that starts like a call ([`ToolGrammar::call_like`]) is a call
     /// that did not parse: not this (its text stays content, verbatim).
     /// `None` unless the section opens with a token and closes with one.
-    pub(super) fn wrapped_text(&self, stops: &[String]) -> Option<Expr> {
+    pub(super) fn wrapped_text(&self, text: &Expr) -> Option<Expr> {
         let start = Marker::new(&self.format.section_start);
         let open = start.first_core().filter(|c| is_token(c))?;
         let close = Marker::new(&self.format.section_end).from_first_token()?;
         Some(seq([
             cap(STRAY, lit(open)),
             not(seq([ws(), self.call_like(&start.after_first_core())])),
-            cap(CONTENT, until(stops)),
+            cap(CONTENT, text.clone()),
             cap(STRAY, close.expr_exact_tail()),
         ]))
     }

@@ -58,17 +58,19 @@ pub(super) fn tool_grammars<'a>(
 ) -> Vec<ToolGrammar<'a>> {
     let opener = part_opener(protocol);
     let fenced = fenced && foreign;
-    let foreign = match foreign {
+    let foreign = Rc::new(match foreign {
         true => foreign_markers(protocol, formats),
         false => Default::default(),
-    };
+    });
     let names = NameReaders::new(names);
+    // The fixed formats' grammars share one list of the template's markers.
+    let preserved: Rc<[String]> = protocol.preserved_tokens.iter().cloned().collect();
     let mut grammars: Vec<ToolGrammar<'a>> = formats
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let mut markers = protocol.preserved_tokens.clone();
-            markers.extend(tool_tokens(t));
+            let own = protocol.preserved_tokens.iter().cloned();
+            let markers = own.chain(tool_tokens(t)).collect();
             let mut g =
                 ToolGrammar::new(t, &protocol.turn.headers, opener.clone(), markers, &names);
             g.vocabulary = vocabulary.clone();
@@ -89,9 +91,9 @@ pub(super) fn tool_grammars<'a>(
     let bare_json = grammars.iter().any(ToolGrammar::is_bare_json);
     grammars.extend(in_lists);
     if fenced && !bare_json {
-        let markers = protocol.preserved_tokens.clone();
         let format = bare_json_call_format();
-        let mut g = ToolGrammar::new(format, &protocol.turn.headers, None, markers, &names);
+        let headers = &protocol.turn.headers;
+        let mut g = ToolGrammar::new(format, headers, None, preserved.clone(), &names);
         g.vocabulary = vocabulary.clone();
         g.rule = "call_fenced".into();
         // The template's own JSON call object (hermes' `<tool_call>{...}`)
@@ -110,7 +112,8 @@ pub(super) fn tool_grammars<'a>(
         grammars.push(g);
     }
     if fenced && !foreign.0.is_empty() {
-        grammars.push(foreign_python_list(protocol, &names, vocabulary, &foreign));
+        let list = foreign_python_list(protocol, preserved, &names, vocabulary, &foreign);
+        grammars.push(list);
     }
     grammars
 }
@@ -123,11 +126,11 @@ pub(super) fn tool_grammars<'a>(
 /// captured `FOREIGN`, as a fenced call's is.
 fn foreign_python_list<'a>(
     protocol: &'a Protocol,
+    markers: Rc<[String]>,
     names: &NameReaders,
     vocabulary: &Rc<Vocabulary>,
-    foreign: &(Vec<String>, Vec<String>),
+    foreign: &Rc<(Vec<String>, Vec<String>)>,
 ) -> ToolGrammar<'a> {
-    let markers = protocol.preserved_tokens.clone();
     let format = bracketed_python_call_format();
     let mut g = ToolGrammar::new(format, &protocol.turn.headers, None, markers, names);
     g.vocabulary = vocabulary.clone();
@@ -217,7 +220,7 @@ pub(super) struct ToolGrammar<'a> {
     pub(super) opener: Option<String>,
     /// The marker tokens the analysis learned (and this format's own): a
     /// function name never holds one.
-    pub(super) markers: Vec<String>,
+    pub(super) markers: Rc<[String]>,
     pub(super) triggers: Vec<String>,
     /// Matches (without consuming) one of the request's function names
     /// where a name starts; empty when the request names no tools.
@@ -239,7 +242,7 @@ pub(super) struct ToolGrammar<'a> {
     pub(super) wrappers: Vec<String>,
     /// Other formats' call openers and closers (see [`foreign_markers`]),
     /// read around bare JSON calls and, for closers, alone.
-    pub(super) foreign: (Vec<String>, Vec<String>),
+    pub(super) foreign: Rc<(Vec<String>, Vec<String>)>,
     /// The name of the grammar rule that reads one call.
     pub(super) rule: String,
     /// The rule whose head and tail rules (`call0.head`, `call0.tail`) this
@@ -271,7 +274,7 @@ impl<'a> ToolGrammar<'a> {
         format: &'a ToolFormat,
         headers: &'a [Header],
         opener: Option<String>,
-        markers: Vec<String>,
+        markers: Rc<[String]>,
         names: &NameReaders,
     ) -> ToolGrammar<'a> {
         let mut g = ToolGrammar {
@@ -288,7 +291,7 @@ impl<'a> ToolGrammar<'a> {
             unknown_name: names.unknown_name.clone(),
             unknown_json_name: names.unknown_json_name.clone(),
             wrappers: Vec::new(),
-            foreign: (Vec::new(), Vec::new()),
+            foreign: Rc::default(),
             rule: "call".into(),
             json_rules: None,
             fenced: false,
@@ -521,7 +524,7 @@ impl<'a> ToolGrammar<'a> {
             rule: format!("{}.json", self.rule),
             list: Some(self.format),
             wrappers: Vec::new(),
-            foreign: (Vec::new(), Vec::new()),
+            foreign: Rc::default(),
             ..self.clone()
         }
     }
