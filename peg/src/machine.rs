@@ -476,6 +476,22 @@ impl Vm {
         })
     }
 
+    /// A guarded choice whose alternative `fails` here goes straight to
+    /// the next one at `target`, leaving what pushing the entry and failing
+    /// the alternative at this position would (`compile::guard_choices`);
+    /// true when it did. Near the depth bound the alternative is tried, as
+    /// an unguarded choice's would be.
+    #[inline(always)]
+    fn skips_guarded(&mut self, fails: bool, target: u32, max_depth: usize) -> bool {
+        if !(fails && self.calls + GUARD_CALLS < max_depth) {
+            return false;
+        }
+        self.failed_at(self.pos, false);
+        self.scanning = false;
+        self.pc = target;
+        true
+    }
+
     /// Records a failure at `at` as the furthest one, if it is.
     #[inline]
     fn failed_at(&mut self, at: usize, deep: bool) {
@@ -884,12 +900,7 @@ impl Vm {
                         Some(&b) => !first.contains(b),
                         None => fin && !ends,
                     };
-                    if fails && self.calls + GUARD_CALLS < p.max_depth {
-                        // What pushing the entry and failing the alternative
-                        // at this position would leave (`compile::guard_choices`).
-                        self.failed_at(self.pos, false);
-                        self.scanning = false;
-                        self.pc = *target;
+                    if self.skips_guarded(fails, *target, p.max_depth) {
                         continue;
                     }
                     self.push_alt(*target, false);
@@ -902,10 +913,7 @@ impl Vm {
                         Some(head) => head != &lit[..],
                         None => fin || !lit.starts_with(rest),
                     };
-                    if fails && self.calls + GUARD_CALLS < p.max_depth {
-                        self.failed_at(self.pos, false);
-                        self.scanning = false;
-                        self.pc = *target;
+                    if self.skips_guarded(fails, *target, p.max_depth) {
                         continue;
                     }
                     self.push_alt(*target, false);
