@@ -117,10 +117,11 @@ pub enum ForeignMarkers {
     /// It is left out (`dropped`).
     Drop,
     /// It is plain text, and so is what it wraps: a call inside another
-    /// format's wrapper or a code fence is not read (its text is content,
-    /// `withdrawn_tool_call`), and a lone closer, the template's own too,
-    /// stays in the content. What vLLM's and SGLang's tool parsers do, each
-    /// reading its own format's markers only.
+    /// format's wrapper or a code fence is not read (the parser is built
+    /// without those grammars, so its text is content with no diagnostic),
+    /// and a lone closer, the template's own too, stays in the content.
+    /// What vLLM's and SGLang's tool parsers do, each reading its own
+    /// format's markers only.
     Text,
 }
 

@@ -34,16 +34,9 @@ fn nodes(outline: &Outline) -> Vec<&Node> {
 #[test]
 fn auto_is_free_text_or_content_up_to_a_lazy_section() {
     let o = outline(HERMES, ToolChoice::Auto, true);
-    let Kind::Sequence(parts) = &o.root.kind else {
-        panic!("{:?}", o.root)
-    };
-    let Kind::Choice(body) = &parts[1].kind else {
-        panic!("{:?}", parts[1])
-    };
-    assert!(matches!(&body[0].kind, Kind::Optional(t) if t.produces == Produces::Content));
-    let Kind::Sequence(with_calls) = &body[1].kind else {
-        panic!("{:?}", body[1])
-    };
+    let free = &auto_options(&o)[0];
+    assert!(matches!(&free.kind, Kind::Optional(t) if t.produces == Produces::Content));
+    let with_calls = with_calls(&o);
     assert_eq!(
         with_calls[0].kind,
         Kind::Optional(Box::new(
@@ -244,16 +237,23 @@ fn a_raw_value_may_be_escaped_in_the_templates_wrapper() {
     assert_eq!(options[1], escaped);
 }
 
-/// The `auto` body's option with calls: `[content up to the section, …]`.
-fn with_calls(o: &Outline) -> &[Node] {
+/// The options of the `auto` body (after the reasoning part): free text,
+/// then one per section.
+fn auto_options(o: &Outline) -> &[Node] {
     let Kind::Sequence(parts) = &o.root.kind else {
         panic!("{:?}", o.root)
     };
     let Kind::Choice(body) = &parts[1].kind else {
         panic!("{:?}", parts[1])
     };
-    let Kind::Sequence(with_calls) = &body[1].kind else {
-        panic!("{:?}", body[1])
+    body
+}
+
+/// The `auto` body's option with calls: `[content up to the section, …]`.
+fn with_calls(o: &Outline) -> &[Node] {
+    let option = &auto_options(o)[1];
+    let Kind::Sequence(with_calls) = &option.kind else {
+        panic!("{option:?}")
     };
     with_calls
 }
