@@ -986,7 +986,11 @@ fn foreign_markers_as_text_leave_fences_wrappers_and_lone_closers_as_content() {
         let parsed = report_and_stream(&parser(text), &output);
         assert!(parsed.message.tool_calls.is_empty(), "{output}");
         assert_eq!(parsed.message.content_text(), output);
-        assert!(parsed.diagnostics.is_empty(), "{output}: {:?}", parsed.diagnostics);
+        assert!(
+            parsed.diagnostics.is_empty(),
+            "{output}: {:?}",
+            parsed.diagnostics
+        );
     }
     let own = format!("{CALL}</tool_call>");
     let parsed = report_and_stream(&parser(text), &own);
