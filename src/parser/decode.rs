@@ -194,8 +194,15 @@ struct Call {
     cut_value: bool,
     /// The output ended where the call's closer was due.
     unclosed: bool,
-    /// Kept with its arguments as written, JSON or not (`salvage`).
+    /// Kept with its arguments as written, JSON or not (`salvage`): its
+    /// broken rest is more of them, up to the call's closer.
     salvaged: bool,
+    /// Whitespace at the end of the salvaged text so far: the closer's,
+    /// unless more text comes.
+    salvaged_space: String,
+    /// Its name was a JSON string: the call is one JSON object (name and
+    /// arguments inside), which nothing can salvage once it is broken.
+    named_in_json: bool,
     /// Read inside a reasoning block: a broken one stays reasoning text.
     in_reasoning: bool,
     /// Its text is left out, not content (a policy's `drop`).
@@ -208,6 +215,25 @@ struct Call {
 }
 
 impl Call {
+    /// Broken (`complete`: its arguments are whole JSON all the same), under
+    /// `malformed_section: salvage`: kept with its arguments as written, up
+    /// to its closer, when they stand alone between markers (JSON after a
+    /// raw name, `get_weather[ARGS]{...`). A broken call object (`{"name":
+    /// ..., "arguments": ...}`) or broken argument pairs hold no arguments
+    /// text of their own to keep: their text is content, as under
+    /// `content` (the engines that salvage return such text as content).
+    fn salvage(&mut self, complete: bool) {
+        if complete {
+            return;
+        }
+        // JSON arguments text seen, and no pairs: a slot of their own.
+        let standalone = self.any_arguments && self.pairs == 0 && !self.named_in_json;
+        match standalone {
+            true => self.salvaged = true,
+            false => self.withdrawn = true,
+        }
+    }
+
     /// The output cut the call before its arguments began (a named call
     /// with no argument text: `{"name": "f", "`) or inside a value: it is
     /// no call, whatever JSON its arguments would make.
@@ -516,6 +542,8 @@ impl Decoder {
                 // As `text` does: a withdrawn call's rest comes with the
                 // whole call, even where content is dropped.
                 BROKEN if self.call.as_ref().is_some_and(|c| c.withdrawn) => continue,
+                // Salvaged arguments: per event, as argument text.
+                BROKEN if self.call.as_ref().is_some_and(|c| c.salvaged) => return None,
                 BROKEN if self.call.as_ref().is_some_and(|c| c.dropped) => Run::Dropped,
                 BROKEN if self.drops_content() => Run::Dropped,
                 BROKEN => Run::Content,
@@ -621,7 +649,7 @@ impl Decoder {
                         (false, _, MalformedSection::Drop) => {
                             (call.withdrawn, call.dropped) = (!complete, true)
                         }
-                        (false, _, MalformedSection::Salvage) => call.salvaged = !complete,
+                        (false, _, MalformedSection::Salvage) => call.salvage(complete),
                     }
                 }
                 let kept = self.call.as_ref().is_some_and(|c| !c.withdrawn);
@@ -660,6 +688,7 @@ impl Decoder {
     fn text(&mut self, tag: Tag, text: &str, out: &mut Sink) {
         match tag {
             BROKEN if self.call.as_ref().is_some_and(|c| c.withdrawn) => {}
+            BROKEN if self.call.as_ref().is_some_and(|c| c.salvaged) => self.salvaged(text, out),
             BROKEN if self.call.as_ref().is_some_and(|c| c.dropped) => self.drop_text(text),
             CONTENT if self.drops_content_text() => self.drop_text(text),
             CONTENT | BROKEN => self.output_content(text, out),
@@ -851,7 +880,9 @@ impl Decoder {
         let Some(call) = self.call.as_mut() else {
             return;
         };
-        let name = decode_quoted(raw).unwrap_or_else(|| raw.trim().to_string());
+        let quoted = decode_quoted(raw);
+        call.named_in_json = quoted.is_some();
+        let name = quoted.unwrap_or_else(|| raw.trim().to_string());
         // A request's function in OpenAI's namespace (`functions.NAME`).
         let name = match name.strip_prefix(NAMESPACE) {
             Some(bare) if !self.schemas.knows(&name) && self.schemas.knows(bare) => {
@@ -932,7 +963,7 @@ impl Decoder {
             match self.policy.malformed_section {
                 MalformedSection::Content => {}
                 MalformedSection::Drop => call.dropped = true,
-                MalformedSection::Salvage => call.salvaged = true,
+                MalformedSection::Salvage => call.salvage(false),
             }
         }
         if call.salvaged {
@@ -1093,6 +1124,24 @@ impl Decoder {
         self.after_withdrawn = false;
         self.after_dropped = true;
         self.call_text_in_content = true;
+    }
+
+    /// More of a salvaged call's arguments, as written up to its closer,
+    /// less the whitespace just before the closer (the closer's, as a
+    /// marker's edge whitespace always is).
+    fn salvaged(&mut self, text: &str, out: &mut Sink) {
+        let Some(call) = self.call.as_mut() else {
+            return;
+        };
+        let body = text.trim_end();
+        if body.is_empty() {
+            call.salvaged_space.push_str(text);
+            return;
+        }
+        let mut piece = std::mem::take(&mut call.salvaged_space);
+        piece.push_str(body);
+        call.salvaged_space.push_str(&text[body.len()..]);
+        self.arguments(&piece, out);
     }
 
     /// Sends argument text for the current call (held until its name is known).

@@ -68,8 +68,10 @@ pub enum MalformedSection {
     /// call, when they are not) is content.
     #[default]
     Content,
-    /// The call is kept with its arguments as written so far, JSON or not
-    /// (`salvaged_tool_call`); the rest is content.
+    /// A call whose arguments stand alone between markers (JSON after a
+    /// raw name) is kept with them as written up to its closer, JSON or not
+    /// (`salvaged_tool_call`); a broken call object or broken argument
+    /// pairs have no arguments text of their own: content, as `Content`.
     Salvage,
     /// The broken text is left out (`dropped`); a call whose arguments are
     /// complete is kept.
@@ -190,7 +192,10 @@ impl Policy {
             unknown_tool: UnknownTool::Call,
             text_after_calls: TextAfterCalls::Drop,
             unclosed_call_at_end: UnclosedCall::Recover,
-            malformed_section: MalformedSection::Drop,
+            // Both engines return a broken call object as content, and a
+            // call with a raw name keeps its broken arguments (vLLM always,
+            // SGLang on Kimi): the cross-engine harness, docs/parity.md.
+            malformed_section: MalformedSection::Salvage,
             calls_in_reasoning: CallsInReasoning::Reasoning,
             // The parity run found both engines drop it.
             text_outside_channels: TextOutsideChannels::Drop,

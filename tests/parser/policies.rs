@@ -150,14 +150,44 @@ fn a_broken_call_is_content_dropped_or_salvaged() {
     assert_eq!(parsed.message.content.as_deref(), Some("ok"));
     assert_eq!(dropped(&parsed, output), [&output[..output.len() - 2]]);
 
+    // A broken call object holds its name and arguments in one JSON text:
+    // there are no arguments of its own to keep, so salvage is content.
     let p = Policy::lossless().with_malformed_section(MalformedSection::Salvage);
     let parsed = report(p, output);
-    assert_eq!(parsed.message.tool_calls[0].function.name, "get_weather");
+    assert!(parsed.message.tool_calls.is_empty());
+    assert_eq!(parsed.message.content.as_deref(), Some(output));
+    assert!(kinds(&parsed).contains(&DiagnosticKind::WithdrawnToolCall));
+    assert!(!kinds(&parsed).contains(&DiagnosticKind::SalvagedToolCall));
+}
+
+#[test]
+fn salvage_keeps_arguments_that_stand_alone_whole_up_to_the_closer() {
+    let (_, analysis) = shipped_template("tag-json-args");
+    let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+    let policy = Policy::lossless().with_malformed_section(MalformedSection::Salvage);
+    let parser = analysis.parser(&config.with_policy(policy)).unwrap();
+    // `<function=NAME>ARGS</function>`: the arguments are all the text up
+    // to the closer, JSON or not, less the closer's edge whitespace.
+    for output in [
+        "<function=get_weather>{\"city\": Paris, days: 3}\n</function> ok",
+        "<function=get_weather>{\"city\": Paris, days: 3}</function> ok",
+    ] {
+        let parsed = report_and_stream(&parser, output);
+        let calls = &parsed.message.tool_calls;
+        assert_eq!(calls.len(), 1, "{output:?}");
+        assert_eq!(calls[0].function.name, "get_weather");
+        assert_eq!(calls[0].function.arguments, r#"{"city": Paris, days: 3}"#);
+        assert_eq!(parsed.message.content.as_deref(), Some("ok"));
+        assert!(kinds(&parsed).contains(&DiagnosticKind::SalvagedToolCall));
+    }
+    // A call whose arguments are whole JSON is kept as any call.
+    let whole = r#"<function=get_weather>{"city": "Paris"}</function>"#;
+    let parsed = report_and_stream(&parser, whole);
     assert_eq!(
         parsed.message.tool_calls[0].function.arguments,
-        r#"{"city": 3"#
+        r#"{"city": "Paris"}"#
     );
-    assert!(kinds(&parsed).contains(&DiagnosticKind::SalvagedToolCall));
+    assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
 }
 
 #[test]
