@@ -416,6 +416,27 @@ fn a_json_call_object_in_a_tagged_formats_own_wrapper_is_the_call() {
     }
 }
 
+/// A tagged format's call may drop its opener only before the distinctive
+/// name prefix that lets it (`<function=f>` without `<tool_call>`): a JSON
+/// call object with no wrapper at all, at the output's start too, is no
+/// call of the wrapper's (it was read as one whose opener was dropped and
+/// whose closer never came) and stays content byte for byte, as vLLM's and
+/// SGLang's qwen3_coder parsers return it.
+#[test]
+fn a_dropped_opener_is_read_only_before_the_name_prefix() {
+    let (_, analysis) = crate::common::shipped_template("qwen-coder-xml");
+    let bare = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+    let m = message_under_both_presets(&analysis, bare);
+    assert!(m.tool_calls.is_empty());
+    assert_eq!(m.content.as_deref(), Some(bare));
+    let dropped =
+        "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>";
+    let m = message_under_both_presets(&analysis, dropped);
+    assert_eq!(m.content, None);
+    let got: Vec<(&str, &str)> = crate::common::streaming::calls(&m);
+    assert_eq!(got, [("get_weather", r#"{"city": "Paris"}"#)]);
+}
+
 /// Mistral's older JSON call list (`[TOOL_CALLS][{"name": ..., "arguments":
 /// {...}, "id": "..."}]`, each call with the id the model made up) on
 /// Mistral templates whose own calls are `[TOOL_CALLS]NAME[ARGS]{...}`:

@@ -33,8 +33,7 @@ use crate::parser::marker::Marker;
 use crate::parser::tags::*;
 use crate::protocol::Arguments;
 use chat_autoparser_peg::{
-    and, cap, choice, commit, empty, json, json_string, lit, opt, recover, rule, seq, star, ws,
-    Expr,
+    and, cap, choice, commit, empty, json, json_string, lit, recover, rule, seq, star, ws, Expr,
 };
 
 impl<'a> ToolGrammar<'a> {
@@ -89,10 +88,12 @@ impl<'a> ToolGrammar<'a> {
     /// One call, captured whole: its start marker, then [`ToolGrammar::body`].
     fn call_body(&self) -> Expr {
         let start = Marker::new(self.layout.start()).expr();
-        let start = if self.distinctive_name_prefix().is_some() {
-            opt(start)
-        } else {
-            start
+        // A dropped opener is read only before the distinctive name prefix
+        // that lets it drop: a JSON object where the call's opener was due
+        // (`{"name": ...}` at the output's start) is no call of the wrapper.
+        let start = match self.distinctive_name_prefix() {
+            Some(prefix) => choice([start, and(seq([ws(), lit(&prefix)]))]),
+            None => start,
         };
         let one = match self.shared_wrapper() {
             Some(_) => cap(CALL, seq([start, rule(&format!("{}.body", self.rule))])),
