@@ -1,6 +1,7 @@
 //! Arbitrary bytes as model output, in fuzzer-chosen chunks, through the
-//! parser of every shipped template: no panic, streaming equals batch, and
-//! a final message's call arguments are JSON text.
+//! parser of every shipped template: no panic, streaming equals batch (under
+//! both output-policy presets), and a final message's call arguments are
+//! JSON text (under `lossless`: `compatible` salvages broken ones).
 //!
 //! Input layout: byte 0 picks the template, byte 1 the number of chunk
 //! sizes (0-7), the next bytes those sizes (1-32 bytes each); the rest is
@@ -28,6 +29,9 @@ fuzz_target!(|data: &[u8]| {
 
     s.parser.parse_partial(&output);
     s.parser.parse_report(&output, true);
-    let message = assert_streaming_equals_batch(s, &output, &chunks(&output, &sizes));
+    let chunks = chunks(&output, &sizes);
+    let message = assert_streaming_equals_batch(s, &s.parser, &output, &chunks);
     assert_arguments_are_json(s, &output, &message);
+    // Salvaged calls keep arguments that are not JSON, by design.
+    assert_streaming_equals_batch(s, &s.compatible, &output, &chunks);
 });

@@ -5,7 +5,7 @@
 //! template and says what broke, so libFuzzer saves the input as a crash and
 //! the message says which property it broke.
 
-use chat_autoparser::Options;
+use chat_autoparser::{Options, Policy};
 use std::sync::OnceLock;
 
 use chat_autoparser::{
@@ -14,12 +14,17 @@ use chat_autoparser::{
 };
 use serde_json::{json, Value};
 
-/// One shipped template (`templates/*.jinja`), analysed, with its parser.
+/// One shipped template (`templates/*.jinja`), analysed, with its parser
+/// under each output-policy preset.
 pub struct Shipped {
     pub name: String,
     pub template: ChatTemplate,
     pub analysis: Analysis,
+    /// The default (`lossless`): nothing the model wrote is lost.
     pub parser: OutputParser,
+    /// `compatible`: drops, salvages and reads calls flagged, the paths
+    /// `lossless` never takes.
+    pub compatible: OutputParser,
 }
 
 /// The tools every fixture is built with: every JSON type among the
@@ -59,15 +64,16 @@ fn load(path: &std::path::Path) -> Option<Shipped> {
     let user = json!({"role": "user", "content": "Weather in Paris?"});
     let request = RenderRequest::default().with_messages(chat_autoparser::prompt::template_messages(&analysis, &[user])).with_tools(Some(tools())).with_add_generation_prompt(true);
     let prompt = template.render(&request).ok();
-    let parser = analysis
-        .parser(&ParserConfig::from(Options::default().with_tools(tools()).with_prompt(prompt)))
-        .ok()?;
+    let config = ParserConfig::from(Options::default().with_tools(tools()).with_prompt(prompt));
+    let parser = analysis.parser(&config).ok()?;
+    let compatible = analysis.parser(&config.with_policy(Policy::compatible())).ok()?;
     let name = path.file_stem()?.to_string_lossy().into_owned();
     Some(Shipped {
         name,
         template,
         analysis,
         parser,
+        compatible,
     })
 }
 
@@ -93,14 +99,16 @@ pub fn chunks<'t>(text: &'t str, sizes: &[usize]) -> Vec<&'t str> {
     out
 }
 
-/// Streaming `output` in `chunks` gives the batch message.
+/// Streaming `output` in `chunks` through `parser` (one of `s`'s) gives
+/// the batch message.
 pub fn assert_streaming_equals_batch(
     s: &Shipped,
+    parser: &OutputParser,
     output: &str,
     chunks: &[&str],
 ) -> AssistantMessage {
-    let batch = s.parser.parse(output);
-    let mut stream = s.parser.stream();
+    let batch = parser.parse(output);
+    let mut stream = parser.stream();
     for chunk in chunks {
         stream.push(chunk);
     }

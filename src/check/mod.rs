@@ -248,6 +248,9 @@ type Request<'a> = (&'a [Value], Policy);
 /// checker, and the parser.
 struct Setup {
     prompt: String,
+    /// The end marker of a reasoning block the prompt opened (the output
+    /// starts inside it), when the block has an opening marker.
+    open_block_end: Option<String>,
     built: Vec<Built>,
     gbnf: exports::GbnfChecker,
     parser: crate::error::Result<crate::parser::OutputParser>,
@@ -264,8 +267,15 @@ impl Setup {
             .with_prompt(prompt.to_owned());
         let prepared = chat.prepare(&request);
         let built = exports::build(&prepared);
+        let open_block_end = prepared
+            .protocol
+            .reasoning
+            .as_ref()
+            .filter(|r| r.opened && !r.start.trim().is_empty())
+            .map(|r| r.end.clone());
         Setup {
             prompt: prompt.to_owned(),
+            open_block_end,
             gbnf: exports::GbnfChecker::new(&built),
             parser: prepared.parser(),
             built,
@@ -363,6 +373,27 @@ fn dropped(output: &str, turn: &turn::Turn) -> Option<String> {
     None
 }
 
+/// The output a model writes for `turn` after a prompt that opened the
+/// reasoning block: the template's render when it closes the block itself;
+/// else, for a turn with no reasoning, the block's end marker first. Such
+/// templates leave this turn's reasoning and its end to the content they
+/// are given (Nemotron-Nano-v2 writes `<think>\n` and then the content
+/// whole), and a model closes the block before its answer, so the render
+/// alone is no output a model writes.
+fn closing_the_open_block(setup: &Setup, turn: &turn::Turn, output: String) -> String {
+    let Some(end) = &setup.open_block_end else {
+        return output;
+    };
+    let marker = crate::protocol::Marker::new(end);
+    let closes = marker
+        .first_core()
+        .is_some_and(|core| output.contains(core));
+    match turn.reasoning.is_empty() && !closes {
+        true => format!("{}{output}", end.trim_start()),
+        false => output,
+    }
+}
+
 /// Parses the probe's output back whole and streamed, and checks the exports.
 fn run_probe(
     mut report: ProbeReport,
@@ -374,7 +405,7 @@ fn run_probe(
         return skipped(report, "no parser".into());
     };
     let turn = &report.turn.clone();
-    let output = rendered.output;
+    let output = closing_the_open_block(setup, turn, rendered.output);
     report.prompt = rendered.prompt;
     report.built = setup.built.clone();
     report.source = Some(match () {
@@ -411,6 +442,29 @@ mod tests {
         let config = TemplateConfig::default().with_limits(Limits::default().with_fuel(fuel));
         let chat = Chat::new(ChatTemplate::new(&costly(n), &config).ok()?).ok()?;
         Some(chat.check())
+    }
+
+    /// A template whose prompt opens the reasoning block and whose turn
+    /// writes `<think>\n` then the content it is given whole (the content
+    /// carries its own `</think>`, as Nemotron-Nano-v2's does).
+    const OPENED_BY_PROMPT: &str = "{%- for m in messages %}<|{{ m.role }}|>\
+        {% if m.role == 'assistant' %}<think>\n\
+        {% if m.reasoning_content %}{{ m.reasoning_content }}</think>{% endif %}{% endif %}\
+        {{ m.content }}<|end|>{% endfor %}\
+        {%- if add_generation_prompt %}<|assistant|><think>\n{% endif %}";
+
+    #[test]
+    fn a_turn_after_a_prompt_that_opened_reasoning_closes_the_block_first() {
+        let template = ChatTemplate::new(OPENED_BY_PROMPT, &TemplateConfig::default()).unwrap();
+        let report = Chat::new(template).unwrap().check();
+        let default = &report.shapes[0];
+        let no_call = default.probes.iter().find(|p| p.name == "no-call").unwrap();
+        let output = no_call.output.as_deref().unwrap();
+        assert_eq!(output, format!("</think>{}", no_call.turn.content));
+        assert_eq!(no_call.parse_error, None);
+        let parsed = no_call.parsed.as_ref().unwrap();
+        assert_eq!(parsed.content_text(), no_call.turn.content);
+        assert_eq!(parsed.reasoning_content, "");
     }
 
     #[test]
