@@ -97,7 +97,14 @@ pub struct ProbeReport {
     /// Each export's verdict on the output.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub exports: Vec<ExportCheck>,
-    /// The turn the output stands for.
+    /// The template writes the turn's content inside its own reasoning
+    /// block (gpt-oss writes a call turn's content in its analysis
+    /// channel): no parser can tell it from reasoning, and the output
+    /// parsed back with it as reasoning.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub content_as_reasoning: bool,
+    /// The turn the output stands for (its content as reasoning when
+    /// `content_as_reasoning`).
     #[serde(skip)]
     pub turn: turn::Turn,
     /// Our parser's message for the output.
@@ -318,6 +325,7 @@ fn check_shape(
                 stream_failures: Vec::new(),
                 stream_error: None,
                 exports: Vec::new(),
+                content_as_reasoning: false,
                 turn: probe.turn.clone(),
                 parsed: None,
                 prompt: String::new(),
@@ -415,6 +423,17 @@ fn run_probe(
     });
     let batch = parser.parse(&output);
     report.parse_error = roundtrip::compare(&batch, turn).err();
+    if report.parse_error.is_some() {
+        if let Some(as_reasoning) =
+            roundtrip::content_as_reasoning(analysis, &report.prompt, &output, turn)
+        {
+            if roundtrip::compare(&batch, &as_reasoning).is_ok() {
+                report.parse_error = None;
+                report.turn = as_reasoning;
+                report.content_as_reasoning = true;
+            }
+        }
+    }
     let (failures, first) = roundtrip::stream_mismatches(parser, &output, &batch);
     report.stream_failures = failures;
     report.stream_error = first;

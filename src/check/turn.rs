@@ -52,6 +52,35 @@ pub struct RenderedTurn {
 /// The user message every probe turn answers.
 pub const USER_MESSAGE: &str = "What is the weather in Paris?";
 
+/// Whether `content` is inside the template's reasoning block as the
+/// parser reads `output` after `prompt`: after the last reasoning opener
+/// since the user's message (in the output, or at the end of the prompt),
+/// with no reasoning closer between them (gpt-oss writes a call turn's
+/// content in its analysis channel). Delimiter reasoning (no opener) never
+/// holds content so.
+pub fn content_inside_reasoning(
+    analysis: &Analysis,
+    prompt: &str,
+    output: &str,
+    content: &str,
+) -> bool {
+    let (start, end) = (
+        analysis.reasoning.start.trim(),
+        analysis.reasoning.end.trim(),
+    );
+    if content.is_empty() || start.is_empty() || end.is_empty() {
+        return false;
+    }
+    let Some(at) = output.find(content) else {
+        return false;
+    };
+    let text = format!("{prompt}{}", &output[..at]);
+    let turn = text
+        .rfind(USER_MESSAGE)
+        .map_or(text.as_str(), |u| &text[u..]);
+    turn.rfind(start).is_some_and(|s| !turn[s..].contains(end))
+}
+
 /// The assistant message for `turn`, as OpenAI sends it (content `null`
 /// beside calls when the template wants it so).
 pub fn assistant_message(analysis: &Analysis, turn: &Turn) -> Value {

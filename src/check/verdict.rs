@@ -222,6 +222,12 @@ fn probe_lines(
         notes.push(format!("{at} not probed: {why}"));
         return;
     }
+    if p.content_as_reasoning {
+        notes.push(format!(
+            "{at}: the template writes this turn's content inside its reasoning block, \
+             so it reads back as reasoning"
+        ));
+    }
     if p.source == Some(super::OutputSource::CommonPrefix) {
         // The turn renders unlike its generation prompt (a forced-open
         // block dropped from history): the output is cut where the two

@@ -53,6 +53,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use chat_autoparser::check::turn::content_inside_reasoning;
 use chat_autoparser::{Analysis, ChatTemplate, ParserConfig, TemplateConfig};
 
 use crate::common::roundtrip;
@@ -108,32 +109,6 @@ fn run_case(tmpl: &ChatTemplate, analysis: &Analysis, case: &Case) -> Outcome {
         (Outcome::Missed(why), false) => Outcome::ByCommonPrefix(Some(why)),
         (other, _) => other,
     }
-}
-
-/// Whether `content` is inside the template's reasoning block as the
-/// parser reads the output after `prompt`: after the last reasoning opener
-/// since the user's message (in the output, or at the end of the prompt),
-/// with no reasoning closer between them. Templates with delimiter-only
-/// reasoning (no opener) never do.
-fn content_inside_reasoning(
-    analysis: &Analysis,
-    prompt: &str,
-    output: &str,
-    content: &str,
-) -> bool {
-    let (start, end) = (&analysis.reasoning.start, &analysis.reasoning.end);
-    if content.is_empty() || start.is_empty() || end.is_empty() {
-        return false;
-    }
-    let Some(at) = output.find(content) else {
-        return false;
-    };
-    let text = format!("{prompt}{}", &output[..at]);
-    let turn = text
-        .rfind(chat_autoparser::check::turn::USER_MESSAGE)
-        .map_or(text.as_str(), |u| &text[u..]);
-    turn.rfind(start.as_str())
-        .is_some_and(|s| !turn[s..].contains(end.as_str()))
 }
 
 /// Parses `output` (the render after the prompt, less the end of turn) back
