@@ -124,6 +124,11 @@ pub fn decide(report: &CheckReport) -> (super::Verdict, Vec<Warning>, Vec<String
         w.fatal = f.kind == FindingKind::DoesNotRender;
         warnings.push(w);
     }
+    let renders_calls = report
+        .detection
+        .tool_formats
+        .iter()
+        .any(|t| t.source == Source::Rendered);
     for t in &report.detection.tool_formats {
         if let (Source::Prose, Some(example)) = (t.source, &t.example) {
             warnings.push(warning(
@@ -131,21 +136,23 @@ pub fn decide(report: &CheckReport) -> (super::Verdict, Vec<Warning>, Vec<String
                 "check real model outputs, or make the template render assistant tool_calls",
             ));
         }
-        if t.source == Source::Instructions {
+        let dialect = t.dialect.unwrap_or("fallback");
+        if t.source == Source::Instructions && renders_calls {
+            // The template's own calls are read as rendered: the dialect
+            // is what a server's own tool list asks for besides.
+            notes.push(format!(
+                "the template never reads `tools`: a server writes the tool list itself, \
+                 whose instructions ask for the {dialect} dialect, so calls in it are read too"
+            ));
+        } else if t.source == Source::Instructions {
             warnings.push(warning(
                 format!(
-                    "the template renders no tool call; calls are read as the {} dialect",
-                    t.dialect.unwrap_or("fallback")
+                    "the template renders no tool call; calls are read as the {dialect} dialect"
                 ),
                 "check real model outputs, or make the template render assistant tool_calls",
             ));
         }
     }
-    let renders_calls = report
-        .detection
-        .tool_formats
-        .iter()
-        .any(|t| t.source == Source::Rendered);
     // Tagged arguments write strings raw: a value holding the format's own
     // closing marker cannot be told from its end, in any engine.
     let raw_values = report
