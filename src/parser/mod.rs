@@ -437,15 +437,15 @@ impl OutputParser {
     /// keeps a window of the output, not a second copy of it.
     /// The stream is the parser's spare one ([`Spare`]) when it is free.
     fn report(&self, partial: bool, feed: impl FnOnce(&mut OutputStream)) -> Parsed {
-        let (decoder, ids) = self.stream_parts();
+        let (setup, ids) = self.stream_parts();
         let mut stream = match self.spare.take() {
             Some(mut stream) => {
-                stream.reset(decoder, &self.prefill, ids);
+                stream.reset(&setup, &self.prefill, ids);
                 stream
             }
             None => Box::new(OutputStream::new(
                 &self.program,
-                decoder,
+                decode::Decoder::new(&setup),
                 &self.prefill,
                 ids,
             )),
@@ -463,31 +463,33 @@ impl OutputParser {
 
     /// A stream for one output.
     pub fn stream(&self) -> OutputStream {
-        let (decoder, ids) = self.stream_parts();
-        OutputStream::new(&self.program, decoder, &self.prefill, ids)
+        let (setup, ids) = self.stream_parts();
+        OutputStream::new(
+            &self.program,
+            decode::Decoder::new(&setup),
+            &self.prefill,
+            ids,
+        )
     }
 
-    /// What a stream for one output starts with: its decoder and its ids.
-    fn stream_parts(&self) -> (decode::Decoder, Option<call_id::StreamIds>) {
+    /// What a stream for one output starts with: its decoder's setup and
+    /// its ids.
+    fn stream_parts(&self) -> (decode::Setup<'_>, Option<call_id::StreamIds>) {
         let continued = !self.prefill.continued().is_empty();
-        let continues = decode::Continues {
-            content: continued && self.prefill.part == PrefillPart::Content,
-            reasoning: continued && self.prefill.part == PrefillPart::Reasoning,
+        let setup = decode::Setup {
+            schemas: &self.schemas,
+            parallel: self.parallel,
+            continues: decode::Continues {
+                content: continued && self.prefill.part == PrefillPart::Content,
+                reasoning: continued && self.prefill.part == PrefillPart::Reasoning,
+            },
+            opened: &self.prefix,
+            reasoning_prefix: &self.reasoning_prefix,
+            nested: &self.nested,
+            policy: self.policy,
+            in_channel: self.channels,
         };
-        let decoder = decode::Decoder::new(
-            self.schemas.clone(),
-            self.parallel,
-            continues,
-            &self.prefix,
-            self.nested.clone(),
-            self.policy,
-        )
-        .reasoning_starts_with(&self.reasoning_prefix);
-        let decoder = match self.channels {
-            Some(opened) => decoder.dropping_outside_channels(opened),
-            None => decoder,
-        };
-        (decoder, self.ids.as_ref().map(|s| s.next_stream()))
+        (setup, self.ids.as_ref().map(|s| s.next_stream()))
     }
 }
 

@@ -44,7 +44,7 @@ use crate::message::{AssistantMessage, Delta, MessageBuilder};
 use chat_autoparser_peg::{self as peg, Event};
 
 use super::call_id::StreamIds;
-use super::decode::{Decoder, Run, TEXT_ONLY};
+use super::decode::{Decoder, Run, Setup, TEXT_ONLY};
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::prefill::Prefill;
 use super::sink::{self, Deltas, Field, Sink};
@@ -108,14 +108,15 @@ impl OutputStream {
     }
 
     /// Starts this stream over for a new output of the same program, as
-    /// [`new`](Self::new) makes one with these arguments, keeping the
+    /// [`new`](Self::new) makes one with these arguments (its decoder from
+    /// `setup`), keeping the
     /// engine's allocations (`peg::Stream::reset`): a parser's batch parses
     /// reuse one stream. Every field is named, so a new one cannot be
     /// forgotten here.
-    pub(crate) fn reset(&mut self, decoder: Decoder, prefill: &Prefill, ids: Option<StreamIds>) {
+    pub(crate) fn reset(&mut self, setup: &Setup, prefill: &Prefill, ids: Option<StreamIds>) {
         let OutputStream {
             peg,
-            decoder: old_decoder,
+            decoder,
             verbatim_from,
             run,
             owed,
@@ -127,7 +128,7 @@ impl OutputStream {
         } = self;
         peg.reset();
         peg.text_only(TEXT_ONLY);
-        *old_decoder = decoder;
+        decoder.reset(setup);
         (*verbatim_from, *run, *owed) = (None, None, None);
         *builder = prefilled(prefill);
         utf8_tail.clear();
