@@ -920,7 +920,8 @@ impl Decoder {
         out.tool_call(ToolCallDelta {
             index: call.index,
             id: call.id.clone(),
-            kind: Some("function".into()),
+            // The message's calls are all functions (`MessageBuilder`).
+            kind: out.writes_deltas().then(|| "function".into()),
             function: FunctionDelta {
                 name: Some(name),
                 arguments: None,
