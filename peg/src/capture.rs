@@ -251,6 +251,13 @@ pub(crate) struct Emitter {
 }
 
 impl Emitter {
+    /// As new, keeping the allocation (`Stream::reset`).
+    pub fn reset(&mut self) {
+        let Emitter { next_id, open } = self;
+        *next_id = 0;
+        open.clear();
+    }
+
     /// Whether every open capture has sent its text up to `at`.
     #[inline]
     pub fn sent_up_to(&self, at: usize) -> bool {

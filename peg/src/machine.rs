@@ -45,7 +45,7 @@ use std::fmt;
 use super::bytes::ByteSet;
 use super::capture::LogEntry;
 use super::compile::{Inner, Inst, GUARD_CALLS};
-use super::json::{JsonScanner, Scan, ScanErrorKind, STRING_STOPS};
+use super::json::{JsonKind, JsonScanner, Scan, ScanErrorKind, DEFAULT_MAX_DEPTH, STRING_STOPS};
 use super::matcher::{Find, Longest, MultiLiteral};
 use super::python::PyScanner;
 use super::utf8;
@@ -384,6 +384,37 @@ impl Vm {
             scan_stops: Vec::new(),
             until_from: None,
         }
+    }
+
+    /// As new, keeping the allocations of the stack, the log, the scanners
+    /// and the scan stops (`Stream::reset`). Every field is named, so a new
+    /// one cannot be forgotten here.
+    pub fn reset(&mut self) {
+        let Vm {
+            pc,
+            pos,
+            stack,
+            log,
+            log_base,
+            depth,
+            calls,
+            scanning,
+            pending,
+            json,
+            py,
+            farthest,
+            farthest_deep,
+            scan_stops,
+            until_from,
+        } = self;
+        (*pc, *pos, *log_base, *depth, *calls) = (0, 0, 0, 0, 0);
+        (*scanning, *pending, *until_from) = (false, None, None);
+        (*farthest, *farthest_deep) = (0, false);
+        stack.clear();
+        log.clear();
+        scan_stops.clear();
+        json.reset_to(JsonKind::Value, DEFAULT_MAX_DEPTH);
+        py.reset_to(DEFAULT_MAX_DEPTH);
     }
 
     /// Pushes a choice's (or a lookahead's) entry: it resumes at `pc`

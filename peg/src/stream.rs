@@ -250,6 +250,11 @@ pub trait Input: AsRef<[u8]> + Default {
     /// Drops at most the first `n` bytes (text: down to a character
     /// boundary); returns how many it dropped.
     fn drop_front(&mut self, n: usize) -> usize;
+    /// Empties it ([`Stream::reset`]); the provided one frees its
+    /// allocation.
+    fn clear(&mut self) {
+        *self = Self::default();
+    }
 }
 
 impl Input for Vec<u8> {
@@ -263,6 +268,9 @@ impl Input for Vec<u8> {
         let n = n.min(self.len());
         self.drain(..n);
         n
+    }
+    fn clear(&mut self) {
+        Vec::clear(self);
     }
 }
 
@@ -280,6 +288,9 @@ impl Input for String {
         }
         self.drain(..n);
         n
+    }
+    fn clear(&mut self) {
+        String::clear(self);
     }
 }
 
@@ -323,6 +334,44 @@ impl<I: Input> Stream<I> {
             compact_at: 2 * MIN_DROP,
             spans: None,
         }
+    }
+
+    /// Starts over for a new input, as [`Program::stream`] makes a stream
+    /// of the same program, but keeping the allocations of its input, its
+    /// machine and its events: a caller parsing many short inputs one after
+    /// another (a server's batch parses) allocates them once. Declarations
+    /// ([`text_only`](Self::text_only), [`special_spans`](Self::special_spans))
+    /// are forgotten too. Every field is named, so a new one cannot be
+    /// forgotten here.
+    pub fn reset(&mut self) {
+        let Stream {
+            program: _,
+            vm,
+            input,
+            state,
+            emitter,
+            emitted,
+            live_pos,
+            events,
+            synced,
+            plain,
+            base,
+            released,
+            text_only,
+            text_only_from,
+            compact_at,
+            spans,
+        } = self;
+        vm.reset();
+        input.clear();
+        emitter.reset();
+        events.clear();
+        text_only.clear();
+        *state = State::Running;
+        (*emitted, *synced, *base, *released) = (0, 0, 0, 0);
+        (*live_pos, *plain, *spans) = (None, None, None);
+        *text_only_from = u32::MAX;
+        *compact_at = 2 * MIN_DROP;
     }
 
     /// The input the stream keeps: all pushed so far, or from
@@ -764,7 +813,11 @@ mod tests {
     /// Streams `input` in `size`-byte chunks; returns the events with the text
     /// of each, and the input length at the time each was emitted.
     fn stream_events(p: &Program, input: &[u8], size: usize) -> Vec<(Event, String)> {
-        let mut s = p.stream();
+        events_of(&mut p.stream(), input, size)
+    }
+
+    /// [`stream_events`] through the stream `s`.
+    fn events_of(s: &mut Stream, input: &[u8], size: usize) -> Vec<(Event, String)> {
         let mut out = Vec::new();
         for chunk in input.chunks(size.max(1)) {
             let feed = s.push(chunk).unwrap();
@@ -871,6 +924,44 @@ mod tests {
                     .map(|(_, t)| t.as_str())
                     .collect();
                 assert_eq!(text, &input[c.span()], "chunk size {size}, capture {id}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_reset_stream_parses_as_a_new_one() {
+        let inputs = [
+            "<think>a\u{e9}</think>\n x <tool<tool_call>\n{\"a\": [1, \"</tool_call>\"]}\n</tool_call><tool_call>{}</tool_call>",
+            "plain text only",
+            "x<tool_call>{\"a\": \"</tool_call>\"}</tool_call>",
+        ];
+        let p = hermes();
+        // Left in every state a stream ends in: matched, failed (a broken
+        // call after the cut), cut off mid-value, with special spans.
+        let leftovers: [&[u8]; 4] = [
+            inputs[0].as_bytes(),
+            b"x<tool_call>{\"a\" 1}",
+            b"<think>a</think>b<tool_call>{\"a\": [",
+            b"",
+        ];
+        for (k, left) in leftovers.iter().enumerate() {
+            let mut s = p.stream();
+            if k == 3 {
+                s.special_spans(std::iter::once(0..3));
+            }
+            let _ = s.push(left);
+            if k < 2 {
+                let _ = s.finish();
+            }
+            for input in inputs {
+                for size in [1, 3, input.len()] {
+                    s.reset();
+                    assert_eq!(
+                        events_of(&mut s, input.as_bytes(), size),
+                        stream_events(&p, input.as_bytes(), size),
+                        "after leftover {k}, chunk size {size}, {input:?}"
+                    );
+                }
             }
         }
     }

@@ -285,30 +285,41 @@ pub struct Continues {
     pub reasoning: bool,
 }
 
+/// What a decoder starts from: its parser's settings, the same for each
+/// of the parser's streams.
+pub struct Setup<'a> {
+    pub schemas: &'a Arc<ToolSchemas>,
+    pub parallel: bool,
+    pub continues: Continues,
+    /// The text an `OPENED` capture writes as content.
+    pub opened: &'a str,
+    /// Reasoning the prompt wrote where the block starts
+    /// (`Decoder::reasoning_prefix`).
+    pub reasoning_prefix: &'a str,
+    /// How nested values are written (`ARG_NOTATION`, `ARG_ELEMENTS`).
+    pub nested: &'a Nested,
+    pub policy: Policy,
+    /// `Some(opened)`: content outside channels is left out
+    /// (`text_outside_channels: drop` on a channel format), and the prompt
+    /// opened a channel or not.
+    pub in_channel: Option<bool>,
+}
+
 impl Decoder {
-    /// `opened`: the text an `OPENED` capture writes as content.
-    /// `nested`: how nested values are written (`ARG_NOTATION`, `ARG_ELEMENTS`).
-    pub fn new(
-        schemas: Arc<ToolSchemas>,
-        parallel: bool,
-        continues: Continues,
-        opened: &str,
-        nested: Nested,
-        policy: Policy,
-    ) -> Decoder {
+    pub fn new(setup: &Setup) -> Decoder {
         Decoder {
-            notation: nested.notation,
-            elements: nested.elements,
-            opened: opened.to_string(),
-            reasoning_prefix: String::new(),
-            schemas,
-            parallel,
+            notation: setup.nested.notation.clone(),
+            elements: setup.nested.elements.clone(),
+            opened: setup.opened.to_string(),
+            reasoning_prefix: setup.reasoning_prefix.to_string(),
+            schemas: setup.schemas.clone(),
+            parallel: setup.parallel,
             content: Edges {
-                started: continues.content,
+                started: setup.continues.content,
                 ..Edges::default()
             },
             reasoning: Edges {
-                started: continues.reasoning,
+                started: setup.continues.reasoning,
                 ..Edges::default()
             },
             next_index: 0,
@@ -320,24 +331,72 @@ impl Decoder {
             lead: String::new(),
             after_withdrawn: false,
             withdrawn: Vec::new(),
-            policy,
+            policy: setup.policy,
             at_end: false,
             output_end: None,
             after_calls: false,
             after_dropped: false,
             drop_chain: None,
-            in_channel: None,
+            in_channel: setup.in_channel,
             call_text_in_content: false,
             thought: None,
             thought_skips: Vec::new(),
         }
     }
 
-    /// Content outside channels is left out (`text_outside_channels:
-    /// drop` on a channel format); `opened`: the prompt opened a channel.
-    pub fn dropping_outside_channels(mut self, opened: bool) -> Decoder {
-        self.in_channel = Some(opened);
-        self
+    /// As [`new`](Self::new) with `setup`, in place and keeping the
+    /// buffers' allocations (a parser's spare stream, reused). Every field
+    /// is named, so a new one cannot be forgotten here.
+    pub fn reset(&mut self, setup: &Setup) {
+        let Decoder {
+            notation,
+            elements,
+            schemas,
+            parallel,
+            content,
+            reasoning,
+            next_index,
+            call,
+            arg,
+            opened,
+            reasoning_prefix,
+            consumed,
+            scratch,
+            diagnostics,
+            lead,
+            after_withdrawn,
+            withdrawn,
+            policy,
+            at_end,
+            output_end,
+            after_calls,
+            after_dropped,
+            drop_chain,
+            in_channel,
+            call_text_in_content,
+            thought,
+            thought_skips,
+        } = self;
+        notation.clone_from(&setup.nested.notation);
+        elements.clone_from(&setup.nested.elements);
+        schemas.clone_from(setup.schemas);
+        opened.clear();
+        opened.push_str(setup.opened);
+        reasoning_prefix.clear();
+        reasoning_prefix.push_str(setup.reasoning_prefix);
+        content.restart(setup.continues.content);
+        reasoning.restart(setup.continues.reasoning);
+        (*parallel, *policy, *in_channel) = (setup.parallel, setup.policy, setup.in_channel);
+        (*next_index, *consumed) = (0, 0);
+        (*call, *arg, *thought) = (None, None, None);
+        (*output_end, *drop_chain) = (None, None);
+        (*after_withdrawn, *at_end, *after_calls) = (false, false, false);
+        (*after_dropped, *call_text_in_content) = (false, false);
+        scratch.clear();
+        diagnostics.clear();
+        lead.clear();
+        withdrawn.clear();
+        thought_skips.clear();
     }
 
     /// Content text from here on is left out: after the calls, or outside
@@ -398,12 +457,6 @@ impl Decoder {
             contiguous.is_some_and(|(_, reported)| reported)
         };
         self.drop_chain = Some((end, reported));
-    }
-
-    /// The reasoning block starts with `text`, which the prompt wrote.
-    pub fn reasoning_starts_with(mut self, text: &str) -> Decoder {
-        self.reasoning_prefix = text.to_string();
-        self
     }
 
     /// Content text that bypasses the grammar (a prefix, or bytes after an
@@ -898,7 +951,8 @@ impl Decoder {
         out.tool_call(ToolCallDelta {
             index: call.index,
             id: call.id.clone(),
-            kind: Some("function".into()),
+            // The message's calls are all functions (`MessageBuilder`).
+            kind: out.writes_deltas().then(|| "function".into()),
             function: FunctionDelta {
                 name: Some(name),
                 arguments: None,
@@ -1224,6 +1278,12 @@ struct Edges {
 }
 
 impl Edges {
+    /// As new, `started` or not, keeping the allocation.
+    fn restart(&mut self, started: bool) {
+        self.started = started;
+        self.held.clear();
+    }
+
     /// Passes `send` what of `text` is final now: the held whitespace, then
     /// the text up to its own trailing whitespace (pieces may be empty).
     #[inline]

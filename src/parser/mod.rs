@@ -69,7 +69,7 @@ mod tags;
 mod tokens;
 mod vocabulary;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -190,6 +190,48 @@ pub struct OutputParser {
     /// Content outside channels is dropped (`Some`), and whether the
     /// prompt opened one.
     channels: Option<bool>,
+    /// The stream of the last batch parse, reset for the next.
+    spare: Spare,
+}
+
+/// A parser's spare stream: a batch parse takes it (or makes one, when
+/// another thread holds it), resets it and puts it back, so a server's
+/// short parses do not build and drop a stream each (about a tenth of a
+/// short parse's instructions, and most of its allocations). Held behind a
+/// lock that a parse only tries, never waits for; a clone of the parser
+/// starts without one. Only a stream that read at most [`SPARE_OUTPUT`]
+/// bytes is kept, so a parser holds no long output's buffers.
+#[derive(Default)]
+struct Spare(Mutex<Option<Box<OutputStream>>>);
+
+/// The longest output whose stream a parser keeps ([`Spare`]).
+const SPARE_OUTPUT: usize = 16 << 10;
+
+impl Spare {
+    fn take(&self) -> Option<Box<OutputStream>> {
+        self.0.try_lock().ok()?.take()
+    }
+
+    fn put(&self, stream: Box<OutputStream>) {
+        if stream.pushed() > SPARE_OUTPUT {
+            return;
+        }
+        if let Ok(mut slot) = self.0.try_lock() {
+            *slot = Some(stream);
+        }
+    }
+}
+
+impl Clone for Spare {
+    fn clone(&self) -> Spare {
+        Spare::default()
+    }
+}
+
+impl std::fmt::Debug for Spare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Spare")
+    }
 }
 
 /// A parse with the problems found.
@@ -301,6 +343,7 @@ impl OutputParser {
                 .map(|seed| call_id::CallIdSource::new(seed, model_writes_ids)),
             policy: config.policy,
             channels,
+            spare: Spare::default(),
         })
     }
 
@@ -392,39 +435,61 @@ impl OutputParser {
     /// A batch parse is a stream fed in pieces of [`BATCH_PIECE`] bytes:
     /// the same result as one push (streaming equals batch), and the engine
     /// keeps a window of the output, not a second copy of it.
+    /// The stream is the parser's spare one ([`Spare`]) when it is free.
     fn report(&self, partial: bool, feed: impl FnOnce(&mut OutputStream)) -> Parsed {
+        let (setup, ids) = self.stream_parts();
+        let mut stream = match self.spare.take() {
+            Some(mut stream) => {
+                stream.reset(&setup, &self.prefill, ids);
+                stream
+            }
+            None => Box::new(OutputStream::new(
+                &self.program,
+                decode::Decoder::new(&setup),
+                &self.prefill,
+                ids,
+            )),
+        };
         // Only the message is returned: no deltas, which would copy its text.
-        let mut stream = self.stream();
         stream.make_quiet();
         feed(&mut stream);
         if !partial {
             stream.finish();
         }
-        Parsed::of(&mut stream)
+        let parsed = Parsed::of(&mut stream);
+        self.spare.put(stream);
+        parsed
     }
 
     /// A stream for one output.
     pub fn stream(&self) -> OutputStream {
-        let continued = !self.prefill.continued().is_empty();
-        let continues = decode::Continues {
-            content: continued && self.prefill.part == PrefillPart::Content,
-            reasoning: continued && self.prefill.part == PrefillPart::Reasoning,
-        };
-        let decoder = decode::Decoder::new(
-            self.schemas.clone(),
-            self.parallel,
-            continues,
-            &self.prefix,
-            self.nested.clone(),
-            self.policy,
+        let (setup, ids) = self.stream_parts();
+        OutputStream::new(
+            &self.program,
+            decode::Decoder::new(&setup),
+            &self.prefill,
+            ids,
         )
-        .reasoning_starts_with(&self.reasoning_prefix);
-        let decoder = match self.channels {
-            Some(opened) => decoder.dropping_outside_channels(opened),
-            None => decoder,
+    }
+
+    /// What a stream for one output starts with: its decoder's setup and
+    /// its ids.
+    fn stream_parts(&self) -> (decode::Setup<'_>, Option<call_id::StreamIds>) {
+        let continued = !self.prefill.continued().is_empty();
+        let setup = decode::Setup {
+            schemas: &self.schemas,
+            parallel: self.parallel,
+            continues: decode::Continues {
+                content: continued && self.prefill.part == PrefillPart::Content,
+                reasoning: continued && self.prefill.part == PrefillPart::Reasoning,
+            },
+            opened: &self.prefix,
+            reasoning_prefix: &self.reasoning_prefix,
+            nested: &self.nested,
+            policy: self.policy,
+            in_channel: self.channels,
         };
-        let ids = self.ids.as_ref().map(|s| s.next_stream());
-        OutputStream::new(&self.program, decoder, &self.prefill, ids)
+        (setup, self.ids.as_ref().map(|s| s.next_stream()))
     }
 }
 
@@ -441,4 +506,71 @@ fn prompt_opened_channel(protocol: &Protocol, prefill: Option<&Prefill>) -> bool
     let content_start = protocol.content.start.trim();
     protocol.headers().iter().any(|h| h.close.trim() == tail)
         || (!content_start.is_empty() && content_start.ends_with(tail))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{OutputParser, Parsed, ParserConfig};
+    use crate::protocol::Options;
+    use crate::template::{ChatTemplate, TemplateConfig};
+
+    /// What a fresh stream reads from `output` (`partial`: not finished):
+    /// what every batch parse must read, the spare stream's or not.
+    fn fresh(parser: &OutputParser, output: &[u8], partial: bool) -> Parsed {
+        let mut stream = parser.stream();
+        stream.push_bytes(output);
+        if !partial {
+            stream.finish();
+        }
+        Parsed {
+            message: stream.message(),
+            diagnostics: stream.diagnostics().to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_reused_stream_reads_as_a_fresh_one() {
+        let source = include_str!("../../templates/hermes-think.jinja");
+        let template = ChatTemplate::new(source, &TemplateConfig::default()).expect("loads");
+        let analysis = template.analyze().expect("analyses");
+        let tools = vec![
+            json!({"type": "function", "function": {"name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}),
+        ];
+        let call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+        // Each leaves the stream in another state: matched, a call withdrawn
+        // with a diagnostic, an unknown tool, cut inside a block, a value
+        // or a character.
+        let outputs: Vec<Vec<u8>> = vec![
+            format!("<think>Rain?</think>\n\nLet me check.\n{call}").into_bytes(),
+            b"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": }\n</tool_call>"
+                .to_vec(),
+            call.replace("get_weather", "other").into_bytes(),
+            b"<think>never closed".to_vec(),
+            b"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par".to_vec(),
+            b"caf\xC3".to_vec(),
+            Vec::new(),
+            call.as_bytes().to_vec(),
+        ];
+        let options = Options::default().with_tools(tools);
+        for config in [
+            ParserConfig::from(options.clone()),
+            ParserConfig::from(options).with_call_ids(7),
+        ] {
+            let parser = analysis.parser(&config).expect("builds");
+            let other = parser.restarted();
+            for partial in [false, true, false] {
+                for output in &outputs {
+                    assert_eq!(
+                        parser.parse_bytes_report(output, partial),
+                        fresh(&other, output, partial),
+                        "{:?}, partial: {partial}",
+                        String::from_utf8_lossy(output)
+                    );
+                }
+            }
+        }
+    }
 }

@@ -135,6 +135,12 @@ impl<'a> Sink<'a> {
         }
     }
 
+    /// Whether it writes any delta: a piece only the message gets need not
+    /// say what the message says anyway (a call's `type`).
+    pub fn writes_deltas(&self) -> bool {
+        self.deltas != Deltas::None
+    }
+
     /// A tool-call delta that is not argument text (an announcement or a
     /// late id): a delta of its own.
     pub fn tool_call(&mut self, piece: ToolCallDelta) {

@@ -44,7 +44,7 @@ use crate::message::{AssistantMessage, Delta, MessageBuilder};
 use chat_autoparser_peg::{self as peg, Event};
 
 use super::call_id::StreamIds;
-use super::decode::{Decoder, Run, TEXT_ONLY};
+use super::decode::{Decoder, Run, Setup, TEXT_ONLY};
 use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::prefill::Prefill;
 use super::sink::{self, Deltas, Field, Sink};
@@ -91,12 +91,6 @@ impl OutputStream {
         prefill: &Prefill,
         ids: Option<StreamIds>,
     ) -> OutputStream {
-        let mut builder = MessageBuilder::default();
-        builder.apply(&Delta {
-            content: Some(prefill.content.clone()),
-            reasoning_content: Some(prefill.reasoning.clone()),
-            ..Delta::default()
-        });
         let mut peg = program.text_stream();
         peg.text_only(TEXT_ONLY);
         OutputStream {
@@ -105,12 +99,47 @@ impl OutputStream {
             verbatim_from: None,
             run: None,
             owed: None,
-            builder,
+            builder: prefilled(prefill),
             utf8_tail: Vec::new(),
             ids,
             quiet: false,
             token_spans: TokenSpans::default(),
         }
+    }
+
+    /// Starts this stream over for a new output of the same program, as
+    /// [`new`](Self::new) makes one with these arguments (its decoder from
+    /// `setup`), keeping the
+    /// engine's allocations (`peg::Stream::reset`): a parser's batch parses
+    /// reuse one stream. Every field is named, so a new one cannot be
+    /// forgotten here.
+    pub(crate) fn reset(&mut self, setup: &Setup, prefill: &Prefill, ids: Option<StreamIds>) {
+        let OutputStream {
+            peg,
+            decoder,
+            verbatim_from,
+            run,
+            owed,
+            builder,
+            utf8_tail,
+            ids: old_ids,
+            quiet,
+            token_spans,
+        } = self;
+        peg.reset();
+        peg.text_only(TEXT_ONLY);
+        decoder.reset(setup);
+        (*verbatim_from, *run, *owed) = (None, None, None);
+        *builder = prefilled(prefill);
+        utf8_tail.clear();
+        *old_ids = ids;
+        *quiet = false;
+        *token_spans = TokenSpans::default();
+    }
+
+    /// The length of the output pushed so far.
+    pub(crate) fn pushed(&self) -> usize {
+        self.peg.len()
     }
 
     /// Makes this stream write text to the message only (a batch parse: its
@@ -420,6 +449,20 @@ impl OutputStream {
         }
         sink.finish();
     }
+}
+
+/// A message builder starting with `prefill`'s text.
+fn prefilled(prefill: &Prefill) -> MessageBuilder {
+    let mut builder = MessageBuilder::default();
+    if prefill.content.is_empty() && prefill.reasoning.is_empty() {
+        return builder;
+    }
+    builder.apply(&Delta {
+        content: Some(prefill.content.clone()),
+        reasoning_content: Some(prefill.reasoning.clone()),
+        ..Delta::default()
+    });
+    builder
 }
 
 /// Checks `special` are ranges of `text` as
