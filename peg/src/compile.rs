@@ -273,17 +273,29 @@ thread_local! {
     /// guess (a server builds parsers of the same few sizes), so its
     /// instructions are not copied a dozen times while their vector grows.
     static LAST_LEN: Cell<usize> = const { Cell::new(0) };
+    /// The sizes of this thread's last literal-set and shared-code maps:
+    /// the next compile's first guess, for the reason above (growing them
+    /// rehashed every key a few times, about 1% of a cold build).
+    static LAST_MAPS: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+}
+
+/// Capacities beyond this are not guessed: a map grows past them if it must.
+const MAX_GUESSED_KEYS: usize = 4096;
+
+fn compile_map<K, V>(guess: usize) -> CompileMap<K, V> {
+    CompileMap::with_capacity_and_hasher(guess.min(MAX_GUESSED_KEYS), Default::default())
 }
 
 fn compile(g: &Grammar) -> Result<Program, GrammarError> {
+    let (last_matchers, last_compiled) = LAST_MAPS.get();
     let mut c = Compiler {
         insts: Vec::with_capacity(LAST_LEN.get().min(MAX_INSTS)),
         sets: Vec::new(),
         matchers: Vec::new(),
-        matcher_ids: CompileMap::default(),
-        rules: CompileMap::default(),
+        matcher_ids: compile_map(last_matchers),
+        rules: compile_map(g.rules.len()),
         calls: Vec::new(),
-        compiled: CompileMap::default(),
+        compiled: compile_map(last_compiled),
         pending: Vec::new(),
     };
     for (i, (name, _)) in g.rules.iter().enumerate() {
@@ -304,6 +316,7 @@ fn compile(g: &Grammar) -> Result<Program, GrammarError> {
     }
     guard_choices(&mut c.insts, &mut c.sets, &c.matchers);
     LAST_LEN.set(c.insts.len());
+    LAST_MAPS.set((c.matcher_ids.len(), c.compiled.len()));
     // In place: a program never holds more than it uses.
     c.insts.shrink_to_fit();
     Ok(Program {
