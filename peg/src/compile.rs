@@ -277,6 +277,9 @@ thread_local! {
     /// the next compile's first guess, for the reason above (growing them
     /// rehashed every key a few times, about 1% of a cold build).
     static LAST_MAPS: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    /// The lengths of this thread's last byte-set and rule-call tables,
+    /// for the same reason (matchers number as the literal-set map's keys).
+    static LAST_TABLES: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
 }
 
 /// Capacities beyond this are not guessed: a map grows past them if it must.
@@ -288,13 +291,15 @@ fn compile_map<K, V>(guess: usize) -> CompileMap<K, V> {
 
 fn compile(g: &Grammar) -> Result<Program, GrammarError> {
     let (last_matchers, last_compiled) = LAST_MAPS.get();
+    let (last_sets, last_calls) = LAST_TABLES.get();
+    let guess = |n: usize| n.min(MAX_GUESSED_KEYS);
     let mut c = Compiler {
         insts: Vec::with_capacity(LAST_LEN.get().min(MAX_INSTS)),
-        sets: Vec::new(),
-        matchers: Vec::new(),
+        sets: Vec::with_capacity(guess(last_sets)),
+        matchers: Vec::with_capacity(guess(last_matchers)),
         matcher_ids: compile_map(last_matchers),
         rules: compile_map(g.rules.len()),
-        calls: Vec::new(),
+        calls: Vec::with_capacity(guess(last_calls)),
         compiled: compile_map(last_compiled),
         pending: Vec::new(),
     };
@@ -317,6 +322,7 @@ fn compile(g: &Grammar) -> Result<Program, GrammarError> {
     guard_choices(&mut c.insts, &mut c.sets, &c.matchers);
     LAST_LEN.set(c.insts.len());
     LAST_MAPS.set((c.matcher_ids.len(), c.compiled.len()));
+    LAST_TABLES.set((c.sets.len(), c.calls.len()));
     // In place: a program never holds more than it uses.
     c.insts.shrink_to_fit();
     Ok(Program {
@@ -406,7 +412,7 @@ const GUARD_BUDGET: u32 = 48;
 fn guard_choices(insts: &mut [Inst], sets: &mut Vec<ByteSet>, matchers: &[Arc<MultiLiteral>]) {
     // A set's index, found by hashing: a scan of `sets` per choice was a
     // third of the guard pass on a parser build.
-    let mut index: CompileMap<ByteSet, u32> = CompileMap::default();
+    let mut index: CompileMap<ByteSet, u32> = compile_map(sets.len());
     for (i, &s) in sets.iter().enumerate().rev() {
         index.insert(s, i as u32);
     }
