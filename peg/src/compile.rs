@@ -273,17 +273,34 @@ thread_local! {
     /// guess (a server builds parsers of the same few sizes), so its
     /// instructions are not copied a dozen times while their vector grows.
     static LAST_LEN: Cell<usize> = const { Cell::new(0) };
+    /// The sizes of this thread's last literal-set and shared-code maps:
+    /// the next compile's first guess, for the reason above (growing them
+    /// rehashed every key a few times, about 1% of a cold build).
+    static LAST_MAPS: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    /// The lengths of this thread's last byte-set and rule-call tables,
+    /// for the same reason (matchers number as the literal-set map's keys).
+    static LAST_TABLES: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+}
+
+/// Capacities beyond this are not guessed: a map grows past them if it must.
+const MAX_GUESSED_KEYS: usize = 4096;
+
+fn compile_map<K, V>(guess: usize) -> CompileMap<K, V> {
+    CompileMap::with_capacity_and_hasher(guess.min(MAX_GUESSED_KEYS), Default::default())
 }
 
 fn compile(g: &Grammar) -> Result<Program, GrammarError> {
+    let (last_matchers, last_compiled) = LAST_MAPS.get();
+    let (last_sets, last_calls) = LAST_TABLES.get();
+    let guess = |n: usize| n.min(MAX_GUESSED_KEYS);
     let mut c = Compiler {
         insts: Vec::with_capacity(LAST_LEN.get().min(MAX_INSTS)),
-        sets: Vec::new(),
-        matchers: Vec::new(),
-        matcher_ids: CompileMap::default(),
-        rules: CompileMap::default(),
-        calls: Vec::new(),
-        compiled: CompileMap::default(),
+        sets: Vec::with_capacity(guess(last_sets)),
+        matchers: Vec::with_capacity(guess(last_matchers)),
+        matcher_ids: compile_map(last_matchers),
+        rules: compile_map(g.rules.len()),
+        calls: Vec::with_capacity(guess(last_calls)),
+        compiled: compile_map(last_compiled),
         pending: Vec::new(),
     };
     for (i, (name, _)) in g.rules.iter().enumerate() {
@@ -304,6 +321,8 @@ fn compile(g: &Grammar) -> Result<Program, GrammarError> {
     }
     guard_choices(&mut c.insts, &mut c.sets, &c.matchers);
     LAST_LEN.set(c.insts.len());
+    LAST_MAPS.set((c.matcher_ids.len(), c.compiled.len()));
+    LAST_TABLES.set((c.sets.len(), c.calls.len()));
     // In place: a program never holds more than it uses.
     c.insts.shrink_to_fit();
     Ok(Program {
@@ -393,7 +412,7 @@ const GUARD_BUDGET: u32 = 48;
 fn guard_choices(insts: &mut [Inst], sets: &mut Vec<ByteSet>, matchers: &[Arc<MultiLiteral>]) {
     // A set's index, found by hashing: a scan of `sets` per choice was a
     // third of the guard pass on a parser build.
-    let mut index: CompileMap<ByteSet, u32> = CompileMap::default();
+    let mut index: CompileMap<ByteSet, u32> = compile_map(sets.len());
     for (i, &s) in sets.iter().enumerate().rev() {
         index.insert(s, i as u32);
     }
