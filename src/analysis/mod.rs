@@ -120,7 +120,9 @@ fn analyze_with(template: &ChatTemplate, fallbacks: bool) -> Result<Analysis> {
 /// dialects (the template says what its model writes; each dialect more
 /// would be an opener its content cannot hold); where it renders calls, it
 /// is read besides them only when it opens with other markers (else it is
-/// the same format, described, and is not analysed at all).
+/// the same format, described, and is not analysed at all). A call the
+/// instructions only name in words (`prose::named_skeleton`) counts only
+/// where the template renders none.
 fn prose_call(
     outputs: &outputs::Outputs,
     variables: &[String],
@@ -129,7 +131,13 @@ fn prose_call(
     if !variables.iter().any(|v| v == "tools") {
         return None;
     }
-    let skeleton = prose::skeleton(&outputs.instructions)?;
+    // A call named in words is weaker evidence than one drawn: it is read
+    // only where the template renders no call of its own.
+    let named = || match (own, &outputs.bare_prompt) {
+        (None, Some(bare)) => prose::named_skeleton(&outputs.instructions, bare),
+        _ => None,
+    };
+    let skeleton = prose::skeleton(&outputs.instructions).or_else(named)?;
     let own_opener = |f: &ToolFormat| prose::squeezed(&(f.section_start.clone() + &f.call_start));
     if own.is_some_and(|f| own_opener(f) == skeleton.opener()) {
         return None;

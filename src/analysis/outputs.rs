@@ -147,6 +147,9 @@ pub struct Outputs {
     /// The user turn with the generation prompt, rendered with the probe
     /// tools: where the template's instructions about them are (see `prose`).
     pub instructions: String,
+    /// The same prompt rendered without tools, when the template renders
+    /// it: the text `instructions` shares with any request.
+    pub bare_prompt: Option<String>,
     /// The content turn rendered with thinking off, when the template reads
     /// the switch (see [`Outputs::turn_tail`]).
     thinking_off_turn: Option<String>,
@@ -219,6 +222,7 @@ pub fn collect(
         assumed_empty: prober.extra.keys().cloned().collect(),
         reasoning_field: prober.reasoning_field,
         instructions: full_prompt,
+        bare_prompt: prober.prompt_without_tools().ok(),
         thinking_off_turn,
     })
 }

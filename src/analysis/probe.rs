@@ -218,6 +218,23 @@ impl<'t> Prober<'t> {
         self.render(vec![user()], true, None)
     }
 
+    /// The user turn followed by the generation prompt, rendered without
+    /// tools: what the template writes whatever the request (its role and
+    /// turn markers), beside [`Prober::prompt`].
+    pub fn prompt_without_tools(&self) -> Result<String, Error> {
+        let messages = match self.content_parts {
+            true => vec![text_parts(user())],
+            false => vec![user()],
+        };
+        let request = RenderRequest {
+            messages,
+            add_generation_prompt: true,
+            extra: self.extra.clone(),
+            ..Default::default()
+        };
+        self.template.render(&request)
+    }
+
     /// Renders once per distinct request: several comparisons share renders
     /// (the generation prompt, the one-call turn), and rendering is most of
     /// the analysis' cost.

@@ -12,6 +12,13 @@
 //! the fallback dialects, `fallback`), so the result is ordinary
 //! [`ToolFormat`] data.
 //!
+//! Some instructions name the call's marker and its JSON without drawing
+//! them (`respond only with <|tool_call|> followed by a JSON list of tools
+//! used`): a marker the instructions add (one the prompt rendered without
+//! tools lacks) with `JSON` in the rest of its sentence reads as the
+//! skeleton `<|tool_call|>[{"name": ..., "arguments": ...}]` (a list when
+//! the sentence says `list` or `array`), see [`named_skeleton`].
+//!
 //! Likewise for reasoning: an instruction that puts the thoughts after one
 //! quoted phrase and the answer after another (`Write your thoughts after
 //! 'Here is my thought process:' and your response after 'Here is my
@@ -70,6 +77,52 @@ pub fn skeleton(instructions: &str) -> Option<Skeleton> {
         .match_indices('{')
         .find_map(|(at, _)| skeleton_at(&text, at));
     found
+}
+
+/// How far into the sentence after a named marker `JSON` is looked for.
+const MAX_NAMING: usize = 160;
+
+/// The skeleton a sentence of `instructions` names in words: the first
+/// marker that `bare` (the prompt rendered without tools) lacks, with
+/// `JSON` in the rest of its sentence; its conventional closer right after
+/// it (`<tool_calls></tool_calls>`) closes the calls. Role and turn markers
+/// render without tools too, so they are never taken.
+pub fn named_skeleton(instructions: &str, bare: &str) -> Option<Skeleton> {
+    let text = unescaped(instructions);
+    markers::spans(&text).into_iter().find_map(|span| {
+        let marker = &text[span.clone()];
+        if bare.contains(marker) || marker.starts_with("</") || marker.starts_with("[/") {
+            return None;
+        }
+        let rest = &text[span.end..];
+        let sentence = &rest[..sentence_end(rest)];
+        let lower = sentence.to_ascii_lowercase();
+        if !lower.contains("json") {
+            return None;
+        }
+        let after = markers::closing_for(marker)
+            .filter(|c| sentence.trim_start().starts_with(c.as_str()))
+            .unwrap_or_default();
+        Some(Skeleton {
+            before: marker.to_owned(),
+            list: lower.contains("list") || lower.contains("array"),
+            after,
+            arguments_key: "arguments".into(),
+            example: format!("{marker}{sentence}"),
+        })
+    })
+}
+
+/// Where the sentence `text` opens ends: its first full stop followed by
+/// a space, its first newline, or [`MAX_NAMING`] bytes.
+fn sentence_end(text: &str) -> usize {
+    let cap = (0..=MAX_NAMING.min(text.len()))
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    let head = &text[..cap];
+    let stop = head.find(". ").or_else(|| head.find('\n'));
+    stop.unwrap_or(cap)
 }
 
 impl Skeleton {
@@ -377,6 +430,46 @@ mod tests {
             let f = s.read().expect("the format reads").format;
             assert_eq!(f.call_start, before, "{text:?}");
         }
+    }
+
+    #[test]
+    fn a_marker_named_with_json_in_its_sentence() {
+        let bare = "<|start_of_role|>user<|end_of_role|>Hi<|end_of_text|>";
+        let text = format!(
+            "<|start_of_role|>system<|end_of_role|>Respond only with <|tool_call|> followed by a JSON list of tools used. Then stop.{bare}"
+        );
+        let s = named_skeleton(&text, bare).expect("a named marker");
+        assert_eq!(
+            (s.before.as_str(), s.list, s.after.as_str()),
+            ("<|tool_call|>", true, "")
+        );
+        assert_eq!(
+            s.example,
+            "<|tool_call|> followed by a JSON list of tools used"
+        );
+        let f = s.read().expect("the format reads").format;
+        assert_eq!(
+            (f.section_start.as_str(), f.section_end.as_str()),
+            ("<|tool_call|>[", "]")
+        );
+        // A pair of tags, one object.
+        let s = named_skeleton("reply with <calls></calls> tags holding a JSON object", "")
+            .expect("a named pair");
+        assert_eq!(
+            (s.before.as_str(), s.list, s.after.as_str()),
+            ("<calls>", false, "</calls>")
+        );
+    }
+
+    #[test]
+    fn markers_any_prompt_has_or_without_json_are_not_named_calls() {
+        let bare = "<|user|>Hi<|end|>";
+        // A role marker renders without tools too.
+        assert!(named_skeleton("<|user|>Tools, as JSON:<|end|>", bare).is_none());
+        // No JSON in the marker's sentence (the next sentence's does not count).
+        assert!(named_skeleton("Use <|act|> to act. Reply in JSON.", bare).is_none());
+        // A closer names nothing.
+        assert!(named_skeleton("End with </call> after the JSON.", bare).is_none());
     }
 
     #[test]

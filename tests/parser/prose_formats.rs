@@ -52,6 +52,18 @@ Call them as [TOOL_CALLS][{"name": "name", "arguments": {}}]<|end|>
 {%- endfor -%}
 {%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
 
+/// Names the call's marker and its JSON in words, without an example
+/// (`<|tool_call|> followed by a JSON list`); renders no call.
+const NAMED_IN_WORDS: &str = r#"
+{%- if tools -%}
+<|start_of_role|>system<|end_of_role|>You can use these tools. When a tool is required, respond only with <|tool_call|> followed by a JSON list of tools used. If no tool fits, say so.<|end_of_text|>
+<|start_of_role|>available_tools<|end_of_role|>{{ tools | tojson }}<|end_of_text|>
+{% endif -%}
+{%- for m in messages -%}
+<|start_of_role|>{{ m.role }}<|end_of_role|>{{ m.content if m.content is string else '' }}<|end_of_text|>
+{% endfor -%}
+{%- if add_generation_prompt -%}<|start_of_role|>assistant<|end_of_role|>{%- endif -%}"#;
+
 /// With `thinking`, asks for thoughts and answer after quoted phrases;
 /// renders no reasoning.
 const PHRASES: &str = r#"
@@ -152,6 +164,33 @@ fn marker_pair_calls_parse() {
     assert_eq!(
         calls(&parsed.message),
         [("get_weather", r#"{"city": "Tokyo"}"#)]
+    );
+}
+
+#[test]
+fn a_marker_named_in_words_opens_a_json_list() {
+    let a = analyze(NAMED_IN_WORDS);
+    assert!(a.tools.is_none());
+    assert_eq!(
+        a.prose.tool_call.as_deref(),
+        Some("<|tool_call|> followed by a JSON list of tools used")
+    );
+    assert_eq!(a.fallback_tools.len(), 1, "replaces the dialects");
+    let f = &a.fallback_tools[0];
+    json_call(f, "arguments");
+    assert_eq!(
+        (f.section_start.as_str(), f.section_end.as_str()),
+        ("<|tool_call|>[", "]")
+    );
+    let output = r#"Checking.<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Tokyo"}}, {"name": "get_weather", "arguments": {"city": "Oslo"}}]"#;
+    let parsed = report_and_stream(&parser(&a), output);
+    assert_eq!(parsed.message.content.as_deref(), Some("Checking."));
+    assert_eq!(
+        calls(&parsed.message),
+        [
+            ("get_weather", r#"{"city": "Tokyo"}"#),
+            ("get_weather", r#"{"city": "Oslo"}"#)
+        ]
     );
 }
 
