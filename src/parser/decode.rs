@@ -54,8 +54,8 @@ use super::diagnostic::{Diagnostic, DiagnosticKind};
 use super::generator::NAMESPACE;
 use super::json_check;
 use super::policy::{
-    CallsInReasoning, ForeignMarkers, MalformedSection, Policy, TextAfterCalls, UnclosedCall,
-    UnknownTool,
+    CallsInReasoning, ForeignMarkers, MalformedSection, Policy, TextAfterCalls,
+    TextOutsideChannels, UnclosedCall, UnknownTool,
 };
 use super::schema::{ArgType, ToolSchemas};
 use super::sink::{Field, Sink};
@@ -299,9 +299,8 @@ pub struct Setup<'a> {
     /// How nested values are written (`ARG_NOTATION`, `ARG_ELEMENTS`).
     pub nested: &'a Nested,
     pub policy: Policy,
-    /// `Some(opened)`: content outside channels is left out
-    /// (`text_outside_channels: drop` on a channel format), and the prompt
-    /// opened a channel or not.
+    /// `Some(opened)`: a channel format, and the prompt opened a channel's
+    /// message or not.
     pub in_channel: Option<bool>,
 }
 
@@ -402,7 +401,9 @@ impl Decoder {
     /// Content text from here on is left out: after the calls, or outside
     /// any channel, as the policy says.
     fn drops_content_text(&self) -> bool {
-        self.drops_content() || self.in_channel == Some(false)
+        let outside = self.in_channel == Some(false);
+        self.drops_content()
+            || (outside && self.policy.text_outside_channels == TextOutsideChannels::Drop)
     }
 
     /// The channel's message ended (its block, its call, a message break).
@@ -412,9 +413,14 @@ impl Decoder {
         }
     }
 
-    /// Content from here on is left out (`text_after_calls: drop`).
+    /// Content from here on is left out (`text_after_calls: drop`). A
+    /// channel's message the model opens after its calls
+    /// (`<|start|>assistant<|channel|>final<|message|>...`) is addressed to
+    /// the user, not narration after the calls: it is kept (as vLLM's
+    /// harmony reading keeps it).
     fn drops_content(&self) -> bool {
-        self.after_calls && self.policy.text_after_calls == TextAfterCalls::Drop
+        let in_message = self.in_channel == Some(true);
+        self.after_calls && self.policy.text_after_calls == TextAfterCalls::Drop && !in_message
     }
 
     /// Content text of the output, ending where the decoder is: content,

@@ -187,8 +187,8 @@ pub struct OutputParser {
     nested: decode::Nested,
     ids: Option<call_id::CallIdSource>,
     policy: Policy,
-    /// Content outside channels is dropped (`Some`), and whether the
-    /// prompt opened one.
+    /// A channel format (`Some`), and whether the prompt opened a
+    /// channel's message.
     channels: Option<bool>,
     /// The stream of the last batch parse, reset for the next.
     spare: Spare,
@@ -326,9 +326,8 @@ impl OutputParser {
             _ => String::new(),
         };
         let model_writes_ids = formats.iter().any(|f| f.id.is_some());
-        let channels = (config.policy.text_outside_channels == TextOutsideChannels::Drop
-            && !protocol.headers().is_empty())
-        .then(|| prompt_opened_channel(protocol, config.prefill.as_ref()));
+        let channels = (!protocol.headers().is_empty())
+            .then(|| prompt_opened_channel(protocol, config.prefill.as_ref()));
         Ok(OutputParser {
             program,
             schemas: Arc::new(ToolSchemas::new(tools)),

@@ -507,6 +507,29 @@ fn text_in_channels_is_kept_under_both_presets() {
     }
 }
 
+/// A final channel the model opens after its calls is a message to the
+/// user, kept under `text_after_calls: drop` (as vLLM's harmony reading
+/// keeps it); text after the calls outside any channel is still dropped.
+#[test]
+fn a_channel_message_after_the_calls_is_kept_under_text_after_calls_drop() {
+    let call = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>";
+    let after = format!("{call}<|start|>assistant{FINAL}I asked for the weather.");
+    let only_after = Policy::lossless().with_text_after_calls(TextAfterCalls::Drop);
+    for p in [only_after, Policy::compatible()] {
+        let parsed = report_and_stream(&channels(p), &after);
+        assert_eq!(
+            parsed.message.content.as_deref(),
+            Some("I asked for the weather.")
+        );
+        assert_eq!(parsed.message.tool_calls.len(), 1);
+        assert!(dropped(&parsed, &after).is_empty(), "{parsed:?}");
+        let stray = format!("{call} late");
+        let parsed = report_and_stream(&channels(p), &stray);
+        assert_eq!(parsed.message.content, None);
+        assert_eq!(dropped(&parsed, &stray), ["late"]);
+    }
+}
+
 /// Text of a broken call that comes with the whole call (withdrawn, then
 /// dropped as a piece) is not also dropped as it streams: one range, at
 /// every chunking (found by the streaming property on glm-arg-pairs).
