@@ -13,7 +13,7 @@ use chat_autoparser_peg::short::push_short;
 use serde::{Deserialize, Serialize};
 
 /// Message fields chat APIs and templates carry reasoning in, OpenAI's first.
-pub const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "thinking"];
+pub const REASONING_FIELDS: [&str; 4] = ["reasoning_content", "reasoning", "thinking", "thought"];
 
 /// The first of [`REASONING_FIELDS`] with non-empty text in `message`.
 pub(crate) fn reasoning_field_of(message: &serde_json::Value) -> Option<&'static str> {

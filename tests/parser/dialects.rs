@@ -796,3 +796,36 @@ fn a_template_that_takes_only_content_parts_is_analysed() {
         json!("It is sunny.")
     );
 }
+
+/// Reasoning in a `thought` field, as MiniCPM3's template reads it
+/// (`message.thought` between `<|thought_start|>` and `<|thought_end|>`).
+const THOUGHT_FIELD: &str = r#"{%- for m in messages -%}
+<|im_start|>{{ m.role }}
+{% if m.role == 'assistant' and m.thought -%}<|thought_start|>
+{{ m.thought }}
+<|thought_end|>
+{% endif -%}{{ m.content }}<|im_end|>
+{% endfor -%}
+{%- if add_generation_prompt -%}<|im_start|>assistant
+{% endif -%}"#;
+
+#[test]
+fn reasoning_in_a_thought_field_is_found_and_parsed() {
+    let analysis = template(THOUGHT_FIELD).analyze().unwrap();
+    assert_eq!(analysis.reasoning.field, "thought");
+    assert_eq!(
+        (
+            analysis.reasoning.start.as_str(),
+            analysis.reasoning.end.as_str()
+        ),
+        ("<|thought_start|>", "<|thought_end|>")
+    );
+    let message = parse(
+        THOUGHT_FIELD,
+        "<|thought_start|>\nSunny, I think.\n<|thought_end|>\nIt is sunny.",
+    );
+    assert_eq!(
+        message,
+        json!({"role": "assistant", "content": "It is sunny.", "reasoning_content": "Sunny, I think."})
+    );
+}
