@@ -56,7 +56,11 @@ pub fn detect(
         }
         found => found,
     };
-    let rendered = from_turns.or(from_prompts).or_else(from_history);
+    let from_switch = || switched_off_block(outputs, template, &outputs.assumed_empty);
+    let rendered = from_turns
+        .or(from_prompts)
+        .or_else(from_history)
+        .or_else(from_switch);
     let from_prose = rendered.is_none();
     let (mut start, end) = rendered.or_else(instructed).unwrap_or_default();
     let from_prose = from_prose && !end.is_empty();
@@ -253,6 +257,39 @@ fn markers_from_history(outputs: &Outputs) -> Option<(String, String)> {
     before(Variant::Content, CONTENT)
         .and_then(empty_block)
         .or_else(|| before(Variant::Call, super::probe::NAME).and_then(leading))
+}
+
+/// The empty block the thinking switch turned off adds to a prompt that
+/// does not come from the generation prompt (Hunyuan-A13B appends
+/// `<think>\n\n</think>\n` after the whole conversation, so the generation
+/// prompts with the switch on and off are the same): the one-user-turn
+/// prompt rendered with thinking on and off.
+fn switched_off_block(
+    outputs: &Outputs,
+    template: &ChatTemplate,
+    assumed_empty: &[String],
+) -> Option<(String, String)> {
+    if !outputs.has_thinking_switch {
+        return None;
+    }
+    let extra: Map<String, Value> = assumed_empty
+        .iter()
+        .map(|v| (v.clone(), Value::from("")))
+        .collect();
+    let render = |on: bool| {
+        let messages = vec![serde_json::json!({"role": "user", "content": super::probe::USER})];
+        let request = RenderRequest {
+            messages,
+            add_generation_prompt: true,
+            enable_thinking: Some(on),
+            extra: extra.clone(),
+            ..Default::default()
+        };
+        let request = template.thinking_alias(&request).unwrap_or(request);
+        template.render(&request).ok()
+    };
+    let (on, off) = (render(true)?, render(false)?);
+    empty_block(diff::split(&on, &off).right)
 }
 
 /// Caller variables tried as switches; a template reading more is not worth

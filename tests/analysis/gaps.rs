@@ -295,10 +295,16 @@ fn the_tail_a_template_writes_after_the_turn_closes_nothing() {
         streaming::parse_and_stream(&parser, "It is 4.<|eos|>"),
         four
     );
-    // Inside the text, the same markers are text.
+    // The empty block the switch appends also names the reasoning markers
+    // (`docs/analysis.md`, prompt-only reasoning): inside the text it is an
+    // empty reasoning block, the stop marker before it text.
+    assert_eq!(
+        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
+        ("<think>", "</think>")
+    );
     assert_eq!(
         streaming::parse_and_stream(&parser, "A<|eos|><think>\n\n</think>B"),
-        message("A<|eos|><think>\n\n</think>B", "")
+        message("A<|eos|>B", "")
     );
     // vLLM's Hunyuan-A13B example (Apache-2.0, `tests/fixtures/README.md`)
     // writes the same tail.

@@ -829,3 +829,32 @@ fn reasoning_in_a_thought_field_is_found_and_parsed() {
         json!({"role": "assistant", "content": "It is sunny.", "reasoning_content": "Sunny, I think."})
     );
 }
+
+/// The switch turned off appends an empty block after the whole
+/// conversation, not from the generation prompt (Hunyuan-A13B's template
+/// has no assistant header at all).
+const APPENDED_EMPTY_BLOCK: &str = r#"{%- for m in messages -%}
+{%- if m.role == 'user' -%}<|user|>{{ m.content }}<|sep|>{%- else -%}{{ m.content }}<|eos|>{%- endif -%}
+{%- endfor -%}
+{%- if enable_thinking is defined and enable_thinking is false -%}<think>
+
+</think>
+{% endif -%}"#;
+
+#[test]
+fn an_empty_block_the_switch_appends_names_the_reasoning_markers() {
+    let analysis = template(APPENDED_EMPTY_BLOCK).analyze().unwrap();
+    assert_eq!(
+        (
+            analysis.reasoning.start.as_str(),
+            analysis.reasoning.end.as_str()
+        ),
+        ("<think>", "</think>")
+    );
+    assert!(!analysis.prose.reasoning, "rendered, not instructed");
+    let message = parse(APPENDED_EMPTY_BLOCK, "<think>\nHm.\n</think>\nHello");
+    assert_eq!(
+        message,
+        json!({"role": "assistant", "content": "Hello", "reasoning_content": "Hm."})
+    );
+}
