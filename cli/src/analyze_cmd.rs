@@ -319,7 +319,7 @@ pub fn table(a: &Analysis) -> String {
                 row(
                     "  also read",
                     format!(
-                        "{} (the template never reads `tools`: a server's prompt asks for it)",
+                        "{} (the template's prompt never shows `tools`: a server's prompt asks for it)",
                         dialect_names(a).join(", ")
                     ),
                 );

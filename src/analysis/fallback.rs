@@ -123,12 +123,17 @@ fn format_of(source: &str) -> ToolFormat {
 
 /// The fallback formats for a template: all dialects when it takes `tools`
 /// but renders a call turn with no call in it; the Hermes dialect alone when
-/// it never reads `tools`, whether or not it renders calls, because a
-/// server's prompt for it (`render_chat`'s polyfill) lists the tools and
-/// asks for Hermes calls, so that is what its model may answer in (a
-/// template that renders DeepSeek-V3 calls but drops `tools`); else none.
+/// its prompt never shows the tools (it does not read `tools`, or reads it
+/// and lists nothing: vLLM's Llama-4 pythonic example lists only
+/// `custom_tools`), whether or not it renders calls, because a server's
+/// prompt for it (`render_chat`'s polyfill) lists the tools and asks for
+/// Hermes calls, so that is what its model may answer in (a template that
+/// renders DeepSeek-V3 calls but drops `tools`); else none.
 pub(super) fn for_template(outputs: &Outputs, variables: &[String]) -> Vec<ToolFormat> {
-    let takes_tools = variables.iter().any(|v| v == "tools");
+    let reads_tools = variables.iter().any(|v| v == "tools");
+    // The polyfill's own test (`template::capabilities`): the prompt with
+    // tools names the probe tool.
+    let takes_tools = reads_tools && outputs.instructions.contains(super::probe::NAME);
     match (takes_tools, outputs.calls_silent) {
         (true, true) => formats().to_vec(),
         (false, _) => formats()

@@ -44,9 +44,9 @@ pub struct Analysis {
     /// example call ([`Prose::tool_call`]), its format alone if the template
     /// renders no call, or after the template's own when that has other
     /// markers; else every fallback dialect when the template takes `tools`
-    /// but renders no call (`tools` is `None`); the Hermes dialect when it
-    /// never reads `tools`, because a server's prompt for it lists the tools
-    /// in Hermes style. Parser and grammar accept them too.
+    /// but renders no call (`tools` is `None`); the Hermes dialect when its
+    /// prompt never shows `tools` (not read, or read and not listed),
+    /// because a server's prompt for it lists the tools in Hermes style. Parser and grammar accept them too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fallback_tools: Vec<ToolFormat>,
     /// What was read from the template's instruction text rather than from

@@ -141,7 +141,7 @@ pub fn decide(report: &CheckReport) -> (super::Verdict, Vec<Warning>, Vec<String
             // The template's own calls are read as rendered: the dialect
             // is what a server's own tool list asks for besides.
             notes.push(format!(
-                "the template never reads `tools`: a server writes the tool list itself, \
+                "the template's prompt never shows `tools`: a server writes the tool list itself, \
                  whose instructions ask for the {dialect} dialect, so calls in it are read too"
             ));
         } else if t.source == Source::Instructions {

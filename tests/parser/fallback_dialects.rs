@@ -257,6 +257,46 @@ fn templates_that_render_calls_but_take_no_tools_also_read_the_polyfill_dialect(
     assert!(g.preserved_tokens.iter().any(|t| t == "<tool_call>"));
 }
 
+/// Reads `tools` but lists them only when given as `custom_tools` (as
+/// vLLM's Llama-4 pythonic example does), and renders Python call lists.
+const READS_TOOLS_LISTS_NONE: &str = r#"
+{%- if custom_tools is defined and custom_tools -%}{%- set listing = custom_tools | tojson -%}{%- endif -%}
+{%- if tools is not none and tools is defined -%}<|system|>Call functions as [f(a=1)].{{ listing or '' }}<|eot|>{%- endif -%}
+{%- for m in messages -%}
+<|{{ m.role }}|>{{ m.content if m.content is string else '' }}
+{%- if m.tool_calls -%}[{%- for c in m.tool_calls -%}{{ c.function.name }}(
+{%- for k, v in c.function.arguments | items -%}{{ k }}={{ v | tojson }}{{ ', ' if not loop.last }}{%- endfor -%}
+){{ ', ' if not loop.last }}{%- endfor -%}]{%- endif -%}<|eot|>
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+/// The polyfill's test is whether the prompt shows the tools, not whether
+/// the template reads the variable: a template that reads `tools` and lists
+/// nothing is served with the polyfill's tool list, so its Hermes calls are
+/// read besides the template's own.
+#[test]
+fn a_template_that_reads_tools_but_lists_none_also_reads_the_polyfill_dialect() {
+    let a = analyze(READS_TOOLS_LISTS_NONE);
+    assert_eq!(
+        a.tools.as_ref().map(|t| t.class),
+        Some(ToolClass::PythonCall)
+    );
+    assert_eq!(dialect_names(&a), [Some("hermes")]);
+    let config = ParserConfig::from(Options::default().with_tools(tools()));
+    let native = r#"[get_time(city="Paris")]"#;
+    let hermes =
+        "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+    for output in [native, hermes] {
+        let m = streaming::parse_and_stream(&a.parser(&config).unwrap(), output);
+        assert_eq!(m.content, None, "{output}");
+        assert_eq!(
+            calls(&m),
+            [("get_time", r#"{"city": "Paris"}"#)],
+            "{output}"
+        );
+    }
+}
+
 #[test]
 fn the_grammar_allows_either_dialect() {
     let config = Options::default().with_tools(tools());
