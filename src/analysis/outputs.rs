@@ -185,9 +185,20 @@ pub fn collect(
         object_args: true,
         named_ids: false,
     };
-    let follow_up =
+    let mut follow_up =
         prober.turn(&content, plain, false).is_err() && prober.turn(&content, plain, true).is_ok();
-    let calls = find_encoding(&prober, follow_up, report);
+    let (mut calls, why_not) = find_encoding(&prober, follow_up);
+    if calls == CallTurns::Silent && !follow_up {
+        // A template may render the last assistant message as a prefill to
+        // continue (its content only, as Nemotron's JSON template does) and
+        // write calls only in history: closed by a user turn, they show.
+        if let (found @ CallTurns::Written(_), _) = find_encoding(&prober, true) {
+            (calls, follow_up) = (found, true);
+        }
+    }
+    if !matches!(calls, CallTurns::Written(_)) {
+        report.unsupported("T1", why_not);
+    }
     let encoding = match calls {
         CallTurns::Written(encoding) => Some(encoding),
         CallTurns::Silent | CallTurns::Refused => None,
@@ -366,8 +377,8 @@ enum CallTurns {
 
 /// Finds how the template wants tool calls: `content` null or empty,
 /// `arguments` object or text. The first encoding whose render shows the
-/// call's name and argument value wins.
-fn find_encoding(prober: &Prober<'_>, follow_up: bool, report: &mut Report) -> CallTurns {
+/// call's name and argument value wins; else why none did.
+fn find_encoding(prober: &Prober<'_>, follow_up: bool) -> (CallTurns, String) {
     let turn = Variant::Call.turn();
     let mut last_error = String::from("tool calls are not rendered");
     let mut found = CallTurns::Refused;
@@ -382,9 +393,8 @@ fn find_encoding(prober: &Prober<'_>, follow_up: bool, report: &mut Report) -> C
             Ok(text) if text.contains(probe::NAME) && text.contains(probe::VALUE) => {
                 let encoding = prefer_named_ids(prober, &turn, encoding, &text, follow_up);
                 let encoding = prefer_json_arguments(prober, &turn, encoding, &text, follow_up);
-                return CallTurns::Written(prefer_printable_content(
-                    prober, &turn, encoding, &text, follow_up,
-                ));
+                let encoding = prefer_printable_content(prober, &turn, encoding, &text, follow_up);
+                return (CallTurns::Written(encoding), String::new());
             }
             // The name alone may come from the tool list in the system turn.
             Ok(_) => {
@@ -396,8 +406,7 @@ fn find_encoding(prober: &Prober<'_>, follow_up: bool, report: &mut Report) -> C
             Err(e) => last_error = e.to_string(),
         }
     }
-    report.unsupported("T1", last_error);
-    found
+    (found, last_error)
 }
 
 /// A template that writes the call's id where its name goes (the name

@@ -858,3 +858,39 @@ fn an_empty_block_the_switch_appends_names_the_reasoning_markers() {
         json!({"role": "assistant", "content": "Hello", "reasoning_content": "Hm."})
     );
 }
+
+/// Renders a final assistant message as a prefill to continue (its content
+/// only, after the generation prompt, as Nemotron's JSON template does), so
+/// its calls show only in history, before another user turn.
+const CALLS_ONLY_IN_HISTORY: &str = r#"
+{%- set last = messages[-1] if messages[-1].role == 'assistant' else none -%}
+{%- for m in (messages[:-1] if last else messages) -%}
+{%- if m.role == 'user' -%}<|user|>{{ m.content }}
+{% else -%}<|assistant|>{{ m.content or '' }}
+{%- if m.tool_calls -%}<TOOLCALL>[{%- for c in m.tool_calls -%}
+{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}{{ ', ' if not loop.last }}
+{%- endfor -%}]</TOOLCALL>{%- endif %}
+<|end|>
+{% endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt or last -%}<|assistant|>{{ last.content if last else '' }}{%- endif -%}"#;
+
+#[test]
+fn calls_shown_only_in_history_are_found_there() {
+    let analysis = template(CALLS_ONLY_IN_HISTORY).analyze().unwrap();
+    let tools = analysis.tools.as_ref().expect("calls found in history");
+    assert_eq!(
+        (tools.section_start.as_str(), tools.section_end.as_str()),
+        ("<TOOLCALL>[", "]</TOOLCALL>")
+    );
+    let weather = json!([{"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]);
+    let config =
+        ParserConfig::from(Options::default().with_tools(weather.as_array().unwrap().clone()));
+    let parser = analysis.parser(&config).unwrap();
+    let m = parser
+        .parse(r#"<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>"#);
+    assert_eq!(m.content, None);
+    assert_eq!(m.tool_calls.len(), 1);
+    assert_eq!(m.tool_calls[0].function.arguments, r#"{"city": "Paris"}"#);
+}
