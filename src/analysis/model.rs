@@ -46,7 +46,8 @@ pub struct Analysis {
     /// markers; else every fallback dialect when the template takes `tools`
     /// but renders no call (`tools` is `None`); the Hermes dialect when its
     /// prompt never shows `tools` (not read, or read and not listed),
-    /// because a server's prompt for it lists the tools in Hermes style. Parser and grammar accept them too.
+    /// because a server's prompt for it lists the tools in Hermes style.
+    /// Parser and grammar accept them too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fallback_tools: Vec<ToolFormat>,
     /// What was read from the template's instruction text rather than from

@@ -272,24 +272,37 @@ fn switched_off_block(
     if !outputs.has_thinking_switch {
         return None;
     }
-    let extra: Map<String, Value> = assumed_empty
-        .iter()
-        .map(|v| (v.clone(), Value::from("")))
-        .collect();
-    let render = |on: bool| {
-        let messages = vec![serde_json::json!({"role": "user", "content": super::probe::USER})];
-        let request = RenderRequest {
-            messages,
-            add_generation_prompt: true,
-            enable_thinking: Some(on),
-            extra: extra.clone(),
-            ..Default::default()
-        };
-        let request = template.thinking_alias(&request).unwrap_or(request);
-        template.render(&request).ok()
-    };
+    let render = |on| one_user_turn(template, empty_variables(assumed_empty), Some(on));
     let (on, off) = (render(true)?, render(false)?);
     empty_block(diff::split(&on, &off).right)
+}
+
+/// The caller variables the probes set to empty text for the template to
+/// render.
+fn empty_variables(assumed_empty: &[String]) -> Map<String, Value> {
+    assumed_empty
+        .iter()
+        .map(|v| (v.clone(), Value::from("")))
+        .collect()
+}
+
+/// One user turn and the generation prompt, with `extra` as template
+/// variables and `enable_thinking` (under the name the template reads).
+fn one_user_turn(
+    template: &ChatTemplate,
+    extra: Map<String, Value>,
+    enable_thinking: Option<bool>,
+) -> Option<String> {
+    let messages = vec![serde_json::json!({"role": "user", "content": super::probe::USER})];
+    let request = RenderRequest {
+        messages,
+        add_generation_prompt: true,
+        enable_thinking,
+        extra,
+        ..Default::default()
+    };
+    let request = template.thinking_alias(&request).unwrap_or(request);
+    template.render(&request).ok()
 }
 
 /// Caller variables tried as switches; a template reading more is not worth
@@ -306,21 +319,8 @@ fn instructed_markers(
     variables: &[String],
     assumed_empty: &[String],
 ) -> Option<(String, String)> {
-    let empty: Map<String, Value> = assumed_empty
-        .iter()
-        .map(|v| (v.clone(), Value::from("")))
-        .collect();
-    let render = |extra: Map<String, Value>| {
-        let messages = vec![serde_json::json!({"role": "user", "content": super::probe::USER})];
-        template
-            .render(&RenderRequest {
-                messages,
-                add_generation_prompt: true,
-                extra,
-                ..Default::default()
-            })
-            .ok()
-    };
+    let empty = empty_variables(assumed_empty);
+    let render = |extra| one_user_turn(template, extra, None);
     let off = render(empty.clone())?;
     let switches = variables
         .iter()
