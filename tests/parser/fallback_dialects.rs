@@ -210,6 +210,25 @@ fn templates_that_take_no_tools_read_the_polyfill_dialect() {
     assert_eq!(m.content.as_deref(), Some(markers));
 }
 
+/// The polyfill dialect's call of `get_time(city="Paris")`.
+const HERMES_GET_TIME: &str =
+    "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+
+/// Each output, parsed batch and streamed with the request's tools, is the
+/// call `get_time(city="Paris")` and nothing else.
+fn each_is_the_get_time_call(a: &Analysis, outputs: [&str; 2]) {
+    let config = ParserConfig::from(Options::default().with_tools(tools()));
+    for output in outputs {
+        let m = streaming::parse_and_stream(&a.parser(&config).unwrap(), output);
+        assert_eq!(m.content, None, "{output}");
+        assert_eq!(
+            calls(&m),
+            [("get_time", r#"{"city": "Paris"}"#)],
+            "{output}"
+        );
+    }
+}
+
 /// Renders calls in a format of its own but never reads `tools`.
 const NATIVE_NO_TOOLS: &str = r#"
 {%- for m in messages -%}
@@ -235,18 +254,8 @@ fn templates_that_render_calls_but_take_no_tools_also_read_the_polyfill_dialect(
     assert_eq!(dialect_names(&a), [Some("hermes")]);
     assert_eq!(a.tool_formats().next(), Some(&own));
     let native = "<|call|>get_time\n{\"city\": \"Paris\"}<|end_call|>";
-    let hermes =
-        "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
-    let config = ParserConfig::from(Options::default().with_tools(tools()));
-    for output in [native, hermes] {
-        let m = streaming::parse_and_stream(&a.parser(&config).unwrap(), output);
-        assert_eq!(m.content, None, "{output}");
-        assert_eq!(
-            calls(&m),
-            [("get_time", r#"{"city": "Paris"}"#)],
-            "{output}"
-        );
-    }
+    let hermes = HERMES_GET_TIME;
+    each_is_the_get_time_call(&a, [native, hermes]);
     let plain = a.parser(&ParserConfig::default()).unwrap();
     assert_eq!(plain.parse(hermes).content.as_deref(), Some(hermes));
     assert_eq!(plain.parse(native).tool_calls.len(), 1);
@@ -282,19 +291,7 @@ fn a_template_that_reads_tools_but_lists_none_also_reads_the_polyfill_dialect() 
         Some(ToolClass::PythonCall)
     );
     assert_eq!(dialect_names(&a), [Some("hermes")]);
-    let config = ParserConfig::from(Options::default().with_tools(tools()));
-    let native = r#"[get_time(city="Paris")]"#;
-    let hermes =
-        "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
-    for output in [native, hermes] {
-        let m = streaming::parse_and_stream(&a.parser(&config).unwrap(), output);
-        assert_eq!(m.content, None, "{output}");
-        assert_eq!(
-            calls(&m),
-            [("get_time", r#"{"city": "Paris"}"#)],
-            "{output}"
-        );
-    }
+    each_is_the_get_time_call(&a, [r#"[get_time(city="Paris")]"#, HERMES_GET_TIME]);
 }
 
 #[test]
