@@ -56,7 +56,7 @@ pub fn detect(
         }
         found => found,
     };
-    let from_switch = || switched_off_block(outputs, template, &outputs.assumed_empty);
+    let from_switch = || switched_off_block(outputs, template);
     let rendered = from_turns
         .or(from_prompts)
         .or_else(from_history)
@@ -264,15 +264,12 @@ fn markers_from_history(outputs: &Outputs) -> Option<(String, String)> {
 /// `<think>\n\n</think>\n` after the whole conversation, so the generation
 /// prompts with the switch on and off are the same): the one-user-turn
 /// prompt rendered with thinking on and off.
-fn switched_off_block(
-    outputs: &Outputs,
-    template: &ChatTemplate,
-    assumed_empty: &[String],
-) -> Option<(String, String)> {
+fn switched_off_block(outputs: &Outputs, template: &ChatTemplate) -> Option<(String, String)> {
     if !outputs.has_thinking_switch {
         return None;
     }
-    let render = |on| one_user_turn(template, empty_variables(assumed_empty), Some(on));
+    let empty = || empty_variables(&outputs.assumed_empty);
+    let render = |on| one_user_turn(template, empty(), Some(on));
     let (on, off) = (render(true)?, render(false)?);
     empty_block(diff::split(&on, &off).right)
 }

@@ -97,23 +97,25 @@ fn parser(a: &Analysis) -> chat_autoparser::OutputParser {
     a.parser(&config).unwrap()
 }
 
-#[test]
-fn a_word_glued_to_the_list_is_its_section_start() {
-    let a = analyze(WORD_LIST);
+/// `a` renders no call and reads the format its instructions show
+/// (`example`), in place of the dialects: a JSON call list between
+/// `section`'s markers, returned for further checks.
+fn instructed_list<'a>(a: &'a Analysis, example: &str, section: (&str, &str)) -> &'a ToolFormat {
     assert!(a.tools.is_none());
-    assert_eq!(
-        a.prose.tool_call.as_deref(),
-        Some(
-            r#"functools[{"name": [function name], "arguments": [function arguments as JSON]}, ...]"#
-        )
-    );
+    assert_eq!(a.prose.tool_call.as_deref(), Some(example));
     assert_eq!(a.fallback_tools.len(), 1, "replaces the dialects");
     let f = &a.fallback_tools[0];
     json_call(f, "arguments");
-    assert_eq!(
-        (f.section_start.as_str(), f.section_end.as_str()),
-        ("functools[", "]")
-    );
+    assert_eq!((f.section_start.as_str(), f.section_end.as_str()), section);
+    f
+}
+
+#[test]
+fn a_word_glued_to_the_list_is_its_section_start() {
+    let a = analyze(WORD_LIST);
+    let example =
+        r#"functools[{"name": [function name], "arguments": [function arguments as JSON]}, ...]"#;
+    let f = instructed_list(&a, example, ("functools[", "]"));
     assert_eq!(f.call_separator, ", ");
 }
 
@@ -139,20 +141,8 @@ fn word_list_calls_parse() {
 #[test]
 fn a_marker_pair_around_the_list_is_the_section() {
     let a = analyze(MARKER_PAIR);
-    assert!(a.tools.is_none());
-    assert_eq!(
-        a.prose.tool_call.as_deref(),
-        Some(
-            r#"[TOOL_CALLS] [{"name": "<function-name>", "arguments": {"<arg>": "<value>"}}] [/TOOL_CALLS]"#
-        )
-    );
-    assert_eq!(a.fallback_tools.len(), 1);
-    let f = &a.fallback_tools[0];
-    json_call(f, "arguments");
-    assert_eq!(
-        (f.section_start.as_str(), f.section_end.as_str()),
-        ("[TOOL_CALLS] [", "] [/TOOL_CALLS]")
-    );
+    let example = r#"[TOOL_CALLS] [{"name": "<function-name>", "arguments": {"<arg>": "<value>"}}] [/TOOL_CALLS]"#;
+    instructed_list(&a, example, ("[TOOL_CALLS] [", "] [/TOOL_CALLS]"));
 }
 
 #[test]
@@ -170,18 +160,8 @@ fn marker_pair_calls_parse() {
 #[test]
 fn a_marker_named_in_words_opens_a_json_list() {
     let a = analyze(NAMED_IN_WORDS);
-    assert!(a.tools.is_none());
-    assert_eq!(
-        a.prose.tool_call.as_deref(),
-        Some("<|tool_call|> followed by a JSON list of tools used")
-    );
-    assert_eq!(a.fallback_tools.len(), 1, "replaces the dialects");
-    let f = &a.fallback_tools[0];
-    json_call(f, "arguments");
-    assert_eq!(
-        (f.section_start.as_str(), f.section_end.as_str()),
-        ("<|tool_call|>[", "]")
-    );
+    let example = "<|tool_call|> followed by a JSON list of tools used";
+    instructed_list(&a, example, ("<|tool_call|>[", "]"));
     let output = r#"Checking.<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Tokyo"}}, {"name": "get_weather", "arguments": {"city": "Oslo"}}]"#;
     let parsed = report_and_stream(&parser(&a), output);
     assert_eq!(parsed.message.content.as_deref(), Some("Checking."));
