@@ -476,7 +476,11 @@ fn probes(r: &CheckReport) -> String {
 fn probe_cell(p: &ProbeReport) -> String {
     let mut parts = Vec::new();
     if let Some(e) = &p.parse_error {
-        parts.push(format!("parsed back wrong: {e}"));
+        let alike = match p.renders_alike {
+            true => " (the template writes both alike)",
+            false => "",
+        };
+        parts.push(format!("parsed back wrong{alike}: {e}"));
     }
     if !p.stream_failures.is_empty() {
         parts.push(format!(

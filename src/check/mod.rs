@@ -103,6 +103,12 @@ pub struct ProbeReport {
     /// parsed back with it as reasoning.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub content_as_reasoning: bool,
+    /// The parse disagrees with the turn, but the template renders the
+    /// parsed message as the same output: the template cannot write the
+    /// difference (MiniMax-M3 drops a `null` inside an object), so no
+    /// parser can read it back.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub renders_alike: bool,
     /// The turn the output stands for (its content as reasoning when
     /// `content_as_reasoning`).
     #[serde(skip)]
@@ -326,6 +332,7 @@ fn check_shape(
                 stream_error: None,
                 exports: Vec::new(),
                 content_as_reasoning: false,
+                renders_alike: false,
                 turn: probe.turn.clone(),
                 parsed: None,
                 prompt: String::new(),
@@ -341,7 +348,14 @@ fn check_shape(
                 return skipped(report, why);
             }
             match setups.iter().find(|s| s.prompt == rendered.prompt) {
-                Some(setup) => run_probe(report, setup, analysis, rendered),
+                Some(setup) => {
+                    let render = |t: &turn::Turn| {
+                        turn::render_turn(chat.template(), analysis, tools, t, shape.thinking)
+                            .ok()
+                            .map(|r| r.output)
+                    };
+                    run_probe(report, setup, analysis, rendered, &render)
+                }
                 None => skipped(report, "no prompt".into()),
             }
         })
@@ -402,17 +416,20 @@ fn closing_the_open_block(setup: &Setup, turn: &turn::Turn, output: String) -> S
     }
 }
 
-/// Parses the probe's output back whole and streamed, and checks the exports.
+/// Parses the probe's output back whole and streamed, and checks the
+/// exports. `render` renders another turn in the probe's place (its output).
 fn run_probe(
     mut report: ProbeReport,
     setup: &Setup,
     analysis: &crate::analysis::Analysis,
     rendered: turn::RenderedTurn,
+    render: &dyn Fn(&turn::Turn) -> Option<String>,
 ) -> ProbeReport {
     let Ok(parser) = &setup.parser else {
         return skipped(report, "no parser".into());
     };
     let turn = &report.turn.clone();
+    let rendered_output = rendered.output.clone();
     let output = closing_the_open_block(setup, turn, rendered.output);
     report.prompt = rendered.prompt;
     report.built = setup.built.clone();
@@ -433,6 +450,9 @@ fn run_probe(
                 report.content_as_reasoning = true;
             }
         }
+    }
+    if report.parse_error.is_some() {
+        report.renders_alike = render(&turn::Turn::of(&batch)).as_ref() == Some(&rendered_output);
     }
     let (failures, first) = roundtrip::stream_mismatches(parser, &output, &batch);
     report.stream_failures = failures;

@@ -33,6 +33,21 @@ pub struct Turn {
     pub calls: Vec<(String, String)>,
 }
 
+impl Turn {
+    /// The turn a parsed message stands for.
+    pub fn of(message: &crate::message::AssistantMessage) -> Turn {
+        Turn {
+            content: message.content_text().to_owned(),
+            reasoning: message.reasoning_content.clone(),
+            calls: message
+                .tool_calls
+                .iter()
+                .map(|c| (c.function.name.clone(), c.function.arguments.clone()))
+                .collect(),
+        }
+    }
+}
+
 /// A rendered turn: the prompt it continues and the model's output.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RenderedTurn {

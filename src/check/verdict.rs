@@ -257,7 +257,12 @@ fn probe_lines(
 
 /// The warnings of one probe that ran (`basic`: its parse failing is fatal).
 fn probe_lines_of(at: &str, p: &super::ProbeReport, basic: bool, warnings: &mut Vec<Warning>) {
-    if let Some(e) = &p.parse_error {
+    if let (Some(e), true) = (&p.parse_error, p.renders_alike) {
+        warnings.push(warning(
+            format!("{at}: the template writes the parsed message as it writes the turn ({e}): no parser can tell them apart"),
+            "a model trained on this template cannot write the difference either; keep such values out of arguments, or fix the template",
+        ));
+    } else if let Some(e) = &p.parse_error {
         let todo = match p.name {
             "markers-in-args" => "the format cannot carry its own markers in a string; keep them out of arguments",
             "tricky-args" => "arguments like these (quotes, newlines, markup, nested values) are misread; report it",

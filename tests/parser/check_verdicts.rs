@@ -108,3 +108,47 @@ fn no_template_works_while_its_round_trip_fails() {
         "most templates analyse"
     );
 }
+
+/// MiniMax-M3 renders a `null` inside an object as nothing (`{"b": null}`
+/// is written as an empty `<item></item>`, as `""` is): its tricky-args
+/// probe parses back to `""`, which the template renders to the same bytes.
+/// `check` says the template cannot write the difference, not that the
+/// parser misread it.
+#[test]
+fn a_difference_the_template_cannot_write_is_named_as_the_templates() {
+    let path = crate_dir().join("../shared/corpus/llamacpp/MiniMax-M3.jinja");
+    let Ok(source) = std::fs::read_to_string(&path) else {
+        println!("skipped: {} is absent", path.display());
+        return;
+    };
+    let chat = Chat::new(ChatTemplate::new(&source, &TemplateConfig::default()).unwrap()).unwrap();
+    let report = chat.check();
+    let tricky = report.shapes[0]
+        .probes
+        .iter()
+        .find(|p| p.name == "tricky-args")
+        .unwrap();
+    assert!(tricky.renders_alike, "{tricky:?}");
+    let arguments = &tricky.parsed.as_ref().unwrap().tool_calls[0]
+        .function
+        .arguments;
+    assert!(arguments.contains(r#""a":[1,2.5,""]"#), "{arguments}");
+    let warning = report
+        .warnings
+        .iter()
+        .find(|w| w.what.starts_with("default/tricky-args"))
+        .unwrap();
+    assert!(
+        warning.what.ends_with("no parser can tell them apart"),
+        "{}",
+        warning.what
+    );
+    // A probe the parser misreads is still the parser's: markers in a
+    // string render differently from what they parse back as.
+    let markers = report.shapes[0]
+        .probes
+        .iter()
+        .find(|p| p.name == "markers-in-args")
+        .unwrap();
+    assert!(markers.parse_error.is_some() && !markers.renders_alike);
+}
