@@ -407,9 +407,18 @@ fn closing_the_open_block(setup: &Setup, turn: &turn::Turn, output: String) -> S
         return output;
     };
     let marker = crate::protocol::Marker::new(end);
+    // The block is closed when its end comes before anything the turn
+    // wrote: an end marker inside a call's string argument closes nothing.
+    let first_written = std::iter::once(turn.content.trim())
+        .chain(turn.calls.iter().map(|(name, _)| name.as_str()))
+        .filter(|t| !t.is_empty())
+        .filter_map(|t| output.find(t))
+        .min()
+        .unwrap_or(output.len());
     let closes = marker
         .first_core()
-        .is_some_and(|core| output.contains(core));
+        .and_then(|core| output.find(core))
+        .is_some_and(|at| at < first_written);
     match turn.reasoning.is_empty() && !closes {
         true => format!("{}{output}", end.trim_start()),
         false => output,

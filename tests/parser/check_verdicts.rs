@@ -152,3 +152,32 @@ fn a_difference_the_template_cannot_write_is_named_as_the_templates() {
         .unwrap();
     assert!(markers.parse_error.is_some() && !markers.renders_alike);
 }
+
+/// Nemotron-Nano-v2's prompt opens `<think>` and its template writes a turn
+/// without reasoning as the content alone, so a probe's output is the block's
+/// end and then the render. An end marker inside a call's string argument
+/// closes nothing: the markers-in-args output still gets the end in front,
+/// and parses back.
+#[test]
+fn an_end_marker_inside_an_argument_does_not_close_the_prompts_block() {
+    let path = crate_dir().join("../shared/corpus/llamacpp/NVIDIA-Nemotron-Nano-v2.jinja");
+    let Ok(source) = std::fs::read_to_string(&path) else {
+        println!("skipped: {} is absent", path.display());
+        return;
+    };
+    let chat = Chat::new(ChatTemplate::new(&source, &TemplateConfig::default()).unwrap()).unwrap();
+    let report = chat.check();
+    let markers = report.shapes[0]
+        .probes
+        .iter()
+        .find(|p| p.name == "markers-in-args")
+        .unwrap();
+    let output = markers.output.as_deref().unwrap();
+    assert!(output.starts_with("</think><TOOLCALL>[{"), "{output}");
+    assert!(
+        output.contains("markers </think> and <TOOLCALL>[ here"),
+        "{output}"
+    );
+    assert_eq!(markers.parse_error, None);
+    assert_eq!(report.verdict, Verdict::Works, "{:?}", report.warnings);
+}
