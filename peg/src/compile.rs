@@ -47,6 +47,9 @@ pub(crate) enum Inst {
     AnyChar,
     /// Match the longest literal of `matchers[i]`.
     Literals(u32),
+    /// Match the longest literal of the program's name set `i` (see
+    /// [`Program::with_names`]).
+    Names(u32),
     /// Advance to the first occurrence of a literal of `matchers[i]`.
     Until(u32),
     /// Advance to the end of the input.
@@ -113,7 +116,22 @@ pub struct Program {
     pub(crate) inner: Arc<Inner>,
 }
 
+/// A program: its code (shared by every program with other names) and its
+/// name sets.
 pub(crate) struct Inner {
+    code: Arc<Code>,
+    /// The name sets `Inst::Names` reads ([`Program::with_names`]).
+    pub names: Vec<Arc<MultiLiteral>>,
+}
+
+impl std::ops::Deref for Inner {
+    type Target = Code;
+    fn deref(&self) -> &Code {
+        &self.code
+    }
+}
+
+pub(crate) struct Code {
     pub insts: Vec<Inst>,
     pub sets: Vec<ByteSet>,
     pub matchers: Vec<Arc<MultiLiteral>>,
@@ -157,6 +175,32 @@ impl fmt::Debug for Program {
 }
 
 impl Program {
+    /// This program reading `sets` as its name sets ([`names`](crate::names)
+    /// slot `i` is `sets[i]`), sharing its code: building it costs the sets'
+    /// automata (each built once per process for the same strings) and no
+    /// compile.
+    pub fn with_names<S: AsRef<[u8]>>(&self, sets: &[&[S]]) -> Program {
+        let names = sets
+            .iter()
+            .map(|set| {
+                let set: Vec<Box<[u8]>> = set.iter().map(|s| s.as_ref().into()).collect();
+                MultiLiteral::shared(&set)
+            })
+            .collect();
+        Program {
+            inner: Arc::new(Inner {
+                code: Arc::clone(&self.inner.code),
+                names,
+            }),
+        }
+    }
+
+    /// Whether `other` runs the same code (the same compile, whatever its
+    /// name sets).
+    pub fn same_code(&self, other: &Program) -> bool {
+        Arc::ptr_eq(&self.inner.code, &other.inner.code)
+    }
+
     /// The number of instructions.
     pub fn len(&self) -> usize {
         self.inner.insts.len()
@@ -327,11 +371,14 @@ fn compile(g: &Grammar) -> Result<Program, GrammarError> {
     c.insts.shrink_to_fit();
     Ok(Program {
         inner: Arc::new(Inner {
-            special: special_in_use(&g.special, &c.insts, &c.matchers),
-            insts: c.insts,
-            sets: c.sets,
-            matchers: c.matchers,
-            max_depth: g.max_depth,
+            code: Arc::new(Code {
+                special: special_in_use(&g.special, &c.insts, &c.matchers),
+                insts: c.insts,
+                sets: c.sets,
+                matchers: c.matchers,
+                max_depth: g.max_depth,
+            }),
+            names: Vec::new(),
         }),
     })
 }
@@ -658,6 +705,9 @@ impl<'g> Compiler<'g> {
                     self.emit(Inst::Literals(m))?;
                 }
             }
+            Expr::Names(slot) => {
+                self.emit(Inst::Names(u32::from(*slot)))?;
+            }
             Expr::Class(s) => {
                 let s = self.set(*s);
                 self.emit(Inst::Set(s))?;
@@ -811,11 +861,14 @@ mod tests {
         });
         Program {
             inner: Arc::new(Inner {
-                insts: insts.collect(),
-                sets: p.inner.sets.clone(),
-                matchers: p.inner.matchers.clone(),
-                max_depth: p.inner.max_depth,
-                special: p.inner.special.clone(),
+                code: Arc::new(Code {
+                    insts: insts.collect(),
+                    sets: p.inner.sets.clone(),
+                    matchers: p.inner.matchers.clone(),
+                    max_depth: p.inner.max_depth,
+                    special: p.inner.special.clone(),
+                }),
+                names: p.inner.names.clone(),
             }),
         }
     }
@@ -828,6 +881,48 @@ mod tests {
             _ => None,
         });
         choices.collect()
+    }
+
+    /// A name set given to the compiled program reads as the same strings
+    /// written into the grammar as literals, whole and partial, with its
+    /// choices unguarded; one code serves other sets; no set matches nothing.
+    #[test]
+    fn a_name_set_reads_as_its_literals_written_in() {
+        let shape = |name: Expr| {
+            let call = seq([cap(Tag(1), name), lit("(")]);
+            Grammar::new(seq([choice([call, lit("x")]), star(any_char())]))
+        };
+        let sets: [&[&str]; 3] = [&["get", "get_weather"], &["a b", "a"], &[]];
+        let named = shape(names(0)).compile().unwrap();
+        assert_eq!(guards(seq([choice([names(0), lit("x")])])), [false]);
+        let inputs = [
+            "get_weather(",
+            "get(",
+            "get_w",
+            "get_weathe",
+            "a b(",
+            "a(",
+            "x(",
+            "",
+            "g",
+        ];
+        for set in sets {
+            let given = named.with_names(&[set]);
+            assert!(given.same_code(&named));
+            let written = shape(literals(set.iter().copied())).compile().unwrap();
+            for input in inputs {
+                let input = input.as_bytes();
+                let show = |r: Result<crate::Match, crate::ParseError>| format!("{r:?}");
+                assert_eq!(show(given.parse(input)), show(written.parse(input)));
+                assert_eq!(
+                    show(given.parse_partial(input)),
+                    show(written.parse_partial(input))
+                );
+            }
+        }
+        // No set given: `x` still matches, a name never does.
+        assert!(named.parse(b"x").is_ok());
+        assert!(named.parse(b"get(").is_err());
     }
 
     #[test]

@@ -48,6 +48,9 @@ pub enum Expr {
     Lit(Arc<[u8]>),
     /// The longest of several byte strings (a tool name among the tools).
     Literals(Arc<[Box<[u8]>]>),
+    /// The longest string of the program's name set `slot`, given to the
+    /// compiled program rather than to the grammar (see [`names`]).
+    Names(u8),
     /// One byte in a set.
     Class(ByteSet),
     /// One UTF-8 character (or one byte that starts no valid character).
@@ -124,6 +127,17 @@ where
     L: AsRef<[u8]>,
 {
     Expr::Literals(alternatives.into_iter().map(boxed).collect())
+}
+
+/// The longest string of name set `slot`, as [`literals`] reads its
+/// alternatives, where the strings are given to the compiled program
+/// ([`Program::with_names`](crate::Program::with_names)) rather than written
+/// into the grammar: one program then serves requests that differ only in
+/// their names (a server's tools). A program given no set for `slot`
+/// matches nothing there. The compiler cannot see the strings, so a choice
+/// that starts with a name set is not guarded by its first bytes.
+pub fn names(slot: u8) -> Expr {
+    Expr::Names(slot)
 }
 
 /// One byte in `set`.

@@ -206,8 +206,8 @@ pub use capture::{Capture, Collector, Event, Match, Tag};
 pub use compile::{GrammarError, Program};
 pub use grammar::{
     and, any_char, cap, choice, class, commit, cut, empty, eoi, fail, json, json_object,
-    json_string, lit, literals, not, opt, plus, python, recover, repeat, rest, rule, seq, star,
-    until, ws, Expr, Grammar,
+    json_string, lit, literals, names, not, opt, plus, python, recover, repeat, rest, rule, seq,
+    star, until, ws, Expr, Grammar,
 };
 pub use machine::{ParseError, ParseErrorKind};
 pub use stream::{Feed, Status, Stream};

@@ -820,8 +820,17 @@ impl Vm {
                     }
                     self.pc += 1;
                 }
-                Inst::Literals(m) => {
-                    let Some(m) = p.matchers.get(*m as usize) else {
+                Inst::Literals(_) | Inst::Names(_) => {
+                    let m = match inst {
+                        Inst::Literals(m) => p.matchers.get(*m as usize),
+                        Inst::Names(slot) => match p.names.get(*slot as usize) {
+                            Some(set) => Some(set),
+                            // No set given: nothing is a name there.
+                            None => fail!(self.pos),
+                        },
+                        _ => None,
+                    };
+                    let Some(m) = m else {
                         return self.internal();
                     };
                     let longest = match input.longest_at(m, self.pos, fin) {

@@ -413,6 +413,14 @@ impl MultiLiteral {
     /// ```
     #[inline]
     pub fn longest_at(&self, hay: &[u8], at: usize, at_end: bool) -> Longest {
+        match self.literals.len() <= SMALL_SET {
+            true => self.longest_compared(hay.get(at..).unwrap_or_default(), at_end),
+            false => self.longest_walked(hay, at, at_end),
+        }
+    }
+
+    /// [`longest_at`](Self::longest_at) by walking the automaton.
+    fn longest_walked(&self, hay: &[u8], at: usize, at_end: bool) -> Longest {
         let mut best = if self.has_empty() { Some(0) } else { None };
         let mut s = 0usize;
         let mut i = at;
@@ -440,6 +448,29 @@ impl MultiLiteral {
     }
 }
 
+/// Sets of at most this many literals are matched by comparing each
+/// (a tool's name and its namespaced form, a few tools): a few `memcmp`s
+/// cost less than walking the automaton byte by byte.
+const SMALL_SET: usize = 8;
+
+impl MultiLiteral {
+    /// [`longest_at`](Self::longest_at) by comparing every literal with
+    /// `rest`, the input from the position.
+    fn longest_compared(&self, rest: &[u8], at_end: bool) -> Longest {
+        // As the automaton: more input is needed while `rest` could still
+        // become a longer literal, whatever matched so far.
+        let open = |l: &[u8]| l.len() > rest.len() && l.starts_with(rest);
+        if !at_end && self.literals.iter().any(|l| open(l)) {
+            return Longest::NeedMore;
+        }
+        let longest = self.literals.iter().filter(|l| rest.starts_with(l));
+        match longest.map(|l| l.len()).max() {
+            Some(len) => Longest::Match(len),
+            None => Longest::NoMatch,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -447,6 +478,45 @@ mod tests {
     /// Reference: leftmost start by brute force.
     fn naive_find(lits: &[&str], hay: &[u8], from: usize) -> Option<usize> {
         (from..=hay.len()).find(|&p| lits.iter().any(|l| hay[p..].starts_with(l.as_bytes())))
+    }
+
+    /// Comparing each literal answers as the automaton does: every input of
+    /// up to 5 bytes over a small alphabet, every position, partial and
+    /// final, for sets with prefixes of each other, an empty literal and
+    /// none.
+    #[test]
+    fn a_small_set_compared_answers_as_walked() {
+        let sets: [&[&str]; 5] = [
+            &["ab", "abba", "b"],
+            &["", "a"],
+            &[],
+            &["aaa"],
+            &["ba", "bab"],
+        ];
+        let mut inputs: Vec<Vec<u8>> = vec![Vec::new()];
+        for _ in 0..5 {
+            let longer: Vec<Vec<u8>> = inputs
+                .iter()
+                .flat_map(|i| [b'a', b'b', b'c'].map(|b| [i.clone(), vec![b]].concat()))
+                .collect();
+            inputs.extend(longer);
+            inputs.dedup();
+        }
+        for set in sets {
+            let m = MultiLiteral::new(set.iter().copied());
+            for hay in &inputs {
+                for at in 0..=hay.len() + 1 {
+                    for at_end in [false, true] {
+                        let rest = hay.get(at..).unwrap_or_default();
+                        assert_eq!(
+                            m.longest_compared(rest, at_end),
+                            m.longest_walked(hay, at, at_end),
+                            "{set:?} {hay:?} at {at} end {at_end}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -310,6 +310,14 @@ impl OutputParser {
                 format!("cannot build the output parser: {e}"),
             )
         })?;
+        let checked: &[String] = match plan.any_name {
+            true => &[],
+            false => &names,
+        };
+        let program = match generator::NameSets::new(checked, &names) {
+            Some(sets) => program.with_names(&sets.as_slices()),
+            None => program,
+        };
         let nested = decode::Nested {
             notation: generator::notations(formats).into_iter().next(),
             elements: generator::elements(formats)

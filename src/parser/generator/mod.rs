@@ -74,7 +74,7 @@ use body::root;
 use nested::{elements_rule, elements_rule_name, notation_rule, notation_rule_name};
 use tool_section::ToolGrammar;
 
-pub use names::NAMESPACE;
+pub use names::{NameSets, NAMESPACE};
 pub use nested::{elements, notations};
 
 /// What the grammar should extract.

@@ -4,14 +4,82 @@
 //!
 //! Invariant: a name slot reads one line at most and never starts with
 //! whitespace; with the request's names, the lookahead accepts those (also
-//! in OpenAI's `functions.` namespace) and nothing else.
+//! in OpenAI's `functions.` namespace) and nothing else, whether the names
+//! are written into the grammar or given to the compiled program as name
+//! sets ([`NameSets`]).
 
 use crate::parser::marker::Marker;
 use crate::parser::tags::*;
 use crate::parser::vocabulary::word_bytes;
 use chat_autoparser_peg::{
-    and, cap, choice, class, empty, lit, not, opt, plus, seq, until, ByteSet, Expr,
+    and, cap, choice, class, empty, lit, names, not, opt, plus, seq, until, ByteSet, Expr,
 };
+
+/// The request's names as the program's name sets (see
+/// [`chat_autoparser_peg::names`]), so one compiled program serves every
+/// request of a shape, whatever its tools are called:
+/// - slot [`NameSets::WORD`]: each name a call must have, bare and in the
+///   `functions.` namespace;
+/// - slot [`NameSets::JSON`]: the same as JSON strings, quotes included;
+/// - slot [`NameSets::REQUESTED`]: each of the request's names, bare and
+///   namespaced.
+///
+/// A name set reads the longest of its strings. Followed by a check that no
+/// name character comes next, that accepts exactly what the ordered choice
+/// of [`known_name_alternatives`] accepts when every name is made of name
+/// characters (a longer match would run past a non-name character) and
+/// none starts with the namespace (the choice reads the namespace first,
+/// greedily); other names are written into the grammar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameSets {
+    /// The strings of each slot.
+    pub sets: [Vec<String>; 3],
+}
+
+impl NameSets {
+    pub const WORD: u8 = 0;
+    pub const JSON: u8 = 1;
+    pub const REQUESTED: u8 = 2;
+
+    /// The sets for `checked` (the names a call must have; empty: any)
+    /// among `all` (the request's), or `None` when a name cannot be read
+    /// from a set (see the type's doc) or there are none.
+    pub fn new(checked: &[String], all: &[String]) -> Option<NameSets> {
+        let plain = |n: &String| {
+            !n.is_empty()
+                && !n.starts_with(NAMESPACE)
+                && n.bytes().all(|b| name_chars().contains(b))
+        };
+        if all.is_empty() || !all.iter().chain(checked).all(plain) {
+            return None;
+        }
+        let words = |names: &[String]| {
+            let namespaced = names.iter().map(|n| format!("{NAMESPACE}{n}"));
+            names.iter().cloned().chain(namespaced).collect()
+        };
+        let json = checked.iter().flat_map(|n| {
+            let quoted = serde_json::to_string(n).unwrap_or_default();
+            [quoted.clone(), format!("\"{NAMESPACE}{}", &quoted[1..])]
+        });
+        Some(NameSets {
+            sets: [words(checked), json.collect(), words(all)],
+        })
+    }
+
+    /// The sets as `Program::with_names` takes them.
+    pub fn as_slices(&self) -> [&[String]; 3] {
+        [&self.sets[0], &self.sets[1], &self.sets[2]]
+    }
+}
+
+/// A name from name set `slot` where a name starts (not consuming), as a
+/// word when `quoted` is false (no name character after it).
+pub(super) fn name_in_set(slot: u8, quoted: bool) -> Expr {
+    match quoted {
+        true => names(slot),
+        false => seq([names(slot), not(class(name_chars()))]),
+    }
+}
 
 /// A function name between markers: up to the end marker's first core, on
 /// one line; a bare identifier when the end marker is blank.

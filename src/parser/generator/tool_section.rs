@@ -24,7 +24,7 @@
 use super::foreign::{
     bare_json_call_format, bracketed_python_call_format, foreign_markers, FENCE_CLOSER,
 };
-use super::names::{known_name, known_name_alternatives, spaced_names};
+use super::names::{known_name, known_name_alternatives, name_in_set, spaced_names, NameSets};
 use super::JSON_FENCES;
 use crate::analysis::{tool_tokens, Header, NameSlot, ToolClass, ToolFormat};
 use crate::parser::marker::Marker;
@@ -177,6 +177,9 @@ impl NameReaders {
     /// `names` are the names a call must have (empty: any); `all_names`
     /// the request's, which a name slot may hold with spaces in them.
     pub(super) fn new((names, all_names): (&[String], &[String])) -> NameReaders {
+        if NameSets::new(names, all_names).is_some() {
+            return NameReaders::from_sets(names.is_empty(), names == all_names);
+        }
         let alternatives = |quoted| known_name_alternatives(names, quoted);
         let (word, json) = match names.is_empty() {
             true => (chat_autoparser_peg::fail(), chat_autoparser_peg::fail()),
@@ -202,6 +205,41 @@ impl NameReaders {
             spaced_names: spaced_names(all_names),
             unknown_name: unknown(word),
             unknown_json_name: unknown(json),
+        }
+    }
+}
+
+impl NameReaders {
+    /// The readers of names given to the program as [`NameSets`]: the
+    /// grammar holds no name, only which sets it reads (`any`: a call may
+    /// have any name; `requested_checked`: the names a call must have are
+    /// all of the request's).
+    fn from_sets(any: bool, requested_checked: bool) -> NameReaders {
+        let (word, json) = (
+            name_in_set(NameSets::WORD, false),
+            name_in_set(NameSets::JSON, true),
+        );
+        let (known_name, known_json_name, unknown_name, unknown_json_name) = match any {
+            true => (
+                known_name(&[], false),
+                known_name(&[], true),
+                chat_autoparser_peg::fail(),
+                chat_autoparser_peg::fail(),
+            ),
+            false => (and(word.clone()), and(json.clone()), not(word), not(json)),
+        };
+        let requested_name = match requested_checked {
+            true => known_name.clone(),
+            false => and(name_in_set(NameSets::REQUESTED, false)),
+        };
+        NameReaders {
+            known_name,
+            known_json_name,
+            requested_name,
+            // Names with whitespace are never in sets.
+            spaced_names: chat_autoparser_peg::fail(),
+            unknown_name,
+            unknown_json_name,
         }
     }
 }
