@@ -26,7 +26,10 @@
 //!   protocol `Chat::prepare` decided (`OutputParser::from_protocol`; issue
 //!   30's target: ≤ 30 µs median), and asked again of a prepared request
 //!   (`Prepared::parser` for a request shape the chat built before: a clone
-//!   of the kept parser, no build).
+//!   of the kept parser, no build); `parser/one-tool/renamed`: the parser
+//!   of a prepared request whose tool has a name no kept parser has (64
+//!   such requests in turn: the chat keeps 16 parsers), so the build reuses
+//!   the shape's compiled program with the tool's name.
 //!
 //! Commands (from the crate root; both build in release mode):
 //!
@@ -104,15 +107,33 @@ fn analysis(name: &str) -> Analysis {
 /// A server's one-tool request on hermes-think: one user message, one tool.
 fn one_tool_chat() -> (Chat, ChatRequest) {
     let chat = Chat::new(template("hermes-think.jinja")).expect("analyses");
-    let tool = json!({"type": "function", "function": {"name": "get_weather",
+    (chat, one_tool_request("get_weather"))
+}
+
+fn one_tool_request(name: &str) -> ChatRequest {
+    let tool = json!({"type": "function", "function": {"name": name,
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
                        "required": ["city"]}}});
-    let request = ChatRequest::default()
+    ChatRequest::default()
         .with_messages(vec![
             json!({"role": "user", "content": "Weather in Paris?"}),
         ])
-        .with_tools(vec![tool]);
-    (chat, request)
+        .with_tools(vec![tool])
+}
+
+/// One-tool requests, each with a tool of its own name (`tool_0`, ...):
+/// more than a chat keeps parsers for, so asking each in turn for its
+/// parser never finds a kept parser, only the shape's kept program.
+fn renamed_requests(chat: &Chat) -> Vec<chat_autoparser::Prepared> {
+    (0..64)
+        .map(|i| chat.prepare(&one_tool_request(&format!("tool_{i}"))))
+        .collect()
+}
+
+/// Cycles through `prepared`, building each one's parser.
+fn next_parser(prepared: &[chat_autoparser::Prepared], at: &mut usize) -> Option<OutputParser> {
+    *at = (*at + 1) % prepared.len();
+    prepared[*at].parser().ok()
 }
 
 fn tools() -> Vec<Value> {
@@ -314,6 +335,11 @@ fn bench_parser(c: &mut Criterion) {
     g.bench_function("one-tool/repeated", |b| {
         b.iter(|| black_box(&prepared).parser().ok())
     });
+    let renamed = renamed_requests(&chat);
+    let mut at = 0;
+    g.bench_function("one-tool/renamed", |b| {
+        b.iter(|| next_parser(black_box(&renamed), &mut at))
+    });
     g.finish();
 }
 
@@ -402,10 +428,14 @@ fn summary() {
     let t_protocol =
         support::median(|| OutputParser::from_protocol(&prepared.protocol, &config).ok());
     let t_repeated = support::median(|| prepared.parser().ok());
+    let renamed = renamed_requests(&chat);
+    let mut at = 0;
+    let t_renamed = support::median(|| next_parser(&renamed, &mut at));
     println!(
-        "  one-tool request on hermes-think: parser build {:.1} µs from the analysis, {:.1} µs from the prepared protocol (target ≤ {TARGET_ONE_TOOL_BUILD_US} µs); {:.2} µs for a request shape built before (kept by the chat)",
+        "  one-tool request on hermes-think: parser build {:.1} µs from the analysis, {:.1} µs from the prepared protocol (target ≤ {TARGET_ONE_TOOL_BUILD_US} µs); {:.1} µs for a tool of another name (the shape's program kept by the chat); {:.2} µs for a request shape built before (kept by the chat)",
         us(t_analysis),
         us(t_protocol),
+        us(t_renamed),
         us(t_repeated)
     );
     println!("  floor: the same 4-byte pieces, each looked at, kept once and copied into a reused delta, no parsing (`floor_push`)");

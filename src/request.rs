@@ -286,7 +286,7 @@ impl Export {
 /// only for what it uses.
 #[derive(Debug, Clone)]
 pub struct Prepared {
-    parser: ParserConfig,
+    pub(crate) parser: ParserConfig,
     /// The prompt to send the model; `None` when it does not render (see
     /// `diagnostics`).
     pub prompt: Option<String>,

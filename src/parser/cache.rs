@@ -8,7 +8,15 @@
 //! each under the request shape it was built from, and hands out a clone
 //! when the shape comes again.
 //!
+//! A request of a new shape that differs from a kept one only in its tools
+//! (another tool set, the same template, `tool_choice` kind, thinking and
+//! policy) reuses that shape's compiled program with its own names (see
+//! [`CodeShape`](super::CodeShape)): the program holds no names, only which
+//! name sets it reads, so such a build skips the grammar and its compile.
+//!
 //! Invariants:
+//! - a program reused is the one a fresh compile would make: its key is all
+//!   the compile reads but the names, which the parser gives it;
 //! - a hit is exactly the parser a fresh build would make: the key is the
 //!   whole [`Protocol`] and the whole [`ParserConfig`] except the prompt
 //!   text, which the parser reads only through the protocol (its start
@@ -20,7 +28,9 @@
 
 use std::sync::Mutex;
 
-use super::{OutputParser, ParserConfig};
+use chat_autoparser_peg::Program;
+
+use super::{Build, CodeShape, OutputParser, ParserConfig};
 use crate::error::Result;
 use crate::protocol::{Options, Protocol};
 
@@ -29,6 +39,9 @@ use crate::protocol::{Options, Protocol};
 pub struct ParserCache {
     /// Most recently used first.
     entries: Mutex<Vec<Entry>>,
+    /// Programs compiled, under the shapes they were compiled for; most
+    /// recently used first.
+    programs: Mutex<Vec<(CodeShape, Program)>>,
 }
 
 struct Entry {
@@ -50,9 +63,37 @@ impl ParserCache {
         if let Some(parser) = self.hit(protocol, &key) {
             return Ok(parser);
         }
-        let parser = OutputParser::from_protocol(protocol, config)?;
+        let build = Build::new(protocol, config)?;
+        let shape = build.code_shape(protocol, config);
+        let code = match shape.as_ref().and_then(|s| self.program(s)) {
+            Some(code) => code,
+            None => {
+                let code = build.compile(protocol, config)?;
+                if let Some(shape) = shape {
+                    self.keep_program(shape, &code);
+                }
+                code
+            }
+        };
+        let parser = build.parser(protocol, config, code);
         self.keep(protocol, key, &parser);
         Ok(parser)
+    }
+
+    /// The program kept for `shape`.
+    fn program(&self, shape: &CodeShape) -> Option<Program> {
+        let mut programs = self.programs.lock().unwrap_or_else(|p| p.into_inner());
+        let at = programs.iter().position(|(s, _)| s == shape)?;
+        let entry = programs.remove(at);
+        let program = entry.1.clone();
+        programs.insert(0, entry);
+        Some(program)
+    }
+
+    fn keep_program(&self, shape: CodeShape, program: &Program) {
+        let mut programs = self.programs.lock().unwrap_or_else(|p| p.into_inner());
+        programs.truncate(Self::CAPACITY - 1);
+        programs.insert(0, (shape, program.clone()));
     }
 
     fn hit(&self, protocol: &Protocol, config: &ParserConfig) -> Option<OutputParser> {
@@ -117,7 +158,9 @@ fn shape_of(config: &ParserConfig) -> ParserConfig {
 mod tests {
     use serde_json::{json, Value};
 
+    use super::super::{Build, OutputParser, Policy};
     use super::ParserCache;
+    use crate::protocol::ToolChoice;
     use crate::request::{Chat, ChatRequest};
     use crate::template::{ChatTemplate, TemplateConfig};
 
@@ -213,6 +256,142 @@ mod tests {
             oldest_kept["function"]["name"], "tool_1",
             "tool_0 was dropped"
         );
+    }
+
+    fn programs(chat: &Chat) -> usize {
+        chat.parsers.programs.lock().unwrap().len()
+    }
+
+    #[test]
+    fn another_tool_set_of_a_known_shape_reuses_the_program() {
+        let chat = chat();
+        let weather = chat.prepare(&request("Weather?", "get_weather"));
+        let time = chat.prepare(&request("Time?", "get_time"));
+        let (weather, time) = (weather.parser().unwrap(), time.parser().unwrap());
+        assert_eq!((kept(&chat), programs(&chat)), (2, 1));
+        assert!(time.program.same_code(&weather.program));
+        // Each reads its own names: an unknown tool's call stays content.
+        assert_eq!(weather.parse(&call("get_weather")).tool_calls.len(), 1);
+        assert_eq!(time.parse(&call("get_weather")).tool_calls.len(), 0);
+        assert_eq!(time.parse(&call("functions.get_time")).tool_calls.len(), 1);
+        // As a fresh build reads them.
+        let request = request("Time?", "get_time");
+        let fresh = chat.prepare(&request);
+        let fresh = OutputParser::from_protocol(&fresh.protocol, &fresh.parser).unwrap();
+        assert!(!fresh.program.same_code(&weather.program));
+        for output in [
+            call("get_time"),
+            call("get_weather"),
+            call("get_times"),
+            call("get"),
+        ] {
+            for partial in [false, true] {
+                let (got, want) = (
+                    time.parse_report(&output, partial),
+                    fresh.parse_report(&output, partial),
+                );
+                assert_eq!(got, want, "{output}");
+            }
+        }
+    }
+
+    /// Names a set cannot hold (with a space) are written into the program:
+    /// it is compiled for them, never shared.
+    #[test]
+    fn names_the_program_holds_get_their_own_compile() {
+        let chat = chat();
+        chat.prepare(&request("?", "get weather")).parser().unwrap();
+        chat.prepare(&request("?", "get time")).parser().unwrap();
+        assert_eq!((kept(&chat), programs(&chat)), (2, 0));
+    }
+
+    /// Over the shipped templates, tool sets (other names, schemas and
+    /// counts), `tool_choice` kinds, policies and thinking: whenever two
+    /// builds have one code shape, a fresh compile of each gives the same
+    /// program. So a kept program is the one a compile would make.
+    #[test]
+    fn builds_of_one_code_shape_compile_one_program() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+        let typed = |name: &str, props: Value| {
+            json!({"type": "function", "function": {"name": name,
+                "parameters": {"type": "object", "properties": props}}})
+        };
+        let tool_sets = [
+            vec![tool("get_weather")],
+            vec![typed(
+                "get_time",
+                json!({"zone": {"type": "string"}, "n": {"type": "integer"}}),
+            )],
+            vec![
+                tool("search"),
+                typed("lookup_id", json!({"id": {"type": "integer"}})),
+            ],
+        ];
+        let mut compared = 0;
+        let mut paths: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        paths.sort();
+        for path in paths
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "jinja"))
+        {
+            let source = std::fs::read_to_string(path).unwrap();
+            let Ok(template) = ChatTemplate::new(&source, &TemplateConfig::default()) else {
+                continue;
+            };
+            let Ok(chat) = Chat::new(template) else {
+                continue;
+            };
+            for (choice, policy, thinking) in shapes() {
+                let builds: Vec<_> = tool_sets
+                    .iter()
+                    .filter_map(|tools| {
+                        let first = tools[0]["function"]["name"].as_str().unwrap().to_string();
+                        let choice = match choice {
+                            "named" => ToolChoice::Function(first),
+                            "required" => ToolChoice::Required,
+                            _ => ToolChoice::Auto,
+                        };
+                        let mut request = ChatRequest::default()
+                            .with_messages(vec![json!({"role": "user", "content": "?"})])
+                            .with_tools(tools.clone())
+                            .with_tool_choice(choice)
+                            .with_policy(policy);
+                        request.enable_thinking = thinking;
+                        let prepared = chat.prepare(&request);
+                        let (protocol, config) = (&prepared.protocol, &prepared.parser);
+                        let build = Build::new(protocol, config).ok()?;
+                        let shape = build.code_shape(protocol, config)?;
+                        let code = build.compile(protocol, config).ok()?;
+                        Some((shape, format!("{code:?}")))
+                    })
+                    .collect();
+                for (i, (shape, code)) in builds.iter().enumerate() {
+                    for (other_shape, other) in &builds[i + 1..] {
+                        if shape == other_shape {
+                            compared += 1;
+                            assert!(code == other, "{}: {choice} {thinking:?}", path.display());
+                        }
+                    }
+                }
+            }
+        }
+        assert!(compared > 100, "{compared} pairs of one shape compared");
+    }
+
+    fn shapes() -> Vec<(&'static str, Policy, Option<bool>)> {
+        let mut shapes = Vec::new();
+        for choice in ["auto", "required", "named"] {
+            for policy in [Policy::default(), Policy::compatible()] {
+                for thinking in [None, Some(true), Some(false)] {
+                    shapes.push((choice, policy, thinking));
+                }
+            }
+        }
+        shapes
     }
 
     #[test]

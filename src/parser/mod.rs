@@ -254,70 +254,135 @@ impl Parsed {
     }
 }
 
-impl OutputParser {
-    /// A clone that numbers its streams from 0 (the ids of a stream depend
-    /// on its number within the parser): what a kept parser is handed out
-    /// as, so it mints exactly the ids a new build would.
-    pub(crate) fn restarted(&self) -> OutputParser {
-        OutputParser {
-            ids: self.ids.as_ref().map(call_id::CallIdSource::restarted),
-            ..self.clone()
+/// Everything a parser's program is compiled from but the request's names
+/// (see [`Build::code_shape`]): builds of one shape share one compile.
+#[derive(Clone, PartialEq)]
+struct CodeShape {
+    /// The protocol without its tools (their names are the program's name
+    /// sets; nothing else of them is read) and warnings.
+    protocol: Protocol,
+    start: Start,
+    extract: bool,
+    json_response: bool,
+    policy: Policy,
+    special_tokens: Vec<String>,
+    /// No names; any name may be called; the names a call must have are
+    /// all the request's.
+    names: (bool, bool, bool),
+}
+
+/// What a parser is built from besides the protocol: the decisions of
+/// `from_protocol`, made once and read by each step of a build (the
+/// program's compile, its names, the rest of the parser).
+struct Build {
+    start: Start,
+    extract: bool,
+    /// The request's function names.
+    names: Vec<String>,
+    /// The names a call must have (empty: any, `unknown_tool: call`).
+    checked: Vec<String>,
+}
+
+impl Build {
+    fn new(protocol: &Protocol, config: &ParserConfig) -> Result<Build> {
+        protocol.check_tools()?;
+        let tools: &[Tool] = protocol.tools.as_ref().map_or(&[], |s| &s.tools);
+        let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+        // A prefill continued in its reasoning stops inside the block,
+        // whether or not the template rendered it.
+        let in_reasoning = config
+            .prefill
+            .as_ref()
+            .is_some_and(|p| p.part == PrefillPart::Reasoning);
+        let any_name = config.policy.unknown_tool == UnknownTool::Call;
+        Ok(Build {
+            start: match in_reasoning {
+                true => Start::InReasoning,
+                false => protocol.start,
+            },
+            extract: config.reasoning == ReasoningFormat::Extract,
+            checked: if any_name { Vec::new() } else { names.clone() },
+            names,
+        })
+    }
+
+    /// The formats the output may hold. Formats the request does not parse
+    /// still keep their text whole (their markers stop content and headers).
+    fn formats(protocol: &Protocol) -> &[crate::analysis::ToolFormat] {
+        match &protocol.tools {
+            Some(section) => &section.formats,
+            None => &protocol.markup.formats,
         }
     }
 
-    /// Builds the parser for a protocol already decided (a prepared
-    /// request's, which [`crate::Prepared::parser`] reuses), made from
-    /// `config.options`: the protocol holds every decision of those
-    /// options; `config` adds only how to report (reasoning, prefill, ids,
-    /// policy).
-    pub fn from_protocol(protocol: &Protocol, config: &ParserConfig) -> Result<OutputParser> {
-        protocol.check_tools()?;
-        let mut start = protocol.start;
-        let parse_tools = protocol.tools.is_some();
-        let tools: &[Tool] = protocol.tools.as_ref().map_or(&[], |s| &s.tools);
-        let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
-        if config
-            .prefill
-            .as_ref()
-            .is_some_and(|p| p.part == PrefillPart::Reasoning)
-        {
-            // A prefill continued in its reasoning stops inside the block,
-            // whether or not the template rendered it.
-            start = Start::InReasoning;
+    /// The request's names as the program's name sets, when the program
+    /// does not hold them (see [`generator::NameSets`]).
+    fn name_sets(&self) -> Option<generator::NameSets> {
+        generator::NameSets::new(&self.checked, &self.names)
+    }
+
+    /// What this build's program is compiled from, its names left out: two
+    /// builds of one shape compile the same program, whatever their tools
+    /// are called or declare. `None` when the program holds the names
+    /// (see [`generator::NameSets`]).
+    fn code_shape(&self, protocol: &Protocol, config: &ParserConfig) -> Option<CodeShape> {
+        if !self.names.is_empty() && self.name_sets().is_none() {
+            return None;
         }
-        let extract = config.reasoning == ReasoningFormat::Extract;
-        // Formats the request does not parse still keep their text whole
-        // (their markers stop content and headers).
-        let formats = match &protocol.tools {
-            Some(section) => &section.formats,
-            None => &protocol.markup.formats,
-        };
-        let plan = generator::Plan {
-            start,
-            extract_reasoning: extract,
-            parse_tools,
+        let mut protocol = protocol.clone();
+        // The grammar reads the tools only through the names; warnings
+        // are for the caller.
+        if let Some(section) = &mut protocol.tools {
+            section.tools.clear();
+        }
+        protocol.warnings.clear();
+        Some(CodeShape {
+            protocol,
+            start: self.start,
+            extract: self.extract,
             json_response: config.options.response_schema.is_some(),
-            names: &names,
+            policy: config.policy,
+            special_tokens: config.special_tokens.clone(),
+            names: (
+                self.names.is_empty(),
+                self.checked.is_empty(),
+                self.checked == self.names,
+            ),
+        })
+    }
+
+    /// The program for this build, without its name sets.
+    fn compile(&self, protocol: &Protocol, config: &ParserConfig) -> Result<Program> {
+        let plan = generator::Plan {
+            start: self.start,
+            extract_reasoning: self.extract,
+            parse_tools: protocol.tools.is_some(),
+            json_response: config.options.response_schema.is_some(),
+            names: &self.names,
             any_name: config.policy.unknown_tool == UnknownTool::Call,
-            formats,
+            formats: Build::formats(protocol),
             calls_in_reasoning: config.policy.calls_in_reasoning != CallsInReasoning::Reasoning,
             foreign_calls: config.policy.foreign_markers != ForeignMarkers::Text,
         };
         let grammar = generator::grammar(protocol, plan).special_tokens(&config.special_tokens);
-        let program = grammar.compile().map_err(|e| {
+        grammar.compile().map_err(|e| {
             Error::new(
                 ErrorKind::Analysis,
                 format!("cannot build the output parser: {e}"),
             )
-        })?;
-        let checked: &[String] = match plan.any_name {
-            true => &[],
-            false => &names,
+        })
+    }
+
+    /// The parser that runs `code` (this build's program, or one compiled
+    /// for the same [`CodeShape`]) with this build's names.
+    fn parser(self, protocol: &Protocol, config: &ParserConfig, code: Program) -> OutputParser {
+        let program = match self.name_sets() {
+            Some(sets) => code.with_names(&sets.as_slices()),
+            None => code,
         };
-        let program = match generator::NameSets::new(checked, &names) {
-            Some(sets) => program.with_names(&sets.as_slices()),
-            None => program,
-        };
+        let (start, extract) = (self.start, self.extract);
+        let formats = Build::formats(protocol);
+        let tools: &[Tool] = protocol.tools.as_ref().map_or(&[], |s| &s.tools);
         let nested = decode::Nested {
             notation: generator::notations(formats).into_iter().next(),
             elements: generator::elements(formats)
@@ -336,7 +401,7 @@ impl OutputParser {
         let model_writes_ids = formats.iter().any(|f| f.id.is_some());
         let channels = (!protocol.headers().is_empty())
             .then(|| prompt_opened_channel(protocol, config.prefill.as_ref()));
-        Ok(OutputParser {
+        OutputParser {
             program,
             schemas: Arc::new(ToolSchemas::new(tools)),
             parallel: config.options.parallel_tool_calls,
@@ -351,7 +416,30 @@ impl OutputParser {
             policy: config.policy,
             channels,
             spare: Spare::default(),
-        })
+        }
+    }
+}
+
+impl OutputParser {
+    /// A clone that numbers its streams from 0 (the ids of a stream depend
+    /// on its number within the parser): what a kept parser is handed out
+    /// as, so it mints exactly the ids a new build would.
+    pub(crate) fn restarted(&self) -> OutputParser {
+        OutputParser {
+            ids: self.ids.as_ref().map(call_id::CallIdSource::restarted),
+            ..self.clone()
+        }
+    }
+
+    /// Builds the parser for a protocol already decided (a prepared
+    /// request's, which [`crate::Prepared::parser`] reuses), made from
+    /// `config.options`: the protocol holds every decision of those
+    /// options; `config` adds only how to report (reasoning, prefill, ids,
+    /// policy).
+    pub fn from_protocol(protocol: &Protocol, config: &ParserConfig) -> Result<OutputParser> {
+        let build = Build::new(protocol, config)?;
+        let code = build.compile(protocol, config)?;
+        Ok(build.parser(protocol, config, code))
     }
 
     /// Where outputs start relative to reasoning.
