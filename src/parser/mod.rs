@@ -281,6 +281,9 @@ struct Build {
     names: Vec<String>,
     /// The names a call must have (empty: any, `unknown_tool: call`).
     checked: Vec<String>,
+    /// The names as the program's name sets, when it does not hold them
+    /// (see [`generator::NameSets`]).
+    name_sets: Option<generator::NameSets>,
 }
 
 impl Build {
@@ -295,13 +298,15 @@ impl Build {
             .as_ref()
             .is_some_and(|p| p.part == PrefillPart::Reasoning);
         let any_name = config.policy.unknown_tool == UnknownTool::Call;
+        let checked = if any_name { Vec::new() } else { names.clone() };
         Ok(Build {
             start: match in_reasoning {
                 true => Start::InReasoning,
                 false => protocol.start,
             },
             extract: config.reasoning == ReasoningFormat::Extract,
-            checked: if any_name { Vec::new() } else { names.clone() },
+            name_sets: generator::NameSets::new(&checked, &names),
+            checked,
             names,
         })
     }
@@ -315,29 +320,16 @@ impl Build {
         }
     }
 
-    /// The request's names as the program's name sets, when the program
-    /// does not hold them (see [`generator::NameSets`]).
-    fn name_sets(&self) -> Option<generator::NameSets> {
-        generator::NameSets::new(&self.checked, &self.names)
-    }
-
     /// What this build's program is compiled from, its names left out: two
     /// builds of one shape compile the same program, whatever their tools
     /// are called or declare. `None` when the program holds the names
     /// (see [`generator::NameSets`]).
     fn code_shape(&self, protocol: &Protocol, config: &ParserConfig) -> Option<CodeShape> {
-        if !self.names.is_empty() && self.name_sets().is_none() {
+        if !self.names.is_empty() && self.name_sets.is_none() {
             return None;
         }
-        let mut protocol = protocol.clone();
-        // The grammar reads the tools only through the names; warnings
-        // are for the caller.
-        if let Some(section) = &mut protocol.tools {
-            section.tools.clear();
-        }
-        protocol.warnings.clear();
         Some(CodeShape {
-            protocol,
+            protocol: protocol.without_tools(),
             start: self.start,
             extract: self.extract,
             json_response: config.options.response_schema.is_some(),
@@ -376,7 +368,7 @@ impl Build {
     /// The parser that runs `code` (this build's program, or one compiled
     /// for the same [`CodeShape`]) with this build's names.
     fn parser(self, protocol: &Protocol, config: &ParserConfig, code: Program) -> OutputParser {
-        let program = match self.name_sets() {
+        let program = match &self.name_sets {
             Some(sets) => code.with_names(&sets.as_slices()),
             None => code,
         };

@@ -273,6 +273,51 @@ pub struct Protocol {
 }
 
 impl Protocol {
+    /// This protocol without its tools' list and its warnings: what a
+    /// parser's program is compiled from, which reads the tools only through
+    /// their names (given to the program apart) and no warning. Every field
+    /// named, none copied by `..`: a field added here must be placed in or
+    /// out of that key.
+    pub(crate) fn without_tools(&self) -> Protocol {
+        let Protocol {
+            start,
+            reasoning,
+            closed_by_prompt,
+            content,
+            tools,
+            response_schema,
+            turn,
+            preserved_tokens,
+            markup,
+            prompt,
+            unservable,
+            bad_tools,
+            warnings: _,
+        } = self;
+        let tools = tools.as_ref().map(|t| ToolSection {
+            formats: t.formats.clone(),
+            fallback: t.fallback,
+            tools: Vec::new(),
+            required: t.required,
+            parallel: t.parallel,
+        });
+        Protocol {
+            start: *start,
+            reasoning: reasoning.clone(),
+            closed_by_prompt: closed_by_prompt.clone(),
+            content: content.clone(),
+            tools,
+            response_schema: response_schema.clone(),
+            turn: turn.clone(),
+            preserved_tokens: preserved_tokens.clone(),
+            markup: markup.clone(),
+            prompt: prompt.clone(),
+            unservable: unservable.clone(),
+            bad_tools: bad_tools.clone(),
+            warnings: Vec::new(),
+        }
+    }
+
     /// Decides, for `analysis` and a request's `options`, what the model may
     /// write. Never fails: a request that cannot be served is reported by
     /// [`Protocol::check_servable`].

@@ -45,10 +45,9 @@ impl NameSets {
     /// among `all` (the request's), or `None` when a name cannot be read
     /// from a set (see the type's doc) or there are none.
     pub fn new(checked: &[String], all: &[String]) -> Option<NameSets> {
+        let name_chars = name_chars();
         let plain = |n: &String| {
-            !n.is_empty()
-                && !n.starts_with(NAMESPACE)
-                && n.bytes().all(|b| name_chars().contains(b))
+            !n.is_empty() && !n.starts_with(NAMESPACE) && n.bytes().all(|b| name_chars.contains(b))
         };
         if all.is_empty() || !all.iter().chain(checked).all(plain) {
             return None;
