@@ -340,9 +340,7 @@ fn check_shape(
             };
             let rendered = match rendered {
                 Ok(r) => r,
-                Err(why) => {
-                    return skipped(report, format!("the template refuses the turn: {why}"))
-                }
+                Err(why) => return skipped(report, format!("{}: {why}", verdict::REFUSED)),
             };
             if let Some(why) = dropped(&rendered.output, &probe.turn) {
                 return skipped(report, why);

@@ -168,8 +168,15 @@ pub fn render_message(
     tools: &[Value],
     message: Value,
     thinking: Option<bool>,
-    extra: Map<String, Value>,
+    mut extra: Map<String, Value>,
 ) -> Result<RenderedTurn, String> {
+    // As a server's prompt renders them (`prompt::continuation_prompt`):
+    // variables the template needs and does not default, empty.
+    for name in &analysis.assumed_empty {
+        extra
+            .entry(name.clone())
+            .or_insert_with(|| Value::String(String::new()));
+    }
     let user = json!({"role": "user", "content": USER_MESSAGE});
     let request = |messages: Vec<Value>, generation_prompt: bool| {
         RenderRequest::default()

@@ -97,6 +97,9 @@ pub fn affects_parsing(kind: FindingKind) -> bool {
     )
 }
 
+/// How a probe the template refuses to render is skipped.
+pub(super) const REFUSED: &str = "the template refuses the turn";
+
 const REPORT: &str = "report it with the template (a parser gap); until then avoid this shape";
 
 fn warning(what: String, todo: &str) -> Warning {
@@ -174,6 +177,21 @@ pub fn decide(report: &CheckReport) -> (super::Verdict, Vec<Warning>, Vec<String
                     "serve this shape without constrained decoding",
                 ));
             }
+        }
+        // Every probe of the default shape refused: nothing was parsed
+        // back, so nothing says the template works (command-r's tool block
+        // requires a description on every parameter).
+        let refused = |p: &&super::ProbeReport| {
+            p.skipped
+                .as_deref()
+                .is_some_and(|why| why.starts_with(REFUSED))
+        };
+        if name == "default" && !s.probes.is_empty() && s.probes.iter().all(|p| refused(&p)) {
+            let why = s.probes[0].skipped.as_deref().unwrap_or_default();
+            warnings.push(warning(
+                format!("{name}: no probe renders, so none was parsed back ({why})"),
+                "render your own requests with this template (`render --tools`): it may refuse their tools too",
+            ));
         }
         for p in &s.probes {
             if raw_values && p.name == "markers-in-args" && !p.passed() {

@@ -181,3 +181,53 @@ fn an_end_marker_inside_an_argument_does_not_close_the_prompts_block() {
     assert_eq!(markers.parse_error, None);
     assert_eq!(report.verdict, Verdict::Works, "{:?}", report.warnings);
 }
+
+fn corpus_check(name: &str) -> Option<chat_autoparser::CheckReport> {
+    let path = crate_dir().join(format!("../shared/corpus/llamacpp/{name}.jinja"));
+    let Ok(source) = std::fs::read_to_string(&path) else {
+        println!("skipped: {} is absent", path.display());
+        return None;
+    };
+    let template = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap();
+    Some(Chat::new(template).unwrap().check())
+}
+
+/// firefunction-v2 concatenates the caller's `functions` and `datetime`,
+/// which it does not default: the probes render them empty, as a server's
+/// prompt does (`Analysis::assumed_empty`), so they run and parse back.
+#[test]
+fn probes_render_the_variables_a_server_renders_empty() {
+    let Some(report) = corpus_check("fireworks-ai-llama-3-firefunction-v2") else {
+        return;
+    };
+    let default = &report.shapes[0];
+    assert!(!default.probes.is_empty());
+    assert!(
+        default.probes.iter().all(|p| p.passed()),
+        "{:?}",
+        default.probes
+    );
+    assert_eq!(report.verdict, Verdict::Works, "{:?}", report.warnings);
+}
+
+/// Command R+'s tool block reads a description of every parameter, which
+/// the probe tools do not all have (nor do many servers' tools): no probe
+/// renders, and `check` says so rather than calling it working.
+#[test]
+fn a_template_that_refuses_every_probe_is_not_called_working() {
+    let Some(report) = corpus_check("CohereForAI-c4ai-command-r-plus-tool_use") else {
+        return;
+    };
+    assert!(report.shapes[0].probes.iter().all(|p| p.skipped.is_some()));
+    let warning = report
+        .warnings
+        .iter()
+        .find(|w| w.what.starts_with("default: no probe renders"))
+        .unwrap();
+    assert!(
+        warning.what.contains("the template refuses the turn"),
+        "{}",
+        warning.what
+    );
+    assert_ne!(report.verdict, Verdict::Works);
+}
