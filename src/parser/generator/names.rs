@@ -203,6 +203,109 @@ pub(super) fn tagged_id(prefix: &str, suffix: &str) -> Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chat_autoparser_peg::{any_char, star, Grammar};
+
+    /// The name sets read what the names written in read (the lookahead
+    /// `known_name_alternatives`), bare and quoted, whole and partial: every
+    /// subset of a pool of plain names (prefixes of each other, `-`, `.`,
+    /// non-ASCII), at every input of up to three pieces.
+    #[test]
+    fn name_sets_read_as_the_names_written_in() {
+        let pool = ["a", "ab", "a-b", "a.b", "b", "获取", "x_1"];
+        let pieces = [
+            "a",
+            "b",
+            "-",
+            ".",
+            "(",
+            "\"",
+            "functions.",
+            " ",
+            "获取",
+            "x_1",
+            "\\",
+        ];
+        let mut inputs = vec![String::new()];
+        for _ in 0..3 {
+            let longer: Vec<String> = inputs
+                .iter()
+                .flat_map(|i| pieces.iter().map(move |p| format!("{i}{p}")))
+                .collect();
+            inputs.extend(longer);
+        }
+        inputs.sort();
+        inputs.dedup();
+        let program = |e: Expr| Grammar::new(seq([e, star(any_char())])).compile().unwrap();
+        let mut compared = 0;
+        for mask in 1u32..(1 << pool.len()) {
+            let names: Vec<String> = (0..pool.len())
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| pool[i].to_string())
+                .collect();
+            let sets = NameSets::new(&names, &names).expect("plain names");
+            for quoted in [false, true] {
+                let written = program(and(known_name_alternatives(&names, quoted)));
+                let slot = if quoted {
+                    NameSets::JSON
+                } else {
+                    NameSets::WORD
+                };
+                let given = program(and(name_in_set(slot, quoted))).with_names(&sets.as_slices());
+                for input in &inputs {
+                    let input = match quoted {
+                        true => format!("\"{input}"),
+                        false => input.clone(),
+                    };
+                    let bytes = input.as_bytes();
+                    let show = |r: Result<chat_autoparser_peg::Match, _>| r.is_ok();
+                    assert_eq!(
+                        show(written.parse(bytes)),
+                        show(given.parse(bytes)),
+                        "{names:?} {input:?}"
+                    );
+                    let partial = |p: &chat_autoparser_peg::Program| {
+                        format!(
+                            "{:?}",
+                            p.parse_partial(bytes).map(|_| ()).map_err(|e| e.kind)
+                        )
+                    };
+                    assert_eq!(
+                        partial(&written),
+                        partial(&given),
+                        "{names:?} {input:?} partial"
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 100_000, "{compared}");
+    }
+
+    /// Names a set would read differently are written in: with whitespace,
+    /// or starting with the namespace the choice reads first.
+    #[test]
+    fn names_a_set_cannot_read_are_written_in() {
+        let sets = |names: &[&str]| {
+            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            NameSets::new(&names, &names)
+        };
+        assert!(sets(&["get weather", "get"]).is_none());
+        assert!(sets(&["functions.x"]).is_none());
+        assert!(sets(&["get:weather"]).is_none());
+        assert!(sets(&[]).is_none());
+        let plain = sets(&["get_weather"]).unwrap();
+        assert_eq!(
+            plain.sets,
+            [
+                vec!["get_weather".to_string(), "functions.get_weather".into()],
+                vec![
+                    "\"get_weather\"".to_string(),
+                    "\"functions.get_weather\"".into()
+                ],
+                vec!["get_weather".to_string(), "functions.get_weather".into()],
+            ]
+        );
+    }
 
     #[test]
     fn identifiers_stop_at_parentheses() {
