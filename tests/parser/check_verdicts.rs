@@ -109,6 +109,28 @@ fn no_template_works_while_its_round_trip_fails() {
     );
 }
 
+fn corpus_check(name: &str) -> Option<chat_autoparser::CheckReport> {
+    let path = crate_dir().join(format!("../shared/corpus/llamacpp/{name}.jinja"));
+    let Ok(source) = std::fs::read_to_string(&path) else {
+        println!("skipped: {} is absent", path.display());
+        return None;
+    };
+    let template = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap();
+    Some(Chat::new(template).unwrap().check())
+}
+
+/// The probe of the default shape called `name`.
+fn default_probe<'r>(
+    report: &'r chat_autoparser::CheckReport,
+    name: &str,
+) -> &'r chat_autoparser::check::ProbeReport {
+    report.shapes[0]
+        .probes
+        .iter()
+        .find(|p| p.name == name)
+        .unwrap()
+}
+
 /// MiniMax-M3 renders a `null` inside an object as nothing (`{"b": null}`
 /// is written as an empty `<item></item>`, as `""` is): its tricky-args
 /// probe parses back to `""`, which the template renders to the same bytes.
@@ -116,18 +138,10 @@ fn no_template_works_while_its_round_trip_fails() {
 /// parser misread it.
 #[test]
 fn a_difference_the_template_cannot_write_is_named_as_the_templates() {
-    let path = crate_dir().join("../shared/corpus/llamacpp/MiniMax-M3.jinja");
-    let Ok(source) = std::fs::read_to_string(&path) else {
-        println!("skipped: {} is absent", path.display());
+    let Some(report) = corpus_check("MiniMax-M3") else {
         return;
     };
-    let chat = Chat::new(ChatTemplate::new(&source, &TemplateConfig::default()).unwrap()).unwrap();
-    let report = chat.check();
-    let tricky = report.shapes[0]
-        .probes
-        .iter()
-        .find(|p| p.name == "tricky-args")
-        .unwrap();
+    let tricky = default_probe(&report, "tricky-args");
     assert!(tricky.renders_alike, "{tricky:?}");
     let arguments = &tricky.parsed.as_ref().unwrap().tool_calls[0]
         .function
@@ -145,11 +159,7 @@ fn a_difference_the_template_cannot_write_is_named_as_the_templates() {
     );
     // A probe the parser misreads is still the parser's: markers in a
     // string render differently from what they parse back as.
-    let markers = report.shapes[0]
-        .probes
-        .iter()
-        .find(|p| p.name == "markers-in-args")
-        .unwrap();
+    let markers = default_probe(&report, "markers-in-args");
     assert!(markers.parse_error.is_some() && !markers.renders_alike);
 }
 
@@ -160,18 +170,10 @@ fn a_difference_the_template_cannot_write_is_named_as_the_templates() {
 /// and parses back.
 #[test]
 fn an_end_marker_inside_an_argument_does_not_close_the_prompts_block() {
-    let path = crate_dir().join("../shared/corpus/llamacpp/NVIDIA-Nemotron-Nano-v2.jinja");
-    let Ok(source) = std::fs::read_to_string(&path) else {
-        println!("skipped: {} is absent", path.display());
+    let Some(report) = corpus_check("NVIDIA-Nemotron-Nano-v2") else {
         return;
     };
-    let chat = Chat::new(ChatTemplate::new(&source, &TemplateConfig::default()).unwrap()).unwrap();
-    let report = chat.check();
-    let markers = report.shapes[0]
-        .probes
-        .iter()
-        .find(|p| p.name == "markers-in-args")
-        .unwrap();
+    let markers = default_probe(&report, "markers-in-args");
     let output = markers.output.as_deref().unwrap();
     assert!(output.starts_with("</think><TOOLCALL>[{"), "{output}");
     assert!(
@@ -180,16 +182,6 @@ fn an_end_marker_inside_an_argument_does_not_close_the_prompts_block() {
     );
     assert_eq!(markers.parse_error, None);
     assert_eq!(report.verdict, Verdict::Works, "{:?}", report.warnings);
-}
-
-fn corpus_check(name: &str) -> Option<chat_autoparser::CheckReport> {
-    let path = crate_dir().join(format!("../shared/corpus/llamacpp/{name}.jinja"));
-    let Ok(source) = std::fs::read_to_string(&path) else {
-        println!("skipped: {} is absent", path.display());
-        return None;
-    };
-    let template = ChatTemplate::new(&source, &TemplateConfig::default()).unwrap();
-    Some(Chat::new(template).unwrap().check())
 }
 
 /// firefunction-v2 concatenates the caller's `functions` and `datetime`,
