@@ -131,6 +131,12 @@ fn default_probe<'r>(
         .unwrap()
 }
 
+/// The warning whose text starts with `prefix`.
+fn warning_starting<'r>(report: &'r chat_autoparser::CheckReport, prefix: &str) -> &'r str {
+    let found = report.warnings.iter().find(|w| w.what.starts_with(prefix));
+    &found.unwrap().what
+}
+
 /// MiniMax-M3 renders a `null` inside an object as nothing (`{"b": null}`
 /// is written as an empty `<item></item>`, as `""` is): its tricky-args
 /// probe parses back to `""`, which the template renders to the same bytes.
@@ -147,15 +153,10 @@ fn a_difference_the_template_cannot_write_is_named_as_the_templates() {
         .function
         .arguments;
     assert!(arguments.contains(r#""a":[1,2.5,""]"#), "{arguments}");
-    let warning = report
-        .warnings
-        .iter()
-        .find(|w| w.what.starts_with("default/tricky-args"))
-        .unwrap();
+    let warning = warning_starting(&report, "default/tricky-args");
     assert!(
-        warning.what.ends_with("no parser can tell them apart"),
-        "{}",
-        warning.what
+        warning.ends_with("no parser can tell them apart"),
+        "{warning}"
     );
     // A probe the parser misreads is still the parser's: markers in a
     // string render differently from what they parse back as.
@@ -211,15 +212,10 @@ fn a_template_that_refuses_every_probe_is_not_called_working() {
         return;
     };
     assert!(report.shapes[0].probes.iter().all(|p| p.skipped.is_some()));
-    let warning = report
-        .warnings
-        .iter()
-        .find(|w| w.what.starts_with("default: no probe renders"))
-        .unwrap();
+    let warning = warning_starting(&report, "default: no probe renders");
     assert!(
-        warning.what.contains("the template refuses the turn"),
-        "{}",
-        warning.what
+        warning.contains("the template refuses the turn"),
+        "{warning}"
     );
     assert_ne!(report.verdict, Verdict::Works);
 }
