@@ -305,10 +305,9 @@ fn check_shape(
     probes: &[probes::Probe],
 ) -> ShapeReport {
     let analysis = chat.analysis();
-    let rendered: Vec<_> = probes
-        .iter()
-        .map(|p| turn::render_turn(chat.template(), analysis, tools, &p.turn, shape.thinking))
-        .collect();
+    let render =
+        |t: &turn::Turn| turn::render_turn(chat.template(), analysis, tools, t, shape.thinking);
+    let rendered: Vec<_> = probes.iter().map(|p| render(&p.turn)).collect();
     // The generation prompt first: the shape's exports are reported for it.
     let mut setups: Vec<Setup> = Vec::new();
     let mut prompts: Vec<&turn::RenderedTurn> = rendered.iter().flatten().collect();
@@ -347,12 +346,8 @@ fn check_shape(
             }
             match setups.iter().find(|s| s.prompt == rendered.prompt) {
                 Some(setup) => {
-                    let render = |t: &turn::Turn| {
-                        turn::render_turn(chat.template(), analysis, tools, t, shape.thinking)
-                            .ok()
-                            .map(|r| r.output)
-                    };
-                    run_probe(report, setup, analysis, rendered, &render)
+                    let output_of = |t: &turn::Turn| render(t).ok().map(|r| r.output);
+                    run_probe(report, setup, analysis, rendered, &output_of)
                 }
                 None => skipped(report, "no prompt".into()),
             }

@@ -45,11 +45,7 @@ impl NameSets {
     /// among `all` (the request's), or `None` when a name cannot be read
     /// from a set (see the type's doc) or there are none.
     pub fn new(checked: &[String], all: &[String]) -> Option<NameSets> {
-        let name_chars = name_chars();
-        let plain = |n: &String| {
-            !n.is_empty() && !n.starts_with(NAMESPACE) && n.bytes().all(|b| name_chars.contains(b))
-        };
-        if all.is_empty() || !all.iter().chain(checked).all(plain) {
+        if !NameSets::fit(checked, all) {
             return None;
         }
         let words = |names: &[String]| {
@@ -63,6 +59,16 @@ impl NameSets {
         Some(NameSets {
             sets: [words(checked), json.collect(), words(all)],
         })
+    }
+
+    /// Whether the names can be read from sets (see the type's doc): every
+    /// name is made of name characters and none starts with the namespace.
+    pub(super) fn fit(checked: &[String], all: &[String]) -> bool {
+        let name_chars = name_chars();
+        let plain = |n: &String| {
+            !n.is_empty() && !n.starts_with(NAMESPACE) && n.bytes().all(|b| name_chars.contains(b))
+        };
+        !all.is_empty() && all.iter().chain(checked).all(plain)
     }
 
     /// The sets as `Program::with_names` takes them.

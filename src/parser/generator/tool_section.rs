@@ -177,7 +177,7 @@ impl NameReaders {
     /// `names` are the names a call must have (empty: any); `all_names`
     /// the request's, which a name slot may hold with spaces in them.
     pub(super) fn new((names, all_names): (&[String], &[String])) -> NameReaders {
-        if NameSets::new(names, all_names).is_some() {
+        if NameSets::fit(names, all_names) {
             return NameReaders::from_sets(names.is_empty(), names == all_names);
         }
         let alternatives = |quoted| known_name_alternatives(names, quoted);
