@@ -56,6 +56,8 @@ mod decode;
 mod diagnostic;
 mod elements;
 mod generator;
+#[cfg(test)]
+mod grammar_golden;
 mod json_check;
 mod marker;
 mod notation;
@@ -345,6 +347,16 @@ impl Build {
 
     /// The program for this build, without its name sets.
     fn compile(&self, protocol: &Protocol, config: &ParserConfig) -> Result<Program> {
+        self.grammar(protocol, config).compile().map_err(|e| {
+            Error::new(
+                ErrorKind::Analysis,
+                format!("cannot build the output parser: {e}"),
+            )
+        })
+    }
+
+    /// The grammar this build's program is compiled from.
+    fn grammar(&self, protocol: &Protocol, config: &ParserConfig) -> chat_autoparser_peg::Grammar {
         let plan = generator::Plan {
             start: self.start,
             extract_reasoning: self.extract,
@@ -356,13 +368,7 @@ impl Build {
             calls_in_reasoning: config.policy.calls_in_reasoning != CallsInReasoning::Reasoning,
             foreign_calls: config.policy.foreign_markers != ForeignMarkers::Text,
         };
-        let grammar = generator::grammar(protocol, plan).special_tokens(&config.special_tokens);
-        grammar.compile().map_err(|e| {
-            Error::new(
-                ErrorKind::Analysis,
-                format!("cannot build the output parser: {e}"),
-            )
-        })
+        generator::grammar(protocol, plan).special_tokens(&config.special_tokens)
     }
 
     /// The parser that runs `code` (this build's program, or one compiled
