@@ -103,6 +103,14 @@ impl<'o> Printer<'o> {
                     false => p.lit(name),
                 };
             }
+            // Only a parser's generic call holds a slot: a request's
+            // outline names its tools. Printed as any name would be.
+            Kind::NameSlot { quoted } => {
+                match quoted {
+                    true => p.ws().expr(r#""\"" [A-Za-z0-9_.-]+ "\"""#).ws(),
+                    false => p.expr("[A-Za-z0-9_.-]+"),
+                };
+            }
             Kind::Id(shape) => self.id(&mut p, shape),
             Kind::Sequence(_) => return self.items(&flat(node), follow),
             Kind::Choice(options) => {

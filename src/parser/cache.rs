@@ -28,9 +28,7 @@
 
 use std::sync::Mutex;
 
-use chat_autoparser_peg::Program;
-
-use super::{Build, CodeShape, OutputParser, ParserConfig};
+use super::{Build, Code, CodeShape, OutputParser, ParserConfig};
 use crate::error::Result;
 use crate::protocol::{Options, Protocol};
 
@@ -41,7 +39,7 @@ pub struct ParserCache {
     entries: Mutex<Vec<Entry>>,
     /// Programs compiled, under the shapes they were compiled for; most
     /// recently used first.
-    programs: Mutex<Vec<(CodeShape, Program)>>,
+    programs: Mutex<Vec<(CodeShape, Code)>>,
 }
 
 struct Entry {
@@ -81,7 +79,7 @@ impl ParserCache {
     }
 
     /// The program kept for `shape`.
-    fn program(&self, shape: &CodeShape) -> Option<Program> {
+    fn program(&self, shape: &CodeShape) -> Option<Code> {
         let mut programs = self.programs.lock().unwrap_or_else(|p| p.into_inner());
         let at = programs.iter().position(|(s, _)| s == shape)?;
         let entry = programs.remove(at);
@@ -90,7 +88,7 @@ impl ParserCache {
         Some(program)
     }
 
-    fn keep_program(&self, shape: CodeShape, program: &Program) {
+    fn keep_program(&self, shape: CodeShape, program: &Code) {
         let mut programs = self.programs.lock().unwrap_or_else(|p| p.into_inner());
         programs.truncate(Self::CAPACITY - 1);
         programs.insert(0, (shape, program.clone()));

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::policy::{CallsInReasoning, ForeignMarkers, UnknownTool};
-use super::{Build, Policy, ReasoningFormat};
+use super::{Build, NestedRules, Policy, ReasoningFormat};
 use crate::prompt::Continue;
 use crate::protocol::ToolChoice;
 use crate::request::{Chat, ChatRequest};
@@ -110,16 +110,20 @@ fn shapes() -> Vec<Shape> {
         "response schema".into(),
         auto().with_response_schema(json!({"type": "object"})),
     );
-    push(
-        "one call".into(),
-        auto().with_parallel_tool_calls(false),
-    );
+    push("one call".into(), auto().with_parallel_tool_calls(false));
     push(
         "special tokens".into(),
         auto().with_special_tokens(
-            ["<tool_call>", "</tool_call>", "<think>", "</think>", "[TOOL_CALLS]", "<|channel|>"]
-                .map(String::from)
-                .to_vec(),
+            [
+                "<tool_call>",
+                "</tool_call>",
+                "<think>",
+                "</think>",
+                "[TOOL_CALLS]",
+                "<|channel|>",
+            ]
+            .map(String::from)
+            .to_vec(),
         ),
     );
     let mut messages = user();
@@ -152,7 +156,12 @@ fn fingerprint(chat: &Chat, request: &ChatRequest) -> String {
         Ok(build) => build,
         Err(e) => return format!("no build: {e}"),
     };
-    let grammar = format!("{:?}", build.grammar(protocol, config));
+    let calls = protocol.parser_calls();
+    let nested = NestedRules {
+        notations: calls.notations(),
+        elements: calls.elements(),
+    };
+    let grammar = format!("{:?}", build.grammar(protocol, config, &nested));
     let code = match build.compile(protocol, config) {
         Ok(code) => code,
         Err(e) => return format!("no compile: {e}"),
@@ -211,14 +220,20 @@ fn check(dir: &Path, golden: &str) {
         return;
     }
     let expected = std::fs::read_to_string(&golden).unwrap_or_else(|e| {
-        panic!("{}: {e} (UPDATE_GOLDEN=1 cargo test --lib parser::grammar_golden)", golden.display())
+        panic!(
+            "{}: {e} (UPDATE_GOLDEN=1 cargo test --lib parser::grammar_golden)",
+            golden.display()
+        )
     });
     let mut differences = Vec::new();
     for (got, want) in lines.iter().zip(expected.lines()) {
         let (got, want): (Vec<&str>, Vec<&str>) =
             (got.split(' ').collect(), want.split(' ').collect());
         if got[0] != want[0] || got.len() != want.len() {
-            differences.push(format!("{}: not the golden's template line {}", got[0], want[0]));
+            differences.push(format!(
+                "{}: not the golden's template line {}",
+                got[0], want[0]
+            ));
             continue;
         }
         for (i, shape) in shapes.iter().enumerate() {

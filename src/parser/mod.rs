@@ -273,6 +273,25 @@ struct CodeShape {
     names: (bool, bool, bool),
 }
 
+/// A compiled program without its name sets, and what the parser reads
+/// beside it: all of it from the [`CodeShape`], so builds of one shape
+/// share it.
+#[derive(Debug, Clone)]
+struct Code {
+    program: Program,
+    /// How nested argument values are written (see `notation`, `elements`).
+    nested: decode::Nested,
+    /// The formats' calls hold ids the model writes.
+    model_writes_ids: bool,
+}
+
+/// The notations of nested argument values, read from the parser's
+/// calls ([`ParserCalls`](crate::protocol::outline::ParserCalls)): each gets a grammar rule, the first decodes.
+struct NestedRules {
+    notations: Vec<crate::protocol::Notation>,
+    elements: Vec<crate::protocol::outline::Elements>,
+}
+
 /// What a parser is built from besides the protocol: the decisions of
 /// `from_protocol`, made once and read by each step of a build (the
 /// program's compile, its names, the rest of the parser).
@@ -313,15 +332,6 @@ impl Build {
         })
     }
 
-    /// The formats the output may hold. Formats the request does not parse
-    /// still keep their text whole (their markers stop content and headers).
-    fn formats(protocol: &Protocol) -> &[crate::analysis::ToolFormat] {
-        match &protocol.tools {
-            Some(section) => &section.formats,
-            None => &protocol.markup.formats,
-        }
-    }
-
     /// What this build's program is compiled from, its names left out: two
     /// builds of one shape compile the same program, whatever their tools
     /// are called or declare. `None` when the program holds the names
@@ -345,18 +355,40 @@ impl Build {
         })
     }
 
-    /// The program for this build, without its name sets.
-    fn compile(&self, protocol: &Protocol, config: &ParserConfig) -> Result<Program> {
-        self.grammar(protocol, config).compile().map_err(|e| {
-            Error::new(
-                ErrorKind::Analysis,
-                format!("cannot build the output parser: {e}"),
-            )
+    /// The program for this build, without its name sets, and what the
+    /// parser reads beside it.
+    fn compile(&self, protocol: &Protocol, config: &ParserConfig) -> Result<Code> {
+        let calls = protocol.parser_calls();
+        let nested = NestedRules {
+            notations: calls.notations(),
+            elements: calls.elements(),
+        };
+        let program = self
+            .grammar(protocol, config, &nested)
+            .compile()
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Analysis,
+                    format!("cannot build the output parser: {e}"),
+                )
+            })?;
+        Ok(Code {
+            program,
+            nested: decode::Nested {
+                notation: nested.notations.into_iter().next(),
+                elements: nested.elements.into_iter().next().map(Arc::new),
+            },
+            model_writes_ids: calls.write_ids(),
         })
     }
 
     /// The grammar this build's program is compiled from.
-    fn grammar(&self, protocol: &Protocol, config: &ParserConfig) -> chat_autoparser_peg::Grammar {
+    fn grammar(
+        &self,
+        protocol: &Protocol,
+        config: &ParserConfig,
+        nested: &NestedRules,
+    ) -> chat_autoparser_peg::Grammar {
         let plan = generator::Plan {
             start: self.start,
             extract_reasoning: self.extract,
@@ -364,7 +396,12 @@ impl Build {
             json_response: config.options.response_schema.is_some(),
             names: &self.names,
             any_name: config.policy.unknown_tool == UnknownTool::Call,
-            formats: Build::formats(protocol),
+            formats: match &protocol.tools {
+                Some(section) => &section.formats,
+                None => &protocol.markup.formats,
+            },
+            notations: &nested.notations,
+            elements: &nested.elements,
             calls_in_reasoning: config.policy.calls_in_reasoning != CallsInReasoning::Reasoning,
             foreign_calls: config.policy.foreign_markers != ForeignMarkers::Text,
         };
@@ -373,21 +410,13 @@ impl Build {
 
     /// The parser that runs `code` (this build's program, or one compiled
     /// for the same [`CodeShape`]) with this build's names.
-    fn parser(self, protocol: &Protocol, config: &ParserConfig, code: Program) -> OutputParser {
+    fn parser(self, protocol: &Protocol, config: &ParserConfig, code: Code) -> OutputParser {
         let program = match &self.name_sets {
-            Some(sets) => code.with_names(&sets.as_slices()),
-            None => code,
+            Some(sets) => code.program.with_names(&sets.as_slices()),
+            None => code.program,
         };
         let (start, extract) = (self.start, self.extract);
-        let formats = Build::formats(protocol);
         let tools: &[Tool] = protocol.tools.as_ref().map_or(&[], |s| &s.tools);
-        let nested = decode::Nested {
-            notation: generator::notations(formats).into_iter().next(),
-            elements: generator::elements(formats)
-                .into_iter()
-                .next()
-                .map(Arc::new),
-        };
         let prefix = match (extract, start) {
             (false, Start::InReasoning) => protocol.prompt.opened_block.clone(),
             _ => String::new(),
@@ -396,7 +425,6 @@ impl Build {
             (true, Start::Free, None) => protocol.prompt.reasoning.clone(),
             _ => String::new(),
         };
-        let model_writes_ids = formats.iter().any(|f| f.id.is_some());
         let channels = (!protocol.headers().is_empty())
             .then(|| prompt_opened_channel(protocol, config.prefill.as_ref()));
         OutputParser {
@@ -407,10 +435,10 @@ impl Build {
             reasoning_prefix,
             prefill: config.prefill.clone().unwrap_or_default(),
             start,
-            nested,
+            nested: code.nested,
             ids: config
                 .call_ids
-                .map(|seed| call_id::CallIdSource::new(seed, model_writes_ids)),
+                .map(|seed| call_id::CallIdSource::new(seed, code.model_writes_ids)),
             policy: config.policy,
             channels,
             spare: Spare::default(),

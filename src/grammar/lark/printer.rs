@@ -144,6 +144,14 @@ impl<'o> Printer<'o> {
                     false => out.lit(name),
                 };
             }
+            // Only a parser's generic call holds a slot: a request's
+            // outline names its tools. Printed as any name would be.
+            Kind::NameSlot { quoted } => {
+                match quoted {
+                    true => out.expr(r#"/"[A-Za-z0-9_.-]+"/"#.into()),
+                    false => out.expr("/[A-Za-z0-9_.-]+/".into()),
+                };
+            }
             Kind::Id(shape) => return self.id(shape),
             Kind::Sequence(_) => return self.items(&flat(node), at),
             Kind::Choice(options) => return self.choice(options, at),

@@ -67,7 +67,8 @@ mod tagged_arguments;
 mod tool_section;
 
 use crate::analysis::ToolFormat;
-use crate::protocol::{Protocol, Start};
+use crate::protocol::outline::Elements;
+use crate::protocol::{Notation, Protocol, Start};
 use chat_autoparser_peg::Grammar;
 
 use body::root;
@@ -75,7 +76,6 @@ use nested::{elements_rule, elements_rule_name, notation_rule, notation_rule_nam
 use tool_section::ToolGrammar;
 
 pub use names::{NameSets, NAMESPACE};
-pub use nested::{elements, notations};
 
 /// What the grammar should extract.
 #[derive(Debug, Clone, Copy)]
@@ -95,6 +95,10 @@ pub struct Plan<'a> {
     pub any_name: bool,
     /// The tool formats the output may hold (the protocol's).
     pub formats: &'a [ToolFormat],
+    /// The template notations of nested values (`ParserCalls::notations`).
+    pub notations: &'a [Notation],
+    /// The element notations of nested values (`ParserCalls::elements`).
+    pub elements: &'a [Elements],
     /// A complete tool section written inside a reasoning block is read as
     /// calls (`calls_in_reasoning: call` or `both`; see `reasoning`).
     pub calls_in_reasoning: bool,
@@ -117,11 +121,11 @@ pub fn grammar(protocol: &Protocol, plan: Plan<'_>) -> Grammar {
     for (name, body) in calls.iter().flat_map(ToolGrammar::rules) {
         grammar = grammar.rule(&name, body);
     }
-    for notation in notations(plan.formats) {
-        grammar = grammar.rule(&notation_rule_name(&notation), notation_rule(&notation));
+    for notation in plan.notations {
+        grammar = grammar.rule(&notation_rule_name(notation), notation_rule(notation));
     }
-    for e in elements(plan.formats) {
-        grammar = grammar.rule(&elements_rule_name(&e), elements_rule(&e));
+    for e in plan.elements {
+        grammar = grammar.rule(&elements_rule_name(e), elements_rule(e));
     }
     grammar
 }

@@ -9,40 +9,13 @@
 //! refer to them by name.
 
 use super::names::{identifier, space_set};
-use crate::analysis::{ArgumentsSlot, Elements, TaggedArguments, ToolFormat};
 use crate::parser::marker::Marker;
 use crate::parser::tags::*;
+use crate::protocol::outline::Elements;
 use crate::protocol::Notation;
 use chat_autoparser_peg::{
     and, any_char, cap, choice, class, lit, not, rule, seq, star, until, ws, Expr,
 };
-
-/// The notations of the tool formats' arguments (see `notation`).
-pub fn notations(formats: &[ToolFormat]) -> Vec<Notation> {
-    of_tagged_arguments(formats, Notation::of)
-}
-
-/// The element notations of the tool formats' arguments (see `elements`).
-pub fn elements(formats: &[ToolFormat]) -> Vec<Elements> {
-    of_tagged_arguments(formats, |t| t.elements.clone())
-}
-
-/// What `read` finds in the tool formats' tagged arguments, a repeat next
-/// to its like left out.
-fn of_tagged_arguments<T: PartialEq>(
-    formats: &[ToolFormat],
-    read: impl Fn(&TaggedArguments) -> Option<T>,
-) -> Vec<T> {
-    let mut out: Vec<T> = formats
-        .iter()
-        .filter_map(|f| match &f.arguments {
-            ArgumentsSlot::Tagged(t) => read(t),
-            _ => None,
-        })
-        .collect();
-    out.dedup();
-    out
-}
 
 pub(super) fn elements_rule_name(e: &Elements) -> String {
     format!("elements {}", e.open_prefix)

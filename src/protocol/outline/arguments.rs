@@ -115,18 +115,27 @@ fn tagged(
                 stops: vec![stop.to_string()],
             })
         };
-        let mut pair = vec![
+        let mut close = vec![Node::marker(&g.value_suffix)];
+        if let Some(after) = &g.named_close {
+            close.extend([any(after), Node::marker(after)]);
+        }
+        let close = Node::seq(close);
+        let key = [
             Node::marker(&g.name_prefix),
             any(&g.name_suffix),
             Node::marker(&g.name_suffix),
-            Node::marker(&g.value_prefix),
-            any(&g.value_suffix).producing(Produces::Value),
-            Node::marker(&g.value_suffix),
         ];
-        if let Some(after) = &g.named_close {
-            pair.extend([any(after), Node::marker(after)]);
-        }
-        Box::new(Node::seq(pair))
+        // A generic call's value is typed as a declared one of any type
+        // is; a tool's open schema keeps its values as written.
+        let value = match lower.generic {
+            true => values::value_closed_by(g, &g.value_suffix, close, &json!({}), root),
+            false => Node::seq([
+                Node::marker(&g.value_prefix),
+                any(&g.value_suffix).producing(Produces::Value),
+                close,
+            ]),
+        };
+        Box::new(Node::seq(key.into_iter().chain([value])))
     });
     let members = Node::new(Kind::Members {
         list,

@@ -83,7 +83,9 @@ fn pieces(
                 })
             }
             Segment::Marker(raw) => out.push(Node::marker(raw)),
-            Segment::Text(text) => out.extend(text_with_name(text, &tool.name, named)),
+            Segment::Text(text) => {
+                out.extend(text_with_name(text, &tool.name, named, lower.generic))
+            }
             Segment::Id(shape) => out.push(id(shape)),
             Segment::Arguments(a) => out.push(arguments::lower(lower, tool, a, call.raw_python)),
             // The template writes the group (a JSON id member); a model
@@ -100,7 +102,8 @@ fn pieces(
 /// Fixed text, the tool's name in it typed: as a JSON string
 /// (`"name": "f"`) or bare (`f:`, `f(`); the first occurrence produces
 /// the name, a later one (an echo) nothing.
-fn text_with_name(text: &str, name: &str, named: &mut bool) -> Vec<Node> {
+/// In a generic call (`slot`) the name is a [`Kind::NameSlot`].
+fn text_with_name(text: &str, name: &str, named: &mut bool, slot: bool) -> Vec<Node> {
     let quoted = serde_json::to_string(name).unwrap_or_default();
     // A JSON name is a member's value (`"name": "f"`), not a key.
     let as_value = text.find(&format!(": {quoted}")).map(|at| at + 2);
@@ -114,13 +117,16 @@ fn text_with_name(text: &str, name: &str, named: &mut bool) -> Vec<Node> {
         false => Produces::Name,
     };
     *named = true;
-    let name_node = Node::new(Kind::ToolName {
-        name: name.to_string(),
-        quoted: is_quoted,
-    })
+    let name_node = match slot {
+        true => Node::new(Kind::NameSlot { quoted: is_quoted }),
+        false => Node::new(Kind::ToolName {
+            name: name.to_string(),
+            quoted: is_quoted,
+        }),
+    }
     .producing(produces);
     let mut out = vec![Node::literal(&text[..at]), name_node];
-    out.extend(text_with_name(&text[at + len..], name, named));
+    out.extend(text_with_name(&text[at + len..], name, named, slot));
     out.retain(|n| !n.is_empty());
     out
 }

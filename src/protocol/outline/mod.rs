@@ -48,6 +48,7 @@
 mod arguments;
 mod calls;
 mod content;
+mod generic;
 mod reasoning;
 mod sections;
 mod values;
@@ -60,6 +61,7 @@ use super::{IdShape, Notation, Protocol};
 /// The tags of [`ValueNotation::Element`] values: part of the outline's
 /// vocabulary, so printers need not reach into the analysis.
 pub use crate::analysis::Elements;
+pub use generic::ParserCalls;
 
 /// What a node's text becomes in the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,6 +186,13 @@ pub enum Kind {
         /// Written as a JSON string.
         quoted: bool,
     },
+    /// Any one of the request's names (`quoted`: as a JSON string): the
+    /// name of a format's generic call, which only the parser reads (see
+    /// [`ParserCalls`]); its names are given to the compiled program.
+    NameSlot {
+        /// Written as a JSON string.
+        quoted: bool,
+    },
     /// A call id.
     Id(IdShape),
     /// One after the other.
@@ -274,6 +283,7 @@ impl Protocol {
             protocol: self,
             rules: Vec::new(),
             warnings: self.warnings.clone(),
+            generic: false,
         };
         let reasoning = reasoning::lower(&lower);
         let body = content::lower(&mut lower);
@@ -294,6 +304,9 @@ struct Lowering<'p> {
     protocol: &'p Protocol,
     rules: Vec<Rule>,
     warnings: Vec<String>,
+    /// Lowering the parser's generic calls ([`ParserCalls`]): a name is a
+    /// [`Kind::NameSlot`], an argument of any key has a typed value.
+    generic: bool,
 }
 
 impl Lowering<'_> {

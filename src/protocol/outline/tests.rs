@@ -287,3 +287,62 @@ fn content_the_template_writes_after_the_calls_may_follow_the_section() {
         ))
     );
 }
+
+/// Every node of `node`, depth first.
+fn descendants(node: &Node) -> Vec<&Node> {
+    let mut out = vec![node];
+    for child in node.children() {
+        out.extend(descendants(child));
+    }
+    out
+}
+
+#[test]
+fn the_parser_reads_one_generic_call_per_format() {
+    let p = weather_protocol(HERMES, weather_parameters(), ToolChoice::Auto, true);
+    let calls = p.parser_calls();
+    assert_eq!(calls.calls.len(), p.tools.as_ref().unwrap().formats.len());
+    let first = descendants(&calls.calls[0]);
+    let name = first.iter().find(|n| n.produces == Produces::Name).unwrap();
+    assert_eq!(name.kind, Kind::NameSlot { quoted: true });
+    assert!(
+        !first
+            .iter()
+            .any(|n| matches!(&n.kind, Kind::ToolName { .. })),
+        "a generic call names no tool"
+    );
+    assert!(calls.notations().is_empty() && calls.elements().is_empty());
+}
+
+#[test]
+fn a_generic_calls_open_arguments_are_typed_as_the_format_writes_values() {
+    let p = weather_protocol(QWEN_XML, weather_parameters(), ToolChoice::Auto, true);
+    let calls = p.parser_calls();
+    let all = descendants(&calls.calls[0]);
+    let name = all.iter().find(|n| n.produces == Produces::Name).unwrap();
+    assert_eq!(name.kind, Kind::NameSlot { quoted: false });
+    let notations: Vec<&ValueNotation> = all
+        .iter()
+        .filter_map(|n| match &n.kind {
+            Kind::Value(v) => Some(&v.notation),
+            _ => None,
+        })
+        .collect();
+    // Raw strings up to the close, else JSON or a Python literal.
+    assert_eq!(notations, [&ValueNotation::Json, &ValueNotation::Python]);
+    assert!(
+        all.iter()
+            .any(|n| matches!(&n.kind, Kind::Until { stops } if stops == &["\n</parameter>\n"])),
+        "{all:#?}"
+    );
+}
+
+#[test]
+fn without_tools_the_parser_reads_the_formats_the_model_writes() {
+    let mut p = weather_protocol(QWEN_XML, weather_parameters(), ToolChoice::Auto, true);
+    p.tools = None;
+    let calls = p.parser_calls();
+    // The template's own format: its text stays whole content.
+    assert_eq!(calls.calls.len(), 1);
+    assert_eq!(calls.calls.len(), p.markup.formats.len());
+}

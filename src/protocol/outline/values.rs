@@ -43,6 +43,18 @@ pub(super) fn tagged_value(
     root: &Arc<Value>,
 ) -> Node {
     let close = g.close_for(key);
+    value_closed_by(g, &close, Node::marker(&close), prop, root)
+}
+
+/// A tagged value of schema `prop` and what closes it: `close`, whose
+/// text begins with the marker `stop` (a raw value's end).
+pub(super) fn value_closed_by(
+    g: &TaggedArguments,
+    stop: &str,
+    close: Node,
+    prop: &Value,
+    root: &Arc<Value>,
+) -> Node {
     let kind = string_kind(prop, root);
     let mut options = Vec::new();
     if g.raw_strings && kind != StringKind::Never {
@@ -50,14 +62,14 @@ pub(super) fn tagged_value(
         let raw = match kind {
             StringKind::Enum(_) => value(prop, root, ValueNotation::Raw),
             _ => Node::new(Kind::Until {
-                stops: vec![close.clone()],
+                stops: vec![stop.to_string()],
             }),
         }
         .producing(Produces::Value);
         options.push(Node::seq([
             Node::marker(&g.value_prefix),
             raw,
-            Node::marker(&close),
+            close.clone(),
         ]));
         // Values holding `<`, `&` or a newline inside the template's
         // escape wrapper (`<![CDATA[` … `]]>`), its text up to the wrapper's end.
@@ -72,7 +84,7 @@ pub(super) fn tagged_value(
                 Node::marker(open),
                 text,
                 Node::marker(end),
-                Node::marker(&close),
+                close.clone(),
             ]));
         }
     }
@@ -94,8 +106,8 @@ pub(super) fn tagged_value(
         // value markers are a string's quotes. One the model writes anyway
         // (`days:3<|"|>`) closes nothing; the parser and the exports admit it.
         let close = match prefix.trim().is_empty() && g.typed_value_prefix.is_some() {
-            true => Node::optional(Node::marker(&close)),
-            false => Node::marker(&close),
+            true => Node::optional(close),
+            false => close,
         };
         options.push(Node::seq([typed_prefix(g, prefix), typed, close]));
     }

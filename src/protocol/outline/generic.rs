@@ -1,0 +1,116 @@
+//! Lowering pass: the parser's calls — for each format the output may
+//! hold, one generic call: any tool's, its name a [`Kind::NameSlot`], its
+//! arguments open (any key, each value typed as the format writes a value
+//! of any type).
+//!
+//! Why generic: the parser reads a call without its schema (values are
+//! typed when decoded) and checks the name against name sets given to its
+//! compiled program, so one call per format serves every request of one
+//! shape, whatever its tools are called or declare (`docs/parser.md`, "A
+//! program independent of the tool names"). The printers print the
+//! request's [`Outline`](super::Outline), whose calls are per tool.
+//!
+//! The formats are the request's, or, when it parses no calls, every
+//! format a model of the template writes: their text stays whole content
+//! (their markers still end content and headers).
+//!
+//! Invariant: a generic call is the call a tool of open schema `{}` gets in
+//! the request's outline, except for the name slot and the typed values.
+
+use serde_json::json;
+
+use super::super::{Notation, Protocol, Tool};
+use super::{calls, Elements, Kind, Lowering, Node, Produces, ValueNotation};
+
+/// The name a generic call is lowered with: never printed (the slot
+/// stands for it), only used to find where the layout writes the name.
+const PLACEHOLDER: &str = "NAME";
+
+/// The generic call of each format the output may hold, in the protocol's
+/// order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParserCalls {
+    /// One call per format, each producing [`Produces::Call`].
+    pub calls: Vec<Node>,
+}
+
+impl Protocol {
+    /// The calls the output parser reads (see [`ParserCalls`]).
+    pub fn parser_calls(&self) -> ParserCalls {
+        let formats = match &self.tools {
+            Some(section) => &section.formats,
+            None => &self.markup.formats,
+        };
+        let mut lower = Lowering {
+            protocol: self,
+            rules: Vec::new(),
+            warnings: Vec::new(),
+            generic: true,
+        };
+        let tool = Tool {
+            name: PLACEHOLDER.to_string(),
+            parameters: json!({}),
+            strict: false,
+        };
+        let calls = formats
+            .iter()
+            .map(|format| calls::lower(&mut lower, format, &tool).producing(Produces::Call))
+            .collect();
+        ParserCalls { calls }
+    }
+}
+
+impl ParserCalls {
+    /// The template notations the calls' values are written in, in order,
+    /// a repeat next to its like left out.
+    pub fn notations(&self) -> Vec<Notation> {
+        self.values(|n| match n {
+            ValueNotation::Template(n) => Some(n.clone()),
+            _ => None,
+        })
+    }
+
+    /// The element notations the calls' values are written in, as
+    /// [`ParserCalls::notations`].
+    pub fn elements(&self) -> Vec<Elements> {
+        self.values(|n| match n {
+            ValueNotation::Element { tags, .. } => Some(tags.clone()),
+            _ => None,
+        })
+    }
+
+    /// Whether a call holds an id the model writes.
+    pub fn write_ids(&self) -> bool {
+        let mut found = false;
+        for call in &self.calls {
+            walk(call, &mut |n| found |= matches!(n.kind, Kind::Id(_)));
+        }
+        found
+    }
+
+    /// What `read` finds in the calls' values, in the calls' order, a
+    /// repeat next to its like left out.
+    fn values<T: PartialEq>(&self, read: impl Fn(&ValueNotation) -> Option<T>) -> Vec<T> {
+        let mut out: Vec<T> = Vec::new();
+        for call in &self.calls {
+            walk(call, &mut |n| {
+                let found = match &n.kind {
+                    Kind::Value(v) => read(&v.notation),
+                    _ => None,
+                };
+                if let Some(found) = found.filter(|f| out.last() != Some(f)) {
+                    out.push(found);
+                }
+            });
+        }
+        out
+    }
+}
+
+/// Visits `node` and its descendants, parents first.
+fn walk<'n>(node: &'n Node, visit: &mut impl FnMut(&'n Node)) {
+    visit(node);
+    for child in node.children() {
+        walk(child, visit);
+    }
+}
