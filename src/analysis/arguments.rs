@@ -109,6 +109,7 @@ pub fn tagged(
     };
     let escaped_value = escaped_value(variant(Variant::CallMarkup), x2, value_suffix, report);
     let elements = elements(outputs, lead, &one[..value_at], post, report);
+    let python_values = elements.is_none() && python_object(outputs, lead, &one[..value_at], post);
     let tagged = TaggedArguments {
         name_prefix: name_prefix.to_owned(),
         name_suffix: name_suffix.to_owned(),
@@ -121,6 +122,7 @@ pub fn tagged(
         raw_strings: !(x2.ends_with('"') && value_suffix.starts_with('"')),
         escaped_value,
         elements,
+        python_values,
     };
     (x1[..name_suffix_len].to_owned(), tagged)
 }
@@ -220,6 +222,18 @@ fn elements(
         format!("objects and lists written as nested elements: {shown}"),
     );
     Some(elements)
+}
+
+/// Whether the object value's render (between `before` and `after`) is
+/// the Python literal `{'second': 'XXXX'}`, as `str()` prints it, where
+/// `tojson` prints `{"second": "XXXX"}`.
+fn python_object(outputs: &Outputs, lead: &str, before: &str, after: &str) -> bool {
+    let inner = outputs.ok(Variant::CallObject).and_then(|t| {
+        t.strip_prefix(lead)?
+            .strip_prefix(before)?
+            .strip_suffix(after)
+    });
+    inner.is_some_and(|o| o.trim() == format!("{{'{ARG2}': '{VALUE}'}}"))
 }
 
 /// `P second S XXXX C second D` (the object) and `P item S XXXX C item D`

@@ -386,6 +386,12 @@ pub struct TaggedArguments {
     /// elements rather than as text (A5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elements: Option<Elements>,
+    /// An object in a value is written as a Python literal
+    /// (`{'k': 'v'}`, as `str()` prints it), not as JSON (A5): the
+    /// template prints values with `str()`, so its other non-string values
+    /// are Python literals too (`True`, `None`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub python_values: bool,
 }
 
 /// Objects and lists written as nested elements: an object as one element

@@ -14,5 +14,6 @@ mod hostile_schemas;
 mod json_field_order;
 mod request_options;
 mod response_template_fields;
+mod python_values;
 mod schema;
 mod special_tokens;

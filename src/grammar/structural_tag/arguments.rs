@@ -87,6 +87,9 @@ struct Tagging {
     named_close: bool,
     /// Between two pairs.
     separator: String,
+    /// Typed values are Python literals only (`{'k': True}`): no xgrammar
+    /// style reads them, since each reads JSON.
+    python_values: bool,
 }
 
 /// One way a pair's value is written.
@@ -105,6 +108,8 @@ struct ValueOption {
     suffix: String,
     /// More follows the close (the key again, in a named close).
     after_close: bool,
+    /// A typed value written as a Python literal only.
+    python: bool,
 }
 
 impl Tagging {
@@ -143,6 +148,7 @@ impl Tagging {
             for option in pair.options {
                 t.elements |= option.elements;
                 t.named_close |= option.after_close;
+                t.python_values |= option.python;
                 if t.suffix.is_empty() {
                     t.suffix = option.suffix.clone();
                 }
@@ -255,6 +261,10 @@ fn value_option(items: &[&Node]) -> Option<ValueOption> {
     let elements = typed.iter().any(|n| {
         matches!(&n.kind, Kind::Value(v) if matches!(v.notation, ValueNotation::Element { .. }))
     });
+    let python = !typed.is_empty()
+        && typed
+            .iter()
+            .all(|n| matches!(&n.kind, Kind::Value(v) if v.notation == ValueNotation::Python));
     let after = &items[at + 1..];
     let close_len = after.iter().take_while(|n| close_text(n).is_some()).count();
     let suffix = after[..close_len]
@@ -269,6 +279,7 @@ fn value_option(items: &[&Node]) -> Option<ValueOption> {
         elements,
         suffix,
         after_close: close_len < after.len(),
+        python,
     })
 }
 
@@ -414,6 +425,7 @@ const XML_STYLES: &[XmlStyle] = &[
 /// (named closes, escapes, nested elements, a separator) is in play.
 fn xml_style(t: &Tagging) -> Option<&'static str> {
     let plain = t.raw_strings
+        && !t.python_values
         && !t.named_close
         && !t.escaped
         && !t.elements

@@ -97,6 +97,10 @@ pub(super) fn value_closed_by(
                 raw_strings: g.raw_strings,
             }),
             (None, Some(n)) => typed(ValueNotation::Template(n)),
+            // A template printing values with `str()` writes Python
+            // literals only; one printing objects as JSON may still print
+            // scalars with `str()` (`True`).
+            (None, None) if g.python_values => typed(ValueNotation::Python),
             (None, None) => Node::choice(vec![
                 typed(ValueNotation::Json),
                 typed(ValueNotation::Python),
