@@ -116,3 +116,24 @@ pub fn argument_mutations() -> Vec<(&'static str, Vec<(&'static str, Value)>)> {
         ),
     ]
 }
+
+/// The end of the reasoning block `generation_prompt` leaves open (`...<think>\n`,
+/// or delimiter reasoning, which every output begins in) when `output`, a
+/// turn cut at the common prefix, never writes it: the template writes past
+/// turns without the block, but a model continuing that prompt writes its
+/// reasoning, empty here, and the end marker first. The grammars require
+/// that marker before a section that is not a special token (a model may
+/// muse about `<tool_calls>` as text), so a harness gives the output the
+/// marker, as the model would write it.
+#[allow(dead_code)] // The engine tiers use it.
+pub fn reasoning_end_owed<'a>(
+    analysis: &'a Analysis,
+    generation_prompt: &str,
+    output: &str,
+) -> Option<&'a str> {
+    let r = &analysis.reasoning;
+    let (open, end) = (r.start.trim(), r.end.trim());
+    let delimiter = r.mode == chat_autoparser::analysis::ReasoningMode::Delimiter;
+    let left_open = delimiter || (!open.is_empty() && generation_prompt.trim_end().ends_with(open));
+    (left_open && !end.is_empty() && !output.contains(end)).then_some(end)
+}

@@ -520,27 +520,17 @@ fn musing(llama: &Llama, tally: &mut Tally, t: &Template, label: &str, thinking:
 }
 
 /// A turn cut at the common prefix whose prompt leaves a reasoning block
-/// open (`...<think>\n`, or delimiter reasoning, which every output begins
-/// in) and whose render never closes it: the template
-/// writes past turns without the block, but a model continuing that prompt
-/// writes its reasoning, empty here, and the end marker first. The grammar
-/// requires that marker before a section that is not a special token (a
-/// model may muse about `<tool_calls>` as text), so the output gets it, as
-/// the model would write it; counted apart.
+/// open gets the block's end first (see `turns::reasoning_end_owed`);
+/// counted apart.
 fn close_open_block(analysis: &Analysis, mut r: Rendered) -> (Rendered, bool) {
-    let (open, end) = (
-        analysis.reasoning.start.trim(),
-        analysis.reasoning.end.trim(),
-    );
-    // Delimiter reasoning has no start marker: every output begins inside it.
-    let delimiter = analysis.reasoning.mode == ReasoningMode::Delimiter;
-    let left_open =
-        delimiter || (!open.is_empty() && r.generation_prompt.trim_end().ends_with(open));
-    let closes = r.by_common_prefix && left_open && !end.is_empty() && !r.output.contains(end);
-    if closes {
+    let owed = match r.by_common_prefix {
+        true => turns::reasoning_end_owed(analysis, &r.generation_prompt, &r.output),
+        false => None,
+    };
+    if let Some(end) = owed {
         r.output = format!("{end}\n{}", r.output);
     }
-    (r, closes)
+    (r, owed.is_some())
 }
 
 /// `tool_choice` required, and named (when every call is to that function).

@@ -296,6 +296,7 @@ fn render(t: &Template, case: &Case, thinking: bool) -> Option<(String, String, 
     } else {
         chat_autoparser::check::turn::common_prefix(&prompt, &full)
     };
+    let generation_prompt = prompt;
     let (prompt, rest) = (full[..at].to_string(), &full[at..]);
     let stop = &t.analysis.turn.stop_marker;
     let cut = if stop.is_empty() {
@@ -306,7 +307,16 @@ fn render(t: &Template, case: &Case, thinking: bool) -> Option<(String, String, 
     let written = case.calls.iter().all(|(name, _)| cut.contains(name))
         && cut.contains(case.reasoning)
         && cut.contains(case.content);
-    written.then(|| (prompt, cut.to_owned(), !whole))
+    let owed = match whole {
+        false => turns::reasoning_end_owed(&t.analysis, &generation_prompt, cut),
+        true => None,
+    };
+    // Given the end it owes, the output continues the generation prompt.
+    let (prompt, output) = match owed {
+        Some(end) => (generation_prompt, format!("{end}\n{cut}")),
+        None => (prompt, cut.to_owned()),
+    };
+    written.then(|| (prompt, output, !whole))
 }
 
 fn protocol(

@@ -58,7 +58,10 @@ fn the_gbnf_takes_the_python_literals_the_template_writes() {
     let python = gbnf(&protocol(&analysis(&printed_with_str()))).unwrap();
     let recognizer = Recognizer::new(&python.gbnf).unwrap();
     assert!(recognizer.accepts(&call("{'ok': True, 'n': None}")));
-    assert!(!recognizer.accepts(&call("{'ok': True")), "a literal, whole");
+    assert!(
+        !recognizer.accepts(&call("{'ok': True")),
+        "a literal, whole"
+    );
     // A template printing objects with `tojson` may still print scalars
     // with `str()`: both notations.
     let json = gbnf(&protocol(&analysis(QWEN_XML))).unwrap();
@@ -70,7 +73,10 @@ fn the_gbnf_takes_the_python_literals_the_template_writes() {
 #[test]
 fn the_structural_tag_loosens_what_no_xml_style_reads() {
     let json = structural_tag(&protocol(&analysis(QWEN_XML))).unwrap();
-    assert!(json.structural_tag.to_string().contains("qwen_xml_parameter"));
+    assert!(json
+        .structural_tag
+        .to_string()
+        .contains("qwen_xml_parameter"));
     let python = structural_tag(&protocol(&analysis(&printed_with_str()))).unwrap();
     let tag = python.structural_tag.to_string();
     assert!(!tag.contains("qwen_xml_parameter"), "{tag}");
