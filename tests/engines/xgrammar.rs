@@ -316,7 +316,7 @@ fn render(t: &Template, case: &Case, thinking: bool) -> Option<(String, String, 
         Some(end) => (generation_prompt, format!("{end}\n{cut}")),
         None => (prompt, cut.to_owned()),
     };
-    written.then(|| (prompt, output, !whole))
+    written.then_some((prompt, output, !whole))
 }
 
 fn protocol(
