@@ -844,9 +844,10 @@ impl Decoder {
                     None => json,
                 });
                 let piece = piece.unwrap_or_else(|_| {
-                    // No literal: a bare word (`city=Paris`) is a string; any
-                    // other text is a value the output cut short (`city="Par`).
-                    if !text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+                    // No literal: a bare word (`city=Paris`, `2024-01-15`) is
+                    // a string; a quoted or bracketed value is one the output
+                    // cut short (`city="Par`), as is one not begun (`city=`).
+                    if text.is_empty() || text.starts_with(['\'', '"', '[', '{', '(']) {
                         if let Some(call) = self.call.as_mut() {
                             call.cut_value = true;
                         }

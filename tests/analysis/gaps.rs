@@ -174,11 +174,31 @@ fn unquoted_python_values_are_strings() {
         ("get_weather", r#"{"city": "New York", "days": 2}"#)
     );
     // Literals still read as literals.
-    let m = parse(&t, tools, "[get_weather(city='Paris', days=None)]");
+    let m = parse(&t, tools.clone(), "[get_weather(city='Paris', days=None)]");
     assert_eq!(
         only_call(&m),
         ("get_weather", r#"{"city": "Paris", "days": null}"#)
     );
+    // A word that starts like a literal and goes on (a date, a time, `3pm`,
+    // `Trueish`) is a word, not a literal and a broken call.
+    for (value, json) in [
+        ("2024-01-15", r#""2024-01-15""#),
+        ("10:30", r#""10:30""#),
+        ("3pm", r#""3pm""#),
+        ("1.2.3", r#""1.2.3""#),
+        ("Trueish", r#""Trueish""#),
+        ("-5", "-5"),
+        ("2.5", "2.5"),
+    ] {
+        let m = parse(
+            &t,
+            tools.clone(),
+            &format!("[get_weather(city={value}, days=1)]"),
+        );
+        assert_eq!(m.content, None, "{value}");
+        let want = format!(r#"{{"city": {json}, "days": 1}}"#);
+        assert_eq!(only_call(&m), ("get_weather", want.as_str()), "{value}");
+    }
 }
 
 /// Command-R7B style: the system text tells the model to plan between

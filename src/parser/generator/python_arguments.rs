@@ -7,7 +7,7 @@
 use super::names::{identifier, space_set};
 use crate::parser::tags::*;
 use chat_autoparser_peg::{
-    cap, choice, class, commit, cut, lit, not, opt, plus, python, seq, star, ws, ByteSet, Expr,
+    and, cap, choice, class, commit, cut, lit, not, opt, plus, python, seq, star, ws, ByteSet, Expr,
 };
 use std::sync::LazyLock;
 
@@ -47,23 +47,25 @@ pub(super) fn python_arguments() -> Expr {
     ARGUMENTS.clone()
 }
 
-/// A Python literal, or a bare word. A value that cannot start a bare word
-/// (a quote, a bracket, a digit) is a literal, committed to at once: trying
-/// a bare word after it would make the engine keep all of a long value.
+/// A Python literal, or a bare word. A value that opens with a quote or a
+/// bracket is a literal, committed to at once: trying a bare word after it
+/// would make the engine keep all of a long value. A short literal (a
+/// number, `True`, `None`) is one only when the word ends with it: `3pm`,
+/// `2024-01-15`, `10:30` and `Trueish` are bare words.
 fn python_value() -> Expr {
     choice([
-        seq([not(class(word_start())), cut(), python()]),
-        python(),
+        seq([and(class(ByteSet::of(b"'\"[{("))), cut(), python()]),
+        seq([python(), not(class(word_part()))]),
         bare_word_value(),
     ])
 }
 
 /// A value written without quotes (`city=Paris`), as templates that print
-/// values with `{{ v }}` render strings: it starts with a letter (numbers,
-/// strings and containers are Python literals, tried first) and runs to the
-/// next `,` or `)`, over line ends (such a template prints a multi-line
-/// string as it is), less the whitespace before that end. `to_json`
-/// rejects it, so it decodes as a string.
+/// values with `{{ v }}` render strings: it starts as a word or a number
+/// does (literals are tried first) and runs to the next `,` or `)`, over
+/// line ends (such a template prints a multi-line string as it is), less
+/// the whitespace before that end. `to_json` rejects it, so it decodes as
+/// a string.
 fn bare_word_value() -> Expr {
     let space = space_set();
     let text = class(ByteSet::of(b",)").union(space).complement());
@@ -74,9 +76,17 @@ fn bare_word_value() -> Expr {
     ])
 }
 
-/// The bytes a bare word starts with: ASCII letters and `_`.
+/// The bytes a bare word starts with: ASCII letters and digits, `_`, and
+/// a number's sign or point.
 fn word_start() -> ByteSet {
     ByteSet::range(b'a', b'z')
         .union(ByteSet::range(b'A', b'Z'))
-        .union(ByteSet::of(b"_"))
+        .union(ByteSet::range(b'0', b'9'))
+        .union(ByteSet::of(b"_-+."))
+}
+
+/// The bytes that go on a word after a literal's end (`3` of `3pm`,
+/// `2024` of `2024-01-15`): a word's, and `:` and `/`.
+fn word_part() -> ByteSet {
+    word_start().union(ByteSet::of(b":/"))
 }
