@@ -782,10 +782,13 @@ impl Decoder {
                 };
                 self.arguments(&json, out);
             }
-            // Each block is trimmed as the first is: the whitespace just
-            // inside its markers is the template's, not the model's text.
+            // The reasoning's edges are trimmed, not each block's: the
+            // whitespace just inside the markers where one block ends and
+            // the next begins is kept between their texts (`first\n\nsecond`
+            // of `<think>\nfirst\n</think>…<think>\nsecond\n</think>`), so
+            // their words do not run together; held, it is sent only when
+            // the next block writes text.
             REASONING => {
-                self.reasoning = Edges::default();
                 self.thought_skips.clear();
                 self.leave_channel();
             }

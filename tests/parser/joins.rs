@@ -1,7 +1,9 @@
 //! Whitespace where text meets a reasoning block: content is the output's
 //! text outside the blocks byte for byte (only the message's own edges
-//! trimmed), and each reasoning block is its text without the whitespace
-//! just inside its markers, the first block as every later one. Streams in
+//! trimmed), and the reasoning is its blocks' texts, the whitespace just
+//! inside the markers dropped at the reasoning's own edges and kept where
+//! one block ends and the next begins, so two blocks' words do not run
+//! together (blocks with no whitespace there join as written). Streams in
 //! 1-, 2-, 3- and 7-byte pieces equal the batch, under both presets.
 
 use chat_autoparser::{AssistantMessage, Options, OutputParser, ParserConfig, Policy};
@@ -51,29 +53,36 @@ fn fields(m: &AssistantMessage) -> (Option<&str>, &str) {
 
 #[test]
 fn text_between_reasoning_blocks_keeps_its_whitespace() {
-    for (output, content) in [
+    for (output, content, reasoning) in [
         (
             "<think>a</think>middle <think>b</think> done",
             "middle  done",
+            "ab",
         ),
-        ("<think>a</think>x\t<think>b</think>\ny", "x\t\ny"),
+        ("<think>a</think>x\t<think>b</think>\ny", "x\t\ny", "ab"),
         (
             "<think>\na\n</think>\n\nmiddle  <think>\nb\n</think>  done",
             "middle    done",
+            "a\nb",
         ),
     ] {
         let m = message(hermes, output).unwrap();
-        assert_eq!(fields(&m), (Some(content), "ab"), "{output:?}");
+        assert_eq!(fields(&m), (Some(content), reasoning), "{output:?}");
     }
 }
 
 #[test]
-fn every_reasoning_block_drops_the_whitespace_inside_its_markers() {
+fn reasoning_blocks_keep_the_whitespace_at_their_join_only() {
     let output = "<|channel>thought\na\n<channel|>mid  <|channel>thought\nb\n<channel|>done";
     let Some(m) = message(gemma, output) else {
         return;
     };
-    assert_eq!(fields(&m), (Some("mid  done"), "ab"));
+    assert_eq!(fields(&m), (Some("mid  done"), "a\n\nb"));
+    // A block of whitespace only adds nothing, and the last block's
+    // trailing whitespace is the reasoning's edge.
+    let output = "<|channel>thought\na\n<channel|>mid<|channel>thought\n \n<channel|>done";
+    let m = message(gemma, output).unwrap();
+    assert_eq!(fields(&m), (Some("middone"), "a"));
 }
 
 fn hermes_tools(policy: Policy) -> Option<OutputParser> {
