@@ -285,8 +285,9 @@ struct Code {
     model_writes_ids: bool,
 }
 
-/// The notations of nested argument values, read from the parser's
-/// calls ([`ParserCalls`](crate::protocol::outline::ParserCalls)): each gets a grammar rule, the first decodes.
+/// The notations of nested argument values, read from the parser's calls
+/// ([`ParserCalls`](crate::protocol::outline::ParserCalls)): each gets a
+/// grammar rule, the first decodes.
 struct NestedRules {
     notations: Vec<crate::protocol::Notation>,
     elements: Vec<crate::protocol::outline::Elements>,
@@ -396,10 +397,7 @@ impl Build {
             json_response: config.options.response_schema.is_some(),
             names: &self.names,
             any_name: config.policy.unknown_tool == UnknownTool::Call,
-            formats: match &protocol.tools {
-                Some(section) => &section.formats,
-                None => &protocol.markup.formats,
-            },
+            formats: protocol.output_formats(),
             notations: &nested.notations,
             elements: &nested.elements,
             calls_in_reasoning: config.policy.calls_in_reasoning != CallsInReasoning::Reasoning,

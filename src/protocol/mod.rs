@@ -395,6 +395,17 @@ impl Protocol {
         }
     }
 
+    /// The call formats the output may hold: the request's, or, when it
+    /// parses no calls, every format a model of the template writes (their
+    /// text stays whole content: their markers still end content and
+    /// headers).
+    pub fn output_formats(&self) -> &[ToolFormat] {
+        match &self.tools {
+            Some(section) => &section.formats,
+            None => &self.markup.formats,
+        }
+    }
+
     /// The section headers of channel formats (`<|channel|>` LABEL `<|message|>`).
     pub fn headers(&self) -> &[Header] {
         &self.turn.headers

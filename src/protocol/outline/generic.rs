@@ -37,10 +37,7 @@ pub struct ParserCalls {
 impl Protocol {
     /// The calls the output parser reads (see [`ParserCalls`]).
     pub fn parser_calls(&self) -> ParserCalls {
-        let formats = match &self.tools {
-            Some(section) => &section.formats,
-            None => &self.markup.formats,
-        };
+        let formats = self.output_formats();
         let mut lower = Lowering {
             protocol: self,
             rules: Vec::new(),
