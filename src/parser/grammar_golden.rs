@@ -12,6 +12,9 @@
 //! reads every output the same way. A step that means to change a grammar
 //! regenerates the file and says why in its commit.
 //!
+//! Each request's prompt is the template's render of one user message with
+//! its generation prompt (`ChatTemplate::render`), as the protocol takes it.
+//!
 //! Regenerating: `UPDATE_GOLDEN=1 cargo test --lib parser::grammar_golden`.
 //! The file holds one line per template: its name, then one 8-hex-digit
 //! hash per shape of [`shapes`], in order.
@@ -22,16 +25,18 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::policy::{CallsInReasoning, ForeignMarkers, UnknownTool};
-use super::{Build, NestedRules, Policy, ReasoningFormat};
-use crate::prompt::Continue;
-use crate::protocol::ToolChoice;
-use crate::request::{Chat, ChatRequest};
-use crate::template::{ChatTemplate, TemplateConfig};
+use super::prefill::{Prefill, PrefillPart};
+use super::{Build, NestedRules, ParserConfig, Policy, ReasoningFormat};
+use crate::analysis::Analysis;
+use crate::protocol::{Options, Protocol, ToolChoice};
+use crate::template::{ChatTemplate, RenderRequest, TemplateConfig};
 
-/// One request shape: its label (in failure messages) and the request.
+/// One request shape: its label (in failure messages), what the model may
+/// write, and how the parser reports it.
 struct Shape {
     label: String,
-    request: ChatRequest,
+    options: Options,
+    config: ParserConfig,
 }
 
 fn tools() -> Vec<Value> {
@@ -58,9 +63,9 @@ fn mixed_policy() -> Policy {
 }
 
 /// The shapes, in the order of each line's hashes. Appending a shape
-/// needs a regeneration; reordering breaks every line.
+/// needs a regeneration; reordering breaks every line. Each request's
+/// prompt is the template's render of one user message (see [`prompt`]).
 fn shapes() -> Vec<Shape> {
-    let user = || vec![json!({"role": "user", "content": "?"})];
     let thinking = [(None, "default"), (Some(true), "on"), (Some(false), "off")];
     let policies = [
         (Policy::default(), "lossless"),
@@ -68,14 +73,25 @@ fn shapes() -> Vec<Shape> {
         (mixed_policy(), "mixed"),
     ];
     let mut shapes = Vec::new();
-    let mut push = |label: String, request: ChatRequest| shapes.push(Shape { label, request });
+    let mut push = |label: String, options: Options, config: ParserConfig| {
+        shapes.push(Shape {
+            label,
+            options,
+            config,
+        })
+    };
+    let config = |policy: Policy| ParserConfig::default().with_policy(policy);
     for (policy, p) in &policies[..2] {
         for (think, t) in thinking {
-            let mut request = ChatRequest::default()
-                .with_messages(user())
-                .with_policy(*policy);
-            request.enable_thinking = think;
-            push(format!("no tools/{p}/thinking {t}"), request);
+            let options = Options {
+                enable_thinking: think,
+                ..Options::default()
+            };
+            push(
+                format!("no tools/{p}/thinking {t}"),
+                options,
+                config(*policy),
+            );
         }
     }
     let choices = [
@@ -87,33 +103,37 @@ fn shapes() -> Vec<Shape> {
     for (choice, c) in &choices {
         for (policy, p) in &policies {
             for (think, t) in thinking {
-                let mut request = ChatRequest::default()
-                    .with_messages(user())
-                    .with_tools(tools())
-                    .with_tool_choice(choice.clone())
-                    .with_policy(*policy);
-                request.enable_thinking = think;
-                push(format!("{c}/{p}/thinking {t}"), request);
+                let options = Options {
+                    enable_thinking: think,
+                    ..Options::default()
+                        .with_tools(tools())
+                        .with_tool_choice(choice.clone())
+                };
+                push(format!("{c}/{p}/thinking {t}"), options, config(*policy));
             }
         }
     }
-    let auto = || {
-        ChatRequest::default()
-            .with_messages(user())
-            .with_tools(tools())
-    };
+    let auto = || Options::default().with_tools(tools());
+    let lossless = ParserConfig::default;
     push(
         "inline reasoning".into(),
-        auto().with_reasoning(ReasoningFormat::Inline),
+        auto(),
+        lossless().with_reasoning(ReasoningFormat::Inline),
     );
     push(
         "response schema".into(),
-        auto().with_response_schema(json!({"type": "object"})),
+        auto().with_response_schema(Some(json!({"type": "object"}))),
+        lossless(),
     );
-    push("one call".into(), auto().with_parallel_tool_calls(false));
+    push(
+        "one call".into(),
+        auto().with_parallel_tool_calls(false),
+        lossless(),
+    );
     push(
         "special tokens".into(),
-        auto().with_special_tokens(
+        auto(),
+        lossless().with_special_tokens(
             [
                 "<tool_call>",
                 "</tool_call>",
@@ -126,15 +146,28 @@ fn shapes() -> Vec<Shape> {
             .to_vec(),
         ),
     );
-    let mut messages = user();
-    messages.push(json!({"role": "assistant", "reasoning_content": "Let me", "content": ""}));
+    let prefill = Prefill {
+        content: String::new(),
+        reasoning: "Let me".into(),
+        part: PrefillPart::Reasoning,
+    };
     push(
         "prefill in reasoning".into(),
-        auto()
-            .with_messages(messages)
-            .with_continue_final_message(Continue::Reasoning),
+        auto(),
+        lossless().with_prefill(prefill),
     );
     shapes
+}
+
+/// The prompt of one user message under `options`, as the template renders
+/// it with its generation prompt (empty when it refuses).
+fn prompt(template: &ChatTemplate, options: &Options) -> String {
+    let request = RenderRequest::default()
+        .with_messages(vec![json!({"role": "user", "content": "?"})])
+        .with_tools((!options.tools.is_empty()).then(|| options.tools.clone()))
+        .with_add_generation_prompt(true)
+        .with_enable_thinking(options.enable_thinking);
+    template.render(&request).unwrap_or_default()
 }
 
 /// FNV-1a, 64 bits, folded to 32: stable across Rust versions (the
@@ -147,12 +180,17 @@ fn hash(text: &str) -> u32 {
     (h ^ (h >> 32)) as u32
 }
 
-/// What a build of `request` on `chat` makes besides the compiled code
-/// (which is the grammar's), as text; or why it made nothing.
-fn fingerprint(chat: &Chat, request: &ChatRequest) -> String {
-    let prepared = chat.prepare(request);
-    let (protocol, config) = (&prepared.protocol, &prepared.parser);
-    let build = match Build::new(protocol, config) {
+/// What a build of `shape` makes besides the compiled code (which is the
+/// grammar's), as text; or why it made nothing.
+fn fingerprint(template: &ChatTemplate, analysis: &Analysis, shape: &Shape) -> String {
+    let mut options = shape.options.clone();
+    options.prompt = Some(prompt(template, &options));
+    let protocol = Protocol::new(analysis, &options);
+    let config = ParserConfig {
+        options,
+        ..shape.config.clone()
+    };
+    let build = match Build::new(&protocol, &config) {
         Ok(build) => build,
         Err(e) => return format!("no build: {e}"),
     };
@@ -161,12 +199,12 @@ fn fingerprint(chat: &Chat, request: &ChatRequest) -> String {
         notations: calls.notations(),
         elements: calls.elements(),
     };
-    let grammar = format!("{:?}", build.grammar(protocol, config, &nested));
-    let code = match build.compile(protocol, config) {
+    let grammar = format!("{:?}", build.grammar(&protocol, &config, &nested));
+    let code = match build.compile(&protocol, &config) {
         Ok(code) => code,
         Err(e) => return format!("no compile: {e}"),
     };
-    let p = build.parser(protocol, config, code);
+    let p = build.parser(&protocol, &config, code);
     format!(
         "{grammar}|{:?}|{:?}|{:?}|{:?}|{:?}",
         p.nested, p.start, p.prefix, p.reasoning_prefix, p.channels
@@ -176,16 +214,17 @@ fn fingerprint(chat: &Chat, request: &ChatRequest) -> String {
 /// One golden line: the template's name and a hash per shape.
 fn line(name: &str, source: &str, shapes: &[Shape]) -> String {
     let mut out = name.to_string();
-    let chat = ChatTemplate::new(source, &TemplateConfig::default())
+    let analysed = ChatTemplate::new(source, &TemplateConfig::default())
         .map_err(|e| e.to_string())
-        .and_then(|t| Chat::new(t).map_err(|e| e.to_string()));
-    match chat {
-        Ok(chat) => {
+        .and_then(|t| t.analyze().map(|a| (t, a)).map_err(|e| e.to_string()));
+    match analysed {
+        Ok((template, analysis)) => {
             for shape in shapes {
-                write!(out, " {:08x}", hash(&fingerprint(&chat, &shape.request))).unwrap();
+                let text = fingerprint(&template, &analysis, shape);
+                write!(out, " {:08x}", hash(&text)).unwrap();
             }
         }
-        Err(e) => write!(out, " no chat: {:08x}", hash(&e)).unwrap(),
+        Err(e) => write!(out, " no analysis: {:08x}", hash(&e)).unwrap(),
     }
     out
 }
