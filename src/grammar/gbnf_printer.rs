@@ -90,6 +90,13 @@ impl<'o> Printer<'o> {
             Kind::Attributes { close, .. } => {
                 p.expr(until_in_line(&mut self.rules, "header-rest", close));
             }
+            // Only the parser's outline holds a turn's headers; printed
+            // as the section header it is.
+            Kind::Header { open, close } => {
+                p.marker(open);
+                p.expr(until_in_line(&mut self.rules, "header-label", close));
+                p.marker(close);
+            }
             Kind::Value(v) => {
                 p.expr(self.value(v, node.produces));
             }

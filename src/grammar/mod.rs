@@ -248,3 +248,40 @@ fn constrains(node: &Node) -> bool {
 pub fn gbnf_literal(text: &str) -> String {
     literal(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::outline::Outline;
+    use crate::protocol::testing::{weather_parameters, weather_protocol};
+
+    /// The nodes only the parser's outline holds (a turn's header, a
+    /// generic call's name slot) print as what they stand for: a printer
+    /// given one never writes a grammar that refuses its text.
+    #[test]
+    fn the_parser_outlines_own_nodes_print_as_what_they_stand_for() {
+        let source = include_str!("../../templates/channel-harmony.jinja");
+        let protocol = weather_protocol(source, weather_parameters(), ToolChoice::Auto, true);
+        let parser = protocol.parser_outline();
+        let outline = Outline {
+            root: Node::empty(),
+            rules: Vec::new(),
+            prompt_reasoning: String::new(),
+            warnings: Vec::new(),
+        };
+        let accepts = |node: &Node, text: &str| {
+            let mut printer = Printer::new(&outline);
+            let root = printer.node(node, "").render();
+            let mut rules = printer.rules;
+            rules.fixed("root", &root);
+            primitive(&mut rules, "ws", false);
+            Recognizer::new(&rules.render()).unwrap().accepts(text)
+        };
+        let header = &parser.headers[0];
+        assert!(accepts(header, "<|channel|>final<|message|>"));
+        assert!(!accepts(header, "<|channel|>final"));
+        let slot = Node::new(Kind::NameSlot { quoted: true });
+        assert!(accepts(&slot, "\"get_weather\""));
+        assert!(!accepts(&slot, "get_weather"));
+    }
+}

@@ -26,8 +26,7 @@ use serde_json::{json, Value};
 
 use super::policy::{CallsInReasoning, ForeignMarkers, UnknownTool};
 use super::prefill::{Prefill, PrefillPart};
-use super::{Build, NestedRules, ParserConfig, Policy, ReasoningFormat};
-use crate::analysis::Analysis;
+use super::{Build, OutlineParts, ParserConfig, Policy, ReasoningFormat};
 use crate::protocol::{Options, Protocol, ToolChoice};
 use crate::template::{ChatTemplate, RenderRequest, TemplateConfig};
 
@@ -180,31 +179,23 @@ fn hash(text: &str) -> u32 {
     (h ^ (h >> 32)) as u32
 }
 
-/// What a build of `shape` makes besides the compiled code (which is the
-/// grammar's), as text; or why it made nothing.
-fn fingerprint(template: &ChatTemplate, analysis: &Analysis, shape: &Shape) -> String {
-    let mut options = shape.options.clone();
-    options.prompt = Some(prompt(template, &options));
-    let protocol = Protocol::new(analysis, &options);
-    let config = ParserConfig {
-        options,
-        ..shape.config.clone()
-    };
-    let build = match Build::new(&protocol, &config) {
+/// What a build of `protocol` under `config` makes besides the compiled
+/// code (which is the grammar's), as text; or why it made nothing.
+fn fingerprint(protocol: &Protocol, config: &ParserConfig) -> String {
+    let build = match Build::new(protocol, config) {
         Ok(build) => build,
         Err(e) => return format!("no build: {e}"),
     };
-    let calls = protocol.parser_calls();
-    let nested = NestedRules {
-        notations: calls.notations(),
-        elements: calls.elements(),
-    };
-    let grammar = format!("{:?}", build.grammar(&protocol, &config, &nested));
-    let code = match build.compile(&protocol, &config) {
+    let outline = protocol.parser_outline();
+    let grammar = format!(
+        "{:?}",
+        build.grammar(protocol, config, &OutlineParts::of(&outline))
+    );
+    let code = match build.compile(protocol, config) {
         Ok(code) => code,
         Err(e) => return format!("no compile: {e}"),
     };
-    let p = build.parser(&protocol, &config, code);
+    let p = build.parser(protocol, config, code);
     format!(
         "{grammar}|{:?}|{:?}|{:?}|{:?}|{:?}",
         p.nested, p.start, p.prefix, p.reasoning_prefix, p.channels
@@ -220,7 +211,14 @@ fn line(name: &str, source: &str, shapes: &[Shape]) -> String {
     match analysed {
         Ok((template, analysis)) => {
             for shape in shapes {
-                let text = fingerprint(&template, &analysis, shape);
+                let mut options = shape.options.clone();
+                options.prompt = Some(prompt(&template, &options));
+                let protocol = Protocol::new(&analysis, &options);
+                let config = ParserConfig {
+                    options,
+                    ..shape.config.clone()
+                };
+                let text = fingerprint(&protocol, &config);
                 write!(out, " {:08x}", hash(&text)).unwrap();
             }
         }

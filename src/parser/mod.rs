@@ -285,12 +285,27 @@ struct Code {
     model_writes_ids: bool,
 }
 
-/// The notations of nested argument values, read from the parser's calls
-/// ([`ParserCalls`](crate::protocol::outline::ParserCalls)): each gets a
-/// grammar rule, the first decodes.
-struct NestedRules {
+/// What the grammar reads of the parser's outline
+/// ([`ParserOutline`](crate::protocol::outline::ParserOutline)): the
+/// notations of nested argument values (each gets a grammar rule, the first
+/// decodes) and the turn's section headers.
+struct OutlineParts<'o> {
     notations: Vec<crate::protocol::Notation>,
     elements: Vec<crate::protocol::outline::Elements>,
+    headers: Vec<sections::HeaderMarks<'o>>,
+}
+
+impl<'o> OutlineParts<'o> {
+    fn of(outline: &'o crate::protocol::outline::ParserOutline) -> OutlineParts<'o> {
+        OutlineParts {
+            notations: outline.notations(),
+            elements: outline.elements(),
+            headers: outline
+                .header_markers()
+                .map(|(open, close)| sections::HeaderMarks { open, close })
+                .collect(),
+        }
+    }
 }
 
 /// What a parser is built from besides the protocol: the decisions of
@@ -359,13 +374,10 @@ impl Build {
     /// The program for this build, without its name sets, and what the
     /// parser reads beside it.
     fn compile(&self, protocol: &Protocol, config: &ParserConfig) -> Result<Code> {
-        let calls = protocol.parser_calls();
-        let nested = NestedRules {
-            notations: calls.notations(),
-            elements: calls.elements(),
-        };
+        let outline = protocol.parser_outline();
+        let parts = OutlineParts::of(&outline);
         let program = self
-            .grammar(protocol, config, &nested)
+            .grammar(protocol, config, &parts)
             .compile()
             .map_err(|e| {
                 Error::new(
@@ -376,10 +388,10 @@ impl Build {
         Ok(Code {
             program,
             nested: decode::Nested {
-                notation: nested.notations.into_iter().next(),
-                elements: nested.elements.into_iter().next().map(Arc::new),
+                notation: parts.notations.into_iter().next(),
+                elements: parts.elements.into_iter().next().map(Arc::new),
             },
-            model_writes_ids: calls.write_ids(),
+            model_writes_ids: outline.write_ids(),
         })
     }
 
@@ -388,7 +400,7 @@ impl Build {
         &self,
         protocol: &Protocol,
         config: &ParserConfig,
-        nested: &NestedRules,
+        parts: &OutlineParts<'_>,
     ) -> chat_autoparser_peg::Grammar {
         let plan = generator::Plan {
             start: self.start,
@@ -398,8 +410,9 @@ impl Build {
             names: &self.names,
             any_name: config.policy.unknown_tool == UnknownTool::Call,
             formats: protocol.output_formats(),
-            notations: &nested.notations,
-            elements: &nested.elements,
+            notations: &parts.notations,
+            elements: &parts.elements,
+            headers: &parts.headers,
             calls_in_reasoning: config.policy.calls_in_reasoning != CallsInReasoning::Reasoning,
             foreign_calls: config.policy.foreign_markers != ForeignMarkers::Text,
         };

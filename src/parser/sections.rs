@@ -37,7 +37,6 @@
 //! content never swallows scaffolding and scaffolding never swallows text
 //! that does not start with a marker.
 
-use crate::analysis::Header;
 use crate::protocol::Protocol;
 use chat_autoparser_peg::{
     and, any_char, cap, choice, empty, lit, literals, not, opt, repeat, seq, star, until, ws, Expr,
@@ -47,9 +46,22 @@ use super::marker::Marker;
 use super::tags::{CHANNEL, CHANNEL_END, CONTENT, UNKNOWN_LABEL};
 use super::vocabulary::Vocabulary;
 
+/// A section header's markers (`<|channel|>` LABEL `<|message|>`), as the
+/// parser's outline gives them
+/// ([`ParserOutline::header_markers`](crate::protocol::outline::ParserOutline::header_markers)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeaderMarks<'a> {
+    /// The marker before the label.
+    pub open: &'a str,
+    /// The marker after it.
+    pub close: &'a str,
+}
+
 /// The section scaffolding of one protocol.
 pub struct Sections<'a> {
     protocol: &'a Protocol,
+    /// The turn's section headers.
+    headers: &'a [HeaderMarks<'a>],
     /// The template's words: a label of other words is no header.
     vocabulary: &'a Vocabulary,
     /// Reasoning is extracted (else its markers are content).
@@ -63,6 +75,7 @@ impl<'a> Sections<'a> {
     /// tool section's triggers), even when they have a header's shape.
     pub fn new(
         protocol: &'a Protocol,
+        headers: &'a [HeaderMarks<'a>],
         vocabulary: &'a Vocabulary,
         extract_reasoning: bool,
         mut reserved: Vec<String>,
@@ -73,25 +86,25 @@ impl<'a> Sections<'a> {
             }
         }
         // A literal no longer than a header's opening would reserve every header.
-        let headers = &protocol.turn.headers;
         reserved
             .retain(|r| !r.is_empty() && !headers.iter().any(|h| h.open.starts_with(r.as_str())));
         Sections {
             protocol,
+            headers,
             vocabulary,
             extract_reasoning,
             reserved,
         }
     }
 
-    fn headers(&self) -> &'a [Header] {
-        &self.protocol.turn.headers
+    fn headers(&self) -> &'a [HeaderMarks<'a>] {
+        self.headers
     }
 
     /// First cores of the scaffolding: content stops before them.
     pub fn triggers(&self) -> Vec<String> {
         let turn = &self.protocol.turn;
-        let mut out: Vec<String> = self.headers().iter().map(|h| h.open.clone()).collect();
+        let mut out: Vec<String> = self.headers().iter().map(|h| h.open.to_string()).collect();
         for raw in [&turn.message_end, &turn.message_start] {
             out.extend(Marker::new(raw).first_core().map(str::to_string));
         }
@@ -113,29 +126,29 @@ impl<'a> Sections<'a> {
     /// another word in its label (`<|channel|>notes<|message|>`) is text
     /// the model wrote: it stays content, verbatim, reported
     /// (`UNKNOWN_LABEL`).
-    fn header(&self, h: &Header) -> Expr {
+    fn header(&self, h: &HeaderMarks) -> Expr {
         let reserved = self.reserved.iter().map(|r| not(lit(r)));
         // A label here names a channel: one word, or one word and markup
         // after it (`final <|constrain|>json`). Words of text after the
         // first (`call tool="f" index="1"`) are what the model wrote, not
         // a channel's name, and stay content.
         let markers = &self.protocol.preserved_tokens;
-        let opens: Vec<&str> = self.headers().iter().map(|h| h.open.as_str()).collect();
+        let opens: Vec<&str> = self.headers().iter().map(|h| h.open).collect();
         let shape = |label: &dyn Fn(Words) -> Expr| {
             // A header the model broke off to start the next one
             // (`<|channel|>commentary to=assistant<|channel|>final...`)
             // opens no message: its label is scaffolding, as a whole
             // header's is.
             choice([
-                seq([lit(&h.open), label(Words::Markup), lit(&h.close)]),
-                seq([lit(&h.open), label(Words::Any), and(literals(&opens))]),
+                seq([lit(h.open), label(Words::Markup), lit(h.close)]),
+                seq([lit(h.open), label(Words::Any), and(literals(&opens))]),
             ])
         };
         let known = shape(&|later| known_label(h, markers, &[], later, self.vocabulary));
         let unknown = seq([
             and(shape(&|later| label(h, markers, &[], later))),
             cap(UNKNOWN_LABEL, empty()),
-            cap(CONTENT, lit(&h.open)),
+            cap(CONTENT, lit(h.open)),
         ]);
         let own = self.tool_markers(h).map(not);
         let header = choice([seq([known, ws(), cap(CHANNEL, empty())]), unknown]);
@@ -147,13 +160,13 @@ impl<'a> Sections<'a> {
     /// header): text of a call the parser gave back to the content (an
     /// unknown tool, a withdrawn call), which must stay there, not
     /// scaffolding to drop.
-    fn tool_markers(&self, h: &Header) -> Option<Expr> {
+    fn tool_markers(&self, h: &HeaderMarks) -> Option<Expr> {
         let own: Vec<&str> = self
             .protocol
             .markup
             .call_marker_texts()
             .map(str::trim)
-            .filter(|m| m.starts_with(h.open.as_str()) && m.ends_with(h.close.as_str()))
+            .filter(|m| m.starts_with(h.open) && m.ends_with(h.close))
             .filter(|m| m.len() > h.open.len() + h.close.len())
             .collect();
         (!own.is_empty()).then(|| literals(own))
@@ -170,7 +183,7 @@ impl<'a> Sections<'a> {
             return None;
         }
         let end = Marker::new(&turn.message_end);
-        let opens = self.headers().iter().map(|h| h.open.as_str());
+        let opens = self.headers().iter().map(|h| h.open);
         let calls = self.reserved.iter().filter(|r| r.len() > 1);
         let next: Vec<&str> = opens.chain(calls.map(String::as_str)).collect();
         let mut ways = vec![seq([opt(seq([end.expr(), ws()])), start.expr(), ws()])];
@@ -221,7 +234,7 @@ pub enum Words {
 /// a marker is text the model wrote, not a label: taking it for one would
 /// drop it (a sentence after a corrupted closing marker ran on to the next
 /// message's header and vanished).
-pub fn label(h: &Header, markers: &[String], stops: &[&str], later: Words) -> Expr {
+pub fn label(h: &HeaderMarks, markers: &[String], stops: &[&str], later: Words) -> Expr {
     let stops = label_stops(h, markers, stops);
     let char = || seq([not(stops.clone()), any_char()]);
     let word = || star(seq([not(lit(" ")), char()]));
@@ -237,7 +250,7 @@ pub fn label(h: &Header, markers: &[String], stops: &[&str], later: Words) -> Ex
 /// `vocabulary`): scaffolding. A label of another word is text the model
 /// wrote.
 pub fn known_label(
-    h: &Header,
+    h: &HeaderMarks,
     markers: &[String],
     stops: &[&str],
     later: Words,
@@ -259,8 +272,8 @@ pub fn known_label(
 
 /// What a label never holds: `h`'s markers, a line end, a learned marker
 /// or one of `stops`.
-fn label_stops(h: &Header, markers: &[String], stops: &[&str]) -> Expr {
-    let mut all: Vec<&str> = vec![h.open.as_str(), h.close.as_str(), "\n"];
+fn label_stops(h: &HeaderMarks, markers: &[String], stops: &[&str]) -> Expr {
+    let mut all: Vec<&str> = vec![h.open, h.close, "\n"];
     all.extend(markers.iter().map(String::as_str).filter(|m| !m.is_empty()));
     all.extend(stops.iter().copied().filter(|s| !s.is_empty()));
     literals(all)

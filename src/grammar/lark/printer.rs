@@ -132,6 +132,13 @@ impl<'o> Printer<'o> {
             Kind::Attributes { .. } => {
                 out.expr(format!("{}?", lexemes::any(&mut self.w)));
             }
+            // Only the parser's outline holds a turn's headers; printed
+            // as the section header it is.
+            Kind::Header { open, close } => {
+                out.lit(open);
+                out.expr(format!("{}?", lexemes::any(&mut self.w)));
+                out.lit(close);
+            }
             Kind::Value(v) => {
                 if at.start {
                     out.ws();

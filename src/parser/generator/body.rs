@@ -44,6 +44,7 @@ use super::reasoning::{
 use super::tool_section::{part_opener, tool_grammars, ToolGrammar};
 use super::{Plan, JSON_FENCES};
 use crate::parser::marker::{is_token, Marker};
+use crate::parser::sections::HeaderMarks;
 use crate::parser::sections::Sections;
 use crate::parser::tags::*;
 use crate::parser::vocabulary::{special_token, Vocabulary};
@@ -64,7 +65,15 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
     let fenced = !plan.names.is_empty() && !plan.json_response;
     let names = (checked, plan.names);
     let foreign = plan.foreign_calls;
-    let tool_sections = tool_grammars(protocol, plan.formats, names, &vocabulary, fenced, foreign);
+    let tool_sections = tool_grammars(
+        protocol,
+        plan.formats,
+        plan.headers,
+        names,
+        &vocabulary,
+        fenced,
+        foreign,
+    );
     // Tool sections keep their text when tools are not parsed: a header
     // never takes their opening marker. A code fence ends no reasoning.
     let tool_starts: Vec<String> = tool_sections
@@ -91,11 +100,17 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
     let mut body = Body {
         protocol,
         plan,
-        sections: Sections::new(protocol, &vocabulary, plan.extract_reasoning, tool_starts),
+        sections: Sections::new(
+            protocol,
+            plan.headers,
+            &vocabulary,
+            plan.extract_reasoning,
+            tool_starts,
+        ),
         silent: silent_markers(&wrappers, plan),
         opener: part_opener(protocol),
         closers: final_closers(protocol, plan),
-        generation_end: GenerationEnd::new(protocol),
+        generation_end: GenerationEnd::new(protocol, plan.headers),
         triggers: Vec::new(),
         stray: Vec::new(),
         call_text: empty(),
@@ -222,6 +237,7 @@ impl Body<'_, '_> {
             stops: &self.reasoning_stops,
             calls: self.thought_calls.as_ref(),
             seam: self.seam.as_ref(),
+            headers: self.plan.headers,
         }
     }
 
@@ -414,17 +430,17 @@ struct GenerationEnd {
 }
 
 impl GenerationEnd {
-    fn new(protocol: &Protocol) -> Option<GenerationEnd> {
+    fn new(protocol: &Protocol, headers: &[HeaderMarks]) -> Option<GenerationEnd> {
         let turn = &protocol.turn;
         let end = Marker::new(&turn.message_end);
         let shaped = end
             .first_core()
             .is_some_and(|c| c.starts_with("<|") && c.ends_with("|>"));
-        if turn.headers.is_empty() || !shaped {
+        if headers.is_empty() || !shaped {
             return None;
         }
         let start = Marker::new(&turn.message_start);
-        let openers = turn.headers.iter().map(|h| h.open.as_str());
+        let openers = headers.iter().map(|h| h.open);
         let mut taken: Vec<String> = openers
             .chain(start.first_core())
             .map(String::from)
@@ -492,7 +508,7 @@ fn final_closers(protocol: &Protocol, plan: Plan<'_>) -> Vec<String> {
     let mut out: Vec<String> = stop.map(str::to_string).into_iter().collect();
     // On a turn made of messages the last one may end with the message
     // end (`<|end|>` where the turn's stop is `<|return|>`).
-    if !protocol.turn.headers.is_empty() {
+    if !plan.headers.is_empty() {
         out.extend(
             Marker::new(&protocol.turn.message_end)
                 .first_core()

@@ -24,9 +24,8 @@ use super::names::{
     counted_name, is_namespace, space_set, starts_with_token, tagged_id, tagged_name,
 };
 use super::tool_section::ToolGrammar;
-use crate::analysis::Header;
 use crate::parser::marker::Marker;
-use crate::parser::sections::{known_label, label, Words};
+use crate::parser::sections::{known_label, label, HeaderMarks, Words};
 use crate::parser::tags::*;
 use crate::protocol::{Arguments, TaggedName};
 use chat_autoparser_peg::{
@@ -77,7 +76,7 @@ impl<'a> ToolGrammar<'a> {
         let ends_header = self
             .headers
             .iter()
-            .any(|h| t.suffix.trim_end().ends_with(h.close.as_str()));
+            .any(|h| t.suffix.trim_end().ends_with(h.close));
         let space = match starts_with_token(name_end_text) && !ends_header {
             true => ws(),
             false => empty(),
@@ -244,9 +243,9 @@ impl<'a> ToolGrammar<'a> {
             return chat_autoparser_peg::fail();
         };
         let rest = self
-            .header_rest(&h.close, true)
-            .unwrap_or_else(|| lit(&h.close));
-        let name_end = Marker::new(&h.open);
+            .header_rest(h.close, true)
+            .unwrap_or_else(|| lit(h.close));
+        let name_end = Marker::new(h.open);
         seq([
             self.address(address),
             name.clone(),
@@ -258,7 +257,7 @@ impl<'a> ToolGrammar<'a> {
                 ]),
             ),
             ws(),
-            lit(&h.open),
+            lit(h.open),
             ws(),
             rest,
         ])
@@ -274,8 +273,8 @@ impl<'a> ToolGrammar<'a> {
         let leads = self
             .headers
             .iter()
-            .filter(|h| !prefix_core.starts_with(h.open.as_str()))
-            .map(|h| seq([lit(&h.open), self.call_label(h, &prefix_core)]));
+            .filter(|h| !prefix_core.starts_with(h.open))
+            .map(|h| seq([lit(h.open), self.call_label(h, &prefix_core)]));
         Some(choice(leads))
     }
 
@@ -307,7 +306,7 @@ impl<'a> ToolGrammar<'a> {
     /// The label of a header before a call's address (`commentary` of
     /// `<|channel|>commentary to=functions.f`): scaffolding when it holds
     /// only the template's words, else text the model wrote (`EXTRA`).
-    fn call_label(&self, h: &Header, address: &str) -> Expr {
+    fn call_label(&self, h: &HeaderMarks, address: &str) -> Expr {
         let (markers, stops) = (&self.markers, &address_forms(address));
         let known = known_label(h, markers, stops, Words::Any, &self.vocabulary);
         choice([
@@ -331,8 +330,8 @@ impl<'a> ToolGrammar<'a> {
         let h = self
             .headers
             .iter()
-            .find(|h| suffix.trim_end().ends_with(h.close.as_str()))?;
-        let close = lit(&h.close);
+            .find(|h| suffix.trim_end().ends_with(h.close))?;
+        let close = lit(h.close);
         let ends = choice([close.clone(), lit("\n"), lit(" ")]);
         let whole = |word: Expr| seq([word, and(ends.clone())]);
         let word = self.vocabulary.known_word(&ends);
@@ -343,10 +342,7 @@ impl<'a> ToolGrammar<'a> {
             false => word,
         };
         let known = seq([opt(whole(first)), star(seq([lit(" "), whole(next)]))]);
-        let other = choice([
-            and(close.clone()),
-            cap(EXTRA, until([h.close.as_str(), "\n"])),
-        ]);
+        let other = choice([and(close.clone()), cap(EXTRA, until([h.close, "\n"]))]);
         Some(seq([known, other, close, ws()]))
     }
 
@@ -361,7 +357,7 @@ impl<'a> ToolGrammar<'a> {
     fn name_stops(&self) -> Vec<String> {
         let mut out: Vec<String> = [" ", "\t", "\r", "<|"].map(String::from).to_vec();
         for h in self.headers {
-            out.extend([h.open.clone(), h.close.clone()]);
+            out.extend([h.open.to_string(), h.close.to_string()]);
         }
         out.extend(self.markers.iter().cloned());
         out.sort();

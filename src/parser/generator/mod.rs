@@ -67,6 +67,7 @@ mod tagged_arguments;
 mod tool_section;
 
 use crate::analysis::ToolFormat;
+use crate::parser::sections::HeaderMarks;
 use crate::protocol::outline::Elements;
 use crate::protocol::{Notation, Protocol, Start};
 use chat_autoparser_peg::Grammar;
@@ -95,10 +96,12 @@ pub struct Plan<'a> {
     pub any_name: bool,
     /// The tool formats the output may hold (the protocol's).
     pub formats: &'a [ToolFormat],
-    /// The template notations of nested values (`ParserCalls::notations`).
+    /// The template notations of nested values (`ParserOutline::notations`).
     pub notations: &'a [Notation],
-    /// The element notations of nested values (`ParserCalls::elements`).
+    /// The element notations of nested values (`ParserOutline::elements`).
     pub elements: &'a [Elements],
+    /// The turn's section headers (`ParserOutline::headers`).
+    pub headers: &'a [HeaderMarks<'a>],
     /// A complete tool section written inside a reasoning block is read as
     /// calls (`calls_in_reasoning: call` or `both`; see `reasoning`).
     pub calls_in_reasoning: bool,

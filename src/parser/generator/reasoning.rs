@@ -25,6 +25,7 @@
 
 use super::Plan;
 use crate::parser::marker::Marker;
+use crate::parser::sections::HeaderMarks;
 use crate::parser::tags::*;
 use crate::protocol::{Protocol, ReasoningMarkers, Start};
 use chat_autoparser_peg::{
@@ -79,6 +80,8 @@ pub(super) struct Inside<'a> {
     pub(super) calls: Option<&'a ThoughtCalls>,
     /// The turn seam, which ends the block (see [`reasoning_body`]).
     pub(super) seam: Option<&'a Seam>,
+    /// The turn's section headers (see [`reasoning_body`]).
+    pub(super) headers: &'a [HeaderMarks<'a>],
 }
 
 /// The turn's stop marker then the assistant turn's own header, the
@@ -115,7 +118,7 @@ pub(super) fn prelude(protocol: &Protocol, plan: Plan<'_>, inside: &Inside<'_>) 
             seq([left_open, ws()]),
             seq([
                 reopened(protocol),
-                reasoning_body(&end, inside, &header_opens(protocol)),
+                reasoning_body(&end, inside, &header_opens(inside.headers)),
             ]),
         ]),
         // A lone end marker first closes an empty block (some templates
@@ -165,7 +168,7 @@ pub(super) fn tagged_reasoning(protocol: &Protocol, inside: &Inside<'_>) -> Expr
         stuttered_token(&start),
         opener,
         commit(),
-        reasoning_body(&end, inside, &header_opens(protocol)),
+        reasoning_body(&end, inside, &header_opens(inside.headers)),
     ])
 }
 
@@ -328,6 +331,6 @@ impl Stopped<'_> {
 }
 
 /// The opening markers of the turn's section headers (`<|channel|>`).
-fn header_opens(protocol: &Protocol) -> Vec<String> {
-    protocol.headers().iter().map(|h| h.open.clone()).collect()
+fn header_opens(headers: &[HeaderMarks]) -> Vec<String> {
+    headers.iter().map(|h| h.open.to_string()).collect()
 }

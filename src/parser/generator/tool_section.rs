@@ -26,8 +26,9 @@ use super::foreign::{
 };
 use super::names::{known_name, known_name_alternatives, name_in_set, spaced_names, NameSets};
 use super::JSON_FENCES;
-use crate::analysis::{tool_tokens, Header, NameSlot, ToolClass, ToolFormat};
+use crate::analysis::{tool_tokens, NameSlot, ToolClass, ToolFormat};
 use crate::parser::marker::Marker;
+use crate::parser::sections::HeaderMarks;
 use crate::parser::tags::*;
 use crate::parser::vocabulary::Vocabulary;
 use crate::protocol::{CallLayout, Protocol, TaggedName};
@@ -51,6 +52,7 @@ const NAME_SLOT: &str = "NAME";
 pub(super) fn tool_grammars<'a>(
     protocol: &'a Protocol,
     formats: &'a [ToolFormat],
+    headers: &'a [HeaderMarks<'a>],
     names: (&[String], &[String]),
     vocabulary: &Rc<Vocabulary>,
     fenced: bool,
@@ -71,8 +73,7 @@ pub(super) fn tool_grammars<'a>(
         .map(|(i, t)| {
             let own = protocol.preserved_tokens.iter().cloned();
             let markers = own.chain(tool_tokens(t)).collect();
-            let mut g =
-                ToolGrammar::new(t, &protocol.turn.headers, opener.clone(), markers, &names);
+            let mut g = ToolGrammar::new(t, headers, opener.clone(), markers, &names);
             g.vocabulary = vocabulary.clone();
             g.rule = format!("call{i}");
             g.with_wrappers(&protocol.markup.spare_tokens)
@@ -92,7 +93,6 @@ pub(super) fn tool_grammars<'a>(
     grammars.extend(in_lists);
     if fenced && !bare_json {
         let format = bare_json_call_format();
-        let headers = &protocol.turn.headers;
         let mut g = ToolGrammar::new(format, headers, None, preserved.clone(), &names);
         g.vocabulary = vocabulary.clone();
         g.rule = "call_fenced".into();
@@ -112,7 +112,7 @@ pub(super) fn tool_grammars<'a>(
         grammars.push(g);
     }
     if fenced && !foreign.0.is_empty() {
-        let list = foreign_python_list(protocol, preserved, &names, vocabulary, &foreign);
+        let list = foreign_python_list(headers, preserved, &names, vocabulary, &foreign);
         grammars.push(list);
     }
     grammars
@@ -125,14 +125,14 @@ pub(super) fn tool_grammars<'a>(
 /// wrapper's opener is required (a bracketed call in prose is no call) and
 /// captured `FOREIGN`, as a fenced call's is.
 fn foreign_python_list<'a>(
-    protocol: &'a Protocol,
+    headers: &'a [HeaderMarks<'a>],
     markers: Rc<[String]>,
     names: &NameReaders,
     vocabulary: &Rc<Vocabulary>,
     foreign: &Rc<(Vec<String>, Vec<String>)>,
 ) -> ToolGrammar<'a> {
     let format = bracketed_python_call_format();
-    let mut g = ToolGrammar::new(format, &protocol.turn.headers, None, markers, names);
+    let mut g = ToolGrammar::new(format, headers, None, markers, names);
     g.vocabulary = vocabulary.clone();
     g.rule = "call_foreign_python".into();
     g.fenced = true;
@@ -253,7 +253,7 @@ pub(super) struct ToolGrammar<'a> {
     pub(super) layout: Arc<CallLayout>,
     /// Section headers of the turn: a name written inside one may sit
     /// after any label and before any rest of the header.
-    pub(super) headers: &'a [Header],
+    pub(super) headers: &'a [HeaderMarks<'a>],
     /// The part opener (see [`part_opener`]): a section after content starts with it.
     pub(super) opener: Option<String>,
     /// The marker tokens the analysis learned (and this format's own): a
@@ -310,7 +310,7 @@ pub(super) struct ToolGrammar<'a> {
 impl<'a> ToolGrammar<'a> {
     fn new(
         format: &'a ToolFormat,
-        headers: &'a [Header],
+        headers: &'a [HeaderMarks<'a>],
         opener: Option<String>,
         markers: Rc<[String]>,
         names: &NameReaders,
@@ -665,6 +665,7 @@ mod tests {
         let grammars = tool_grammars(
             &protocol,
             formats,
+            &[],
             (&names, &names),
             &vocabulary,
             true,

@@ -42,13 +42,16 @@
 //! are printers of this tree; GBNF's lazy triggers are read from its lazy
 //! starts. The structural tag (`grammar::structural_tag`) is one too, and
 //! the response_template's tool-call field (`grammar::response_template`),
-//! which takes lenient nodes as well. Not yet (issue 30, later steps): the
-//! output parser (`parser/`) still builds its PEG from the [`Protocol`].
+//! which takes lenient nodes as well. The output parser (`parser/`) reads
+//! its own part, the [`ParserOutline`] (generic calls per format, the
+//! turn's headers), for its nested-value rules and its scaffolding; its call
+//! rules are still built from the [`Protocol`]'s formats (issue 30, later
+//! steps: `docs/parser-from-outline.md`).
 
 mod arguments;
 mod calls;
 mod content;
-mod generic;
+mod parser;
 mod reasoning;
 mod sections;
 mod values;
@@ -61,7 +64,7 @@ use super::{IdShape, Notation, Protocol};
 /// The tags of [`ValueNotation::Element`] values: part of the outline's
 /// vocabulary, so printers need not reach into the analysis.
 pub use crate::analysis::Elements;
-pub use generic::ParserCalls;
+pub use parser::ParserOutline;
 
 /// What a node's text becomes in the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,10 +191,21 @@ pub enum Kind {
     },
     /// Any one of the request's names (`quoted`: as a JSON string): the
     /// name of a format's generic call, which only the parser reads (see
-    /// [`ParserCalls`]); its names are given to the compiled program.
+    /// [`ParserOutline`]); its names are given to the compiled program.
     NameSlot {
         /// Written as a JSON string.
         quoted: bool,
+    },
+    /// A section header of a channel turn (`<|channel|>final<|message|>`):
+    /// `open`, a label naming the section, `close`; the label runs on one
+    /// line up to the first core of `close`. Only the parser reads these
+    /// ([`ParserOutline::headers`]): a request's outline leaves the turn's
+    /// scaffolding out.
+    Header {
+        /// The marker before the label (`<|channel|>`).
+        open: String,
+        /// The marker after it (`<|message|>`).
+        close: String,
     },
     /// A call id.
     Id(IdShape),
@@ -304,7 +318,7 @@ struct Lowering<'p> {
     protocol: &'p Protocol,
     rules: Vec<Rule>,
     warnings: Vec<String>,
-    /// Lowering the parser's generic calls ([`ParserCalls`]): a name is a
+    /// Lowering the parser's generic calls ([`ParserOutline`]): a name is a
     /// [`Kind::NameSlot`], an argument of any key has a typed value.
     generic: bool,
 }

@@ -300,7 +300,7 @@ fn descendants(node: &Node) -> Vec<&Node> {
 #[test]
 fn the_parser_reads_one_generic_call_per_format() {
     let p = weather_protocol(HERMES, weather_parameters(), ToolChoice::Auto, true);
-    let calls = p.parser_calls();
+    let calls = p.parser_outline();
     assert_eq!(calls.calls.len(), p.tools.as_ref().unwrap().formats.len());
     let first = descendants(&calls.calls[0]);
     let name = first.iter().find(|n| n.produces == Produces::Name).unwrap();
@@ -317,7 +317,7 @@ fn the_parser_reads_one_generic_call_per_format() {
 #[test]
 fn a_generic_calls_open_arguments_are_typed_as_the_format_writes_values() {
     let p = weather_protocol(QWEN_XML, weather_parameters(), ToolChoice::Auto, true);
-    let calls = p.parser_calls();
+    let calls = p.parser_outline();
     let all = descendants(&calls.calls[0]);
     let name = all.iter().find(|n| n.produces == Produces::Name).unwrap();
     assert_eq!(name.kind, Kind::NameSlot { quoted: false });
@@ -341,8 +341,23 @@ fn a_generic_calls_open_arguments_are_typed_as_the_format_writes_values() {
 fn without_tools_the_parser_reads_the_formats_the_model_writes() {
     let mut p = weather_protocol(QWEN_XML, weather_parameters(), ToolChoice::Auto, true);
     p.tools = None;
-    let calls = p.parser_calls();
+    let calls = p.parser_outline();
     // The template's own format: its text stays whole content.
     assert_eq!(calls.calls.len(), 1);
     assert_eq!(calls.calls.len(), p.markup.formats.len());
+}
+
+#[test]
+fn the_parser_reads_the_turns_headers_as_nodes() {
+    let source = include_str!("../../../templates/channel-harmony.jinja");
+    let p = weather_protocol(source, weather_parameters(), ToolChoice::Auto, true);
+    let outline = p.parser_outline();
+    let markers: Vec<(&str, &str)> = outline.header_markers().collect();
+    assert_eq!(markers, [("<|channel|>", "<|message|>")]);
+    assert!(
+        weather_protocol(HERMES, weather_parameters(), ToolChoice::Auto, true)
+            .parser_outline()
+            .headers
+            .is_empty()
+    );
 }

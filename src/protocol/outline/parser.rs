@@ -1,7 +1,7 @@
-//! Lowering pass: the parser's calls — for each format the output may
+//! Lowering pass: the parser's outline — for each format the output may
 //! hold, one generic call: any tool's, its name a [`Kind::NameSlot`], its
 //! arguments open (any key, each value typed as the format writes a value
-//! of any type).
+//! of any type); and the turn's section headers ([`Kind::Header`]).
 //!
 //! Why generic: the parser reads a call without its schema (values are
 //! typed when decoded) and checks the name against name sets given to its
@@ -10,9 +10,9 @@
 //! program independent of the tool names"). The printers print the
 //! request's [`Outline`](super::Outline), whose calls are per tool.
 //!
-//! The formats are the request's, or, when it parses no calls, every
-//! format a model of the template writes: their text stays whole content
-//! (their markers still end content and headers).
+//! The formats are [`Protocol::output_formats`]: the request's, or, when
+//! it parses no calls, every format a model of the template writes (their
+//! text stays whole content: their markers still end content and headers).
 //!
 //! Invariant: a generic call is the call a tool of open schema `{}` gets in
 //! the request's outline, except for the name slot and the typed values.
@@ -26,17 +26,21 @@ use super::{calls, Elements, Kind, Lowering, Node, Produces, ValueNotation};
 /// stands for it), only used to find where the layout writes the name.
 const PLACEHOLDER: &str = "NAME";
 
-/// The generic call of each format the output may hold, in the protocol's
-/// order.
+/// What the output parser reads of the output grammar: the generic call
+/// of each format the output may hold, in the protocol's order, and the
+/// turn's section headers.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ParserCalls {
+pub struct ParserOutline {
     /// One call per format, each producing [`Produces::Call`].
     pub calls: Vec<Node>,
+    /// The headers that name the sections of a channel turn, each a
+    /// [`Kind::Header`]; none for other formats.
+    pub headers: Vec<Node>,
 }
 
 impl Protocol {
-    /// The calls the output parser reads (see [`ParserCalls`]).
-    pub fn parser_calls(&self) -> ParserCalls {
+    /// What the output parser reads (see [`ParserOutline`]).
+    pub fn parser_outline(&self) -> ParserOutline {
         let formats = self.output_formats();
         let mut lower = Lowering {
             protocol: self,
@@ -53,11 +57,21 @@ impl Protocol {
             .iter()
             .map(|format| calls::lower(&mut lower, format, &tool).producing(Produces::Call))
             .collect();
-        ParserCalls { calls }
+        let headers = self
+            .headers()
+            .iter()
+            .map(|h| {
+                Node::new(Kind::Header {
+                    open: h.open.clone(),
+                    close: h.close.clone(),
+                })
+            })
+            .collect();
+        ParserOutline { calls, headers }
     }
 }
 
-impl ParserCalls {
+impl ParserOutline {
     /// The template notations the calls' values are written in, in order,
     /// a repeat next to its like left out.
     pub fn notations(&self) -> Vec<Notation> {
@@ -68,10 +82,18 @@ impl ParserCalls {
     }
 
     /// The element notations the calls' values are written in, as
-    /// [`ParserCalls::notations`].
+    /// [`ParserOutline::notations`].
     pub fn elements(&self) -> Vec<Elements> {
         self.values(|n| match n {
             ValueNotation::Element { tags, .. } => Some(tags.clone()),
+            _ => None,
+        })
+    }
+
+    /// The headers' opening and closing markers, in order.
+    pub fn header_markers(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.headers.iter().filter_map(|h| match &h.kind {
+            Kind::Header { open, close } => Some((open.as_str(), close.as_str())),
             _ => None,
         })
     }
