@@ -12,7 +12,7 @@
 //! inside, or have behind it), `content` (the body: free text, text up to a
 //! tool section, a JSON answer), `sections` (a format's section: its
 //! markers, its calls repeated with their separator), `calls` (one tool's
-//! call, from its [`CallLayout`]), `arguments` (JSON, Python keywords,
+//! call, from its [`CallLayout`](super::CallLayout)), `arguments` (JSON, Python keywords,
 //! marker-tagged pairs) and `values` (a value's schema and notation).
 //!
 //! Invariants:
