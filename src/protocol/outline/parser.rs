@@ -30,6 +30,7 @@ const PLACEHOLDER: &str = "NAME";
 /// of each format the output may hold, in the protocol's order, and the
 /// turn's section headers.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ParserOutline {
     /// One call per format, each producing [`Produces::Call`].
     pub calls: Vec<Node>,
