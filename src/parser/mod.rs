@@ -316,7 +316,9 @@ struct Build {
     extract: bool,
     /// The request's function names.
     names: Vec<String>,
-    /// The names a call must have (empty: any, `unknown_tool: call`).
+    /// A call may name any function (`unknown_tool: call`).
+    any_name: bool,
+    /// The names a call must have (empty: any).
     checked: Vec<String>,
     /// The names as the program's name sets, when it does not hold them
     /// (see [`generator::NameSets`]).
@@ -343,6 +345,7 @@ impl Build {
             },
             extract: config.reasoning == ReasoningFormat::Extract,
             name_sets: generator::NameSets::new(&checked, &names),
+            any_name,
             checked,
             names,
         })
@@ -408,7 +411,7 @@ impl Build {
             parse_tools: protocol.tools.is_some(),
             json_response: config.options.response_schema.is_some(),
             names: &self.names,
-            any_name: config.policy.unknown_tool == UnknownTool::Call,
+            any_name: self.any_name,
             formats: protocol.output_formats(),
             notations: &parts.notations,
             elements: &parts.elements,

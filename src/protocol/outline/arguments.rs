@@ -125,8 +125,8 @@ fn tagged(
             any(&g.name_suffix),
             Node::marker(&g.name_suffix),
         ];
-        // A generic call's value is typed as a declared one of any type
-        // is; a tool's open schema keeps its values as written.
+        // A generic call types the value as it would a declared argument
+        // of any type; a tool's open schema keeps its values as written.
         let value = match lower.generic {
             true => values::value_closed_by(g, &g.value_suffix, close, &json!({}), root),
             false => Node::seq([
