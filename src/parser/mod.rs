@@ -288,11 +288,13 @@ struct Code {
 /// What the grammar reads of the parser's outline
 /// ([`ParserOutline`](crate::protocol::outline::ParserOutline)): the
 /// notations of nested argument values (each gets a grammar rule, the first
-/// decodes) and the turn's section headers.
+/// decodes), the turn's section headers and the markers of each format's
+/// tool section.
 struct OutlineParts<'o> {
     notations: Vec<crate::protocol::Notation>,
     elements: Vec<crate::protocol::outline::Elements>,
     headers: Vec<sections::HeaderMarks<'o>>,
+    sections: Vec<crate::protocol::outline::SectionMarks<'o>>,
 }
 
 impl<'o> OutlineParts<'o> {
@@ -304,6 +306,7 @@ impl<'o> OutlineParts<'o> {
                 .header_markers()
                 .map(|(open, close)| sections::HeaderMarks { open, close })
                 .collect(),
+            sections: outline.section_marks().collect(),
         }
     }
 }
@@ -416,6 +419,7 @@ impl Build {
             notations: &parts.notations,
             elements: &parts.elements,
             headers: &parts.headers,
+            sections: &parts.sections,
             calls_in_reasoning: config.policy.calls_in_reasoning != CallsInReasoning::Reasoning,
             foreign_calls: config.policy.foreign_markers != ForeignMarkers::Text,
         };

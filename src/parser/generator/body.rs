@@ -64,16 +64,7 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
     // A fenced JSON call is read only for the request's tools.
     let fenced = !plan.names.is_empty() && !plan.json_response;
     let names = (checked, plan.names);
-    let foreign = plan.foreign_calls;
-    let tool_sections = tool_grammars(
-        protocol,
-        plan.formats,
-        plan.headers,
-        names,
-        &vocabulary,
-        fenced,
-        foreign,
-    );
+    let tool_sections = tool_grammars(protocol, plan, names, &vocabulary, fenced);
     // Tool sections keep their text when tools are not parsed: a header
     // never takes their opening marker. A code fence ends no reasoning.
     let tool_starts: Vec<String> = tool_sections
@@ -360,7 +351,7 @@ impl Body<'_, '_> {
     /// Its text is all content, verbatim: the section end that closes the
     /// output after it too (which after a known call closes nothing).
     fn unknown_calls(&self) -> Vec<Expr> {
-        let section_end = bare_section_end(self.protocol, self.plan).map_or_else(empty, |end| {
+        let section_end = bare_section_end(self.plan).map_or_else(empty, |end| {
             opt(seq([cap(CONTENT, lit(&end)), ws(), eoi()]))
         });
         // The opener is content too, so that a call opener inside the section
@@ -515,7 +506,7 @@ fn final_closers(protocol: &Protocol, plan: Plan<'_>) -> Vec<String> {
                 .map(str::to_string),
         );
     }
-    out.extend(bare_section_end(protocol, plan));
+    out.extend(bare_section_end(plan));
     // The turn's tail after the stop marker (`<|eos|><think>\n\n</think>`).
     if let Some(stop) = stop.filter(|_| !protocol.turn.tail.is_empty()) {
         out.push(format!("{stop}{}", protocol.turn.tail));
@@ -532,18 +523,12 @@ fn final_closers(protocol: &Protocol, plan: Plan<'_>) -> Vec<String> {
 }
 
 /// The first core of the end of a tool section that has no opening marker.
-fn bare_section_end(protocol: &Protocol, plan: Plan<'_>) -> Option<String> {
-    let tools = protocol
-        .markup
-        .own_format
-        .as_ref()
-        .filter(|_| plan.parse_tools)?;
-    if !Marker::blank(&tools.section_start) {
+fn bare_section_end(plan: Plan<'_>) -> Option<String> {
+    let marks = plan.sections.first().filter(|_| plan.parse_tools)?;
+    if !Marker::blank(marks.start) {
         return None;
     }
-    Marker::new(&tools.section_end)
-        .first_core()
-        .map(str::to_string)
+    Marker::new(marks.end).first_core().map(str::to_string)
 }
 
 /// Content text: at least one character (a trigger that did not start what

@@ -9,6 +9,7 @@
 //! preserved and spare tokens) is never foreign.
 
 use crate::analysis::{tool_tokens, ToolClass, ToolFormat};
+use crate::protocol::outline::SectionMarks;
 use crate::protocol::Protocol;
 use std::sync::OnceLock;
 
@@ -63,6 +64,16 @@ pub(super) fn bracketed_python_call_format() -> &'static ToolFormat {
             format.section_end = "]".into();
         })
     })
+}
+
+/// The markers around the calls of a fixed format above: its section's
+/// (the template's formats have theirs read off the parser's outline).
+pub(super) fn marks_of(format: &'static ToolFormat) -> SectionMarks<'static> {
+    SectionMarks {
+        start: &format.section_start,
+        separator: &format.call_separator,
+        end: &format.section_end,
+    }
 }
 
 /// The fallback dialect's format (`analysis::fallback`) whose calls are of

@@ -47,7 +47,8 @@
 //! call of an unknown tool to content, broken-call recovery, a dropped
 //! section or call opener, a name addressed inside any header, and
 //! flexible whitespace around markers (see `marker`). A tool section's
-//! markers and separator are the `ToolFormat`'s, as for every grammar export.
+//! markers and separator are read off its node in the parser's outline
+//! (`SectionMarks`), the section every grammar export prints.
 //!
 //! Invariant: the grammar matches every input (content takes anything the
 //! other alternatives refuse), so a parse never fails; a `Match` may only be
@@ -68,7 +69,7 @@ mod tool_section;
 
 use crate::analysis::ToolFormat;
 use crate::parser::sections::HeaderMarks;
-use crate::protocol::outline::Elements;
+use crate::protocol::outline::{Elements, SectionMarks};
 use crate::protocol::{Notation, Protocol, Start};
 use chat_autoparser_peg::Grammar;
 
@@ -102,6 +103,9 @@ pub struct Plan<'a> {
     pub elements: &'a [Elements],
     /// The turn's section headers (`ParserOutline::headers`).
     pub headers: &'a [HeaderMarks<'a>],
+    /// The markers of each format's tool section, one per `formats` entry
+    /// (`ParserOutline::section_marks`).
+    pub sections: &'a [SectionMarks<'a>],
     /// A complete tool section written inside a reasoning block is read as
     /// calls (`calls_in_reasoning: call` or `both`; see `reasoning`).
     pub calls_in_reasoning: bool,

@@ -45,7 +45,7 @@ impl<'a> ToolGrammar<'a> {
             return None;
         }
         let start = Marker::new(self.layout.start()).expr();
-        let section = Marker::new(&self.format.section_start).expr();
+        let section = Marker::new(self.marks.start).expr();
         let head = self.head_naming(&self.unknown_name, &self.unknown_json_name);
         let head = match openai_wrapper(self.format, Notation::Json) {
             Some((open, _)) => choice([seq([opt(open), head.clone()]), head]),
@@ -54,7 +54,7 @@ impl<'a> ToolGrammar<'a> {
         // The call's own opening marker, when the format has one, must be
         // there: an optional one would let any line of text that ends like
         // a name (`Let me check.\n` before `<tool_call>`) pass for a call.
-        let opener = match (self.format.section_start.trim(), self.layout.start().trim()) {
+        let opener = match (self.marks.start.trim(), self.layout.start().trim()) {
             ("", "") => seq([opt(section), opt(start)]),
             (_, "") => seq([section, opt(start)]),
             ("", _) => seq([opt(section), start]),
@@ -125,9 +125,8 @@ impl<'a> ToolGrammar<'a> {
     /// `]<|tool_call_end|>`), of a call or section that has an opener too:
     /// read where no call is open, one closes nothing (see `body`).
     pub(super) fn own_closers(&self) -> Vec<Marker> {
-        let f = self.format;
         let pairs = [
-            (f.section_start.as_str(), f.section_end.as_str()),
+            (self.marks.start, self.marks.end),
             (self.layout.start(), self.layout.end()),
         ];
         let opened = pairs.into_iter().filter(|(open, _)| !Marker::blank(open));
@@ -144,9 +143,9 @@ impl<'a> ToolGrammar<'a> {
     /// that did not parse: not this (its text stays content, verbatim).
     /// `None` unless the section opens with a token and closes with one.
     pub(super) fn wrapped_text(&self, text: &Expr) -> Option<Expr> {
-        let start = Marker::new(&self.format.section_start);
+        let start = Marker::new(self.marks.start);
         let open = start.first_core().filter(|c| is_token(c))?;
-        let close = Marker::new(&self.format.section_end).from_first_token()?;
+        let close = Marker::new(self.marks.end).from_first_token()?;
         Some(seq([
             cap(STRAY, lit(open)),
             not(seq([ws(), self.call_like(&start.after_first_core())])),
@@ -189,7 +188,7 @@ impl<'a> ToolGrammar<'a> {
     /// call's is a whole tag (`<|tool_call_begin|>` inside
     /// `<|tool_calls_section_begin|>`): models sometimes drop the section's.
     pub(super) fn distinctive_call_start(&self) -> Option<String> {
-        Marker::new(&self.format.section_start).first_core()?;
+        Marker::new(self.marks.start).first_core()?;
         let core = Marker::new(self.layout.start()).first_core()?.to_string();
         let tag = core.len() >= 3 && core.starts_with(['<', '[']) && core.ends_with(['>', ']']);
         tag.then_some(core)

@@ -15,6 +15,9 @@
 //!   ([`ToolGrammar::fenced_section`]).
 //! - Framing between calls is captured (`SECTION_OPEN`, `FRAME`) so a call
 //!   withdrawn by the decoder goes back to content with it.
+//! - The section's markers and separator are the parser outline's
+//!   ([`SectionMarks`], read off each format's section node); the fixed
+//!   formats of other dialects have theirs from `foreign`.
 //!
 //! Invariant: everything after a section's first call is optional (the
 //! call committed), so a section never fails once its first call has;
@@ -22,15 +25,16 @@
 //! a lookahead first.
 
 use super::foreign::{
-    bare_json_call_format, bracketed_python_call_format, foreign_markers, FENCE_CLOSER,
+    bare_json_call_format, bracketed_python_call_format, foreign_markers, marks_of, FENCE_CLOSER,
 };
 use super::names::{known_name, known_name_alternatives, name_in_set, spaced_names, NameSets};
-use super::JSON_FENCES;
+use super::{Plan, JSON_FENCES};
 use crate::analysis::{tool_tokens, NameSlot, ToolClass, ToolFormat};
 use crate::parser::marker::Marker;
 use crate::parser::sections::HeaderMarks;
 use crate::parser::tags::*;
 use crate::parser::vocabulary::Vocabulary;
+use crate::protocol::outline::SectionMarks;
 use crate::protocol::{CallLayout, Protocol, TaggedName};
 use chat_autoparser_peg::{
     and, cap, choice, class, empty, lit, literals, not, opt, seq, star, until, ws, ByteSet, Expr,
@@ -47,17 +51,16 @@ const NAME_SLOT: &str = "NAME";
 /// `fenced` and none of them is bare JSON, one for a JSON call in a code
 /// fence (see [`bare_json_call_format`]); when `fenced`, one for a Python
 /// call list in another format's wrapper (see [`foreign_python_list`]).
-/// Without `foreign`, other formats' markers are not read at all (nor
-/// fences around calls): they are text (`foreign_markers: text`).
+/// Without the plan's `foreign_calls`, other formats' markers are not read
+/// at all (nor fences around calls): they are text (`foreign_markers: text`).
 pub(super) fn tool_grammars<'a>(
     protocol: &'a Protocol,
-    formats: &'a [ToolFormat],
-    headers: &'a [HeaderMarks<'a>],
+    plan: Plan<'a>,
     names: (&[String], &[String]),
     vocabulary: &Rc<Vocabulary>,
     fenced: bool,
-    foreign: bool,
 ) -> Vec<ToolGrammar<'a>> {
+    let (formats, headers, foreign) = (plan.formats, plan.headers, plan.foreign_calls);
     let opener = part_opener(protocol);
     let fenced = fenced && foreign;
     let foreign = Rc::new(match foreign {
@@ -69,11 +72,12 @@ pub(super) fn tool_grammars<'a>(
     let preserved: Rc<[String]> = protocol.preserved_tokens.iter().cloned().collect();
     let mut grammars: Vec<ToolGrammar<'a>> = formats
         .iter()
+        .zip(plan.sections)
         .enumerate()
-        .map(|(i, t)| {
+        .map(|(i, (t, marks))| {
             let own = protocol.preserved_tokens.iter().cloned();
             let markers = own.chain(tool_tokens(t)).collect();
-            let mut g = ToolGrammar::new(t, headers, opener.clone(), markers, &names);
+            let mut g = ToolGrammar::new((t, *marks), headers, opener.clone(), markers, &names);
             g.vocabulary = vocabulary.clone();
             g.rule = format!("call{i}");
             g.with_wrappers(&protocol.markup.spare_tokens)
@@ -93,7 +97,8 @@ pub(super) fn tool_grammars<'a>(
     grammars.extend(in_lists);
     if fenced && !bare_json {
         let format = bare_json_call_format();
-        let mut g = ToolGrammar::new(format, headers, None, preserved.clone(), &names);
+        let marks = marks_of(format);
+        let mut g = ToolGrammar::new((format, marks), headers, None, preserved.clone(), &names);
         g.vocabulary = vocabulary.clone();
         g.rule = "call_fenced".into();
         // The template's own JSON call object (hermes' `<tool_call>{...}`)
@@ -132,7 +137,7 @@ fn foreign_python_list<'a>(
     foreign: &Rc<(Vec<String>, Vec<String>)>,
 ) -> ToolGrammar<'a> {
     let format = bracketed_python_call_format();
-    let mut g = ToolGrammar::new(format, headers, None, markers, names);
+    let mut g = ToolGrammar::new((format, marks_of(format)), headers, None, markers, names);
     g.vocabulary = vocabulary.clone();
     g.rule = "call_foreign_python".into();
     g.fenced = true;
@@ -248,6 +253,9 @@ impl NameReaders {
 #[derive(Clone)]
 pub(super) struct ToolGrammar<'a> {
     pub(super) format: &'a ToolFormat,
+    /// The markers around the format's calls: the section's (read off its
+    /// node in the parser's outline).
+    pub(super) marks: SectionMarks<'a>,
     /// A call of the format, laid out with [`NAME_SLOT`] for its name:
     /// where the parser takes the call's framing from.
     pub(super) layout: Arc<CallLayout>,
@@ -299,9 +307,9 @@ pub(super) struct ToolGrammar<'a> {
     pub(super) vocabulary: Rc<Vocabulary>,
     /// Only complete calls and sections match (see [`ToolGrammar::strict`]).
     pub(super) strict: bool,
-    /// The Python call list whose section this grammar's JSON calls sit in
-    /// (see [`ToolGrammar::json_in_list`]).
-    pub(super) list: Option<&'a ToolFormat>,
+    /// The markers of the Python call list whose section this grammar's
+    /// JSON calls sit in (see [`ToolGrammar::json_in_list`]).
+    pub(super) list: Option<SectionMarks<'a>>,
     /// Its head is the address and name before the header the format's
     /// call opens (see [`ToolGrammar::name_first_head`]).
     pub(super) name_first: bool,
@@ -309,7 +317,7 @@ pub(super) struct ToolGrammar<'a> {
 
 impl<'a> ToolGrammar<'a> {
     fn new(
-        format: &'a ToolFormat,
+        (format, marks): (&'a ToolFormat, SectionMarks<'a>),
         headers: &'a [HeaderMarks<'a>],
         opener: Option<String>,
         markers: Rc<[String]>,
@@ -317,6 +325,7 @@ impl<'a> ToolGrammar<'a> {
     ) -> ToolGrammar<'a> {
         let mut g = ToolGrammar {
             format,
+            marks,
             layout: layout_of(format),
             headers,
             opener,
@@ -344,7 +353,7 @@ impl<'a> ToolGrammar<'a> {
 
     /// The literals a tool section can start with.
     fn first_literals(&self) -> Vec<String> {
-        for raw in [self.format.section_start.as_str(), self.layout.start()] {
+        for raw in [self.marks.start, self.layout.start()] {
             if let Some(core) = Marker::new(raw).first_core() {
                 let mut out = vec![core.to_string()];
                 out.extend(self.distinctive_call_start());
@@ -407,11 +416,11 @@ impl<'a> ToolGrammar<'a> {
 
     /// The format's own section: its markers around its calls.
     fn marked_section(&self) -> Expr {
-        let f = self.format;
-        let sep = Marker::new(&f.call_separator);
+        let marks = self.marks;
+        let sep = Marker::new(marks.separator);
         // Framing is captured so a call withdrawn for arguments that are not
         // JSON goes back to content with it (`decode`).
-        let item = if f.call_separator.is_empty() {
+        let item = if marks.separator.is_empty() {
             seq([ws(), self.call()])
         } else {
             seq([cap(SECTION_OPEN, seq([ws(), sep.expr()])), self.call()])
@@ -420,7 +429,7 @@ impl<'a> ToolGrammar<'a> {
             Some(next) => star(choice([item, next])),
             None => star(item),
         };
-        let start = cap(SECTION_OPEN, Marker::new(&f.section_start).expr());
+        let start = cap(SECTION_OPEN, Marker::new(marks.start).expr());
         let droppable =
             self.distinctive_name_prefix().is_some() || self.distinctive_call_start().is_some();
         let start = match &self.opener {
@@ -434,7 +443,7 @@ impl<'a> ToolGrammar<'a> {
     /// The section's closer, when it has one, and the whitespace before it
     /// (required when strict).
     fn section_end(&self) -> Expr {
-        let end = Marker::new(&self.format.section_end);
+        let end = Marker::new(self.marks.end);
         match end.is_blank() {
             true => empty(),
             false => self.closer(cap(FRAME, seq([ws(), end.closer_expr()]))),
@@ -534,10 +543,10 @@ impl<'a> ToolGrammar<'a> {
     /// A Python call list's section (`<|tool_call_start|>[`) opening a
     /// JSON grammar (see [`ToolGrammar::json_in_list`]): the section's own
     /// start, JSON calls, the section's own end.
-    fn listed_json_section(&self, list: &ToolFormat) -> Expr {
-        let end = Marker::new(&list.section_end);
+    fn listed_json_section(&self, list: SectionMarks<'_>) -> Expr {
+        let end = Marker::new(list.end);
         seq([
-            cap(SECTION_OPEN, Marker::new(&list.section_start).expr()),
+            cap(SECTION_OPEN, Marker::new(list.start).expr()),
             self.json_calls(),
             self.closer(cap(FRAME, seq([ws(), end.closer_expr()]))),
         ])
@@ -546,8 +555,7 @@ impl<'a> ToolGrammar<'a> {
     /// Calls are Python calls in a list the section opens (`[` ends its
     /// start marker: `<|tool_call_start|>[`).
     fn is_python_list(&self) -> bool {
-        let f = self.format;
-        f.class == ToolClass::PythonCall && f.section_start.trim_end().ends_with('[')
+        self.format.class == ToolClass::PythonCall && self.marks.start.trim_end().ends_with('[')
     }
 
     /// JSON call objects inside this Python call list's section
@@ -558,9 +566,10 @@ impl<'a> ToolGrammar<'a> {
     fn json_in_list(&self) -> ToolGrammar<'a> {
         ToolGrammar {
             format: bare_json_call_format(),
+            marks: marks_of(bare_json_call_format()),
             layout: layout_of(bare_json_call_format()),
             rule: format!("{}.json", self.rule),
-            list: Some(self.format),
+            list: Some(self.marks),
             wrappers: Vec::new(),
             foreign: Rc::default(),
             ..self.clone()
@@ -580,6 +589,7 @@ impl<'a> ToolGrammar<'a> {
         let plain = !self.fenced && !self.name_first && self.list.is_none();
         (own_wrapper && tagged && plain).then(|| ToolGrammar {
             format: bare_json_call_format(),
+            marks: marks_of(bare_json_call_format()),
             layout: layout_of(bare_json_call_format()),
             rule: format!("{}.object", self.rule),
             json_rules: None,
@@ -591,9 +601,9 @@ impl<'a> ToolGrammar<'a> {
     /// bare, or separated by the format's separator, `,`, `;` or newlines.
     fn json_calls(&self) -> Expr {
         let item = self.call();
-        let own = match self.format.call_separator.is_empty() {
+        let own = match self.marks.separator.is_empty() {
             true => chat_autoparser_peg::fail(),
-            false => Marker::new(&self.format.call_separator).expr(),
+            false => Marker::new(self.marks.separator).expr(),
         };
         let sep = choice([own, seq([ws(), opt(class(ByteSet::of(b",;"))), ws()])]);
         let run = seq([item.clone(), star(seq([sep, item]))]);
@@ -605,10 +615,10 @@ impl<'a> ToolGrammar<'a> {
     /// only a JSON list's brackets around the section (`[{...}, {...}]`),
     /// which the bare reading takes as one of its forms.
     pub(super) fn is_bare_json(&self) -> bool {
-        let f = self.format;
-        let list = f.section_start.trim() == "[" && f.section_end.trim() == "]";
+        let marks = self.marks;
+        let list = marks.start.trim() == "[" && marks.end.trim() == "]";
         self.tagged().is_none()
-            && (Marker::blank(&f.section_start) || list)
+            && (Marker::blank(marks.start) || list)
             && Marker::blank(self.layout.start())
     }
 
@@ -659,18 +669,26 @@ mod tests {
             .with_messages(vec![json!({"role": "user", "content": "Weather?"})])
             .with_tools(vec![tool]);
         let protocol = chat.prepare(&request).protocol;
-        let formats = &protocol.tools.as_ref().expect("tools").formats;
+        let outline = protocol.parser_outline();
+        let sections: Vec<SectionMarks<'_>> = outline.section_marks().collect();
         let names = ["get_weather".to_string()];
+        let plan = Plan {
+            start: protocol.start,
+            extract_reasoning: true,
+            parse_tools: true,
+            json_response: false,
+            names: &names,
+            any_name: false,
+            formats: &protocol.tools.as_ref().expect("tools").formats,
+            notations: &[],
+            elements: &[],
+            headers: &[],
+            sections: &sections,
+            calls_in_reasoning: false,
+            foreign_calls: true,
+        };
         let vocabulary = Rc::new(Vocabulary::new(&protocol));
-        let grammars = tool_grammars(
-            &protocol,
-            formats,
-            &[],
-            (&names, &names),
-            &vocabulary,
-            true,
-            true,
-        );
+        let grammars = tool_grammars(&protocol, plan, (&names, &names), &vocabulary, true);
         let strict = grammars.iter().map(ToolGrammar::strict).collect::<Vec<_>>();
         let rules = grammars.iter().chain(&strict).flat_map(ToolGrammar::rules);
         rules.map(|(name, _)| name).collect()

@@ -43,10 +43,11 @@
 //! starts. The structural tag (`grammar::structural_tag`) is one too, and
 //! the response_template's tool-call field (`grammar::response_template`),
 //! which takes lenient nodes as well. The output parser (`parser/`) reads
-//! its own part, the [`ParserOutline`] (generic calls per format, the
-//! turn's headers), for its nested-value rules and its scaffolding; its call
-//! rules are still built from the [`Protocol`]'s formats (issue 30, later
-//! steps: `docs/parser-from-outline.md`).
+//! its own part, the [`ParserOutline`] (each format's section of a generic
+//! call, the turn's headers), for its nested-value rules, its sections'
+//! markers and its scaffolding; its call rules are still built from the
+//! [`Protocol`]'s formats (issue 30, later steps:
+//! `docs/parser-from-outline.md`).
 
 mod arguments;
 mod calls;
@@ -64,7 +65,7 @@ use super::{IdShape, Notation, Protocol};
 /// The tags of [`ValueNotation::Element`] values: part of the outline's
 /// vocabulary, so printers need not reach into the analysis.
 pub use crate::analysis::Elements;
-pub use parser::ParserOutline;
+pub use parser::{ParserOutline, SectionMarks};
 
 /// What a node's text becomes in the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,9 @@
 //! Lowering pass: the parser's outline — for each format the output may
-//! hold, one generic call: any tool's, its name a [`Kind::NameSlot`], its
-//! arguments open (any key, each value typed as the format writes a value
-//! of any type); and the turn's section headers ([`Kind::Header`]).
+//! hold, its section (the format's markers around its calls, as the
+//! request's outline has it) of one generic call: any tool's, its name a
+//! [`Kind::NameSlot`], its arguments open (any key, each value typed as the
+//! format writes a value of any type); and the turn's section headers
+//! ([`Kind::Header`]).
 //!
 //! Why generic: the parser reads a call without its schema (values are
 //! typed when decoded) and checks the name against name sets given to its
@@ -14,26 +16,28 @@
 //! it parses no calls, every format a model of the template writes (their
 //! text stays whole content: their markers still end content and headers).
 //!
-//! Invariant: a generic call is the call a tool of open schema `{}` gets in
-//! the request's outline, except for the name slot and the typed values.
+//! Invariants: a generic call is the call a tool of open schema `{}` gets in
+//! the request's outline, except for the name slot and the typed values; a
+//! section is the request's section of that call, any number of calls
+//! (the parser reads them all; the decoder applies `parallel_tool_calls`).
 
 use serde_json::json;
 
 use super::super::{Notation, Protocol, Tool};
-use super::{calls, Elements, Kind, Lowering, Node, Produces, ValueNotation};
+use super::{calls, sections, Elements, Kind, Lowering, Node, Produces, ValueNotation};
 
 /// The name a generic call is lowered with: never printed (the slot
 /// stands for it), only used to find where the layout writes the name.
 const PLACEHOLDER: &str = "NAME";
 
-/// What the output parser reads of the output grammar: the generic call
-/// of each format the output may hold, in the protocol's order, and the
-/// turn's section headers.
+/// What the output parser reads of the output grammar: the section of
+/// each format the output may hold, of the format's generic call, in the
+/// protocol's order, and the turn's section headers.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ParserOutline {
-    /// One call per format, each producing [`Produces::Call`].
-    pub calls: Vec<Node>,
+    /// One section per format, its call producing [`Produces::Call`].
+    pub sections: Vec<Node>,
     /// The headers that name the sections of a channel turn, each a
     /// [`Kind::Header`]; none for other formats.
     pub headers: Vec<Node>,
@@ -54,9 +58,12 @@ impl Protocol {
             parameters: json!({}),
             strict: false,
         };
-        let calls = formats
+        let sections = formats
             .iter()
-            .map(|format| calls::lower(&mut lower, format, &tool).producing(Produces::Call))
+            .map(|format| {
+                let call = calls::lower(&mut lower, format, &tool).producing(Produces::Call);
+                sections::section(format, call, None)
+            })
             .collect();
         let headers = self
             .headers()
@@ -68,7 +75,7 @@ impl Protocol {
                 })
             })
             .collect();
-        ParserOutline { calls, headers }
+        ParserOutline { sections, headers }
     }
 }
 
@@ -91,6 +98,11 @@ impl ParserOutline {
         })
     }
 
+    /// The sections' markers, in order (see [`SectionMarks`]).
+    pub fn section_marks(&self) -> impl Iterator<Item = SectionMarks<'_>> {
+        self.sections.iter().map(SectionMarks::of)
+    }
+
     /// The headers' opening and closing markers, in order.
     pub fn header_markers(&self) -> impl Iterator<Item = (&str, &str)> {
         self.headers.iter().filter_map(|h| match &h.kind {
@@ -102,8 +114,8 @@ impl ParserOutline {
     /// Whether a call holds an id the model writes.
     pub fn write_ids(&self) -> bool {
         let mut found = false;
-        for call in &self.calls {
-            walk(call, &mut |n| found |= matches!(n.kind, Kind::Id(_)));
+        for section in &self.sections {
+            walk(section, &mut |n| found |= matches!(n.kind, Kind::Id(_)));
         }
         found
     }
@@ -112,8 +124,8 @@ impl ParserOutline {
     /// repeat next to its like left out.
     fn values<T: PartialEq>(&self, read: impl Fn(&ValueNotation) -> Option<T>) -> Vec<T> {
         let mut out: Vec<T> = Vec::new();
-        for call in &self.calls {
-            walk(call, &mut |n| {
+        for section in &self.sections {
+            walk(section, &mut |n| {
                 let found = match &n.kind {
                     Kind::Value(v) => read(&v.notation),
                     _ => None,
@@ -124,6 +136,57 @@ impl ParserOutline {
             });
         }
         out
+    }
+}
+
+/// The raw markers that frame a section's calls: before the first, between
+/// two, after the last (each empty where the format writes none). The
+/// parser reads them off the section's node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct SectionMarks<'o> {
+    /// The section's opening marker.
+    pub start: &'o str,
+    /// The marker between two calls.
+    pub separator: &'o str,
+    /// The section's closing marker (which a template may write only after
+    /// several calls: the parser lets a model leave any closer out).
+    pub end: &'o str,
+}
+
+impl<'o> SectionMarks<'o> {
+    /// The markers of `section`, a node made by the sections pass: the
+    /// marker before its repeat, the repeat's separator, the marker (or
+    /// optional marker) after it.
+    fn of(section: &'o Node) -> SectionMarks<'o> {
+        let items = match &section.kind {
+            Kind::Sequence(items) => items.as_slice(),
+            _ => std::slice::from_ref(section),
+        };
+        let repeat = items
+            .iter()
+            .position(|n| matches!(n.kind, Kind::Repeat { .. }));
+        let Some(at) = repeat else {
+            return SectionMarks::default();
+        };
+        let separator = match &items[at].kind {
+            Kind::Repeat { separator, .. } => marker_of(separator),
+            _ => "",
+        };
+        SectionMarks {
+            start: items[..at].last().map_or("", marker_of),
+            separator,
+            end: items.get(at + 1).map_or("", marker_of),
+        }
+    }
+}
+
+/// The raw marker `node` is, or makes optional; empty for any other node.
+fn marker_of(node: &Node) -> &str {
+    match &node.kind {
+        Kind::Marker(raw) => raw,
+        Kind::Optional(inner) => marker_of(inner),
+        _ => "",
     }
 }
 

@@ -31,10 +31,10 @@ pub(super) struct Section {
 
 /// Every allowed format's section, in the protocol's order.
 pub(super) fn lower(lower: &mut Lowering) -> Vec<Section> {
-    let Some(section) = lower.protocol.tools.as_ref() else {
+    let Some(tools) = lower.protocol.tools.as_ref() else {
         return Vec::new();
     };
-    let (formats, tools, parallel) = (&section.formats, &section.tools, section.parallel);
+    let (formats, tools, parallel) = (&tools.formats, &tools.tools, tools.parallel);
     let mut out = Vec::new();
     for (index, format) in formats.iter().enumerate() {
         let calls: Vec<Node> = tools
@@ -45,24 +45,34 @@ pub(super) fn lower(lower: &mut Lowering) -> Vec<Section> {
             })
             .collect();
         let first_text = calls::first_text(format, tools.first().map_or("", |t| &t.name));
-        let repeat = Node::new(Kind::Repeat {
-            node: Box::new(Node::choice(calls)),
-            min: 1,
-            max: (!(parallel && format.parallel)).then_some(1),
-            separator: Box::new(Node::marker(&format.call_separator)),
-        });
-        let end = match format.section_end_optional {
-            true => Node::optional(Node::marker(&format.section_end)),
-            false => Node::marker(&format.section_end),
-        };
+        let max = (!(parallel && format.parallel)).then_some(1);
         out.push(Section {
-            node: Node::seq([Node::marker(&format.section_start), repeat, end]),
+            node: section(format, Node::choice(calls), max),
             opening: opening(format),
             first_text,
             separator: format.call_separator.clone(),
         });
     }
     out
+}
+
+/// A section of `format` holding `calls` (a choice of them), at most
+/// `max` of them: its opening marker, the calls repeated with the format's
+/// separator, its closing marker (optional where the template writes it
+/// only after several calls). The one shape of a section, for the
+/// request's outline and the parser's.
+pub(super) fn section(format: &ToolFormat, calls: Node, max: Option<u32>) -> Node {
+    let repeat = Node::new(Kind::Repeat {
+        node: Box::new(calls),
+        min: 1,
+        max,
+        separator: Box::new(Node::marker(&format.call_separator)),
+    });
+    let end = match format.section_end_optional {
+        true => Node::optional(Node::marker(&format.section_end)),
+        false => Node::marker(&format.section_end),
+    };
+    Node::seq([Node::marker(&format.section_start), repeat, end])
 }
 
 /// The first marker core a section of `format` opens with, if any.

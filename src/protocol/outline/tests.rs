@@ -301,8 +301,11 @@ fn descendants(node: &Node) -> Vec<&Node> {
 fn the_parser_reads_one_generic_call_per_format() {
     let p = weather_protocol(HERMES, weather_parameters(), ToolChoice::Auto, true);
     let calls = p.parser_outline();
-    assert_eq!(calls.calls.len(), p.tools.as_ref().unwrap().formats.len());
-    let first = descendants(&calls.calls[0]);
+    assert_eq!(
+        calls.sections.len(),
+        p.tools.as_ref().unwrap().formats.len()
+    );
+    let first = descendants(&calls.sections[0]);
     let name = first.iter().find(|n| n.produces == Produces::Name).unwrap();
     assert_eq!(name.kind, Kind::NameSlot { quoted: true });
     assert!(
@@ -318,7 +321,7 @@ fn the_parser_reads_one_generic_call_per_format() {
 fn a_generic_calls_open_arguments_are_typed_as_the_format_writes_values() {
     let p = weather_protocol(QWEN_XML, weather_parameters(), ToolChoice::Auto, true);
     let calls = p.parser_outline();
-    let all = descendants(&calls.calls[0]);
+    let all = descendants(&calls.sections[0]);
     let name = all.iter().find(|n| n.produces == Produces::Name).unwrap();
     assert_eq!(name.kind, Kind::NameSlot { quoted: false });
     let notations: Vec<&ValueNotation> = all
@@ -343,8 +346,35 @@ fn without_tools_the_parser_reads_the_formats_the_model_writes() {
     p.tools = None;
     let calls = p.parser_outline();
     // The template's own format: its text stays whole content.
-    assert_eq!(calls.calls.len(), 1);
-    assert_eq!(calls.calls.len(), p.markup.formats.len());
+    assert_eq!(calls.sections.len(), 1);
+    assert_eq!(calls.sections.len(), p.markup.formats.len());
+}
+
+/// The parser reads a section's markers off its node: the Python call
+/// list's opening and closing markers and the separator between calls;
+/// blanks where hermes writes its calls with no section markers.
+#[test]
+fn the_parser_reads_a_sections_markers_off_its_node() {
+    let p = weather_protocol(PYTHON, weather_parameters(), ToolChoice::Auto, true);
+    let outline = p.parser_outline();
+    let marks: Vec<(&str, &str, &str)> = outline
+        .section_marks()
+        .map(|m| (m.start, m.separator, m.end))
+        .collect();
+    assert_eq!(
+        marks,
+        [("<|tool_call_start|>[", ", ", "]<|tool_call_end|>")]
+    );
+    let p = weather_protocol(HERMES, weather_parameters(), ToolChoice::Auto, true);
+    let outline = p.parser_outline();
+    let marks: Vec<SectionMarks<'_>> = outline.section_marks().collect();
+    assert_eq!(marks.len(), 1);
+    assert!(matches!(
+        outline.sections[0].kind,
+        Kind::Repeat { max: None, .. }
+    ));
+    assert_eq!(marks[0].start, "");
+    assert_eq!(marks[0].end, "");
 }
 
 #[test]
