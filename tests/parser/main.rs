@@ -14,6 +14,7 @@ mod coverage_blocks;
 mod delimiter_reasoning;
 mod deviations;
 mod dialects;
+mod dropped_openers;
 mod fallback_dialects;
 mod fenced_calls;
 mod fuzz_regressions;

@@ -361,6 +361,12 @@ impl Tagged {
                 format!("(?:{}|{})", flex_open(&t.value_prefix), flex_open(typed)),
             ),
             (None, None) if is_blank(&t.value_prefix) => (flex_open(&t.name_suffix), String::new()),
+            // A value's opener that is an element of its own (`<arg_value>`)
+            // may be missing, its closer written, as our parser reads it.
+            (None, None) if is_element_opener(&t.value_prefix, &t.value_suffix) => (
+                flex(&t.name_suffix),
+                format!("(?:{})?", flex_open(&t.value_prefix)),
+            ),
             (None, None) => (flex(&t.name_suffix), flex_open(&t.value_prefix)),
         };
         let value = match &t.escaped_value {
@@ -416,4 +422,13 @@ impl Tagged {
         .cloned()
         .collect()
     }
+}
+
+/// A value's opening marker that is an element of its own (`<arg_value>`),
+/// not the rest of the key's tag nor a quote its closer repeats: the parser
+/// reads a value without it when its closer is written
+/// (`parser::generator::tagged_arguments`).
+fn is_element_opener(prefix: &str, suffix: &str) -> bool {
+    let (open, close) = (prefix.trim(), suffix.trim());
+    open.starts_with(['<', '[']) && !open.contains(char::is_whitespace) && open != close
 }

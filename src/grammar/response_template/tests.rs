@@ -68,3 +68,15 @@ fn python_calls_are_one_bracketed_list() {
     assert_eq!(field["content"], "python-call-list");
     assert_eq!(field["transform_each"], true);
 }
+
+/// A value's opener that is an element of its own (`<arg_value>`) may be
+/// missing, its closer written, as the parser reads it.
+#[test]
+fn a_values_element_opener_is_optional() {
+    let glm = include_str!("../../../templates/glm-arg-pairs.jinja");
+    let field = calls_field(&protocol(glm));
+    assert_eq!(
+        field["content_args"]["tag_pattern"],
+        r"<arg_key>(?P<key>[^\s<>]+?)</arg_key>\s*(?:<arg_value>)?(?P<value>.*?)(?:</arg_value>\s*|\Z)"
+    );
+}

@@ -213,8 +213,12 @@ fn argument_value(
         true => value_start.expr_exact_tail(),
         false => seq([ws(), value_start.expr_exact_tail()]),
     };
+    let unopened = unopened_value(t, &value_start, value_end);
     let Some(typed) = &t.typed_value_prefix else {
-        return seq([value_start_expr, string_value, close]);
+        return match unopened {
+            Some(unopened) => choice([seq([value_start_expr, string_value, close]), unopened]),
+            None => seq([value_start_expr, string_value, close]),
+        };
     };
     let typed_marker = Marker::new(typed);
     let typed_value = if typed_marker.is_blank() {
@@ -227,10 +231,52 @@ fn argument_value(
     } else {
         cut()
     };
-    choice([
+    let mut options = vec![
         seq([value_start_expr, settle, string_value, close.clone()]),
         seq([typed_prefix(t, typed), typed_value, opt(close)]),
-    ])
+    ];
+    options.extend(unopened);
+    choice(options)
+}
+
+/// A value whose opening marker the model left out, its closing marker
+/// written (`<arg_key>query</arg_key>vacation days</arg_value>`, as GLM
+/// models write under load): the text up to that closer is the value, as
+/// when the opener is there.
+///
+/// Only where the opener is an element of its own (`<arg_value>`; not the
+/// rest of the key's tag, ` string="true">`, nor a quote that the closer
+/// repeats, `<|"|>`), and only when the closer
+/// ends the text: text that holds any of the arguments' markers first
+/// (the opener, a key's, the arguments' or the call's end) is no such
+/// value, and the call stays malformed as before. So the value is text
+/// the model wrote as one, byte for byte; no scaffolding goes into it and
+/// nothing is dropped.
+fn unopened_value(t: &TaggedArguments, value_start: &Marker, value_end: &Marker) -> Option<Expr> {
+    let closer = value_end.first_core()?;
+    let element = |c: &&str| c.starts_with(['<', '[']) && *c != closer;
+    let opener = value_start.first_core().filter(element)?;
+    let markers = [&t.name_prefix, &t.name_suffix, &t.end, &t.separator].map(|m| Marker::new(m));
+    let others = markers
+        .iter()
+        .filter_map(|m| m.first_core().map(str::to_string));
+    let stops: Vec<String> = [closer.to_string(), opener.to_string()]
+        .into_iter()
+        .chain(others)
+        .collect();
+    let tag = if t.raw_strings { ARG_STRING } else { ARG_JSON };
+    // Checked whole before anything is captured: a value begun here and
+    // then refused would stay in the call the recovery reads.
+    let shape = seq([
+        not(seq([ws(), lit(opener)])),
+        until(stops.iter()),
+        value_close(t, value_end),
+    ]);
+    Some(seq([
+        and(shape),
+        cap(tag, until(stops)),
+        value_close(t, value_end),
+    ]))
 }
 
 /// The prefix of a non-string value; its type word, when it has one
