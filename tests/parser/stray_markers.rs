@@ -161,3 +161,32 @@ fn call_like_text_inside_the_wrapper_stays_content_verbatim() {
     assert_eq!(parsed.message.content.as_deref(), Some(output));
     assert!(parsed.diagnostics.is_empty());
 }
+
+/// A value's closer inside a call with no arguments, right before the
+/// call's end (`<tool_call>f</arg_value></tool_call>`, as GLM-family models
+/// write for tools without parameters): it closes nothing. The call is
+/// read with its name clean and no arguments, the closer named. Without
+/// the call's end after it, nothing is read as a call and nothing named:
+/// the text is content, as before.
+#[test]
+fn a_value_closer_in_a_call_without_arguments_is_named() {
+    let call = "<tool_call>get_weather";
+    let output = format!("{call}</arg_value>\n</tool_call>");
+    let parsed = report("glm-arg-pairs", &output);
+    assert_eq!(
+        crate::common::streaming::calls(&parsed.message),
+        [("get_weather", "{}")]
+    );
+    assert_eq!(parsed.message.content, None);
+    // The closer with the newline the template writes after it.
+    assert_eq!(parsed.diagnostics, [stray(call.len(), call.len() + 13)]);
+
+    let cut = format!("{call}</arg_value>");
+    let parsed = report("glm-arg-pairs", &cut);
+    assert!(parsed.message.tool_calls.is_empty());
+    assert_eq!(parsed.message.content.as_deref(), Some(cut.as_str()));
+    assert!(parsed
+        .diagnostics
+        .iter()
+        .all(|d| d.kind != DiagnosticKind::StrayMarker));
+}

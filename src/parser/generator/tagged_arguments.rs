@@ -54,7 +54,35 @@ pub(super) fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
     } else {
         star(seq([sep.expr(), arg.clone()]))
     };
-    seq([ws(), opt(seq([arg, more])), ws(), end.expr()])
+    let args = match stray_value_closer(t, call_end) {
+        Some(stray) => choice([seq([arg, more]), stray]),
+        None => seq([arg, more]),
+    };
+    seq([ws(), opt(args), ws(), end.expr()])
+}
+
+/// A value's closing token where a call with no arguments has opened no
+/// value, right before the arguments' or the call's end
+/// (`<tool_call>list_mailboxes</arg_value></tool_call>`, as GLM-family
+/// models write for tools without parameters): it closes nothing, so it is
+/// no part of the name or the arguments; captured `STRAY`, as the
+/// template's own closers are where nothing is open (the decoder names it).
+/// Without the end after it the call is not read (its text stays content),
+/// so no marker is named as left out of text that is kept. Not a quote
+/// token its opener repeats (`<|"|>`), which may open a value as well.
+fn stray_value_closer(t: &TaggedArguments, call_end: &str) -> Option<Expr> {
+    let closer = Marker::new(&t.value_suffix).from_first_token()?;
+    // A quote the opener repeats (`<|"|>`) may open as well as close.
+    let opener = Marker::new(&t.value_prefix);
+    if closer.first_core() == opener.first_core() {
+        return None;
+    }
+    let ends = [t.end.as_str(), call_end].map(Marker::new);
+    let end = ends.iter().find(|m| !m.is_blank())?;
+    Some(seq([
+        cap(STRAY, closer.expr_exact_tail()),
+        and(seq([ws(), end.expr()])),
+    ]))
 }
 
 /// The markers that end a tagged value left unclosed: the closers around
