@@ -149,3 +149,36 @@ fn part_of_a_multi_part_closer_closes_the_section() {
         assert_eq!(m.content.as_deref(), content, "{output:?}");
     }
 }
+
+/// The section's closer where the call's was due
+/// (`…{"city": "Paris"}<|tool_calls_section_end|>`, Kimi-K2 from the
+/// corpus): it closes the call and the section, and is never content; the
+/// call is reported as recovered. Skipped when the corpus is absent.
+#[test]
+fn a_section_closer_where_the_calls_was_due_closes_both() {
+    let Some(template) = crate::common::corpus_template("moonshotai-Kimi-K2") else {
+        return;
+    };
+    let analysis = template.analyze().unwrap();
+    let options = Options::default().with_tools(weather_tools());
+    let p = analysis.parser(&ParserConfig::from(options)).unwrap();
+    let call = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}";
+    for (output, content) in [
+        (format!("{call}<|tool_calls_section_end|>"), None),
+        (
+            format!("{call}<|tool_calls_section_end|>After."),
+            Some("After."),
+        ),
+    ] {
+        let m = parse_and_stream(&p, &output);
+        assert_eq!(calls(&m), [("get_weather", r#"{"city": "Paris"}"#)]);
+        assert_eq!(m.content.as_deref(), content, "{output:?}");
+        let kinds: Vec<_> = p
+            .parse_report(&output, false)
+            .diagnostics
+            .iter()
+            .map(|d| d.kind)
+            .collect();
+        assert_eq!(kinds, [DiagnosticKind::BrokenToolCall], "{output:?}");
+    }
+}

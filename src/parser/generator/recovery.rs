@@ -194,11 +194,17 @@ impl<'a> ToolGrammar<'a> {
         tag.then_some(core)
     }
 
-    /// What a broken call leaves: text up to the call's end (consumed) or
+    /// What a broken call leaves: text up to the call's end (consumed), the
+    /// section's closing token (which then closes the section: a model that
+    /// left out the call's closer wrote the section's where it was due) or
     /// the next tool section.
     pub(super) fn broken(&self) -> Expr {
         let end = Marker::new(self.layout.end());
         let mut stops: Vec<String> = end.delimiters();
+        // Only a token: a bracket (`]` of `]<|tool_call_end|>`) may be
+        // the broken call's own text.
+        let section_end = Marker::new(self.marks.end).from_first_token();
+        stops.extend(section_end.iter().flat_map(Marker::delimiters));
         stops.extend(self.triggers.iter().cloned());
         stops.retain(|s| !s.is_empty());
         let text = if stops.is_empty() {
