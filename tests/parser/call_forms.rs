@@ -437,6 +437,35 @@ fn a_dropped_opener_is_read_only_before_the_name_prefix() {
     assert_eq!(got, [("get_weather", r#"{"city": "Paris"}"#)]);
 }
 
+/// Calls whose own opener the model left out inside their section, the
+/// name on its line before the token that ends it (Kimi-K2's
+/// `<|tool_calls_section_begin|>functions.f:0<|tool_call_argument_begin|>{...}`,
+/// DeepSeek-V3.1's `<｜tool▁calls▁begin｜>f<｜tool▁sep｜>{...}`, from the
+/// corpus): the calls, under both presets and every chunking. Outside a
+/// section such a line is text.
+#[test]
+fn a_calls_dropped_opener_is_read_before_the_token_that_ends_its_name() {
+    let kimi = section(&format!(
+        "functions.get_weather:0{ARGS}functions.get_weather:1{ARGS}"
+    ));
+    let Some(m) = message(&kimi) else {
+        return;
+    };
+    assert_weather_calls(&m, &["Paris", "Paris"], &kimi);
+    assert_eq!(m.content, None);
+    let prose = format!("I would write functions.get_weather:0{ARGS}");
+    let m = message_lossless(&prose).unwrap();
+    assert!(m.tool_calls.is_empty(), "{m:?}");
+
+    let Some(template) = corpus_template("deepseek-ai-DeepSeek-V3.1") else {
+        return;
+    };
+    let deepseek = "<｜tool▁calls▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Paris\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    let m = message_under_both_presets(&template.analyze().unwrap(), deepseek);
+    assert_weather_calls(&m, &["Paris"], deepseek);
+    assert_eq!(m.content, None);
+}
+
 /// Mistral's older JSON call list (`[TOOL_CALLS][{"name": ..., "arguments":
 /// {...}, "id": "..."}]`, each call with the id the model made up) on
 /// Mistral templates whose own calls are `[TOOL_CALLS]NAME[ARGS]{...}`:

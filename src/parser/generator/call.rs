@@ -33,7 +33,8 @@ use crate::parser::marker::Marker;
 use crate::parser::tags::*;
 use crate::protocol::Arguments;
 use chat_autoparser_peg::{
-    and, cap, choice, commit, empty, json, json_string, lit, recover, rule, seq, star, ws, Expr,
+    and, cap, choice, commit, empty, json, json_string, lit, recover, rule, seq, star, until, ws,
+    Expr,
 };
 
 impl<'a> ToolGrammar<'a> {
@@ -91,9 +92,14 @@ impl<'a> ToolGrammar<'a> {
         // A dropped opener is read only before the distinctive name prefix
         // that lets it drop: a JSON object where the call's opener was due
         // (`{"name": ...}` at the output's start) is no call of the wrapper.
-        let start = match self.distinctive_name_prefix() {
-            Some(prefix) => choice([start, and(seq([ws(), lit(&prefix)]))]),
-            None => start,
+        let start = match (self.distinctive_name_prefix(), self.distinctive_name_end()) {
+            (Some(prefix), _) => choice([start, and(seq([ws(), lit(&prefix)]))]),
+            // A name on its line, then the token that ends it.
+            (None, Some(end)) => {
+                let named = seq([ws(), until([end.as_str(), "\n"]), lit(&end)]);
+                choice([start, and(named)])
+            }
+            (None, None) => start,
         };
         let one = match self.shared_wrapper() {
             Some(_) => cap(CALL, seq([start, rule(&format!("{}.body", self.rule))])),

@@ -184,6 +184,24 @@ impl<'a> ToolGrammar<'a> {
         marked.then_some(core)
     }
 
+    /// The token that ends a bare name (`<|tool_call_argument_begin|>` of
+    /// `functions.f:0<|tool_call_argument_begin|>`), when the call's own
+    /// opener is a token inside a section that has an opener of its own:
+    /// models sometimes drop the call's opener there
+    /// (`<|tool_calls_section_begin|>functions.f:0<|tool_call_argument_begin|>{...}`),
+    /// and a name (after the text its prefix is, `functions.`) followed on
+    /// its line by that token is a call's head.
+    pub(super) fn distinctive_name_end(&self) -> Option<String> {
+        let tagged = self.tagged()?;
+        Marker::new(self.marks.start).first_core()?;
+        let opener = Marker::new(self.layout.start());
+        if !opener.first_core().is_some_and(is_token) {
+            return None;
+        }
+        let end = Marker::new(tagged.suffix).first_core()?.to_string();
+        is_token(&end).then_some(end)
+    }
+
     /// The call's own opening marker, when the section also has one and the
     /// call's is a whole tag (`<|tool_call_begin|>` inside
     /// `<|tool_calls_section_begin|>`): models sometimes drop the section's.
