@@ -53,6 +53,17 @@
 //!   (`<arg_value>`): a newline before each value's marker where the
 //!   template writes none (`</arg_key>\n<arg_value>`); expected: the same
 //!   message.
+//! - `value-opener-dropped`: tagged arguments whose value opens with an
+//!   element of its own (`<arg_value>`, not a quote its closer repeats):
+//!   that opener left out before every value, its closer kept (GLM-family
+//!   models under load); expected: the same message.
+//! - `call-opener-dropped`: a call opener that is a token inside a section
+//!   that has an opener of its own, before a name ended by a token
+//!   (`<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>`):
+//!   every call's opener left out; expected: the same message.
+//! - `section-closer-for-call`: the last call's closing token left out right
+//!   before the section's closing token (`...}<|tool_calls_section_end|>`);
+//!   expected: the same message (a `broken_tool_call` diagnostic is allowed).
 //!
 //! `unknown-tool` also expects an `unknown_tool` diagnostic at the call.
 //!
@@ -202,6 +213,21 @@ fn deviations(
     );
     push("missing-id", missing_id(analysis, output), Expected::Same);
     push(
+        "value-opener-dropped",
+        value_opener_dropped(analysis, output),
+        Expected::Same,
+    );
+    push(
+        "call-opener-dropped",
+        call_opener_dropped(analysis, output),
+        Expected::Same,
+    );
+    push(
+        "section-closer-for-call",
+        section_closer_for_call(analysis, case, output),
+        Expected::Same,
+    );
+    push(
         "stripped-tokens",
         stripped_tokens(analysis, output),
         Expected::Same,
@@ -326,6 +352,65 @@ fn value_newline(analysis: &Analysis, output: &str) -> Option<String> {
     calls
         .contains(core)
         .then(|| format!("{head}{}", calls.replace(core, &format!("\n{core}"))))
+}
+
+/// Every tagged value's opening element left out, from the first tool
+/// marker on, where that opener is an element of its own (`<arg_value>`),
+/// not a quote its closer repeats.
+fn value_opener_dropped(analysis: &Analysis, output: &str) -> Option<String> {
+    let ArgumentsSlot::Tagged(t) = &analysis.tools.as_ref()?.arguments else {
+        return None;
+    };
+    let core = t.value_prefix.split_whitespace().next()?;
+    if !core.starts_with(['<', '[']) || t.value_prefix.trim() == t.value_suffix.trim() {
+        return None;
+    }
+    let (at, _) = tool_marker(analysis, output)?;
+    let (head, calls) = output.split_at(at);
+    calls
+        .contains(core)
+        .then(|| format!("{head}{}", calls.replace(core, "")))
+}
+
+/// A token that is the whole of `raw` (its whitespace aside).
+fn whole_token(raw: &str) -> Option<&str> {
+    let core = raw.trim();
+    chat_autoparser::analysis::marker_at(core, 0)
+        .filter(|r| r.start == 0 && r.end == core.len())
+        .map(|_| core)
+}
+
+/// Every call's own opening token left out, inside a section that opens
+/// with a marker of its own, where a token ends the call's name.
+fn call_opener_dropped(analysis: &Analysis, output: &str) -> Option<String> {
+    let format = analysis.tools.as_ref()?;
+    let NameSlot::Tagged { suffix, .. } = &format.name else {
+        return None;
+    };
+    let section = whole_token(&format.section_start)?;
+    let opener = whole_token(&format.call_start)?;
+    let name_end = suffix.split_whitespace().next()?;
+    chat_autoparser::analysis::marker_at(name_end, 0).filter(|r| r.start == 0)?;
+    let at = output.find(section)? + section.len();
+    let (head, calls) = output.split_at(at);
+    calls
+        .contains(opener)
+        .then(|| format!("{head}{}", calls.replace(opener, "")))
+}
+
+/// The last call's closing token left out right before the section's
+/// closing token, both tokens.
+fn section_closer_for_call(analysis: &Analysis, case: &Case, output: &str) -> Option<String> {
+    let format = analysis.tools.as_ref()?;
+    if case.calls.is_empty() {
+        return None;
+    }
+    let call_end = whole_token(&format.call_end)?;
+    let section_end = whole_token(&format.section_end)?;
+    let at = output.rfind(section_end)?;
+    let before = output[..at].trim_end();
+    let cut = before.strip_suffix(call_end)?;
+    Some(format!("{cut}{}", &output[before.len()..]))
 }
 
 /// The reasoning opener's first token written twice where the output opens

@@ -41,6 +41,7 @@ fn deviations_corpus() {
     let tallies = run("corpus", &files);
     let floors = [
         ("arguments-string", 63),
+        ("call-opener-dropped", 22),
         ("end-of-turn", 237),
         ("fenced-json", 6),
         ("forced-open-call", 18),
@@ -54,11 +55,13 @@ fn deviations_corpus() {
         ("missing-closer", 136),
         ("openai-wrapper", 63),
         ("reopened-reasoning", 36),
+        ("section-closer-for-call", 25),
         ("spare-token", 16),
         ("stripped-tokens", 15),
         ("stuttered-opener", 18),
         ("unknown-tool", 90),
         ("value-newline", 7),
+        ("value-opener-dropped", 32),
     ];
     assert_floors(&tallies, &floors);
 }
@@ -85,6 +88,7 @@ fn deviations_shipped() {
         // No shipped template's prompt opens a block since the fixed
         // Qwen3.5 template's thinking-on prompt stopped doing so.
         ("unknown-tool", 18),
+        ("value-opener-dropped", 5),
     ];
     assert_floors(&tallies, &floors);
 }
