@@ -10,6 +10,9 @@
 //! - A value left unclosed ends at the arguments' or the call's closer,
 //!   which it never swallows, or where the next argument opens the element
 //!   the value's closer closes ([`enclosing_closers`]).
+//! - A value whose opening element the model left out is read to its
+//!   closer ([`unopened_value`]); a value's closer where a call with no
+//!   arguments opened none is a stray marker ([`stray_value_closer`]).
 //!
 //! Invariant: an argument is captured `ARG` (key and value tags inside)
 //! and commits after its key, so its value streams.
@@ -72,7 +75,6 @@ pub(super) fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
 /// token its opener repeats (`<|"|>`), which may open a value as well.
 fn stray_value_closer(t: &TaggedArguments, call_end: &str) -> Option<Expr> {
     let closer = Marker::new(&t.value_suffix).from_first_token()?;
-    // A quote the opener repeats (`<|"|>`) may open as well as close.
     let opener = Marker::new(&t.value_prefix);
     if closer.first_core() == opener.first_core() {
         return None;
