@@ -288,13 +288,14 @@ struct Code {
 /// What the grammar reads of the parser's outline
 /// ([`ParserOutline`](crate::protocol::outline::ParserOutline)): the
 /// notations of nested argument values (each gets a grammar rule, the first
-/// decodes), the turn's section headers and the markers of each format's
-/// tool section.
+/// decodes), the turn's section headers, the markers of each format's
+/// tool section and the texts the scaffolding's words come from.
 struct OutlineParts<'o> {
     notations: Vec<crate::protocol::Notation>,
     elements: Vec<crate::protocol::outline::Elements>,
     headers: Vec<sections::HeaderMarks<'o>>,
     sections: Vec<crate::protocol::outline::SectionMarks<'o>>,
+    scaffolding: &'o [String],
 }
 
 impl<'o> OutlineParts<'o> {
@@ -307,6 +308,7 @@ impl<'o> OutlineParts<'o> {
                 .map(|(open, close)| sections::HeaderMarks { open, close })
                 .collect(),
             sections: outline.section_marks().collect(),
+            scaffolding: &outline.scaffolding,
         }
     }
 }
@@ -420,6 +422,7 @@ impl Build {
             elements: &parts.elements,
             headers: &parts.headers,
             sections: &parts.sections,
+            scaffolding: parts.scaffolding,
             calls_in_reasoning: config.policy.calls_in_reasoning != CallsInReasoning::Reasoning,
             foreign_calls: config.policy.foreign_markers != ForeignMarkers::Text,
         };

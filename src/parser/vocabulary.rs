@@ -20,7 +20,6 @@
 //! shape ([`super::sections::label`]) allows, so the known reading of a
 //! label never reaches past its unknown reading.
 
-use crate::protocol::Protocol;
 use chat_autoparser_peg::{
     any_char, choice, class, fail, lit, literals, not, plus, seq, star, ByteSet, Expr,
 };
@@ -40,36 +39,10 @@ pub struct Vocabulary {
 }
 
 impl Vocabulary {
-    /// The words of every marker `protocol` knows: the turn's, the
-    /// reasoning block's, the content wrapper's and every tool format's.
-    pub fn new(protocol: &Protocol) -> Vocabulary {
-        let turn = &protocol.turn;
-        let prompts = &turn.generation_prompt;
-        let mut sources: Vec<&str> = vec![
-            &prompts.default,
-            &turn.end_of_turn,
-            &turn.stop_marker,
-            &turn.tail,
-            &turn.message_end,
-            &turn.message_start,
-            &protocol.content.start,
-            &protocol.content.end,
-        ];
-        sources.extend(prompts.thinking_on.as_deref());
-        sources.extend(prompts.thinking_off.as_deref());
-        for h in &turn.headers {
-            sources.extend([h.open.as_str(), h.close.as_str()]);
-        }
-        if let Some(r) = &protocol.markup.reasoning {
-            sources.extend([r.start.as_str(), r.end.as_str()]);
-        }
-        sources.extend(protocol.markup.call_marker_texts());
-        sources.extend(protocol.preserved_tokens.iter().map(String::as_str));
-        Vocabulary::of(&sources)
-    }
-
-    /// The words of `sources`.
-    fn of(sources: &[&str]) -> Vocabulary {
+    /// The words of `sources`: the parser outline's scaffolding (every
+    /// marker the template writes, see `ParserOutline::scaffolding`).
+    pub fn of<S: AsRef<str>>(sources: &[S]) -> Vocabulary {
+        let sources: Vec<&str> = sources.iter().map(AsRef::as_ref).collect();
         let mut words: Vec<String> = sources
             .iter()
             .flat_map(|s| s.split(|c: char| !is_word_char(c)))

@@ -59,7 +59,7 @@ use std::rc::Rc;
 /// grammars whose call rules it names (the strict ones of calls read
 /// inside reasoning too).
 pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<ToolGrammar<'a>>) {
-    let vocabulary = Rc::new(Vocabulary::new(protocol));
+    let vocabulary = Rc::new(Vocabulary::of(plan.scaffolding));
     let checked: &[String] = if plan.any_name { &[] } else { plan.names };
     // A fenced JSON call is read only for the request's tools.
     let fenced = !plan.names.is_empty() && !plan.json_response;

@@ -106,6 +106,9 @@ pub struct Plan<'a> {
     /// The markers of each format's tool section, one per `formats` entry
     /// (`ParserOutline::section_marks`).
     pub sections: &'a [SectionMarks<'a>],
+    /// The texts of every marker the template writes, whose words a label
+    /// may hold and still be scaffolding (`ParserOutline::scaffolding`).
+    pub scaffolding: &'a [String],
     /// A complete tool section written inside a reasoning block is read as
     /// calls (`calls_in_reasoning: call` or `both`; see `reasoning`).
     pub calls_in_reasoning: bool,

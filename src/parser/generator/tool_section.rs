@@ -684,10 +684,11 @@ mod tests {
             elements: &[],
             headers: &[],
             sections: &sections,
+            scaffolding: &outline.scaffolding,
             calls_in_reasoning: false,
             foreign_calls: true,
         };
-        let vocabulary = Rc::new(Vocabulary::new(&protocol));
+        let vocabulary = Rc::new(Vocabulary::of(&outline.scaffolding));
         let grammars = tool_grammars(&protocol, plan, (&names, &names), &vocabulary, true);
         let strict = grammars.iter().map(ToolGrammar::strict).collect::<Vec<_>>();
         let rules = grammars.iter().chain(&strict).flat_map(ToolGrammar::rules);

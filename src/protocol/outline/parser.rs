@@ -41,6 +41,13 @@ pub struct ParserOutline {
     /// The headers that name the sections of a channel turn, each a
     /// [`Kind::Header`]; none for other formats.
     pub headers: Vec<Node>,
+    /// The raw text of every marker the template writes around and inside
+    /// a message: the turn's (its generation prompts, ends, tail and
+    /// headers), the reasoning block's, the content wrapper's, every call
+    /// format's a model of the template writes, and the preserved tokens.
+    /// What the parser's scaffolding words (a header's label, the rest of a
+    /// call's header, a type attribute) are made of.
+    pub scaffolding: Vec<String>,
 }
 
 impl Protocol {
@@ -75,7 +82,40 @@ impl Protocol {
                 })
             })
             .collect();
-        ParserOutline { sections, headers }
+        ParserOutline {
+            sections,
+            headers,
+            scaffolding: self.scaffolding(),
+        }
+    }
+}
+
+impl Protocol {
+    /// See [`ParserOutline::scaffolding`].
+    fn scaffolding(&self) -> Vec<String> {
+        let turn = &self.turn;
+        let prompts = &turn.generation_prompt;
+        let mut sources: Vec<&str> = vec![
+            &prompts.default,
+            &turn.end_of_turn,
+            &turn.stop_marker,
+            &turn.tail,
+            &turn.message_end,
+            &turn.message_start,
+            &self.content.start,
+            &self.content.end,
+        ];
+        sources.extend(prompts.thinking_on.as_deref());
+        sources.extend(prompts.thinking_off.as_deref());
+        for h in &turn.headers {
+            sources.extend([h.open.as_str(), h.close.as_str()]);
+        }
+        if let Some(r) = &self.markup.reasoning {
+            sources.extend([r.start.as_str(), r.end.as_str()]);
+        }
+        sources.extend(self.markup.call_marker_texts());
+        sources.extend(self.preserved_tokens.iter().map(String::as_str));
+        sources.into_iter().map(str::to_string).collect()
     }
 }
 
