@@ -295,7 +295,7 @@ struct OutlineParts<'o> {
     elements: Vec<crate::protocol::outline::Elements>,
     headers: Vec<sections::HeaderMarks<'o>>,
     sections: Vec<crate::protocol::outline::SectionMarks<'o>>,
-    scaffolding: &'o [String],
+    scaffolding: &'o str,
 }
 
 impl<'o> OutlineParts<'o> {

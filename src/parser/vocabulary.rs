@@ -39,19 +39,17 @@ pub struct Vocabulary {
 }
 
 impl Vocabulary {
-    /// The words of `sources`: the parser outline's scaffolding (every
-    /// marker the template writes, see `ParserOutline::scaffolding`).
-    pub fn of<S: AsRef<str>>(sources: &[S]) -> Vocabulary {
-        let sources: Vec<&str> = sources.iter().map(AsRef::as_ref).collect();
-        let mut words: Vec<String> = sources
-            .iter()
-            .flat_map(|s| s.split(|c: char| !is_word_char(c)))
+    /// The words of `scaffolding`: the parser outline's (every marker the
+    /// template writes, one per line, see `ParserOutline::scaffolding`).
+    pub fn of(scaffolding: &str) -> Vocabulary {
+        let mut words: Vec<String> = scaffolding
+            .split(|c: char| !is_word_char(c))
             .filter(|w| !w.is_empty())
             .map(str::to_string)
             .collect();
         words.sort();
         words.dedup();
-        let writes_markup = sources.iter().any(|s| s.contains(" <"));
+        let writes_markup = scaffolding.contains(" <");
         Vocabulary {
             words,
             writes_markup,
@@ -135,10 +133,7 @@ mod tests {
 
     #[test]
     fn a_label_of_the_templates_words_and_numbers_is_known() {
-        let v = Vocabulary::of(&[
-            "<|open|>call tool=\"f\" index=\"1\"<|sep|>",
-            "<|end_of_msg|>",
-        ]);
+        let v = Vocabulary::of("<|open|>call tool=\"f\" index=\"1\"<|sep|>\n<|end_of_msg|>");
         assert!(reads(&v, "index=\"27\""));
         assert!(reads(&v, "<|end_of_msg|>"));
         for unknown in [

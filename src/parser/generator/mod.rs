@@ -108,7 +108,7 @@ pub struct Plan<'a> {
     pub sections: &'a [SectionMarks<'a>],
     /// The texts of every marker the template writes, whose words a label
     /// may hold and still be scaffolding (`ParserOutline::scaffolding`).
-    pub scaffolding: &'a [String],
+    pub scaffolding: &'a str,
     /// A complete tool section written inside a reasoning block is read as
     /// calls (`calls_in_reasoning: call` or `both`; see `reasoning`).
     pub calls_in_reasoning: bool,

@@ -46,8 +46,9 @@ pub struct ParserOutline {
     /// headers), the reasoning block's, the content wrapper's, every call
     /// format's a model of the template writes, and the preserved tokens.
     /// What the parser's scaffolding words (a header's label, the rest of a
-    /// call's header, a type attribute) are made of.
-    pub scaffolding: Vec<String>,
+    /// call's header, a type attribute) are made of. One text, the markers
+    /// one per line (one allocation per build, not one per marker).
+    pub scaffolding: String,
 }
 
 impl Protocol {
@@ -92,7 +93,7 @@ impl Protocol {
 
 impl Protocol {
     /// See [`ParserOutline::scaffolding`].
-    fn scaffolding(&self) -> Vec<String> {
+    fn scaffolding(&self) -> String {
         let turn = &self.turn;
         let prompts = &turn.generation_prompt;
         let mut sources: Vec<&str> = vec![
@@ -115,7 +116,7 @@ impl Protocol {
         }
         sources.extend(self.markup.call_marker_texts());
         sources.extend(self.preserved_tokens.iter().map(String::as_str));
-        sources.into_iter().map(str::to_string).collect()
+        sources.join("\n")
     }
 }
 
