@@ -296,6 +296,7 @@ struct OutlineParts<'o> {
     headers: Vec<sections::HeaderMarks<'o>>,
     sections: Vec<crate::protocol::outline::SectionMarks<'o>>,
     scaffolding: &'o str,
+    part_opener: Option<&'o str>,
 }
 
 impl<'o> OutlineParts<'o> {
@@ -309,6 +310,7 @@ impl<'o> OutlineParts<'o> {
                 .collect(),
             sections: outline.section_marks().collect(),
             scaffolding: &outline.scaffolding,
+            part_opener: outline.part_opener.as_deref(),
         }
     }
 }
@@ -423,6 +425,7 @@ impl Build {
             headers: &parts.headers,
             sections: &parts.sections,
             scaffolding: parts.scaffolding,
+            part_opener: parts.part_opener,
             calls_in_reasoning: config.policy.calls_in_reasoning != CallsInReasoning::Reasoning,
             foreign_calls: config.policy.foreign_markers != ForeignMarkers::Text,
         };

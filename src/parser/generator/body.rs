@@ -41,7 +41,7 @@ use super::reasoning::{
     has_start_marker, labelled_opener, prelude, reasoning_with_start, tagged_reasoning, Inside,
     Seam, ThoughtCalls,
 };
-use super::tool_section::{part_opener, tool_grammars, ToolGrammar};
+use super::tool_section::{tool_grammars, ToolGrammar};
 use super::{Plan, JSON_FENCES};
 use crate::parser::marker::{is_token, Marker};
 use crate::parser::sections::HeaderMarks;
@@ -99,7 +99,7 @@ pub(super) fn root<'a>(protocol: &'a Protocol, plan: Plan<'a>) -> (Expr, Vec<Too
             tool_starts,
         ),
         silent: silent_markers(&wrappers, plan),
-        opener: part_opener(protocol),
+        opener: plan.part_opener.map(str::to_string),
         closers: final_closers(protocol, plan),
         generation_end: GenerationEnd::new(protocol, plan.headers),
         triggers: Vec::new(),
@@ -194,7 +194,7 @@ struct Body<'a, 's> {
     words: Vec<Marker>,
     /// The first cores of markers dropped wherever they stand.
     silent: Vec<String>,
-    /// The part opener (see [`part_opener`]).
+    /// The part opener (`Plan::part_opener`).
     opener: Option<String>,
     /// Markers dropped at the very end (see [`final_closers`]).
     closers: Vec<String>,

@@ -109,6 +109,9 @@ pub struct Plan<'a> {
     /// The texts of every marker the template writes, whose words a label
     /// may hold and still be scaffolding (`ParserOutline::scaffolding`).
     pub scaffolding: &'a str,
+    /// What opens each part of the turn after the first, when the prompt
+    /// wrote the first's (`ParserOutline::part_opener`).
+    pub part_opener: Option<&'a str>,
     /// A complete tool section written inside a reasoning block is read as
     /// calls (`calls_in_reasoning: call` or `both`; see `reasoning`).
     pub calls_in_reasoning: bool,

@@ -61,7 +61,7 @@ pub(super) fn tool_grammars<'a>(
     fenced: bool,
 ) -> Vec<ToolGrammar<'a>> {
     let (formats, headers, foreign) = (plan.formats, plan.headers, plan.foreign_calls);
-    let opener = part_opener(protocol);
+    let opener = plan.part_opener.map(str::to_string);
     let fenced = fenced && foreign;
     let foreign = Rc::new(match foreign {
         true => foreign_markers(protocol, formats),
@@ -262,7 +262,7 @@ pub(super) struct ToolGrammar<'a> {
     /// Section headers of the turn: a name written inside one may sit
     /// after any label and before any rest of the header.
     pub(super) headers: &'a [HeaderMarks<'a>],
-    /// The part opener (see [`part_opener`]): a section after content starts with it.
+    /// The part opener (`Plan::part_opener`): a section after content starts with it.
     pub(super) opener: Option<String>,
     /// The marker tokens the analysis learned (and this format's own): a
     /// function name never holds one.
@@ -636,20 +636,6 @@ fn same_call_object(a: &ToolFormat, b: &ToolFormat) -> bool {
         && (&a.name, &a.arguments, &a.id) == (&b.name, &b.arguments, &b.id)
 }
 
-/// What opens each part of the turn, when calls have no opening marker of
-/// their own and the generation prompt ends with the call separator
-/// (functionary's `>>>`, written before a recipient: `all` for content or a
-/// function name): the prompt wrote the first part's opener, the model
-/// writes the others.
-pub(super) fn part_opener(protocol: &Protocol) -> Option<String> {
-    let format = protocol.markup.own_format.as_ref()?;
-    let opens_calls = !Marker::blank(&format.section_start) || !Marker::blank(&format.call_start);
-    let separator = format.call_separator.trim();
-    let prompt = protocol.turn.generation_prompt.default.trim_end();
-    (!opens_calls && !separator.is_empty() && prompt.ends_with(separator))
-        .then(|| separator.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -685,6 +671,7 @@ mod tests {
             headers: &[],
             sections: &sections,
             scaffolding: &outline.scaffolding,
+            part_opener: outline.part_opener.as_deref(),
             calls_in_reasoning: false,
             foreign_calls: true,
         };

@@ -23,7 +23,7 @@
 
 use serde_json::json;
 
-use super::super::{Notation, Protocol, Tool};
+use super::super::{Marker, Notation, Protocol, Tool};
 use super::{calls, sections, Elements, Kind, Lowering, Node, Produces, ValueNotation};
 
 /// The name a generic call is lowered with: never printed (the slot
@@ -49,6 +49,12 @@ pub struct ParserOutline {
     /// call's header, a type attribute) are made of. One text, the markers
     /// one per line (one allocation per build, not one per marker).
     pub scaffolding: String,
+    /// What opens each part of the turn, when calls have no opening marker
+    /// of their own and the generation prompt ends with the call separator
+    /// (functionary's `>>>`, written before a recipient: `all` for content
+    /// or a function name): the prompt wrote the first part's opener, the
+    /// model writes the others.
+    pub part_opener: Option<String>,
 }
 
 impl Protocol {
@@ -87,11 +93,23 @@ impl Protocol {
             sections,
             headers,
             scaffolding: self.scaffolding(),
+            part_opener: self.part_opener(),
         }
     }
 }
 
 impl Protocol {
+    /// See [`ParserOutline::part_opener`].
+    fn part_opener(&self) -> Option<String> {
+        let format = self.markup.own_format.as_ref()?;
+        let opens_calls =
+            !Marker::blank(&format.section_start) || !Marker::blank(&format.call_start);
+        let separator = format.call_separator.trim();
+        let prompt = self.turn.generation_prompt.default.trim_end();
+        (!opens_calls && !separator.is_empty() && prompt.ends_with(separator))
+            .then(|| separator.to_string())
+    }
+
     /// See [`ParserOutline::scaffolding`].
     fn scaffolding(&self) -> String {
         let turn = &self.turn;
