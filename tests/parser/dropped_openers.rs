@@ -6,18 +6,14 @@
 //! arguments' markers before the closer is no such value (the call stays
 //! malformed, its text content, as before). Streams equal the batch parse.
 
-use chat_autoparser::{ChatTemplate, Options, OutputParser, ParserConfig, TemplateConfig};
+use chat_autoparser::{Options, OutputParser, ParserConfig};
 use serde_json::json;
 
+use crate::common::shipped_template;
 use crate::common::streaming::{calls, report_and_stream};
 
 fn parser(template: &str) -> OutputParser {
-    let path = format!("{}/templates/{template}.jinja", env!("CARGO_MANIFEST_DIR"));
-    let source = std::fs::read_to_string(path).unwrap();
-    let analysis = ChatTemplate::new(&source, &TemplateConfig::default())
-        .unwrap()
-        .analyze()
-        .unwrap();
+    let (_, analysis) = shipped_template(template);
     let tools = vec![
         json!({"type": "function", "function": {"name": "get_weather", "parameters": {
             "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},

@@ -30,6 +30,12 @@ fn parser(template: &str) -> OutputParser {
     analysis.parser(&ParserConfig::from(options)).unwrap()
 }
 
+/// The kinds of the diagnostics of a batch parse of `output`.
+fn diagnostic_kinds(p: &OutputParser, output: &str) -> Vec<DiagnosticKind> {
+    let report = p.parse_report(output, false);
+    report.diagnostics.iter().map(|d| d.kind).collect()
+}
+
 const QWEN_OPEN: &str = "<tool_call>\n<function=get_weather>\n<parameter=city>\n";
 const GLM_OPEN: &str = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>";
 
@@ -43,12 +49,7 @@ fn a_value_cut_by_the_end_is_no_call() {
         let m = parse_and_stream(&p, &output);
         assert!(m.tool_calls.is_empty(), "{template}: {m:?}");
         assert_eq!(m.content.as_deref(), Some(output.as_str()), "{template}");
-        let kinds: Vec<_> = p
-            .parse_report(&output, false)
-            .diagnostics
-            .iter()
-            .map(|d| d.kind)
-            .collect();
+        let kinds = diagnostic_kinds(&p, &output);
         assert!(
             kinds.contains(&DiagnosticKind::WithdrawnToolCall),
             "{template}: {kinds:?}"
@@ -173,12 +174,7 @@ fn a_section_closer_where_the_calls_was_due_closes_both() {
         let m = parse_and_stream(&p, &output);
         assert_eq!(calls(&m), [("get_weather", r#"{"city": "Paris"}"#)]);
         assert_eq!(m.content.as_deref(), content, "{output:?}");
-        let kinds: Vec<_> = p
-            .parse_report(&output, false)
-            .diagnostics
-            .iter()
-            .map(|d| d.kind)
-            .collect();
+        let kinds = diagnostic_kinds(&p, &output);
         assert_eq!(kinds, [DiagnosticKind::BrokenToolCall], "{output:?}");
     }
 }
