@@ -456,6 +456,10 @@ fn a_calls_dropped_opener_is_read_before_the_token_that_ends_its_name() {
     let prose = format!("I would write functions.get_weather:0{ARGS}");
     let m = message_lossless(&prose).unwrap();
     assert!(m.tool_calls.is_empty(), "{m:?}");
+    // At the output's start a section may open with its own opener dropped
+    // too: a request's function named so is a call.
+    let bare = format!("functions.get_weather:0{ARGS}");
+    assert_weather_calls(&message(&bare).unwrap(), &["Paris"], &bare);
 
     let Some(template) = corpus_template("deepseek-ai-DeepSeek-V3.1") else {
         return;
