@@ -121,6 +121,29 @@ pub struct TurnFormat {
     pub message_start: String,
 }
 
+impl TurnFormat {
+    /// The text of every marker that frames the turn: its generation
+    /// prompts, its end and stop marker, the message end and start, and
+    /// its headers' opens and closes (not the `tail`, which only ends some
+    /// renders). What readers of the template's own markers start from.
+    pub(crate) fn marker_texts(&self) -> impl Iterator<Item = &str> {
+        let prompts = &self.generation_prompt;
+        let fixed = [
+            prompts.default.as_str(),
+            &self.end_of_turn,
+            &self.stop_marker,
+            &self.message_end,
+            &self.message_start,
+        ];
+        let optional = [&prompts.thinking_on, &prompts.thinking_off];
+        let headers = self.headers.iter();
+        fixed
+            .into_iter()
+            .chain(optional.into_iter().filter_map(|p| p.as_deref()))
+            .chain(headers.flat_map(|h| [h.open.as_str(), h.close.as_str()]))
+    }
+}
+
 /// A section header's shape: `open`, a label naming the section, `close`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Header {

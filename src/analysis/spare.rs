@@ -46,30 +46,14 @@ pub fn tokens(source: &str, analysis: &Analysis, renders: &[&str]) -> Vec<String
 
 /// Every token the analysis gave a role.
 fn learned_tokens(analysis: &Analysis) -> Vec<String> {
-    let (turn, prompts) = (&analysis.turn, &analysis.turn.generation_prompt);
-    let mut learned: Vec<&str> = vec![
-        &prompts.default,
-        &turn.end_of_turn,
-        &turn.stop_marker,
-        &turn.message_end,
-        &turn.message_start,
-        &analysis.reasoning.start,
+    let learned = analysis.turn.marker_texts().chain([
+        analysis.reasoning.start.as_str(),
         &analysis.reasoning.end,
         &analysis.content.start,
         &analysis.content.end,
-    ];
-    learned.extend(prompts.thinking_on.as_deref());
-    learned.extend(prompts.thinking_off.as_deref());
-    for h in &turn.headers {
-        learned.extend([h.open.as_str(), h.close.as_str()]);
-    }
+    ]);
     let mut known: Vec<String> = analysis.preserved_tokens.clone();
-    known.extend(
-        learned
-            .into_iter()
-            .flat_map(markers::tokens)
-            .map(str::to_owned),
-    );
+    known.extend(learned.flat_map(markers::tokens).map(str::to_owned));
     for format in analysis.tool_formats() {
         known.extend(super::report::tool_tokens(format));
     }

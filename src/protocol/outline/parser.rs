@@ -112,23 +112,12 @@ impl Protocol {
 
     /// See [`ParserOutline::scaffolding`].
     fn scaffolding(&self) -> String {
-        let turn = &self.turn;
-        let prompts = &turn.generation_prompt;
-        let mut sources: Vec<&str> = vec![
-            &prompts.default,
-            &turn.end_of_turn,
-            &turn.stop_marker,
-            &turn.tail,
-            &turn.message_end,
-            &turn.message_start,
+        let mut sources: Vec<&str> = self.turn.marker_texts().collect();
+        sources.extend([
+            self.turn.tail.as_str(),
             &self.content.start,
             &self.content.end,
-        ];
-        sources.extend(prompts.thinking_on.as_deref());
-        sources.extend(prompts.thinking_off.as_deref());
-        for h in &turn.headers {
-            sources.extend([h.open.as_str(), h.close.as_str()]);
-        }
+        ]);
         if let Some(r) = &self.markup.reasoning {
             sources.extend([r.start.as_str(), r.end.as_str()]);
         }
