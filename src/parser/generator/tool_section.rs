@@ -565,13 +565,21 @@ impl<'a> ToolGrammar<'a> {
     /// list does; tried after the list's own calls.
     fn json_in_list(&self) -> ToolGrammar<'a> {
         ToolGrammar {
-            format: bare_json_call_format(),
-            marks: marks_of(bare_json_call_format()),
-            layout: layout_of(bare_json_call_format()),
             rule: format!("{}.json", self.rule),
             list: Some(self.marks),
             wrappers: Vec::new(),
             foreign: Rc::default(),
+            ..self.reading(bare_json_call_format())
+        }
+    }
+
+    /// The same grammar reading calls of the fixed `format` (its layout
+    /// and section markers with it).
+    fn reading(&self, format: &'static ToolFormat) -> ToolGrammar<'a> {
+        ToolGrammar {
+            format,
+            marks: marks_of(format),
+            layout: layout_of(format),
             ..self.clone()
         }
     }
@@ -588,12 +596,9 @@ impl<'a> ToolGrammar<'a> {
         let tagged = matches!(f.name, NameSlot::Tagged { .. }) && f.class != ToolClass::PythonCall;
         let plain = !self.fenced && !self.name_first && self.list.is_none();
         (own_wrapper && tagged && plain).then(|| ToolGrammar {
-            format: bare_json_call_format(),
-            marks: marks_of(bare_json_call_format()),
-            layout: layout_of(bare_json_call_format()),
             rule: format!("{}.object", self.rule),
             json_rules: None,
-            ..self.clone()
+            ..self.reading(bare_json_call_format())
         })
     }
 
