@@ -61,6 +61,19 @@ impl Marker {
         Marker { pieces }
     }
 
+    /// The opening core of a tagged value's `prefix` when it is an element
+    /// of its own (`<arg_value>`): bracketed, and not the value's closer
+    /// again (a quote, `<|"|>`, which `suffix` repeats). Not the rest of the
+    /// key's tag (` string="true">`). Such an opener a model may leave out,
+    /// its closer written: the parser reads the value without it and the
+    /// response_template lets it be missing.
+    pub(crate) fn element_opener(prefix: &str, suffix: &str) -> Option<String> {
+        let closer = Marker::new(suffix).first_core().map(str::to_string);
+        let opener = Marker::new(prefix).first_core()?.to_string();
+        let element = opener.starts_with(['<', '[']) && Some(&opener) != closer.as_ref();
+        element.then_some(opener)
+    }
+
     /// The marker has no non-whitespace text.
     pub fn is_blank(&self) -> bool {
         self.first_core().is_none()

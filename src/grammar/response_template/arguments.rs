@@ -19,6 +19,7 @@ use super::patterns::{flex, flex_open, is_blank, optional_exact, tidy};
 use super::stand_in::{Piece, KEY};
 use crate::grammar::shape::{close_text, fixed, flat, is_options, is_value};
 use crate::protocol::outline::{Kind, Node, Produces, ValueNotation};
+use crate::protocol::Marker;
 
 /// The content parser of a call's arguments.
 pub(super) struct ArgumentSpec {
@@ -424,11 +425,10 @@ impl Tagged {
     }
 }
 
-/// A value's opening marker that is an element of its own (`<arg_value>`),
-/// not the rest of the key's tag nor a quote its closer repeats: the parser
-/// reads a value without it when its closer is written
-/// (`parser::generator::tagged_arguments`).
+/// A value's opening marker that is an element of its own
+/// ([`Marker::element_opener`]) and the whole of the prefix: one optional
+/// group stands for it.
 fn is_element_opener(prefix: &str, suffix: &str) -> bool {
-    let (open, close) = (prefix.trim(), suffix.trim());
-    open.starts_with(['<', '[']) && !open.contains(char::is_whitespace) && open != close
+    let whole = !prefix.trim().contains(char::is_whitespace);
+    whole && Marker::element_opener(prefix, suffix).is_some()
 }

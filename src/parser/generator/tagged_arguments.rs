@@ -243,7 +243,7 @@ fn argument_value(
         true => value_start.expr_exact_tail(),
         false => seq([ws(), value_start.expr_exact_tail()]),
     };
-    let unopened = unopened_value(t, &value_start, value_end);
+    let unopened = unopened_value(t, value_end);
     let Some(typed) = &t.typed_value_prefix else {
         return match unopened {
             Some(unopened) => choice([seq([value_start_expr, string_value, close]), unopened]),
@@ -282,10 +282,10 @@ fn argument_value(
 /// value, and the call stays malformed as before. So the value is text
 /// the model wrote as one, byte for byte; no scaffolding goes into it and
 /// nothing is dropped.
-fn unopened_value(t: &TaggedArguments, value_start: &Marker, value_end: &Marker) -> Option<Expr> {
+fn unopened_value(t: &TaggedArguments, value_end: &Marker) -> Option<Expr> {
     let closer = value_end.first_core()?;
-    let element = |c: &&str| c.starts_with(['<', '[']) && *c != closer;
-    let opener = value_start.first_core().filter(element)?;
+    let opener = Marker::element_opener(&t.value_prefix, &t.value_suffix)?;
+    let opener = opener.as_str();
     let markers = [&t.name_prefix, &t.name_suffix, &t.end, &t.separator].map(|m| Marker::new(m));
     let others = markers
         .iter()
