@@ -97,14 +97,10 @@ impl<'a> Sections<'a> {
         }
     }
 
-    fn headers(&self) -> &'a [HeaderMarks<'a>] {
-        self.headers
-    }
-
     /// First cores of the scaffolding: content stops before them.
     pub fn triggers(&self) -> Vec<String> {
         let turn = &self.protocol.turn;
-        let mut out: Vec<String> = self.headers().iter().map(|h| h.open.to_string()).collect();
+        let mut out: Vec<String> = self.headers.iter().map(|h| h.open.to_string()).collect();
         for raw in [&turn.message_end, &turn.message_start] {
             out.extend(Marker::new(raw).first_core().map(str::to_string));
         }
@@ -116,7 +112,7 @@ impl<'a> Sections<'a> {
     pub fn alternatives(&self) -> Vec<Expr> {
         let mut out = Vec::new();
         out.extend(self.inline_reasoning());
-        out.extend(self.headers().iter().map(|h| self.header(h)));
+        out.extend(self.headers.iter().map(|h| self.header(h)));
         out.extend(self.message_break());
         out
     }
@@ -133,7 +129,7 @@ impl<'a> Sections<'a> {
         // first (`call tool="f" index="1"`) are what the model wrote, not
         // a channel's name, and stay content.
         let markers = &self.protocol.preserved_tokens;
-        let opens: Vec<&str> = self.headers().iter().map(|h| h.open).collect();
+        let opens: Vec<&str> = self.headers.iter().map(|h| h.open).collect();
         let shape = |label: &dyn Fn(Words) -> Expr| {
             // A header the model broke off to start the next one
             // (`<|channel|>commentary to=assistant<|channel|>final...`)
@@ -183,7 +179,7 @@ impl<'a> Sections<'a> {
             return None;
         }
         let end = Marker::new(&turn.message_end);
-        let opens = self.headers().iter().map(|h| h.open);
+        let opens = self.headers.iter().map(|h| h.open);
         let calls = self.reserved.iter().filter(|r| r.len() > 1);
         let next: Vec<&str> = opens.chain(calls.map(String::as_str)).collect();
         let mut ways = vec![seq([opt(seq([end.expr(), ws()])), start.expr(), ws()])];
