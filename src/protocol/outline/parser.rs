@@ -32,7 +32,8 @@ const PLACEHOLDER: &str = "NAME";
 
 /// What the output parser reads of the output grammar: the section of
 /// each format the output may hold, of the format's generic call, in the
-/// protocol's order, and the turn's section headers.
+/// protocol's order; the turn's section headers; the texts of the
+/// template's markers and the part opener.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ParserOutline {
@@ -96,9 +97,7 @@ impl Protocol {
             part_opener: self.part_opener(),
         }
     }
-}
 
-impl Protocol {
     /// See [`ParserOutline::part_opener`].
     fn part_opener(&self) -> Option<String> {
         let format = self.markup.own_format.as_ref()?;
