@@ -946,9 +946,16 @@ impl Decoder {
         let quoted = decode_quoted(raw);
         call.named_in_json = quoted.is_some();
         let name = quoted.unwrap_or_else(|| raw.trim().to_string());
-        // A request's function in OpenAI's namespace (`functions.NAME`).
+        // A request's function in OpenAI's namespace (`functions.NAME`) is
+        // that function where a name the request lacks would be content;
+        // where such a name is a call (`unknown_tool: call`), the name is
+        // what was written, as vLLM's and SGLang's parsers return it.
         let name = match name.strip_prefix(NAMESPACE) {
-            Some(bare) if !self.schemas.knows(&name) && self.schemas.knows(bare) => {
+            Some(bare)
+                if self.policy.unknown_tool == UnknownTool::Content
+                    && !self.schemas.knows(&name)
+                    && self.schemas.knows(bare) =>
+            {
                 bare.to_string()
             }
             _ => name,

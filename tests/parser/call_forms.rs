@@ -5,7 +5,8 @@
 //!   Kimi-K2's layout) with whitespace between the special tokens and the
 //!   name or id, without the namespace, without the counter;
 //! - a request's function in OpenAI's `functions.` namespace where the
-//!   template writes bare names;
+//!   template writes bare names (under `lossless`; `compatible` returns the
+//!   name as written, as its unknown names are);
 //! - whitespace inside a JSON call list's brackets (`[TOOL_CALLS][ {...} ]`);
 //! - a JSON list of calls inside one call wrapper of a format whose calls
 //!   are one object each (`<tool_call>[{...}, {...}]</tool_call>`);
@@ -108,11 +109,14 @@ fn message_lossless(output: &str) -> Option<AssistantMessage> {
 }
 
 /// A request's function named in OpenAI's `functions.` namespace, in a
-/// template that writes bare names (a JSON name, a tagged one): the call
-/// of that function, under both presets and every chunking.
+/// template that writes bare names (a JSON name, a tagged one): under
+/// `lossless` the call of that function; under `compatible`, whose unknown
+/// names are calls, the name as written, flagged as vLLM's and SGLang's
+/// parsers return it. Every chunking streams the batch.
 #[test]
-fn a_namespaced_name_is_the_requests_function() {
+fn a_namespaced_name_is_the_requests_function_where_unknown_names_are_content() {
     use crate::common::shipped_template;
+    use chat_autoparser::parser::DiagnosticKind;
     for (template, output) in [
         (
             "hermes-think",
@@ -124,12 +128,24 @@ fn a_namespaced_name_is_the_requests_function() {
         ),
     ] {
         let (_, analysis) = shipped_template(template);
-        let m = &message_under_both_presets(&analysis, output);
-        assert_eq!(m.content, None, "{template}");
-        assert_eq!(m.tool_calls.len(), 1, "{template}");
-        assert_eq!(m.tool_calls[0].function.name, "get_weather", "{template}");
-        let args: serde_json::Value = serde_json::from_str(&m.tool_calls[0].function.arguments).unwrap();
-        assert_eq!(args, serde_json::json!({"city": "Paris"}), "{template}");
+        for (policy, name, flagged) in [
+            (Policy::lossless(), "get_weather", false),
+            (Policy::compatible(), "functions.get_weather", true),
+        ] {
+            let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+            let p = analysis.parser(&config.with_policy(policy)).unwrap();
+            let batch = report_and_stream(&p, output);
+            let kinds: Vec<DiagnosticKind> = batch.diagnostics.iter().map(|d| d.kind).collect();
+            let want = if flagged { vec![DiagnosticKind::UnknownToolCall] } else { vec![] };
+            assert_eq!(kinds, want, "{template} {policy:?}");
+            let m = &batch.message;
+            assert_eq!(m.content, None, "{template}");
+            assert_eq!(m.tool_calls.len(), 1, "{template}");
+            assert_eq!(m.tool_calls[0].function.name, name, "{template} {policy:?}");
+            let args: serde_json::Value =
+                serde_json::from_str(&m.tool_calls[0].function.arguments).unwrap();
+            assert_eq!(args, serde_json::json!({"city": "Paris"}), "{template}");
+        }
     }
 }
 
