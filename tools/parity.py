@@ -281,6 +281,136 @@ class Apertus(Format):
         return "<|tools_prefix|>" + jdump([{n: a} for n, a in calls]) + "<|tools_suffix|>"
 
 
+def xtml_type(value) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "object" if isinstance(value, dict) else "array"
+
+
+def xtml_attr(value) -> str:
+    return str(value).replace("&", "&amp;").replace('"', "&quot;")
+
+
+class KimiK3(Format):
+    """Kimi K3 XTML: the response channel closed, then a `tools` channel of
+    `call` elements with typed `argument`s (strings raw, the rest JSON), then
+    the message closed, as the template renders an assistant turn."""
+    tail = "<|close|>tools<|sep|><|close|>message<|sep|>"
+    value_closer = "<|close|>argument<|sep|>"
+
+    def section(self, calls):
+        body = "".join(f'<|open|>call tool="{xtml_attr(n)}" index="{i}"<|sep|>' + "".join(
+            f'<|open|>argument key="{xtml_attr(k)}" type="{xtml_type(v)}"<|sep|>{xml_value(v)}'
+            f"<|close|>argument<|sep|>" for k, v in a.items()) + "<|close|>call<|sep|>"
+            for i, (n, a) in enumerate(calls, 1))
+        return f"<|close|>response<|sep|><|open|>tools<|sep|>{body}<|close|>tools<|sep|><|close|>message<|sep|>"
+
+    def spaced(self, call):
+        return self.section([call]).replace("<|open|>call", "\n<|open|>call").replace(
+            "<|close|>tools", "\n<|close|>tools")
+
+
+class DsmlV4(Dsml):
+    """DeepSeek V4: the DSML block is `tool_calls`, after a blank line."""
+    tail = "\n</｜DSML｜tool_calls>"
+
+    def section(self, calls):
+        body = "".join(f'<｜DSML｜invoke name="{n}">\n' + ("".join(
+            f'<｜DSML｜parameter name="{k}" string="{str(isinstance(v, str)).lower()}">{xml_value(v)}'
+            f"</｜DSML｜parameter>\n" for k, v in a.items()) or "\n") + "</｜DSML｜invoke>\n" for n, a in calls)
+        return f"\n\n<｜DSML｜tool_calls>\n{body}</｜DSML｜tool_calls>"
+
+
+MINIMAX_NS = "]<]minimax[>["
+
+
+def minimax_xml(value) -> str:
+    """MiniMax M3's `to_xml`: mappings and lists as nested namespaced tags
+    (None skipped), booleans as JSON, the rest as written."""
+    if isinstance(value, dict):
+        return "".join(f"{MINIMAX_NS}<{k}>{minimax_xml(v)}{MINIMAX_NS}</{k}>" for k, v in value.items()
+                       if v is not None)
+    if isinstance(value, list):
+        return "".join(f"{MINIMAX_NS}<item>{minimax_xml(v)}{MINIMAX_NS}</item>" for v in value)
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return jdump(value)
+    return str(value)
+
+
+class MiniMaxM3(Format):
+    tail = f"{MINIMAX_NS}</tool_call>"
+    value_closer = f"{MINIMAX_NS}</city>"
+
+    def section(self, calls):
+        body = "".join(f'{MINIMAX_NS}<invoke name="{n}">' + "".join(
+            f"{MINIMAX_NS}<{k}>{minimax_xml(v)}{MINIMAX_NS}</{k}>" for k, v in a.items() if v is not None)
+            + f"{MINIMAX_NS}</invoke>\n" for n, a in calls)
+        return f"{MINIMAX_NS}<tool_call>\n{body}{MINIMAX_NS}</tool_call>"
+
+    def spaced(self, call):
+        return self.section([call]).replace(f"{MINIMAX_NS}<", f"{MINIMAX_NS}\n<")
+
+
+class Poolside(Glm45):
+    """Poolside Laguna: GLM-4.5 tags, each call closed with a newline."""
+    tail = "</tool_call>\n"
+
+    def section(self, calls):
+        return "".join(f"<tool_call>{n}\n" + "".join(
+            f"<arg_key>{k}</arg_key>\n<arg_value>{xml_value(v)}</arg_value>\n" for k, v in a.items())
+            + "</tool_call>\n" for n, a in calls)
+
+
+def minicpm_value(value) -> str:
+    """MiniCPM5's template: a string with `<`, `&` or a newline in CDATA, other
+    values as Jinja prints them (Python's repr)."""
+    if isinstance(value, str):
+        return f"<![CDATA[{value}]]>" if any(c in value for c in "<&\n") else value
+    return pyval(value)
+
+
+class MiniCPM5(Format):
+    tail = "</function>"
+    value_closer = "</param>"
+
+    def section(self, calls):
+        return "\n".join(f'<function name="{n}">' + "".join(
+            f'<param name="{k}">{minicpm_value(v)}</param>' for k, v in a.items()) + "</function>"
+            for n, a in calls)
+
+
+class GigaChat3(Format):
+    """GigaChat 3: the call is its own `function call` message, a JSON object."""
+
+    def section(self, calls):
+        return "".join("<|message_sep|>\n\nfunction call<|role_sep|>\n" + jdump({"name": n, "arguments": a})
+                       for n, a in calls)
+
+
+class Ling3(Glm45):
+    """Ling 3: GLM-4.5 tags, a newline before each value and none after it."""
+
+    def section(self, calls):
+        return "\n".join(f"<tool_call>{n}\n" + "".join(
+            f"<arg_key>{k}</arg_key>\n<arg_value>{xml_value(v)}</arg_value>" for k, v in a.items())
+            + "\n</tool_call>" for n, a in calls)
+
+
+# Not covered (templates in the corpus, parsers in the engines): MiMo-VL (its
+# template writes Hermes JSON calls, the `mimo` parsers read MiMo-V2's
+# `<function=...><parameter=...>`); tencent-Hy3 (vLLM `hy_v3` takes the
+# `:opensource` token suffix from the tokenizer config's `token_suffix`, which
+# a tokenizer trained here lacks); Spark2.5 (no vLLM parser); muse-glimmer and
+# Cohere2MoE (content sits in channel headers / `<|START_TEXT|>` wrappers that
+# the plain content cases below do not write).
 # Each family: template, (vLLM tool parser, vLLM reasoning parser), (SGLang
 # detector, SGLang reasoning parser), template kwargs, reasoning markers
 # (None: no reasoning; "prefilled": the prompt opens the block), and the
@@ -377,6 +507,39 @@ FAMILIES = {
                     kwargs={}, think=None, fmt=Apertus(),
                     specials=["<|tools_prefix|>", "<|tools_suffix|>", "<|assistant_start|>", "<|assistant_end|>",
                               "<|user_start|>", "<|user_end|>", "<|system_start|>", "<|system_end|>"]),
+    "kimi-k3": dict(template="Kimi-K3.jinja", vllm=("kimi_k3", "kimi_k3"), sglang=("kimi_k3", "kimi_k3"),
+                    kwargs={"thinking": True}, think_off={"thinking": False},
+                    think=("<|open|>think<|sep|>", "<|close|>think<|sep|><|open|>response<|sep|>", True),
+                    fmt=KimiK3(), specials=["<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>",
+                                            "<|kimi_image_placeholder|>"]),
+    "deepseek-v4": dict(template="deepseek-ai-DeepSeek-V4.jinja", vllm=("deepseek_v4", "deepseek_v4"),
+                        sglang=("deepseekv4", "deepseek-v4"), kwargs={"thinking": True},
+                        think_off={"thinking": False}, think=("", "</think>", True), fmt=DsmlV4(),
+                        specials=["<think>", "</think>", "<｜Assistant｜>", "<｜User｜>", "<｜end▁of▁sentence｜>",
+                                  "<｜begin▁of▁sentence｜>"]),
+    "minimax-m3": dict(template="MiniMax-M3.jinja", vllm=("minimax_m3", "minimax_m3"),
+                       sglang=("minimax-m3", "minimax-m3"), kwargs={"thinking_mode": "enabled"},
+                       think_off={"thinking_mode": "disabled"}, think=("<mm:think>", "</mm:think>", True),
+                       fmt=MiniMaxM3(),  # the namespace marker is an added token, not a special one
+                       specials=["<mm:think>", "</mm:think>", "]~b]", "[e~[", "]~!b["]),
+    "ling-3": dict(template="inclusionai-ling-3.0-flash.jinja", vllm=("ling3", "ling3"), sglang=("ling3", "ling3"),
+                   kwargs={"enable_thinking": True}, think_off={"enable_thinking": False},
+                   think=("<think>", "</think>", True), fmt=Ling3(),
+                   specials=["<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>",
+                             "</arg_value>", "<think>", "</think>", "<role>", "</role>", "<|role_end|>"]),
+    "laguna-xs-2.1": dict(template="poolside-Laguna-XS-2.1.jinja", vllm=("poolside_v1", "poolside_v1"),
+                          sglang=("poolside_v1", "poolside_v1"), kwargs={"enable_thinking": True},
+                          think_off={"enable_thinking": False}, think=("<think>", "\n</think>\n", True),
+                          fmt=Poolside(),
+                          specials=["<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>",
+                                    "</arg_value>", "<think>", "</think>", "<assistant>", "</assistant>", "<user>",
+                                    "</user>", "<system>", "</system>", "<tool_response>", "</tool_response>"]),
+    "minicpm5": dict(template="openbmb-MiniCPM5-1B.jinja", vllm=("minicpm5", None), sglang=("minicpm5", None),
+                     kwargs={"enable_thinking": False}, think=None, fmt=MiniCPM5(),
+                     specials=["<|im_start|>", "<|im_end|>", "<think>", "</think>"]),
+    "gigachat3": dict(template="GigaChat3-10B-A1.8B.jinja", vllm=("gigachat3", None), sglang=("gigachat3", None),
+                      kwargs={}, think=None, fmt=GigaChat3(),
+                      specials=["<|message_sep|>", "<|role_sep|>", "<|function_call|>", "<s>", "</s>"]),
 }
 
 
