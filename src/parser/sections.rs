@@ -147,8 +147,28 @@ impl<'a> Sections<'a> {
             cap(CONTENT, lit(h.open)),
         ]);
         let own = self.tool_markers(h).map(not);
-        let header = choice([seq([known, ws(), cap(CHANNEL, empty())]), unknown]);
-        seq(reserved.chain(own).chain([header]))
+        let header = match self.closes(h) {
+            true => seq([cap(CHANNEL_END, empty()), known, ws()]),
+            false => seq([known, ws(), cap(CHANNEL, empty())]),
+        };
+        seq(reserved.chain(own).chain([choice([header, unknown])]))
+    }
+
+    /// The header shape `h` closes what it names (`<|close|>` LABEL
+    /// `<|sep|>` beside `<|open|>` LABEL `<|sep|>`): the content's or the
+    /// reasoning's end marker is written in it and neither start marker
+    /// is. Text after such a header (`<|close|>message<|sep|>` then
+    /// narration) is in no channel, as text after a message end is.
+    fn closes(&self, h: &HeaderMarks) -> bool {
+        let shaped = |raw: &&str| {
+            let m = raw.trim();
+            m.len() > h.open.len() + h.close.len() && m.starts_with(h.open) && m.ends_with(h.close)
+        };
+        let content = &self.protocol.content;
+        let reasoning = self.protocol.markup.reasoning.as_ref();
+        let ends = [Some(content.end.as_str()), reasoning.map(|r| r.end.as_str())];
+        let starts = [Some(content.start.as_str()), reasoning.map(|r| r.start.as_str())];
+        ends.iter().flatten().any(shaped) && !starts.iter().flatten().any(shaped)
     }
 
     /// The tool format's own markers that have `h`'s shape (Kimi-K3's

@@ -524,3 +524,43 @@ fn a_call_address_after_the_message_end_ends_content() {
         }
     }
 }
+
+/// A header of the closing shape (`<|finish|>NAME<|go|>`, the shape the
+/// answer's and the reasoning's end markers have) ends the section it
+/// names: text after it is in no channel. `compatible` leaves it out, as
+/// it does text after a message end (`text_outside_channels: drop`);
+/// `lossless` keeps it. A header of the opening shape still opens one.
+#[test]
+fn text_after_a_closing_header_is_outside_any_channel() {
+    use chat_autoparser::parser::DiagnosticKind;
+    use chat_autoparser::Policy;
+    let parse_under = |policy: Policy, output: &str| {
+        let config = ParserConfig::from(
+            Options::default()
+                .with_tools(tools())
+                .with_prompt(Some(prompt(HEADERS))),
+        )
+        .with_policy(policy);
+        let parser = analyze(HEADERS).parser(&config).expect("parser builds");
+        crate::common::streaming::report_and_stream(&parser, output)
+    };
+    let closed = "Sunny?<|finish|>reason<|go|><|begin|>answer<|go|>It is sunny.<|finish|>answer<|go|>\nNarration.";
+    let lossless = parse_under(Policy::lossless(), closed);
+    // The whitespace after a header is its scaffolding, as an opening one's is.
+    assert_eq!(lossless.message.content_text(), "It is sunny.Narration.");
+    assert!(lossless.diagnostics.is_empty(), "{:?}", lossless.diagnostics);
+    let compatible = parse_under(Policy::compatible(), closed);
+    assert_eq!(compatible.message.content_text(), "It is sunny.");
+    assert_eq!(compatible.message.reasoning_content, "Sunny?");
+    let dropped: Vec<_> = compatible
+        .diagnostics
+        .iter()
+        .filter(|d| d.kind == DiagnosticKind::Dropped)
+        .map(|d| &closed[d.offset..d.end.unwrap_or(closed.len())])
+        .collect();
+    assert_eq!(dropped, ["Narration."]);
+    // Reopened: the answer goes on.
+    let reopened = "Sunny?<|finish|>reason<|go|><|begin|>answer<|go|>Sunny.<|finish|>answer<|go|><|begin|>answer<|go|>Warm.";
+    let m = parse_under(Policy::compatible(), reopened).message;
+    assert_eq!(m.content_text(), "Sunny.Warm.");
+}

@@ -334,15 +334,17 @@ impl Body<'_, '_> {
     fn silent_alternatives(&self) -> Vec<Expr> {
         // A wrapper is recognised by its first core: the model stops before
         // the rest of an end marker (`<|END_RESPONSE|>` of `<|END_RESPONSE|><|END_OF_TURN_TOKEN|>`).
-        // The content wrapper's opener opens a channel's message (`decode`).
-        let opens_content = Marker::new(&self.protocol.content.start)
-            .first_core()
-            .map(str::to_string);
+        // The content wrapper's opener opens a channel's message, its closer
+        // ends it (`decode`: text after it is in no channel).
+        let core_of = |raw: &str| Marker::new(raw).first_core().map(str::to_string);
+        let content = &self.protocol.content;
+        let (opens, closes) = (core_of(&content.start), core_of(&content.end));
         self.silent
             .iter()
-            .map(|core| match Some(core) == opens_content.as_ref() {
-                true => seq([lit(core), ws(), cap(CHANNEL, empty())]),
-                false => seq([lit(core), ws()]),
+            .map(|core| match Some(core) {
+                c if c == opens.as_ref() => seq([lit(core), ws(), cap(CHANNEL, empty())]),
+                c if c == closes.as_ref() => seq([cap(CHANNEL_END, empty()), lit(core), ws()]),
+                _ => seq([lit(core), ws()]),
             })
             .collect()
     }
