@@ -57,10 +57,12 @@ pub fn detect(
         found => found,
     };
     let from_switch = || switched_off_block(outputs, template);
+    let from_cut = || block_cut_from_content(template, &outputs.assumed_empty);
     let rendered = from_turns
         .or(from_prompts)
         .or_else(from_history)
-        .or_else(from_switch);
+        .or_else(from_switch)
+        .or_else(from_cut);
     let from_prose = rendered.is_none();
     let (mut start, end) = rendered.or_else(instructed).unwrap_or_default();
     let from_prose = from_prose && !end.is_empty();
@@ -272,6 +274,45 @@ fn switched_off_block(outputs: &Outputs, template: &ChatTemplate) -> Option<(Str
     let render = |on| one_user_turn(template, empty(), Some(on));
     let (on, off) = (render(true)?, render(false)?);
     empty_block(diff::split(&on, &off).right)
+}
+
+/// A block the template cuts out of an assistant's content in history
+/// (`content.split('</think>')[-1]`): its model writes one before the
+/// answer, though no probe renders it (Nemotron-Super-v1.5 switches
+/// thinking by a directive in the system message, and its prompt opens
+/// no block). The candidates are the tag pairs the template's text holds;
+/// the render decides: a turn whose content is `<think>\nRRRR\n</think>\n\nXYZ`
+/// shows `XYZ` and not `RRRR`.
+fn block_cut_from_content(
+    template: &ChatTemplate,
+    assumed_empty: &[String],
+) -> Option<(String, String)> {
+    let source = template.source();
+    let mut pairs: Vec<(String, String)> = markers::tokens(source)
+        .into_iter()
+        .filter_map(|open| {
+            let close = markers::closing_for(open)?;
+            let tag = markers::is_tag_closer(&close) && source.contains(close.as_str());
+            tag.then(|| (open.to_owned(), close))
+        })
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    pairs.into_iter().take(MAX_SWITCHES).find(|(open, close)| {
+        let content = format!("{open}\n{REASONING}\n{close}\n\n{CONTENT}");
+        let messages = vec![
+            serde_json::json!({"role": "user", "content": super::probe::USER}),
+            serde_json::json!({"role": "assistant", "content": content}),
+        ];
+        let request = RenderRequest {
+            messages,
+            extra: empty_variables(assumed_empty),
+            ..Default::default()
+        };
+        template
+            .render(&request)
+            .is_ok_and(|text| text.contains(CONTENT) && !text.contains(REASONING))
+    })
 }
 
 /// The caller variables the probes set to empty text for the template to

@@ -712,3 +712,42 @@ fn content_the_template_writes_after_the_calls_is_read_there() {
     let first = template(PLAN_BEFORE_CALLS).analyze().unwrap();
     assert!(!first.tools.unwrap().content_after_calls);
 }
+
+/// Nemotron-Super-v1.5 style: thinking is switched by a directive in the
+/// system message, the prompt opens no block, and history cuts the block
+/// out of an assistant's content (`content.split('</think>')[-1]`).
+const CUT_FROM_CONTENT: &str = r#"
+{%- set thinking = true -%}
+{%- if messages[0].role == 'system' and '/quiet' in messages[0].content -%}{%- set thinking = false -%}{%- endif -%}
+{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}
+{%- set content = m.content.split('</think>')[-1].lstrip() if '</think>' in m.content else m.content -%}
+{{- '<|assistant|>\n' + content + '<|end|>\n' -}}
+{%- else -%}{{- '<|' + m.role + '|>\n' + m.content + '<|end|>\n' -}}{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|assistant|>\n' -}}{%- if not thinking -%}{{- '<think>\n\n</think>\n\n' -}}{%- endif -%}{%- endif -%}"#;
+
+/// The same, history keeping the content as written: no block is learned.
+const CONTENT_KEPT: &str = r#"
+{%- for m in messages -%}
+{{- '<|' + m.role + '|>\n' + m.content + '<|end|>\n' -}}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|assistant|>\n' -}}{%- endif -%}
+{#- a comment naming <think> and </think> -#}"#;
+
+#[test]
+fn a_block_history_cuts_from_the_content_is_reasoning() {
+    let t = template(CUT_FROM_CONTENT);
+    let a = t.analyze().unwrap();
+    assert_eq!(
+        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
+        ("<think>", "</think>")
+    );
+    assert_eq!(a.reasoning.mode, ReasoningMode::Tag);
+    assert_eq!(
+        parse(&t, vec![], "<think>\nTwo and two.\n</think>\n\n4"),
+        message("4", "Two and two.")
+    );
+    let a = template(CONTENT_KEPT).analyze().unwrap();
+    assert_eq!(a.reasoning.mode, ReasoningMode::None);
+}
