@@ -564,3 +564,30 @@ fn text_after_a_closing_header_is_outside_any_channel() {
     let m = parse_under(Policy::compatible(), reopened).message;
     assert_eq!(m.content_text(), "Sunny.Warm.");
 }
+
+/// A block the prompt opened and the model never closes, ended by a
+/// header of the closing shape that shares the end marker's first token
+/// (`<|finish|>answer<|go|>` where `<|finish|>reason<|go|>` was due): the
+/// header ends the block, as any header does, and is scaffolding, never
+/// reasoning text; the calls after it are calls.
+#[test]
+fn a_closing_header_ends_reasoning_the_model_left_open() {
+    let out = concat!(
+        "Sunny?<|finish|>answer<|go|><|begin|>calls<|go|>",
+        "<|begin|>call name=\"get_weather\" n=\"1\"<|go|>{\"city\": \"Paris\"}<|finish|>call<|go|>",
+        "<|finish|>calls<|go|>"
+    );
+    let m = extract(HEADERS, out);
+    assert_eq!(m.reasoning_content, "Sunny?");
+    assert_eq!(m.content_text(), "");
+    assert_eq!(
+        calls(&m),
+        [("get_weather".to_string(), json!({"city": "Paris"}))]
+    );
+    // The end's first token with no header after it is still text.
+    let m = extract(HEADERS, "a<|finish|> b<|finish|>reason<|go|>c");
+    assert_eq!(
+        (m.reasoning_content.as_str(), m.content_text()),
+        ("a<|finish|> b", "c")
+    );
+}

@@ -25,7 +25,7 @@
 
 use super::Plan;
 use crate::parser::marker::Marker;
-use crate::parser::sections::HeaderMarks;
+use crate::parser::sections::{label, HeaderMarks, Words};
 use crate::parser::tags::*;
 use crate::protocol::{Protocol, ReasoningMarkers, Start};
 use chat_autoparser_peg::{
@@ -274,7 +274,15 @@ fn reasoning_body(end: &Marker, inside: &Inside<'_>, headers: &[String]) -> Expr
         };
         match (&cut, &cut_close) {
             (Some(token), Some(cut_close)) => {
-                stopped.text(choice([and(lit(token)), closes_later]), Some(cut_close))
+                // The end's first token goes on as text, unless it opens a
+                // whole header (`<|close|>response<|sep|>` in a block
+                // `<|close|>think<|sep|>` ends): that ends a block that
+                // does not close later, as any header does.
+                let goes_on = match whole_header(inside.headers, token) {
+                    Some(header) => seq([not(header), and(lit(token))]),
+                    None => and(lit(token)),
+                };
+                stopped.text(choice([goes_on, closes_later]), Some(cut_close))
             }
             _ => stopped.text(closes_later, None),
         }
@@ -328,6 +336,17 @@ impl Stopped<'_> {
             ])),
         ])
     }
+}
+
+/// A whole section header opened by `token` (`<|close|>LABEL<|sep|>`), its
+/// label one word or one word and markup; `None` where no header opens so.
+fn whole_header(headers: &[HeaderMarks], token: &str) -> Option<Expr> {
+    let whole: Vec<Expr> = headers
+        .iter()
+        .filter(|h| h.open == token)
+        .map(|h| seq([lit(h.open), label(h, &[], &[], Words::Markup), lit(h.close)]))
+        .collect();
+    (!whole.is_empty()).then(|| choice(whole))
 }
 
 /// The opening markers of the turn's section headers (`<|channel|>`).
