@@ -166,8 +166,14 @@ impl<'a> Sections<'a> {
         };
         let content = &self.protocol.content;
         let reasoning = self.protocol.markup.reasoning.as_ref();
-        let ends = [Some(content.end.as_str()), reasoning.map(|r| r.end.as_str())];
-        let starts = [Some(content.start.as_str()), reasoning.map(|r| r.start.as_str())];
+        let ends = [
+            Some(content.end.as_str()),
+            reasoning.map(|r| r.end.as_str()),
+        ];
+        let starts = [
+            Some(content.start.as_str()),
+            reasoning.map(|r| r.start.as_str()),
+        ];
         ends.iter().flatten().any(shaped) && !starts.iter().flatten().any(shaped)
     }
 

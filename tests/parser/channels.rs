@@ -14,9 +14,10 @@
 //! Each test asserts exact markers or exact messages.
 
 use chat_autoparser::analysis::{Header, ReasoningMode};
+use chat_autoparser::parser::OutputParser;
 use chat_autoparser::Options;
 use chat_autoparser::{
-    Analysis, AssistantMessage, ChatTemplate, ParserConfig, ReasoningFormat, RenderRequest,
+    Analysis, AssistantMessage, ChatTemplate, ParserConfig, Policy, ReasoningFormat, RenderRequest,
     TemplateConfig,
 };
 use serde_json::{json, Value};
@@ -72,14 +73,20 @@ fn prompt(source: &str) -> String {
         .unwrap()
 }
 
-fn parse(source: &str, reasoning: ReasoningFormat, output: &str) -> AssistantMessage {
+/// The parser for `source` after its prompt for one user turn, with tools.
+fn parser(source: &str, reasoning: ReasoningFormat, policy: Policy) -> OutputParser {
     let config = ParserConfig::from(
         Options::default()
             .with_tools(tools())
             .with_prompt(Some(prompt(source))),
     )
-    .with_reasoning(reasoning);
-    let parser = analyze(source).parser(&config).expect("parser builds");
+    .with_reasoning(reasoning)
+    .with_policy(policy);
+    analyze(source).parser(&config).expect("parser builds")
+}
+
+fn parse(source: &str, reasoning: ReasoningFormat, output: &str) -> AssistantMessage {
+    let parser = parser(source, reasoning, Policy::lossless());
     // Streamed in 1-, 4- and 7-byte chunks, the same message.
     crate::common::streaming::parse_and_stream(&parser, output)
 }
@@ -533,22 +540,19 @@ fn a_call_address_after_the_message_end_ends_content() {
 #[test]
 fn text_after_a_closing_header_is_outside_any_channel() {
     use chat_autoparser::parser::DiagnosticKind;
-    use chat_autoparser::Policy;
     let parse_under = |policy: Policy, output: &str| {
-        let config = ParserConfig::from(
-            Options::default()
-                .with_tools(tools())
-                .with_prompt(Some(prompt(HEADERS))),
-        )
-        .with_policy(policy);
-        let parser = analyze(HEADERS).parser(&config).expect("parser builds");
+        let parser = parser(HEADERS, ReasoningFormat::Extract, policy);
         crate::common::streaming::report_and_stream(&parser, output)
     };
     let closed = "Sunny?<|finish|>reason<|go|><|begin|>answer<|go|>It is sunny.<|finish|>answer<|go|>\nNarration.";
     let lossless = parse_under(Policy::lossless(), closed);
     // The whitespace after a header is its scaffolding, as an opening one's is.
     assert_eq!(lossless.message.content_text(), "It is sunny.Narration.");
-    assert!(lossless.diagnostics.is_empty(), "{:?}", lossless.diagnostics);
+    assert!(
+        lossless.diagnostics.is_empty(),
+        "{:?}",
+        lossless.diagnostics
+    );
     let compatible = parse_under(Policy::compatible(), closed);
     assert_eq!(compatible.message.content_text(), "It is sunny.");
     assert_eq!(compatible.message.reasoning_content, "Sunny?");
