@@ -298,7 +298,7 @@ fn block_cut_from_content(
         .collect();
     pairs.sort();
     pairs.dedup();
-    pairs.into_iter().take(MAX_SWITCHES).find(|(open, close)| {
+    pairs.into_iter().take(MAX_CUT_PAIRS).find(|(open, close)| {
         let content = format!("{open}\n{REASONING}\n{close}\n\n{CONTENT}");
         let messages = vec![
             serde_json::json!({"role": "user", "content": super::probe::USER}),
@@ -346,6 +346,10 @@ fn one_user_turn(
 /// Caller variables tried as switches; a template reading more is not worth
 /// probing each.
 const MAX_SWITCHES: usize = 16;
+
+/// Tag pairs of the template's text tried as a block history cuts out of
+/// the content, one render each (see [`block_cut_from_content`]).
+const MAX_CUT_PAIRS: usize = 16;
 
 /// Markers a caller switch tells the model to write: the first empty tag
 /// pair (`<think></think>`), else the quoted phrase pair the thoughts and the

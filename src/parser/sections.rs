@@ -29,8 +29,10 @@
 //! - inline reasoning (not extracted) keeps its own block verbatim, up to and
 //!   including the message end: only the break's reopening is scaffolding.
 //! - a header that opens a message leaves an empty `CHANNEL` capture after
-//!   it, a message break an empty `CHANNEL_END` before it: the decoder
-//!   knows which content is outside any channel (`text_outside_channels`).
+//!   it; a message break, and a header of the closing shape (the shape the
+//!   content's or the reasoning's end marker has: `<|close|>message<|sep|>`),
+//!   an empty `CHANNEL_END` before it: the decoder knows which content is
+//!   outside any channel (`text_outside_channels`).
 //!
 //! Invariant: every expression here starts with a learned marker's first
 //! core, and those cores are content triggers ([`Sections::triggers`]), so
