@@ -783,12 +783,12 @@ def run_sglang(cases: list[dict]) -> dict:
 
 
 # Our policies compared: the two presets, and `compatible` with
-# `foreign_markers: text` (fences, other formats' wrappers and lone closers
-# left as text, as each engine reads its own format's markers only).
+# `foreign_markers: drop` (fences, other formats' wrappers and lone closers
+# read as markup and left out: the preset's reading before it took `text`).
 POLICIES = {
     "compatible": "compatible",
     "lossless": "lossless",
-    "compatible+text": {"preset": "compatible", "foreign_markers": "text"},
+    "compatible+drop": {"preset": "compatible", "foreign_markers": "drop"},
 }
 
 
@@ -903,7 +903,7 @@ def compare(cases, vllm, sglang, ours) -> dict:
         cid, fam = str(c["id"]), c["family"]
         v, s = key(vllm.get(cid)), key(sglang.get(cid))
         o, lossless = key(ours["compatible"].get(cid)), key(ours["lossless"].get(cid))
-        as_text = key(ours["compatible+text"].get(cid))
+        as_drop = key(ours["compatible+drop"].get(cid))
         row = rows[fam]
         row["cases"] += 1
         row["vllm errors"] += v is None
@@ -912,13 +912,13 @@ def compare(cases, vllm, sglang, ours) -> dict:
             row["agree"] += 1
             row["ours = agreement"] += o == v
             row["lossless = agreement"] += lossless == v
-            row["text = agreement"] += as_text == v
+            row["drop = agreement"] += as_drop == v
             if o != v:
                 groups[cause(c["case"], v, o)].append((c, vllm[cid], ours["compatible"].get(cid)))
         elif v is not None or s is not None:
             row["disagree"] += 1
             row["ours = one"] += o is not None and (o == v or o == s)
-            row["text = one"] += as_text is not None and (as_text == v or as_text == s)
+            row["drop = one"] += as_drop is not None and (as_drop == v or as_drop == s)
             row["ours = vLLM"] += o is not None and o == v
             row["ours = SGLang"] += o is not None and o == s
             splits[c["case"]].append((c, vllm.get(cid), sglang.get(cid), ours["compatible"].get(cid)))
@@ -979,10 +979,10 @@ def report(result: dict, command: str, ours_from: str, engine_errors: dict) -> s
     out += ["", f"compatible equals the engines where they agree: {t['ours = agreement']}/{t['agree']} "
             f"({pct(t['ours = agreement'], t['agree'])}); equals one of them where they split: "
             f"{t['ours = one']}/{t['disagree']} ({pct(t['ours = one'], t['disagree'])}). "
-            f"With `foreign_markers: text` over `compatible` (fences, other formats' wrappers and lone "
-            f"closers stay text): {t['text = agreement']}/{t['agree']} ({pct(t['text = agreement'], t['agree'])}) "
-            f"where they agree, {t['text = one']}/{t['disagree']} ({pct(t['text = one'], t['disagree'])}) "
-            f"where they split.", ""]
+            f"With `foreign_markers: drop` over `compatible` (fences, other formats' wrappers and lone "
+            f"closers read and left out): {t['drop = agreement']}/{t['agree']} "
+            f"({pct(t['drop = agreement'], t['agree'])}) where they agree, {t['drop = one']}/{t['disagree']} "
+            f"({pct(t['drop = one'], t['disagree'])}) where they split.", ""]
 
     out += ["## Where vLLM and SGLang agree and `compatible` differs", "",
             "Grouped by case shape and how ours differs; one example each (families listed).", ""]

@@ -890,9 +890,11 @@ impl Decoder {
     }
 
     /// `text` (which ends where the decoder is) is another format's call
-    /// marker: content, named by a diagnostic, or left out.
+    /// marker: content, named by a diagnostic, or left out. Under `text`
+    /// it is only read around a bare JSON call of the template's own
+    /// format, whose framing it is: left out, as under `drop`.
     fn foreign(&mut self, text: &str, out: &mut Sink) {
-        if self.policy.foreign_markers == ForeignMarkers::Drop {
+        if self.policy.foreign_markers != ForeignMarkers::Content {
             return self.drop_text(text);
         }
         let start = self.consumed.saturating_sub(text.len());
@@ -904,13 +906,14 @@ impl Decoder {
         self.output_content(text, out);
     }
 
-    /// `text` (which ends where the decoder is) is a closer of the
+    /// `text` (which ends where the decoder is) is a marker of the
     /// template's own format read where no call is open: the text of a call
-    /// given back to the content before it keeps it (verbatim), and so does
-    /// `foreign_markers: text`; otherwise it closes nothing, and is left
-    /// out, named.
+    /// given back to the content before it keeps it (verbatim); otherwise
+    /// it closes nothing, and is left out, named. (Under
+    /// `foreign_markers: text` a lone closer after text is no marker: the
+    /// grammar reads it as content.)
     fn stray(&mut self, text: &str, out: &mut Sink) {
-        if self.call_text_in_content || self.policy.foreign_markers == ForeignMarkers::Text {
+        if self.call_text_in_content {
             return self.output_content(text, out);
         }
         let start = self.consumed.saturating_sub(text.len());

@@ -123,7 +123,11 @@ pub enum ForeignMarkers {
     /// without those grammars, so its text is content with no diagnostic),
     /// and a lone closer, the template's own too, stays in the content.
     /// What vLLM's and SGLang's tool parsers do, each reading its own
-    /// format's markers only.
+    /// format's markers only. One exception: where the template's calls
+    /// are bare JSON (no markers of their own), another format's wrapper
+    /// around such a call (`[TOOL_CALLS][{...}]`) frames a call of the
+    /// template's own format and is left out (`dropped`), as a code fence
+    /// around it is, as xLAM-style parsers do.
     Text,
 }
 
@@ -199,8 +203,10 @@ impl Policy {
             calls_in_reasoning: CallsInReasoning::Reasoning,
             // The parity run found both engines drop it.
             text_outside_channels: TextOutsideChannels::Drop,
-            // Neither engine returns another format's markers as content.
-            foreign_markers: ForeignMarkers::Drop,
+            // Each engine reads its own format's markers only: a fenced
+            // JSON call on a tagged format and a lone closer after text
+            // are content in both (docs/parity.md).
+            foreign_markers: ForeignMarkers::Text,
         }
     }
 

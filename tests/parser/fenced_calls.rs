@@ -5,11 +5,13 @@
 //! JSON call: the call is read when it names one of the request's tools (or
 //! any, under `unknown_tool: call`), and the fence's markers are decided by
 //! the `foreign_markers` policy (content named by `foreign_marker` under
-//! `lossless`, dropped under `compatible`). A code block holding other JSON
-//! stays content, byte-exact. Streaming equals batch at 1-, 2-, 3- and
+//! `lossless`, dropped under `drop`). `compatible` reads other formats'
+//! markers as text (`foreign_markers: text`), as vLLM's and SGLang's parsers
+//! do on these formats: there the fenced call is content, byte-exact. A code
+//! block holding other JSON stays content, byte-exact. Streaming equals batch at 1-, 2-, 3- and
 //! 7-byte pieces (`report_and_stream`).
 
-use chat_autoparser::parser::{DiagnosticKind, Parsed};
+use chat_autoparser::parser::{DiagnosticKind, ForeignMarkers, Parsed};
 use chat_autoparser::{Options, OutputParser, ParserConfig, Policy};
 
 use crate::common::shipped_template;
@@ -29,6 +31,11 @@ fn parser(template: &str, policy: Policy) -> OutputParser {
 fn named<'a>(parsed: &Parsed, kind: DiagnosticKind, output: &'a str) -> Vec<&'a str> {
     let of_kind = parsed.diagnostics.iter().filter(|d| d.kind == kind);
     of_kind.map(|d| &output[d.offset..d.end.unwrap()]).collect()
+}
+
+/// `compatible` with other formats' markers read and left out.
+fn dropping() -> Policy {
+    Policy::compatible().with_foreign_markers(ForeignMarkers::Drop)
 }
 
 fn kinds(parsed: &Parsed) -> Vec<DiagnosticKind> {
@@ -58,11 +65,16 @@ fn a_fenced_json_call_after_content_is_a_call() {
             assert_eq!(foreign, [fence, "```"], "{template}: {output:?}");
             assert_eq!(kinds(&kept).len(), 2, "{template}: {output:?}");
 
-            let left = report_and_stream(&parser(template, Policy::compatible()), &output);
+            let left = report_and_stream(&parser(template, dropping()), &output);
             assert_eq!(calls(&left.message), [("get_weather", ARGS)], "{template}");
             assert_eq!(left.message.content.as_deref(), Some("Sure."), "{template}");
             let dropped = named(&left, DiagnosticKind::Dropped, &output);
             assert_eq!(dropped, [fence, "```"], "{template}: {output:?}");
+
+            let text = report_and_stream(&parser(template, Policy::compatible()), &output);
+            assert_eq!(text.message.content_text(), output, "{template}");
+            assert!(text.message.tool_calls.is_empty(), "{template}");
+            assert!(text.diagnostics.is_empty(), "{template}: {output:?}");
         }
     }
 }
@@ -72,7 +84,7 @@ fn a_fenced_list_of_calls_with_parameters_is_read() {
     let other = r#"{"name": "get_weather", "parameters": {"city": "Rome"}}"#;
     let output = format!("```json\n[{CALL}, {other}]\n```");
     for template in TEMPLATES {
-        let parsed = report_and_stream(&parser(template, Policy::compatible()), &output);
+        let parsed = report_and_stream(&parser(template, dropping()), &output);
         assert_eq!(
             calls(&parsed.message),
             [
@@ -112,7 +124,7 @@ fn a_fenced_call_of_an_unknown_tool_is_content_or_a_flagged_call() {
         assert_eq!(kept.message.content_text(), output, "{template}");
         assert!(kept.message.tool_calls.is_empty(), "{template}");
         assert!(kept.diagnostics.is_empty(), "{template}");
-        let called = report_and_stream(&parser(template, Policy::compatible()), output);
+        let called = report_and_stream(&parser(template, dropping()), output);
         assert_eq!(calls(&called.message), [("get_time", "{}")], "{template}");
         assert!(
             kinds(&called).contains(&DiagnosticKind::UnknownToolCall),

@@ -563,6 +563,12 @@ fn named<'a>(parsed: &Parsed, kind: DiagnosticKind, output: &'a str) -> Vec<&'a 
 
 const BARE: &str = r#"{"name": "get_weather", "parameters": {"city": "Paris"}}"#;
 
+/// `compatible` with other formats' markers read and left out (its own
+/// `foreign_markers` is `text`).
+fn dropping() -> Policy {
+    Policy::compatible().with_foreign_markers(ForeignMarkers::Drop)
+}
+
 #[test]
 fn foreign_wrappers_around_a_bare_json_call_are_named_or_dropped() {
     for (open, close) in [
@@ -628,10 +634,16 @@ fn foreign_wrappers_around_a_json_call_on_a_marked_format_are_named_or_dropped()
         let foreign = named(&kept, DiagnosticKind::ForeignMarker, &output);
         assert_eq!(foreign, markers, "{output}");
 
-        let left = report_and_stream(&parser(Policy::compatible()), &output);
+        let left = report_and_stream(&parser(dropping()), &output);
         assert_eq!(left.message.tool_calls.len(), 1, "{output}");
         assert_eq!(left.message.content_text(), text, "{output}");
         assert_eq!(dropped(&left, &output), markers, "{output}");
+
+        // `compatible`: another format's call is text, as in vLLM and SGLang.
+        let as_text = report_and_stream(&parser(Policy::compatible()), &output);
+        assert!(as_text.message.tool_calls.is_empty(), "{output}");
+        assert_eq!(as_text.message.content_text(), output, "{output}");
+        assert!(as_text.diagnostics.is_empty(), "{output}");
     }
 }
 
@@ -642,9 +654,13 @@ fn a_lone_foreign_closer_after_text_is_named_or_dropped() {
     assert_eq!(kept.message.content_text(), output);
     let foreign = named(&kept, DiagnosticKind::ForeignMarker, output);
     assert_eq!(foreign, ["</tool_call>"]);
-    let left = report_and_stream(&bare_json(Policy::compatible()), output);
+    let left = report_and_stream(&bare_json(dropping()), output);
     assert_eq!(left.message.content_text(), "It is sunny in Paris.");
     assert_eq!(dropped(&left, output), ["</tool_call>"]);
+    // `compatible`: a closer after text is text, as in vLLM and SGLang.
+    let as_text = report_and_stream(&bare_json(Policy::compatible()), output);
+    assert_eq!(as_text.message.content_text(), output);
+    assert!(as_text.diagnostics.is_empty());
 }
 
 /// Text inside another format's wrapper, no call in it (a model mixing
@@ -662,9 +678,12 @@ fn text_inside_a_foreign_wrapper_keeps_or_drops_both_markers() {
         assert_eq!(kept.message.content_text(), output);
         let foreign = named(&kept, DiagnosticKind::ForeignMarker, &output);
         assert_eq!(foreign, [open, close], "{output}");
-        let left = report_and_stream(&bare_json(Policy::compatible()), &output);
+        let left = report_and_stream(&bare_json(dropping()), &output);
         assert_eq!(left.message.content_text(), "It is sunny.", "{output}");
         assert_eq!(dropped(&left, &output), [open, close], "{output}");
+        let as_text = report_and_stream(&bare_json(Policy::compatible()), &output);
+        assert_eq!(as_text.message.content_text(), output, "{output}");
+        assert!(as_text.diagnostics.is_empty(), "{output}");
     }
 }
 
@@ -902,7 +921,7 @@ fn a_python_call_list_in_a_foreign_wrapper_is_read_on_any_format() {
             let foreign = named(&kept, DiagnosticKind::ForeignMarker, &output);
             assert_eq!(foreign, markers, "{template}: {output}");
 
-            let left = report_and_stream(&parser(Policy::compatible()), &output);
+            let left = report_and_stream(&parser(dropping()), &output);
             assert_eq!(
                 crate::common::streaming::calls(&left.message),
                 want,
@@ -914,6 +933,13 @@ fn a_python_call_list_in_a_foreign_wrapper_is_read_on_any_format() {
                 "{template}: {output}"
             );
             assert_eq!(dropped(&left, &output), markers, "{template}: {output}");
+            // `compatible`: another format's calls are text.
+            let as_text = report_and_stream(&parser(Policy::compatible()), &output);
+            assert!(
+                as_text.message.tool_calls.is_empty(),
+                "{template}: {output}"
+            );
+            assert_eq!(as_text.message.content_text(), output, "{template}");
         }
     }
 }
@@ -961,7 +987,8 @@ fn an_end_of_generation_token_after_the_last_message_is_scaffolding() {
 /// inside another format's wrapper is read as the same object in JSON is,
 /// on templates of every call format: the same calls (arguments converted
 /// to JSON), the same content and the same diagnostics (the wrapper's
-/// markers named or dropped), under both presets and every chunking.
+/// markers named or dropped), under both readings of other formats'
+/// markers and every chunking.
 #[test]
 fn a_python_dict_call_in_a_foreign_wrapper_is_read_as_the_json_one() {
     let json_call =
@@ -992,7 +1019,7 @@ fn a_python_dict_call_in_a_foreign_wrapper_is_read_as_the_json_one() {
     };
     for template in templates {
         let (_, analysis) = shipped_template(template);
-        for policy in [Policy::lossless(), Policy::compatible()] {
+        for policy in [Policy::lossless(), dropping()] {
             let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
             let parser = analysis.parser(&config.with_policy(policy)).unwrap();
             let mut compared = 0;
@@ -1019,21 +1046,22 @@ fn a_python_dict_call_in_a_foreign_wrapper_is_read_as_the_json_one() {
     }
 }
 
-/// `foreign_markers: text`, what vLLM's and SGLang's parsers do (each reads
-/// its own format's markers only): on hermes' format a code fence or
-/// another format's wrapper around a JSON call, and a lone closer of the
-/// template's own format, are all content, byte for byte, with no call
-/// read; the template's own call is still read.
+/// `foreign_markers: text` (`compatible`'s), what vLLM's and SGLang's
+/// parsers do (each reads its own format's markers only): on hermes' format
+/// a code fence or another format's wrapper around a JSON call, and a lone
+/// closer of the template's own format, are all content, byte for byte,
+/// with no call read; the template's own call is still read.
 #[test]
 fn foreign_markers_as_text_leave_fences_wrappers_and_lone_closers_as_content() {
-    let text = Policy::compatible().with_foreign_markers(ForeignMarkers::Text);
+    let text = Policy::compatible();
+    assert_eq!(text.foreign_markers, ForeignMarkers::Text);
     for output in [
         format!("```json\n{BARE}\n```"),
         format!("Sure:\n[TOOL_CALLS] [{BARE}, {BARE}] ok"),
         format!("<|python_start|>{BARE}<|python_end|>"),
         "Hello there</tool_call>".to_string(),
     ] {
-        let read = report_and_stream(&parser(Policy::compatible()), &output);
+        let read = report_and_stream(&parser(dropping()), &output);
         let lone = output.starts_with("Hello");
         assert_eq!(read.message.tool_calls.is_empty(), lone, "{output}");
         let parsed = report_and_stream(&parser(text), &output);

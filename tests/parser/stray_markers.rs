@@ -6,9 +6,12 @@
 //! at 1-, 2-, 3- and 7-byte pieces. Such a marker is the template's
 //! scaffolding: never content, and named by a `stray_marker` diagnostic
 //! with its range, so under `lossless` every byte is still accounted for
-//! (no `dropped` range).
+//! (no `dropped` range). The one exception is a lone closer under
+//! `foreign_markers: text` (`compatible`'s): where the policy reads no
+//! markers around plain text, the closer is text, as vLLM's and SGLang's
+//! parsers leave it.
 
-use chat_autoparser::parser::{Diagnostic, DiagnosticKind, Parsed};
+use chat_autoparser::parser::{Diagnostic, DiagnosticKind, ForeignMarkers, Parsed};
 use chat_autoparser::{Options, OutputParser, ParserConfig, Policy};
 
 use crate::common::shipped_template;
@@ -29,6 +32,21 @@ fn report(template: &str, output: &str) -> Parsed {
     lossless
 }
 
+/// The report of `output` (plain text ending in or holding a lone closer)
+/// on `template` under `lossless` and `compatible` with
+/// `foreign_markers: drop`, which must agree; under `compatible` the
+/// closer is text: the content is the output, byte for byte.
+fn report_lone_closer(template: &str, output: &str) -> Parsed {
+    let dropping = Policy::compatible().with_foreign_markers(ForeignMarkers::Drop);
+    let lossless = report_and_stream(&parser(template, Policy::lossless()), output);
+    let other = report_and_stream(&parser(template, dropping), output);
+    assert_eq!(lossless, other, "{output:?}");
+    let as_text = report_and_stream(&parser(template, Policy::compatible()), output);
+    assert_eq!(as_text.message.content.as_deref(), Some(output));
+    assert!(as_text.diagnostics.is_empty(), "{output:?}");
+    lossless
+}
+
 fn stray(offset: usize, end: usize) -> Diagnostic {
     Diagnostic::range(DiagnosticKind::StrayMarker, offset, end)
 }
@@ -38,7 +56,7 @@ const HERMES_CALL: &str =
 
 #[test]
 fn a_lone_own_closer_after_text_is_named_and_not_content() {
-    let parsed = report("hermes-think", "Hello there</tool_call>");
+    let parsed = report_lone_closer("hermes-think", "Hello there</tool_call>");
     assert_eq!(parsed.message.content.as_deref(), Some("Hello there"));
     assert!(parsed.message.tool_calls.is_empty());
     assert_eq!(parsed.diagnostics, [stray(11, 23)]);
@@ -50,7 +68,7 @@ fn a_lone_own_closer_after_text_is_named_and_not_content() {
 
 #[test]
 fn a_lone_own_closer_inside_text_is_named_and_not_content() {
-    let parsed = report("hermes-think", "Hello</tool_call> there.");
+    let parsed = report_lone_closer("hermes-think", "Hello</tool_call> there.");
     assert_eq!(parsed.message.content.as_deref(), Some("Hello there."));
     assert_eq!(parsed.diagnostics, [stray(5, 17)]);
 }
@@ -58,11 +76,17 @@ fn a_lone_own_closer_inside_text_is_named_and_not_content() {
 #[test]
 fn a_second_closer_after_a_call_closes_nothing() {
     let output = format!("{HERMES_CALL}</tool_call>");
-    let parsed = report("hermes-think", &output);
+    let parsed = report_and_stream(&parser("hermes-think", Policy::lossless()), &output);
     assert_eq!(parsed.message.tool_calls.len(), 1);
     assert_eq!(parsed.message.content, None);
     let at = HERMES_CALL.len();
     assert_eq!(parsed.diagnostics, [stray(at, at + 12)]);
+    // `compatible`: text after the call, left out as such.
+    let compatible = report_and_stream(&parser("hermes-think", Policy::compatible()), &output);
+    assert_eq!(compatible.message.tool_calls, parsed.message.tool_calls);
+    assert_eq!(compatible.message.content, None);
+    let dropped = Diagnostic::range(DiagnosticKind::Dropped, at, at + 12);
+    assert_eq!(compatible.diagnostics, [dropped]);
 }
 
 #[test]
@@ -78,7 +102,7 @@ fn an_unknown_tools_call_keeps_its_closer_in_its_content() {
 
 #[test]
 fn a_lone_own_section_closer_is_named_on_a_python_list_template() {
-    let parsed = report("python-calls", "It is sunny.<|tool_call_end|>");
+    let parsed = report_lone_closer("python-calls", "It is sunny.<|tool_call_end|>");
     assert_eq!(parsed.message.content.as_deref(), Some("It is sunny."));
     assert_eq!(parsed.diagnostics, [stray(12, 29)]);
 }

@@ -281,10 +281,17 @@ impl Body<'_, '_> {
         alternatives.extend(self.generation_end.as_ref().map(|g| g.expr.clone()));
         alternatives.extend(self.seam.as_ref().map(|s| s.expr.clone()));
         alternatives.extend(self.unknown_calls());
-        alternatives.extend(self.calls.iter().filter_map(ToolGrammar::lone_closer));
+        // Another format's markers with no call of the template's in
+        // them are markup only where the policy reads other formats.
+        let foreign_markup = self.plan.foreign_calls;
+        let lone = self.calls.iter().filter_map(ToolGrammar::lone_closer);
+        alternatives.extend(lone.filter(|_| foreign_markup));
+        // The template's own closer after plain text: scaffolding where
+        // the policy reads markers around text, text where it does not.
         if !self.stray.is_empty() {
             let closers = self.stray.iter().map(Marker::expr_exact_tail);
-            alternatives.push(cap(STRAY, choice(closers)));
+            let tag = if foreign_markup { STRAY } else { CONTENT };
+            alternatives.push(cap(tag, choice(closers)));
         }
         let wrapped = self.calls.iter().map(|t| t.wrapped_text(&self.to_trigger));
         alternatives.extend(wrapped.flatten());
@@ -292,7 +299,7 @@ impl Body<'_, '_> {
             .calls
             .iter()
             .map(|t| t.foreign_wrapped_text(&self.to_trigger));
-        alternatives.extend(foreign.flatten());
+        alternatives.extend(foreign.flatten().filter(|_| foreign_markup));
         alternatives.extend(self.failed_opener());
         alternatives.push(content(&self.to_trigger));
         alternatives

@@ -63,10 +63,9 @@ pub(super) fn tool_grammars<'a>(
     let (formats, headers, foreign) = (plan.formats, plan.headers, plan.foreign_calls);
     let opener = plan.part_opener.map(str::to_string);
     let fenced = fenced && foreign;
-    let foreign = Rc::new(match foreign {
-        true => foreign_markers(protocol, formats),
-        false => Default::default(),
-    });
+    // Read around bare JSON calls under every policy: there they frame
+    // the template's own calls (see `ForeignMarkers::Text`).
+    let foreign = Rc::new(foreign_markers(protocol, formats));
     let names = NameReaders::new(names);
     // The fixed formats' grammars share one list of the template's markers.
     let preserved: Rc<[String]> = protocol.preserved_tokens.iter().cloned().collect();
