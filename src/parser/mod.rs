@@ -295,6 +295,8 @@ struct OutlineParts<'o> {
     elements: Vec<crate::protocol::outline::Elements>,
     headers: Vec<sections::HeaderMarks<'o>>,
     sections: Vec<crate::protocol::outline::SectionMarks<'o>>,
+    calls: &'o [crate::protocol::outline::ParserCall],
+    foreign: &'o crate::protocol::outline::Foreign,
     scaffolding: &'o str,
     part_opener: Option<&'o str>,
 }
@@ -309,6 +311,8 @@ impl<'o> OutlineParts<'o> {
                 .map(|(open, close)| sections::HeaderMarks { open, close })
                 .collect(),
             sections: outline.section_marks().collect(),
+            calls: &outline.calls,
+            foreign: &outline.foreign,
             scaffolding: &outline.scaffolding,
             part_opener: outline.part_opener.as_deref(),
         }
@@ -419,7 +423,8 @@ impl Build {
             json_response: config.options.response_schema.is_some(),
             names: &self.names,
             any_name: self.any_name,
-            formats: protocol.output_formats(),
+            calls: parts.calls,
+            foreign: parts.foreign,
             notations: &parts.notations,
             elements: &parts.elements,
             headers: &parts.headers,

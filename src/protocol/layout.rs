@@ -24,7 +24,9 @@
 
 use std::ops::Range;
 
-use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolFormat};
+use crate::analysis::{
+    ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolClass, ToolFormat,
+};
 
 /// One piece of a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,11 +79,65 @@ pub enum Arguments {
     Python,
 }
 
+/// How a call writes its function's name: what a reader that takes any
+/// name (the parser) needs beside the segments, which hold the name as
+/// written text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Naming {
+    /// A member of a JSON call object, at the key path `name`; the
+    /// arguments and the id are members at their paths too, when the
+    /// object holds them (`None`: not a member of it).
+    JsonMember {
+        /// The name's key path (`["function", "name"]`).
+        name: Vec<String>,
+        /// The arguments' key path.
+        arguments: Option<Vec<String>>,
+        /// The id's key path.
+        id: Option<Vec<String>>,
+    },
+    /// The call object's only key, its value the arguments (`{"f": {...}}`).
+    JsonKey,
+    /// Text between markers (`<function=f>`).
+    Tagged,
+    /// A Python call's function (`f(a=1)`), between markers.
+    Python,
+}
+
+impl Naming {
+    fn of(format: &ToolFormat) -> Naming {
+        let path = |p: &Vec<String>| (!p.is_empty()).then(|| p.clone());
+        match &format.name {
+            NameSlot::JsonField { path: name } => Naming::JsonMember {
+                name: name.clone(),
+                arguments: match &format.arguments {
+                    ArgumentsSlot::Json { path: p, .. } => path(p),
+                    _ => None,
+                },
+                id: match &format.id {
+                    Some(IdSlot::JsonField { path: p, .. }) => path(p),
+                    _ => None,
+                },
+            },
+            NameSlot::JsonKey => Naming::JsonKey,
+            NameSlot::Tagged { .. } if format.class == ToolClass::PythonCall => Naming::Python,
+            NameSlot::Tagged { .. } => Naming::Tagged,
+        }
+    }
+
+    /// The name is a JSON member or key of the call object.
+    pub fn is_json(&self) -> bool {
+        matches!(self, Naming::JsonMember { .. } | Naming::JsonKey)
+    }
+}
+
 /// A call of one tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallLayout {
     /// The segments in output order.
     pub segments: Vec<Segment>,
+    /// How the call writes its function's name.
+    pub naming: Naming,
     /// The index of the marker that ends a tagged name (it may end a
     /// section header too: see `HeaderAttributes`).
     pub name_end: Option<usize>,
@@ -109,6 +165,7 @@ impl CallLayout {
         out.marker(&format.call_end);
         CallLayout {
             segments: out.0,
+            naming: Naming::of(format),
             name_end,
             name_at,
             body: start..end,

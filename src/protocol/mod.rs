@@ -72,7 +72,7 @@ use crate::analysis::{Analysis, ContentFormat, Header, ReasoningMode, ToolFormat
 use crate::error::{Error, ErrorKind, Result};
 
 pub(crate) use layout::{text_pieces, HeaderAttributes, TaggedName, TextPiece};
-pub use layout::{Arguments, CallLayout, IdShape, Segment};
+pub use layout::{Arguments, CallLayout, IdShape, Naming, Segment};
 pub use marker::Marker;
 pub use notation::Notation;
 pub use outline::Outline;

@@ -28,10 +28,9 @@ use super::names::identifier;
 use super::python_arguments::python_arguments;
 use super::tagged_arguments::tagged_arguments;
 use super::tool_section::ToolGrammar;
-use crate::analysis::{NameSlot, ToolClass};
 use crate::parser::marker::Marker;
 use crate::parser::tags::*;
-use crate::protocol::Arguments;
+use crate::protocol::{Arguments, Naming};
 use chat_autoparser_peg::{
     and, cap, choice, commit, empty, json, json_string, lit, recover, rule, seq, star, until, ws,
     Expr,
@@ -64,7 +63,7 @@ impl<'a> ToolGrammar<'a> {
         let mut out = Vec::new();
         if self.json_rules.is_none() {
             for notation in [Notation::Json, Notation::Python] {
-                let wrapped = openai_wrapper(self.format, notation).is_some();
+                let wrapped = openai_wrapper(&self.layout.naming, notation).is_some();
                 if let Some((head, tail)) = self.object_parts(notation).filter(|_| wrapped) {
                     out.push((self.json_rule(notation, "head"), head));
                     out.push((self.json_rule(notation, "tail"), tail));
@@ -131,17 +130,14 @@ impl<'a> ToolGrammar<'a> {
     /// `None` for other formats: those without a call marker of their own
     /// read lists already.
     fn listed_calls(&self) -> Option<Expr> {
-        let json_name = matches!(
-            self.format.name,
-            NameSlot::JsonField { .. } | NameSlot::JsonKey
-        );
+        let json_name = self.layout.naming.is_json();
         let start = Marker::new(self.layout.start());
         if start.is_blank() {
             return None;
         }
         let (items, end) = match json_name {
             true => (self.clone(), self.layout.end()),
-            false => (self.json_in_wrapper()?, self.format.call_end.as_str()),
+            false => (self.json_in_wrapper()?, self.layout.end()),
         };
         let item = items.body_ending(and(seq([ws(), choice([lit(","), lit("]")])])));
         let first = cap(
@@ -191,7 +187,7 @@ impl<'a> ToolGrammar<'a> {
 
     /// A call's head and arguments, then `end`.
     fn body_ending(&self, end: Expr) -> Expr {
-        let f = self.format;
+        let naming = &self.layout.naming;
         // Built once: the wrapped and the bare call recover the same way.
         let broken = (!self.strict).then(|| self.broken());
         let guard = self.bare_name_guard();
@@ -206,7 +202,7 @@ impl<'a> ToolGrammar<'a> {
         let call = |open, head, tail, close| call_ending(open, head, tail, close, end.clone());
         // The call in each notation, bare or in OpenAI's wrapper; the JSON
         // one first, so that JSON calls read as they always have.
-        let object = |notation| match openai_wrapper(f, notation) {
+        let object = |notation| match openai_wrapper(naming, notation) {
             Some((open, close)) => {
                 let head = rule(&self.json_rule(notation, "head"));
                 let tail = rule(&self.json_rule(notation, "tail"));
@@ -226,7 +222,7 @@ impl<'a> ToolGrammar<'a> {
         // wrapper's closer ends it (the layout's end closes a tagged call's
         // inner tags too, `</function>\n</tool_call>`).
         let json = self.json_in_wrapper();
-        let wrapper_end = seq([ws(), Marker::new(&f.call_end).closer_expr()]);
+        let wrapper_end = seq([ws(), Marker::new(self.layout.end()).closer_expr()]);
         let in_wrapper = json.iter().flat_map(|json| {
             let parts = notations.into_iter().filter_map(|n| json.object_parts(n));
             let end = &wrapper_end;
@@ -243,7 +239,7 @@ impl<'a> ToolGrammar<'a> {
         if notation == Notation::Json {
             return Some((self.head(), self.tail()));
         }
-        let NameSlot::JsonField { path } = &self.format.name else {
+        let Naming::JsonMember { name: path, .. } = &self.layout.naming else {
             return None;
         };
         let paths = self.json_paths();
@@ -274,12 +270,11 @@ impl<'a> ToolGrammar<'a> {
     /// Up to and including a function name that `name` (or, quoted,
     /// `json_name`) accepts where it starts.
     pub(super) fn head_naming(&self, name: &Expr, json_name: &Expr) -> Expr {
-        let f = self.format;
-        match (&f.name, f.class) {
-            (NameSlot::JsonField { path }, _) => {
+        match &self.layout.naming {
+            Naming::JsonMember { name: path, .. } => {
                 json_head(path, &self.json_paths(), 0, json_name, Notation::Json)
             }
-            (NameSlot::JsonKey, _) => seq([
+            Naming::JsonKey => seq([
                 lit("{"),
                 ws(),
                 json_name.clone(),
@@ -288,8 +283,8 @@ impl<'a> ToolGrammar<'a> {
                 lit(":"),
                 ws(),
             ]),
-            (NameSlot::Tagged { .. }, class) => match self.tagged() {
-                Some(t) if class == ToolClass::PythonCall => {
+            Naming::Python => match self.tagged() {
+                Some(t) => {
                     let name = seq([name.clone(), cap(NAME, identifier())]);
                     seq([
                         Marker::new(t.prefix).expr(),
@@ -298,6 +293,9 @@ impl<'a> ToolGrammar<'a> {
                         Marker::new(t.suffix).expr(),
                     ])
                 }
+                None => chat_autoparser_peg::fail(),
+            },
+            Naming::Tagged => match self.tagged() {
                 Some(t) => self.tagged_head(&t, name),
                 None => chat_autoparser_peg::fail(),
             },
@@ -306,11 +304,11 @@ impl<'a> ToolGrammar<'a> {
 
     /// After the name: arguments, and the rest of a JSON call object.
     fn tail(&self) -> Expr {
-        match (&self.format.name, self.layout.arguments()) {
-            (NameSlot::JsonField { path }, _) => {
+        match (&self.layout.naming, self.layout.arguments()) {
+            (Naming::JsonMember { name: path, .. }, _) => {
                 json_tail(path, &self.json_paths(), Notation::Json)
             }
-            (NameSlot::JsonKey, _) => seq([cap(ARGS, json()), ws(), lit("}")]),
+            (Naming::JsonKey, _) => seq([cap(ARGS, json()), ws(), lit("}")]),
             (_, Some(Arguments::Python)) => python_arguments(),
             (_, Some(Arguments::Tagged(t))) => tagged_arguments(t, self.layout.end()),
             (_, Some(Arguments::Json { as_string: true })) => {

@@ -18,8 +18,8 @@
 //! (`cut`); after it a known key commits, so the arguments stream.
 
 use super::tool_section::ToolGrammar;
-use crate::analysis::{ArgumentsSlot, IdSlot, NameSlot, ToolFormat};
 use crate::parser::tags::*;
+use crate::protocol::Naming;
 use chat_autoparser_peg::{
     and, cap, choice, class, commit, cut, empty, json, json_string, lit, literals, not, opt,
     python, seq, star, ws, ByteSet, Expr,
@@ -116,8 +116,8 @@ pub(super) fn json_head(
 /// on OpenAI's form write it in any JSON format. The wrapper's other members
 /// are OpenAI's scalars: `"type"`, and `"id"`, read as the call's id. Its close
 /// cannot fail (the call committed before it): a missing `}` is forgiven.
-pub(super) fn openai_wrapper(f: &ToolFormat, notation: Notation) -> Option<(Expr, Expr)> {
-    let NameSlot::JsonField { path } = &f.name else {
+pub(super) fn openai_wrapper(naming: &Naming, notation: Notation) -> Option<(Expr, Expr)> {
+    let Naming::JsonMember { name: path, .. } = naming else {
         return None;
     };
     if path.len() != 1 || path[0] == "function" {
@@ -370,16 +370,16 @@ pub(super) fn json_arguments() -> Expr {
 
 impl<'a> ToolGrammar<'a> {
     pub(super) fn json_paths(&self) -> JsonPaths {
-        let f = self.format;
-        let args = match &f.arguments {
-            ArgumentsSlot::Json { path, .. } if !path.is_empty() => Some(path.clone()),
-            _ => None,
-        };
-        let id = match &f.id {
-            Some(IdSlot::JsonField { path, .. }) if !path.is_empty() => Some(path.clone()),
-            _ => None,
-        };
-        JsonPaths { args, id }
+        match &self.layout.naming {
+            Naming::JsonMember { arguments, id, .. } => JsonPaths {
+                args: arguments.clone(),
+                id: id.clone(),
+            },
+            _ => JsonPaths {
+                args: None,
+                id: None,
+            },
+        }
     }
 }
 

@@ -1,4 +1,5 @@
-//! The generator: an [`Analysis`](crate::analysis::Analysis) and a start
+//! The generator: the protocol's parser outline
+//! ([`ParserOutline`](crate::protocol::outline::ParserOutline)) and a start
 //! state become a PEG grammar over the model's output. This module conducts;
 //! each part of the grammar has a module of its own.
 //!
@@ -19,8 +20,6 @@
 //!   tool grammars, built by `body`).
 //! - `tool_section`: one [`ToolGrammar`](tool_section::ToolGrammar) per
 //!   tool format, and its sections (`tools`, the part opener).
-//! - `foreign`: other formats' call markers a model mixing dialects writes,
-//!   and the bare JSON call it writes in a code fence.
 //! - `call`: one call (`call`), its head and tail and the rules that name them.
 //! - `head`: a tagged name's head, and names addressed inside headers.
 //! - `json_call`: JSON call objects (name, arguments and id paths; OpenAI's wrapper).
@@ -31,19 +30,22 @@
 //!   nothing is lost: unknown tools, broken calls, dropped openers, other
 //!   formats' markers around bare calls.
 //!
-//! Layers: `tool_section` (with the leaves `foreign`, `names`, `nested`)
+//! Layers: `tool_section` (with the leaves `names`, `nested`)
 //! sits below `body`, `call`, `json_call` and `recovery`, which build on
 //! its `ToolGrammar`; no module below uses one above.
 //!
-//! A call's framing comes from the protocol's `CallLayout` of the format,
-//! made with a placeholder name: the call's start and end markers, the
+//! A call's framing comes from the protocol's `CallLayout` of the format's
+//! generic call in the parser outline (`ParserCall`), made with a
+//! placeholder name: the call's start and end markers, how it names its
+//! function and where a JSON call object's members sit (`Naming`), the
 //! argument reader (the layout's `Arguments`), and for a tagged name its
 //! prefix, its end marker, a counter's separator, a repeated name and a
-//! tagged id before or after it (`TaggedName`). What the generator adds on
+//! tagged id before or after it (`TaggedName`). Other dialects' calls and
+//! markers (a bare JSON call in a fence, a Python list in another
+//! format's wrapper) are the outline's too (`DialectCall`, `Foreign`). What the generator adds on
 //! purpose, as it reads more than the template renders: JSON call objects
 //! with members in any order, `parameters` for `arguments` and back,
-//! OpenAI's wrapper, scalar members it skips or keeps as content (so these
-//! still read the `ToolFormat`'s JSON paths), the lookahead that sends a
+//! OpenAI's wrapper, scalar members it skips or keeps as content, the lookahead that sends a
 //! call of an unknown tool to content, broken-call recovery, a dropped
 //! section or call opener, a name addressed inside any header, and
 //! flexible whitespace around markers (see `marker`). A tool section's
@@ -56,7 +58,6 @@
 
 mod body;
 mod call;
-mod foreign;
 mod head;
 mod json_call;
 mod names;
@@ -67,9 +68,8 @@ mod recovery;
 mod tagged_arguments;
 mod tool_section;
 
-use crate::analysis::ToolFormat;
 use crate::parser::sections::HeaderMarks;
-use crate::protocol::outline::{Elements, SectionMarks};
+use crate::protocol::outline::{Elements, Foreign, ParserCall, SectionMarks};
 use crate::protocol::{Notation, Protocol, Start};
 use chat_autoparser_peg::Grammar;
 
@@ -95,15 +95,18 @@ pub struct Plan<'a> {
     /// A call may name any function, the request's or not
     /// (`unknown_tool: call`): the decoder flags the others.
     pub any_name: bool,
-    /// The tool formats the output may hold (the protocol's).
-    pub formats: &'a [ToolFormat],
+    /// The generic call of each tool format the output may hold
+    /// (`ParserOutline::calls`).
+    pub calls: &'a [ParserCall],
+    /// Other formats' markers read around calls (`ParserOutline::foreign`).
+    pub foreign: &'a Foreign,
     /// The template notations of nested values (`ParserOutline::notations`).
     pub notations: &'a [Notation],
     /// The element notations of nested values (`ParserOutline::elements`).
     pub elements: &'a [Elements],
     /// The turn's section headers (`ParserOutline::headers`).
     pub headers: &'a [HeaderMarks<'a>],
-    /// The markers of each format's tool section, one per `formats` entry
+    /// The markers of each format's tool section, one per `calls` entry
     /// (`ParserOutline::section_marks`).
     pub sections: &'a [SectionMarks<'a>],
     /// The texts of every marker the template writes, whose words a label

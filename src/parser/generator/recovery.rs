@@ -13,7 +13,7 @@
 //!   markers (`[TOOL_CALLS]`, `<tool_call>...</tool_call>`: a model mixing
 //!   dialects) around bare JSON calls are framing; the foreign ones, and
 //!   their closers alone, are captured `FOREIGN` (see
-//!   [`foreign_markers`](super::foreign::foreign_markers)):
+//!   [`Foreign`](crate::protocol::outline::Foreign)):
 //!   the policy makes them content with a diagnostic or leaves them out.
 //!   A code fence around a bare JSON call is such a wrapper on templates
 //!   whose calls are not bare JSON (`ToolGrammar::fenced`).
@@ -47,7 +47,7 @@ impl<'a> ToolGrammar<'a> {
         let start = Marker::new(self.layout.start()).expr();
         let section = Marker::new(self.marks.start).expr();
         let head = self.head_naming(&self.unknown_name, &self.unknown_json_name);
-        let head = match openai_wrapper(self.format, Notation::Json) {
+        let head = match openai_wrapper(&self.layout.naming, Notation::Json) {
             Some((open, _)) => choice([seq([opt(open), head.clone()]), head]),
             None => head,
         };

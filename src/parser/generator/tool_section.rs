@@ -16,40 +16,39 @@
 //! - Framing between calls is captured (`SECTION_OPEN`, `FRAME`) so a call
 //!   withdrawn by the decoder goes back to content with it.
 //! - The section's markers and separator are the parser outline's
-//!   ([`SectionMarks`], read off each format's section node); the fixed
-//!   formats of other dialects have theirs from `foreign`.
+//!   ([`SectionMarks`], read off each format's section node); other
+//!   dialects' calls have theirs from the outline's [`DialectCall`].
 //!
 //! Invariant: everything after a section's first call is optional (the
 //! call committed), so a section never fails once its first call has;
 //! but for a strict grammar's ([`ToolGrammar::strict`]), which is tried in
 //! a lookahead first.
 
-use super::foreign::{
-    bare_json_call_format, bracketed_python_call_format, foreign_markers, marks_of, FENCE_CLOSER,
-};
 use super::names::{known_name, known_name_alternatives, name_in_set, spaced_names, NameSets};
 use super::{Plan, JSON_FENCES};
-use crate::analysis::{tool_tokens, NameSlot, ToolClass, ToolFormat};
 use crate::parser::marker::Marker;
 use crate::parser::sections::HeaderMarks;
 use crate::parser::tags::*;
 use crate::parser::vocabulary::Vocabulary;
-use crate::protocol::outline::SectionMarks;
-use crate::protocol::{CallLayout, Protocol, TaggedName};
+use crate::protocol::outline::{
+    bare_json_call, bracketed_python_call, DialectCall, SectionMarks, PLACEHOLDER,
+};
+use crate::protocol::{CallLayout, Naming, Protocol, TaggedName};
 use chat_autoparser_peg::{
     and, cap, choice, class, empty, lit, literals, not, opt, seq, star, until, ws, ByteSet, Expr,
 };
 use std::rc::Rc;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
-/// The name a call's layout is made with: the parser reads any name in
-/// its place (see [`CallLayout::tagged_name`]).
-const NAME_SLOT: &str = "NAME";
+/// The closing code fence of a fenced JSON call (its openers are
+/// [`JSON_FENCES`]): a wrapper of another format on templates whose calls
+/// are not bare JSON (see [`bare_json_call`]).
+const FENCE_CLOSER: [&str; 1] = ["```"];
 
 /// One tool grammar per format the output may hold: the template's own, or
 /// the fallback dialects when the template renders no calls; and, when
 /// `fenced` and none of them is bare JSON, one for a JSON call in a code
-/// fence (see [`bare_json_call_format`]); when `fenced`, one for a Python
+/// fence (see [`bare_json_call`]); when `fenced`, one for a Python
 /// call list in another format's wrapper (see [`foreign_python_list`]).
 /// Without the plan's `foreign_calls`, other formats' markers are not read
 /// at all (nor fences around calls): they are text (`foreign_markers: text`).
@@ -60,23 +59,25 @@ pub(super) fn tool_grammars<'a>(
     vocabulary: &Rc<Vocabulary>,
     fenced: bool,
 ) -> Vec<ToolGrammar<'a>> {
-    let (formats, headers, foreign) = (plan.formats, plan.headers, plan.foreign_calls);
+    let headers = plan.headers;
     let opener = plan.part_opener.map(str::to_string);
-    let fenced = fenced && foreign;
+    let fenced = fenced && plan.foreign_calls;
     // Read around bare JSON calls under every policy: there they frame
     // the template's own calls (see `ForeignMarkers::Text`).
-    let foreign = Rc::new(foreign_markers(protocol, formats));
+    let foreign = Rc::new((plan.foreign.openers.clone(), plan.foreign.closers.clone()));
     let names = NameReaders::new(names);
     // The fixed formats' grammars share one list of the template's markers.
     let preserved: Rc<[String]> = protocol.preserved_tokens.iter().cloned().collect();
-    let mut grammars: Vec<ToolGrammar<'a>> = formats
+    let mut grammars: Vec<ToolGrammar<'a>> = plan
+        .calls
         .iter()
         .zip(plan.sections)
         .enumerate()
-        .map(|(i, (t, marks))| {
+        .map(|(i, (call, marks))| {
             let own = protocol.preserved_tokens.iter().cloned();
-            let markers = own.chain(tool_tokens(t)).collect();
-            let mut g = ToolGrammar::new((t, *marks), headers, opener.clone(), markers, &names);
+            let markers = own.chain(call.tokens.iter().cloned()).collect();
+            let laid_out = (call.layout.clone(), *marks);
+            let mut g = ToolGrammar::new(laid_out, headers, opener.clone(), markers, &names);
             g.vocabulary = vocabulary.clone();
             g.rule = format!("call{i}");
             g.with_wrappers(&protocol.markup.spare_tokens)
@@ -95,16 +96,16 @@ pub(super) fn tool_grammars<'a>(
     let bare_json = grammars.iter().any(ToolGrammar::is_bare_json);
     grammars.extend(in_lists);
     if fenced && !bare_json {
-        let format = bare_json_call_format();
-        let marks = marks_of(format);
-        let mut g = ToolGrammar::new((format, marks), headers, None, preserved.clone(), &names);
+        let dialect = bare_json_call();
+        let laid_out = (dialect.layout.clone(), dialect.marks());
+        let mut g = ToolGrammar::new(laid_out, headers, None, preserved.clone(), &names);
         g.vocabulary = vocabulary.clone();
         g.rule = "call_fenced".into();
         // The template's own JSON call object (hermes' `<tool_call>{...}`)
         // is the fenced one: its head and tail rules read both.
         g.json_rules = grammars
             .iter()
-            .find(|t| same_call_object(t.format, format))
+            .find(|t| same_call_object(&t.layout, &dialect.layout))
             .map(|t| t.rule.clone());
         g.triggers = vec![JSON_FENCES[1].to_string()];
         g.fenced = true;
@@ -124,7 +125,7 @@ pub(super) fn tool_grammars<'a>(
 
 /// A Python call list inside another format's wrapper
 /// (`<|tool_call_start|>[f(x=1)]<|tool_call_end|>`, see
-/// [`bracketed_python_call_format`]), whatever the template's own format
+/// [`bracketed_python_call`]), whatever the template's own format
 /// (a Python list in the template's own wrapper is its own grammar's): the
 /// wrapper's opener is required (a bracketed call in prose is no call) and
 /// captured `FOREIGN`, as a fenced call's is.
@@ -135,32 +136,15 @@ fn foreign_python_list<'a>(
     vocabulary: &Rc<Vocabulary>,
     foreign: &Rc<(Vec<String>, Vec<String>)>,
 ) -> ToolGrammar<'a> {
-    let format = bracketed_python_call_format();
-    let mut g = ToolGrammar::new((format, marks_of(format)), headers, None, markers, names);
+    let dialect = bracketed_python_call();
+    let laid_out = (dialect.layout.clone(), dialect.marks());
+    let mut g = ToolGrammar::new(laid_out, headers, None, markers, names);
     g.vocabulary = vocabulary.clone();
     g.rule = "call_foreign_python".into();
     g.fenced = true;
     g.foreign = foreign.clone();
     g.triggers = foreign.0.clone();
     g
-}
-
-/// The layout of `format` (see [`ToolGrammar::layout`]). Other dialects'
-/// fixed formats (a bare JSON call, a bracketed Python call list) are the
-/// same for every parser: laid out once per process, each use a reference
-/// count.
-fn layout_of(format: &ToolFormat) -> Arc<CallLayout> {
-    static BARE_JSON: LazyLock<Arc<CallLayout>> =
-        LazyLock::new(|| Arc::new(CallLayout::new(bare_json_call_format(), NAME_SLOT)));
-    static PYTHON_LIST: LazyLock<Arc<CallLayout>> =
-        LazyLock::new(|| Arc::new(CallLayout::new(bracketed_python_call_format(), NAME_SLOT)));
-    if std::ptr::eq(format, bare_json_call_format()) {
-        return BARE_JSON.clone();
-    }
-    if std::ptr::eq(format, bracketed_python_call_format()) {
-        return PYTHON_LIST.clone();
-    }
-    Arc::new(CallLayout::new(format, NAME_SLOT))
 }
 
 /// What reads the request's function names where a name starts (see
@@ -251,11 +235,10 @@ impl NameReaders {
 /// The tool-call part of the grammar for one format.
 #[derive(Clone)]
 pub(super) struct ToolGrammar<'a> {
-    pub(super) format: &'a ToolFormat,
     /// The markers around the format's calls: the section's (read off its
     /// node in the parser's outline).
     pub(super) marks: SectionMarks<'a>,
-    /// A call of the format, laid out with [`NAME_SLOT`] for its name:
+    /// A call of the format, laid out with [`PLACEHOLDER`] for its name:
     /// where the parser takes the call's framing from.
     pub(super) layout: Arc<CallLayout>,
     /// Section headers of the turn: a name written inside one may sit
@@ -285,8 +268,9 @@ pub(super) struct ToolGrammar<'a> {
     /// Spare special tokens a model writes around bare JSON calls
     /// (`<|python_tag|>`; see `analysis::spare`): framing of the calls.
     pub(super) wrappers: Vec<String>,
-    /// Other formats' call openers and closers (see [`foreign_markers`]),
-    /// read around bare JSON calls and, for closers, alone.
+    /// Other formats' call openers and closers (the outline's
+    /// [`Foreign`](crate::protocol::outline::Foreign)), read around bare
+    /// JSON calls and, for closers, alone.
     pub(super) foreign: Rc<(Vec<String>, Vec<String>)>,
     /// The name of the grammar rule that reads one call.
     pub(super) rule: String,
@@ -316,16 +300,15 @@ pub(super) struct ToolGrammar<'a> {
 
 impl<'a> ToolGrammar<'a> {
     fn new(
-        (format, marks): (&'a ToolFormat, SectionMarks<'a>),
+        (layout, marks): (Arc<CallLayout>, SectionMarks<'a>),
         headers: &'a [HeaderMarks<'a>],
         opener: Option<String>,
         markers: Rc<[String]>,
         names: &NameReaders,
     ) -> ToolGrammar<'a> {
         let mut g = ToolGrammar {
-            format,
             marks,
-            layout: layout_of(format),
+            layout,
             headers,
             opener,
             markers,
@@ -386,7 +369,7 @@ impl<'a> ToolGrammar<'a> {
 
     /// `section-start call (separator call)* section-end?`
     pub(super) fn section(&self) -> Expr {
-        if self.fenced && self.format.class == ToolClass::PythonCall {
+        if self.fenced && self.layout.naming == Naming::Python {
             return self.foreign_python_section();
         }
         if self.fenced {
@@ -554,7 +537,7 @@ impl<'a> ToolGrammar<'a> {
     /// Calls are Python calls in a list the section opens (`[` ends its
     /// start marker: `<|tool_call_start|>[`).
     fn is_python_list(&self) -> bool {
-        self.format.class == ToolClass::PythonCall && self.marks.start.trim_end().ends_with('[')
+        self.layout.naming == Naming::Python && self.marks.start.trim_end().ends_with('[')
     }
 
     /// JSON call objects inside this Python call list's section
@@ -568,17 +551,16 @@ impl<'a> ToolGrammar<'a> {
             list: Some(self.marks),
             wrappers: Vec::new(),
             foreign: Rc::default(),
-            ..self.reading(bare_json_call_format())
+            ..self.reading(bare_json_call())
         }
     }
 
-    /// The same grammar reading calls of the fixed `format` (its layout
+    /// The same grammar reading calls of another `dialect` (its layout
     /// and section markers with it).
-    fn reading(&self, format: &'static ToolFormat) -> ToolGrammar<'a> {
+    fn reading(&self, dialect: &'static DialectCall) -> ToolGrammar<'a> {
         ToolGrammar {
-            format,
-            marks: marks_of(format),
-            layout: layout_of(format),
+            marks: dialect.marks(),
+            layout: dialect.layout.clone(),
             ..self.clone()
         }
     }
@@ -590,14 +572,13 @@ impl<'a> ToolGrammar<'a> {
     /// them there. `None` for formats whose calls are JSON or Python calls
     /// already, or have no call marker of their own.
     pub(super) fn json_in_wrapper(&self) -> Option<ToolGrammar<'a>> {
-        let f = self.format;
         let own_wrapper = !Marker::blank(self.layout.start());
-        let tagged = matches!(f.name, NameSlot::Tagged { .. }) && f.class != ToolClass::PythonCall;
+        let tagged = self.layout.naming == Naming::Tagged;
         let plain = !self.fenced && !self.name_first && self.list.is_none();
         (own_wrapper && tagged && plain).then(|| ToolGrammar {
             rule: format!("{}.object", self.rule),
             json_rules: None,
-            ..self.reading(bare_json_call_format())
+            ..self.reading(bare_json_call())
         })
     }
 
@@ -628,16 +609,16 @@ impl<'a> ToolGrammar<'a> {
 
     /// The parts around a tagged name, from the layout (`None`: a JSON call).
     pub(super) fn tagged(&self) -> Option<TaggedName<'_>> {
-        self.layout.tagged_name(NAME_SLOT)
+        self.layout.tagged_name(PLACEHOLDER)
     }
 }
 
 /// Whether calls of `a` and `b` are the same JSON call object: the name,
 /// arguments and id at the same paths, so their heads and tails (see
 /// [`ToolGrammar::rules`]) are the same rules.
-fn same_call_object(a: &ToolFormat, b: &ToolFormat) -> bool {
-    matches!(a.name, NameSlot::JsonField { .. })
-        && (&a.name, &a.arguments, &a.id) == (&b.name, &b.arguments, &b.id)
+fn same_call_object(a: &CallLayout, b: &CallLayout) -> bool {
+    matches!(a.naming, Naming::JsonMember { .. })
+        && (&a.naming, a.arguments()) == (&b.naming, b.arguments())
 }
 
 #[cfg(test)]
@@ -669,7 +650,8 @@ mod tests {
             json_response: false,
             names: &names,
             any_name: false,
-            formats: &protocol.tools.as_ref().expect("tools").formats,
+            calls: &outline.calls,
+            foreign: &outline.foreign,
             notations: &[],
             elements: &[],
             headers: &[],

@@ -23,7 +23,17 @@ struct Call<'t> {
 
 /// The call of `tool` in `format`.
 pub(super) fn lower(lower: &mut Lowering, format: &ToolFormat, tool: &Tool) -> Node {
-    let layout = CallLayout::new(format, &tool.name);
+    laid_out(lower, format, &CallLayout::new(format, &tool.name), tool)
+}
+
+/// The call of `tool` in `format`, laid out as `layout` (made with the
+/// tool's name).
+pub(super) fn laid_out(
+    lower: &mut Lowering,
+    format: &ToolFormat,
+    layout: &CallLayout,
+    tool: &Tool,
+) -> Node {
     let mut named = false;
     // Python strings the template writes raw (`'it's'`), which the parser
     // reads too: a lenient spelling of each string argument.

@@ -52,6 +52,7 @@
 mod arguments;
 mod calls;
 mod content;
+mod dialects;
 mod parser;
 mod reasoning;
 mod sections;
@@ -65,7 +66,8 @@ use super::{IdShape, Notation, Protocol};
 /// The tags of [`ValueNotation::Element`] values: part of the outline's
 /// vocabulary, so printers need not reach into the analysis.
 pub use crate::analysis::Elements;
-pub use parser::{ParserOutline, SectionMarks};
+pub use dialects::{bare_json_call, bracketed_python_call, DialectCall, Foreign};
+pub use parser::{ParserCall, ParserOutline, SectionMarks, PLACEHOLDER};
 
 /// What a node's text becomes in the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

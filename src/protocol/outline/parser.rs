@@ -21,14 +21,18 @@
 //! section is the request's section of that call, any number of calls
 //! (the parser reads them all; the decoder applies `parallel_tool_calls`).
 
+use std::sync::Arc;
+
 use serde_json::json;
 
-use super::super::{Marker, Notation, Protocol, Tool};
+use super::super::{CallLayout, Marker, Notation, Protocol, Tool};
+use super::dialects::Foreign;
 use super::{calls, sections, Elements, Kind, Lowering, Node, Produces, ValueNotation};
+use crate::analysis::tool_tokens;
 
 /// The name a generic call is lowered with: never printed (the slot
 /// stands for it), only used to find where the layout writes the name.
-const PLACEHOLDER: &str = "NAME";
+pub const PLACEHOLDER: &str = "NAME";
 
 /// What the output parser reads of the output grammar: the section of
 /// each format the output may hold, of the format's generic call, in the
@@ -39,6 +43,11 @@ const PLACEHOLDER: &str = "NAME";
 pub struct ParserOutline {
     /// One section per format, its call producing [`Produces::Call`].
     pub sections: Vec<Node>,
+    /// The generic call of each format, in the sections' order.
+    pub calls: Vec<ParserCall>,
+    /// Other formats' markers a model mixing dialects writes around calls
+    /// (none the template knows itself).
+    pub foreign: Foreign,
     /// The headers that name the sections of a channel turn, each a
     /// [`Kind::Header`]; none for other formats.
     pub headers: Vec<Node>,
@@ -73,13 +82,21 @@ impl Protocol {
             parameters: json!({}),
             strict: false,
         };
-        let sections = formats
-            .iter()
-            .map(|format| {
-                let call = calls::lower(&mut lower, format, &tool).producing(Produces::Call);
-                sections::section(format, call, None)
-            })
-            .collect();
+        let mut sections = Vec::with_capacity(formats.len());
+        let mut generic = Vec::with_capacity(formats.len());
+        for format in formats {
+            let layout = CallLayout::new(format, PLACEHOLDER);
+            let call = calls::laid_out(&mut lower, format, &layout, &tool);
+            sections.push(sections::section(
+                format,
+                call.producing(Produces::Call),
+                None,
+            ));
+            generic.push(ParserCall {
+                layout: Arc::new(layout),
+                tokens: tool_tokens(format),
+            });
+        }
         let headers = self
             .headers()
             .iter()
@@ -92,6 +109,8 @@ impl Protocol {
             .collect();
         ParserOutline {
             sections,
+            calls: generic,
+            foreign: self.foreign(formats),
             headers,
             scaffolding: self.scaffolding(),
             part_opener: self.part_opener(),
@@ -124,6 +143,18 @@ impl Protocol {
         sources.extend(self.preserved_tokens.iter().map(String::as_str));
         sources.join("\n")
     }
+}
+
+/// A format's generic call, as the parser reads it: its layout (its name
+/// the placeholder, where the parser reads any name) and the special
+/// tokens in the format's markers (a function name never holds one).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ParserCall {
+    /// The call, laid out with the placeholder for its name.
+    pub layout: Arc<CallLayout>,
+    /// The special tokens of the format's markers, each once.
+    pub tokens: Vec<String>,
 }
 
 impl ParserOutline {
