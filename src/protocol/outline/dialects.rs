@@ -23,8 +23,7 @@ use std::sync::{Arc, OnceLock};
 use crate::analysis::{fallback_dialect_formats, tool_tokens, ToolClass, ToolFormat};
 
 use super::super::{CallLayout, Protocol};
-use super::parser::PLACEHOLDER;
-use super::SectionMarks;
+use super::{SectionMarks, PLACEHOLDER};
 
 /// Tool-call wrappers of widely trained formats beyond the fallback
 /// dialects (Mistral's `[TOOL_CALLS]`, Llama's `<|python_tag|>` and

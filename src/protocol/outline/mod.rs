@@ -67,7 +67,12 @@ use super::{IdShape, Notation, Protocol};
 /// vocabulary, so printers need not reach into the analysis.
 pub use crate::analysis::Elements;
 pub use dialects::{bare_json_call, bracketed_python_call, DialectCall, Foreign};
-pub use parser::{ParserCall, ParserOutline, SectionMarks, PLACEHOLDER};
+pub use parser::{ParserCall, ParserOutline, SectionMarks};
+
+/// The name a generic call (the parser's, another dialect's) is laid out
+/// with: never printed (a name slot stands for it), only used to find
+/// where the layout writes the name.
+pub const PLACEHOLDER: &str = "NAME";
 
 /// What a node's text becomes in the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

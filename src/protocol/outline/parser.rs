@@ -27,12 +27,10 @@ use serde_json::json;
 
 use super::super::{CallLayout, Marker, Notation, Protocol, Tool};
 use super::dialects::Foreign;
-use super::{calls, sections, Elements, Kind, Lowering, Node, Produces, ValueNotation};
+use super::{
+    calls, sections, Elements, Kind, Lowering, Node, Produces, ValueNotation, PLACEHOLDER,
+};
 use crate::analysis::tool_tokens;
-
-/// The name a generic call is lowered with: never printed (the slot
-/// stands for it), only used to find where the layout writes the name.
-pub const PLACEHOLDER: &str = "NAME";
 
 /// What the output parser reads of the output grammar: the section of
 /// each format the output may hold, of the format's generic call, in the
