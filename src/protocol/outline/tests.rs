@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::protocol::testing::{two_tool_protocol, weather_parameters, weather_protocol};
-use crate::protocol::ToolChoice;
+use crate::protocol::{Naming, ToolChoice};
 
 fn outline(template: &str, choice: ToolChoice, parallel: bool) -> Outline {
     outline_for(template, weather_parameters(), choice, parallel)
@@ -390,4 +390,45 @@ fn the_parser_reads_the_turns_headers_as_nodes() {
             .headers
             .is_empty()
     );
+}
+
+/// Each format's generic call as the parser reads it: how it names its
+/// function (a JSON member for hermes' call object, a Python call for
+/// the LFM2-like list) and its marker tokens; and other formats' markers,
+/// never one the template knows itself.
+#[test]
+fn the_parser_reads_each_call_and_the_foreign_markers_off_its_outline() {
+    let hermes = weather_protocol(HERMES, weather_parameters(), ToolChoice::Auto, true);
+    let outline = hermes.parser_outline();
+    assert_eq!(outline.calls.len(), outline.sections.len());
+    let call = &outline.calls[0];
+    assert_eq!(
+        call.layout.naming,
+        Naming::JsonMember {
+            name: vec!["name".into()],
+            arguments: Some(vec!["arguments".into()]),
+            id: None,
+        }
+    );
+    assert_eq!(call.tokens, ["<tool_call>", "</tool_call>"]);
+    let foreign = &outline.foreign;
+    assert!(foreign.openers.contains(&"[TOOL_CALLS]".to_string()));
+    assert!(foreign.openers.contains(&"<|tool_call_start|>".to_string()));
+    for own in &call.tokens {
+        assert!(!foreign.openers.contains(own) && !foreign.closers.contains(own));
+    }
+
+    let python = weather_protocol(PYTHON, weather_parameters(), ToolChoice::Auto, true);
+    let outline = python.parser_outline();
+    assert_eq!(outline.calls[0].layout.naming, Naming::Python);
+    let own = "<|tool_call_start|>".to_string();
+    assert!(!outline.foreign.openers.contains(&own));
+
+    // Other dialects' calls: a bare JSON object, a Python list in brackets.
+    let bare = bare_json_call();
+    assert!(matches!(bare.layout.naming, Naming::JsonMember { .. }));
+    assert_eq!((bare.marks().start, bare.marks().end), ("", ""));
+    let list = bracketed_python_call();
+    assert_eq!(list.layout.naming, Naming::Python);
+    assert_eq!((list.marks().start, list.marks().end), ("[", "]"));
 }
