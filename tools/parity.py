@@ -13,7 +13,11 @@ whitespace variants...) are parsed by:
   `OpenAIServingChat._process_tool_calls` (what `_build_chat_response`
   calls), in SGLang's virtualenv;
 - ours, `ChatTemplate.parser(policy=...)` under `compatible` and `lossless`
-  (the Python package in a venv, or `--cli BIN` for the CLI's `batch`).
+  (the Python package in a venv, or `--cli BIN` for the CLI's `batch`);
+- TensorRT-LLM's parsers, the third engine, where their sources are at
+  `--trtllm-src` (tools/parity_trtllm.py; skipped when absent): for the
+  families it has a text parser for, a table of how often each engine and
+  ours equal the majority of the three.
 Each engine runs in its own interpreter as `parity.py engine NAME
 CASES.json OUT.json`; this process compares. No model is downloaded: each
 family gets a byte-level BPE trained here with its markers as special
@@ -42,6 +46,8 @@ CORPUS = ROOT.parent / "shared" / "corpus" / "llamacpp"
 CACHE = Path.home() / ".cache" / "chat-autoparser"
 VLLM_PY = CACHE / "vllm-0.33.0" / "venv" / "bin" / "python"
 SGLANG_PY = CACHE / "sglang-0.5.23" / "venv" / "bin" / "python"
+# TensorRT-LLM's parser sources, the third engine (tools/parity_trtllm.py says how to get them).
+TRTLLM_SRC = CACHE / "trtllm" / "src"
 
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 TOOLS = [
@@ -946,6 +952,46 @@ def short(m) -> str:
     return " ".join(parts)
 
 
+def three_engines(cases, vllm, sglang, trtllm, ours) -> dict:
+    """Where TensorRT-LLM has a parser for the family and at least two of the three engines
+    agree: how often each engine, and ours under each policy, equals that majority; and
+    where all three agree, how often ours does."""
+    stats = Counter()
+    for c in cases:
+        cid = str(c["id"])
+        third = trtllm.get(cid)
+        if not third:
+            continue
+        keys = {"vLLM": key(vllm.get(cid)), "SGLang": key(sglang.get(cid)), "TensorRT-LLM": key(third)}
+        top, votes = Counter(k for k in keys.values() if k is not None).most_common(1)[0]
+        stats["cases"] += 1
+        if votes < 2:
+            continue
+        stats["majority"] += 1
+        stats["all three"] += votes == 3
+        for name, k in keys.items():
+            stats[name] += k == top
+        for policy, got in ours.items():
+            hit = key(got.get(cid)) == top
+            stats[policy] += hit
+            stats[policy + " all three"] += hit and votes == 3
+    return stats
+
+
+def three_engine_lines(s: Counter) -> list[str]:
+    pct = lambda a, b: f"{100 * a / b:.1f}%" if b else "-"  # noqa: E731
+    m, a = s["majority"], s["all three"]
+    rows = [f"| {name} | {s[name]}/{m} ({pct(s[name], m)}) | |" for name in ("vLLM", "SGLang", "TensorRT-LLM")]
+    rows += [f"| ours, `{p}` | {s[p]}/{m} ({pct(s[p], m)}) | {s[p + ' all three']}/{a} ({pct(s[p + ' all three'], a)}) |"
+             for p in POLICIES]
+    return ["## Three engines: vLLM, SGLang and TensorRT-LLM", "",
+            "TensorRT-LLM's own parsers (`tools/parity_trtllm.py`: its tool and reasoning parser sources, "
+            "the rest of its package stood in for) on the families it has a text parser for: "
+            f"{s['cases']} cases, of which {m} have a majority (at least two engines agree) and {a} have "
+            "all three agreeing.", "",
+            "| | equals the majority | equals all three, where they agree |", "|---|---|---|", *rows, ""]
+
+
 def report(result: dict, command: str, ours_from: str, engine_errors: dict) -> str:
     rows = result["rows"]
     out = ["# Cross-engine parity (generated)", "",
@@ -984,6 +1030,8 @@ def report(result: dict, command: str, ours_from: str, engine_errors: dict) -> s
             f"({pct(t['drop = agreement'], t['agree'])}) where they agree, {t['drop = one']}/{t['disagree']} "
             f"({pct(t['drop = one'], t['disagree'])}) where they split.", ""]
 
+    if result.get("three"):
+        out += three_engine_lines(result["three"])
     out += ["## Where vLLM and SGLang agree and `compatible` differs", "",
             "Grouped by case shape and how ours differs; one example each (families listed).", ""]
     for label, items in sorted(result["groups"].items(), key=lambda kv: (-len(kv[1]), kv[0])):
@@ -1068,6 +1116,12 @@ def run_main(args) -> int:
             if m and "error" in m:
                 engine_errors.setdefault((engine, c["family"]), m["error"])
     result = compare(cases, got["vllm"], got["sglang"], got["ours"])
+    if Path(args.trtllm_src).is_dir():
+        out = work / "trtllm.json"
+        subprocess.run([args.sglang_python, str(Path(me).with_name("parity_trtllm.py")), str(work / "cases.json"),
+                        str(out), "--src", args.trtllm_src], check=True)
+        got["trtllm"] = json.loads(out.read_text())
+        result["three"] = three_engines(cases, got["vllm"], got["sglang"], got["trtllm"], got["ours"])
     command = "python3 tools/parity.py run" + (f" --families {args.families}" if args.families else "") + \
         (f" --cases {args.cases}" if args.cases else "") + \
         (f" --cli {args.cli}" if args.cli else "") + (f" --out {args.out}" if args.out else "")
@@ -1097,6 +1151,8 @@ def main() -> int:
     r.add_argument("--dump", help="write cases and every parse as JSON here")
     r.add_argument("--vllm-python", default=str(VLLM_PY))
     r.add_argument("--sglang-python", default=str(SGLANG_PY))
+    r.add_argument("--trtllm-src", default=str(TRTLLM_SRC),
+                   help="TensorRT-LLM's parser sources, the third engine (skipped when absent)")
     r.add_argument("--ours-python", default=str(VLLM_PY), help="a python with chat_autoparser installed")
     r.add_argument("--cli", help="parse ours with this chat-autoparser binary's `batch` instead")
     e = sub.add_parser("engine", help="(internal) parse CASES with one engine")
