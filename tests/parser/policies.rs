@@ -133,6 +133,15 @@ fn a_call_the_output_ends_in_is_recovered_dropped_or_content() {
     // A call that closes is no unclosed call, whatever the policy.
     let closed = format!("{CALL}</tool_call>");
     assert_eq!(report(p, &closed).message.tool_calls.len(), 1);
+
+    // `compatible` leaves it out, as SGLang's and TensorRT-LLM's parsers
+    // do where they need the closer (docs/policies.md).
+    let compatible = Policy::compatible();
+    assert_eq!(compatible.unclosed_call_at_end, UnclosedCall::Drop);
+    let parsed = report(compatible, &output);
+    assert!(parsed.message.tool_calls.is_empty());
+    assert_eq!(parsed.message.content.as_deref(), Some("Checking."));
+    assert_eq!(dropped(&parsed, &output), [CALL]);
 }
 
 #[test]

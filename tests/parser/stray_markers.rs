@@ -206,11 +206,16 @@ fn a_value_closer_in_a_call_without_arguments_is_named() {
     assert_eq!(parsed.diagnostics, [stray(call.len(), call.len() + 13)]);
 
     let cut = format!("{call}</arg_value>");
-    let parsed = report("glm-arg-pairs", &cut);
+    let parsed = report_and_stream(&parser("glm-arg-pairs", Policy::lossless()), &cut);
     assert!(parsed.message.tool_calls.is_empty());
     assert_eq!(parsed.message.content.as_deref(), Some(cut.as_str()));
     assert!(parsed
         .diagnostics
         .iter()
         .all(|d| d.kind != DiagnosticKind::StrayMarker));
+    // `compatible` leaves a call the output ends in out, closer and all.
+    let left = report_and_stream(&parser("glm-arg-pairs", Policy::compatible()), &cut);
+    assert!(left.message.tool_calls.is_empty());
+    let dropped = Diagnostic::range(DiagnosticKind::Dropped, 0, cut.len());
+    assert!(left.diagnostics.contains(&dropped), "{left:?}");
 }
