@@ -319,21 +319,14 @@ fn unopened_value(t: &TaggedArguments, value_end: &Marker) -> Option<Expr> {
 /// value is read as a typed one and the whole attribute is kept as
 /// content, with a diagnostic (`EXTRA`), never dropped.
 fn typed_prefix(t: &TaggedArguments, typed: &str) -> Expr {
-    let Some((before, after)) = t.typed_word() else {
+    let Some(words) = t.type_words() else {
         return Marker::new(typed).expr();
     };
-    let word = |prefix: &str| {
-        prefix
-            .get(before.len()..prefix.len().saturating_sub(after.len()))
-            .unwrap_or_default()
-            .to_string()
-    };
-    let mut words = [word(typed), word(&t.value_prefix)];
-    words.sort();
+    let (before, after) = (words.before, words.after);
     let with_word = |word: Expr| seq([Marker::new(before).expr(), word, Marker::new(after).expr()]);
-    let known = match words == ["false", "true"] {
+    let known = match words.flag {
         true => Marker::new(typed).expr(),
-        false => with_word(Vocabulary::type_word(&words)),
+        false => with_word(Vocabulary::type_word(&words.written)),
     };
     choice([known, cap(EXTRA, with_word(identifier()))])
 }

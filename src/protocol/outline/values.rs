@@ -130,19 +130,10 @@ const TYPE_WORDS: [&str; 7] = [
 /// Strings are raw where the template writes them raw, so their name is
 /// left to the raw value.
 fn typed_prefix(g: &TaggedArguments, prefix: &str) -> Node {
-    let Some((before, after)) = g.typed_word() else {
+    let Some(words) = g.type_words().filter(|w| !w.flag) else {
         return Node::marker(prefix);
     };
-    let word = |p: &str| {
-        p.get(before.len()..p.len().saturating_sub(after.len()))
-            .unwrap_or_default()
-            .to_string()
-    };
-    let mut words = [word(prefix), word(&g.value_prefix)];
-    words.sort();
-    if words == ["false", "true"] {
-        return Node::marker(prefix);
-    }
+    let (before, after) = (words.before, words.after);
     let options = TYPE_WORDS
         .iter()
         .filter(|w| !(g.raw_strings && **w == "string"))
