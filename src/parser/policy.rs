@@ -6,8 +6,9 @@
 //!
 //! Two presets: [`Policy::lossless`] (the default: nothing the model wrote
 //! is lost) and [`Policy::compatible`] (what vLLM's and SGLang's tool
-//! parsers do where they agree; `docs/policies.md` gives the source read for
-//! each choice).
+//! parsers do where they agree, and where they differ what two of three
+//! production engines do, TensorRT-LLM the third; `docs/policies.md` gives
+//! the source read for each choice).
 //!
 //! Invariants: every decision that leaves text out of the message or keeps
 //! a call the request did not ask for leaves a diagnostic with the byte
@@ -188,9 +189,10 @@ impl Policy {
         Policy::default()
     }
 
-    /// What vLLM's and SGLang's tool parsers do where they agree (and, for
-    /// an unknown tool, where they differ, vLLM's choice: the call is
-    /// returned, flagged); see `docs/policies.md`.
+    /// What vLLM's and SGLang's tool parsers do where they agree, and
+    /// where they differ what TensorRT-LLM's do with one of them: an
+    /// unknown tool's call is returned, flagged (vLLM's choice), a call the
+    /// output ends in is left out (SGLang's); see `docs/policies.md`.
     pub fn compatible() -> Policy {
         Policy {
             unknown_tool: UnknownTool::Call,
