@@ -20,10 +20,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::analysis::{fallback_dialect_formats, tool_tokens, ToolClass, ToolFormat};
+use crate::analysis::{fallback_dialect_formats, ToolClass, ToolFormat};
 
 use super::super::{CallLayout, Protocol};
-use super::{SectionMarks, PLACEHOLDER};
+use super::{ParserCall, SectionMarks, PLACEHOLDER};
 
 /// Tool-call wrappers of widely trained formats beyond the fallback
 /// dialects (Mistral's `[TOOL_CALLS]`, Llama's `<|python_tag|>` and
@@ -113,15 +113,14 @@ pub struct Foreign {
 }
 
 impl Protocol {
-    /// The foreign markers of this protocol, whose own call formats are
-    /// `formats`: every dialect's (see [`dialect_tokens`]) less the
-    /// template's own markers, preserved and spare tokens.
-    pub(super) fn foreign(&self, formats: &[ToolFormat]) -> Foreign {
-        let own_formats: Vec<String> = formats.iter().flat_map(tool_tokens).collect();
+    /// The foreign markers of this protocol, whose own calls are `calls`:
+    /// every dialect's (see [`dialect_tokens`]) less the template's own
+    /// markers (its calls' tokens, preserved and spare tokens).
+    pub(super) fn foreign(&self, calls: &[ParserCall]) -> Foreign {
         let own = |m: &&String| {
             self.preserved_tokens.contains(m)
                 || self.markup.spare_tokens.contains(m)
-                || own_formats.contains(m)
+                || calls.iter().any(|c| c.tokens.contains(m))
         };
         let (openers, closers) = dialect_tokens();
         let foreign = |list: &[String]| list.iter().filter(|m| !own(m)).cloned().collect();

@@ -107,8 +107,8 @@ impl Protocol {
             .collect();
         ParserOutline {
             sections,
+            foreign: self.foreign(&generic),
             calls: generic,
-            foreign: self.foreign(formats),
             headers,
             scaffolding: self.scaffolding(),
             part_opener: self.part_opener(),
