@@ -30,10 +30,10 @@ use super::names::identifier;
 use super::tool_section::ToolGrammar;
 use crate::parser::marker::{is_token, Marker};
 use crate::parser::tags::*;
+use crate::protocol::outline::Foreign;
 use chat_autoparser_peg::{
     cap, choice, class, empty, lit, not, opt, seq, until, ws, ByteSet, Expr,
 };
-use std::rc::Rc;
 
 impl<'a> ToolGrammar<'a> {
     /// A call's start up to a name that is none of the request's, as its
@@ -76,13 +76,10 @@ impl<'a> ToolGrammar<'a> {
     /// The same grammar, where bare JSON calls may sit between other
     /// formats' markers `(openers, closers)`, and a closer may stand alone
     /// (both start a section then).
-    pub(super) fn with_foreign(
-        mut self,
-        foreign: &Rc<(Vec<String>, Vec<String>)>,
-    ) -> ToolGrammar<'a> {
+    pub(super) fn with_foreign(mut self, foreign: &'a Foreign) -> ToolGrammar<'a> {
         if self.is_bare_json() {
-            self.foreign = foreign.clone();
-            let (openers, closers) = &**foreign;
+            self.foreign = foreign;
+            let (openers, closers) = (&foreign.openers, &foreign.closers);
             self.triggers.extend(openers.iter().chain(closers).cloned());
         }
         self
@@ -98,7 +95,7 @@ impl<'a> ToolGrammar<'a> {
 
     /// A foreign closer with no call before it (`Sure.</tool_call>`).
     pub(super) fn lone_closer(&self) -> Option<Expr> {
-        let closers = &self.foreign.1;
+        let closers = &self.foreign.closers;
         (!closers.is_empty()).then(|| Self::foreign_expr(closers))
     }
 
@@ -109,7 +106,7 @@ impl<'a> ToolGrammar<'a> {
     /// the pair alike (a lone closer alone would leave the opener in the
     /// content). Tried after the calls: a call there is read as one.
     pub(super) fn foreign_wrapped_text(&self, text: &Expr) -> Option<Expr> {
-        let (openers, closers) = &*self.foreign;
+        let (openers, closers) = (&self.foreign.openers, &self.foreign.closers);
         if openers.is_empty() || closers.is_empty() {
             return None;
         }

@@ -31,7 +31,7 @@ use crate::parser::sections::HeaderMarks;
 use crate::parser::tags::*;
 use crate::parser::vocabulary::Vocabulary;
 use crate::protocol::outline::{
-    bare_json_call, bracketed_python_call, DialectCall, SectionMarks, PLACEHOLDER,
+    bare_json_call, bracketed_python_call, DialectCall, Foreign, SectionMarks, PLACEHOLDER,
 };
 use crate::protocol::{CallLayout, Naming, Protocol, TaggedName};
 use chat_autoparser_peg::{
@@ -44,6 +44,9 @@ use std::sync::Arc;
 /// [`JSON_FENCES`]): a wrapper of another format on templates whose calls
 /// are not bare JSON (see [`bare_json_call`]).
 const FENCE_CLOSER: [&str; 1] = ["```"];
+
+/// No foreign markers: what a grammar reads that reads none.
+static NO_FOREIGN: Foreign = Foreign::NONE;
 
 /// One tool grammar per format the output may hold: the template's own, or
 /// the fallback dialects when the template renders no calls; and, when
@@ -64,7 +67,7 @@ pub(super) fn tool_grammars<'a>(
     let fenced = fenced && plan.foreign_calls;
     // Read around bare JSON calls under every policy: there they frame
     // the template's own calls (see `ForeignMarkers::Text`).
-    let foreign = Rc::new((plan.foreign.openers.clone(), plan.foreign.closers.clone()));
+    let foreign = plan.foreign;
     let names = NameReaders::new(names);
     // The fixed formats' grammars share one list of the template's markers.
     let preserved: Rc<[String]> = protocol.preserved_tokens.iter().cloned().collect();
@@ -81,7 +84,7 @@ pub(super) fn tool_grammars<'a>(
             g.vocabulary = vocabulary.clone();
             g.rule = format!("call{i}");
             g.with_wrappers(&protocol.markup.spare_tokens)
-                .with_foreign(&foreign)
+                .with_foreign(foreign)
         })
         .collect();
     let in_lists: Vec<ToolGrammar<'a>> = grammars
@@ -111,13 +114,13 @@ pub(super) fn tool_grammars<'a>(
         g.fenced = true;
         // Other formats' wrappers frame a bare call as a fence does
         // (`[TOOL_CALLS][{...}]`, `<|python_tag|>{...}` on hermes').
-        g.foreign = foreign.clone();
+        g.foreign = foreign;
         g.triggers
-            .extend(foreign.0.iter().chain(&foreign.1).cloned());
+            .extend(foreign.openers.iter().chain(&foreign.closers).cloned());
         grammars.push(g);
     }
-    if fenced && !foreign.0.is_empty() {
-        let list = foreign_python_list(headers, preserved, &names, vocabulary, &foreign);
+    if fenced && !foreign.openers.is_empty() {
+        let list = foreign_python_list(headers, preserved, &names, vocabulary, foreign);
         grammars.push(list);
     }
     grammars
@@ -134,7 +137,7 @@ fn foreign_python_list<'a>(
     markers: Rc<[String]>,
     names: &NameReaders,
     vocabulary: &Rc<Vocabulary>,
-    foreign: &Rc<(Vec<String>, Vec<String>)>,
+    foreign: &'a Foreign,
 ) -> ToolGrammar<'a> {
     let dialect = bracketed_python_call();
     let laid_out = (dialect.layout.clone(), dialect.marks());
@@ -142,8 +145,8 @@ fn foreign_python_list<'a>(
     g.vocabulary = vocabulary.clone();
     g.rule = "call_foreign_python".into();
     g.fenced = true;
-    g.foreign = foreign.clone();
-    g.triggers = foreign.0.clone();
+    g.foreign = foreign;
+    g.triggers = foreign.openers.clone();
     g
 }
 
@@ -271,7 +274,7 @@ pub(super) struct ToolGrammar<'a> {
     /// Other formats' call openers and closers (the outline's
     /// [`Foreign`](crate::protocol::outline::Foreign)), read around bare
     /// JSON calls and, for closers, alone.
-    pub(super) foreign: Rc<(Vec<String>, Vec<String>)>,
+    pub(super) foreign: &'a Foreign,
     /// The name of the grammar rule that reads one call.
     pub(super) rule: String,
     /// The rule whose head and tail rules (`call0.head`, `call0.tail`) this
@@ -320,7 +323,7 @@ impl<'a> ToolGrammar<'a> {
             unknown_name: names.unknown_name.clone(),
             unknown_json_name: names.unknown_json_name.clone(),
             wrappers: Vec::new(),
-            foreign: Rc::default(),
+            foreign: &NO_FOREIGN,
             rule: "call".into(),
             json_rules: None,
             fenced: false,
@@ -389,10 +392,10 @@ impl<'a> ToolGrammar<'a> {
     /// foreign closer when the model wrote one.
     fn foreign_python_section(&self) -> Expr {
         seq([
-            Self::foreign_expr(&self.foreign.0),
+            Self::foreign_expr(&self.foreign.openers),
             ws(),
             self.marked_section(),
-            opt(seq([ws(), Self::foreign_expr(&self.foreign.1)])),
+            opt(seq([ws(), Self::foreign_expr(&self.foreign.closers)])),
         ])
     }
 
@@ -471,8 +474,8 @@ impl<'a> ToolGrammar<'a> {
             false => choice(self.wrappers.iter().map(lit)),
         };
         let (foreign_open, foreign_close) = (
-            Self::foreign_expr(&self.foreign.0),
-            Self::foreign_expr(&self.foreign.1),
+            Self::foreign_expr(&self.foreign.openers),
+            Self::foreign_expr(&self.foreign.closers),
         );
         seq([
             opt(seq([choice(JSON_FENCES.map(lit)), ws()])),
@@ -492,9 +495,9 @@ impl<'a> ToolGrammar<'a> {
     /// policy).
     fn fenced_section(&self) -> Expr {
         let open = JSON_FENCES.map(String::from).into_iter();
-        let open: Vec<String> = open.chain(self.foreign.0.iter().cloned()).collect();
+        let open: Vec<String> = open.chain(self.foreign.openers.iter().cloned()).collect();
         let close = FENCE_CLOSER.map(String::from).into_iter();
-        let close: Vec<String> = close.chain(self.foreign.1.iter().cloned()).collect();
+        let close: Vec<String> = close.chain(self.foreign.closers.iter().cloned()).collect();
         // Where any name may be called (`unknown_tool: call`), a call
         // object has its arguments in the block: a JSON record with a
         // `name` is no call (`{"name": "Ada", "role": "admin"}`). Looked
@@ -550,7 +553,7 @@ impl<'a> ToolGrammar<'a> {
             rule: format!("{}.json", self.rule),
             list: Some(self.marks),
             wrappers: Vec::new(),
-            foreign: Rc::default(),
+            foreign: &NO_FOREIGN,
             ..self.reading(bare_json_call())
         }
     }

@@ -112,6 +112,14 @@ pub struct Foreign {
     pub closers: Vec<String>,
 }
 
+impl Foreign {
+    /// No foreign markers.
+    pub const NONE: Foreign = Foreign {
+        openers: Vec::new(),
+        closers: Vec::new(),
+    };
+}
+
 impl Protocol {
     /// The foreign markers of this protocol, whose own calls are `calls`:
     /// every dialect's (see [`dialect_tokens`]) less the template's own
