@@ -28,6 +28,11 @@ fn parse(t: &ChatTemplate, tools: Vec<Value>, output: &str) -> AssistantMessage 
     streaming::parse_and_stream(&parser, output)
 }
 
+/// The reasoning block's start and end markers the analysis learned.
+fn reasoning_markers(a: &chat_autoparser::Analysis) -> (&str, &str) {
+    (a.reasoning.start.as_str(), a.reasoning.end.as_str())
+}
+
 fn message(content: &str, reasoning: &str) -> AssistantMessage {
     AssistantMessage {
         role: "assistant".into(),
@@ -55,10 +60,7 @@ fn reads_the_thought_channel(
     source: &str,
 ) -> (chat_autoparser::Analysis, chat_autoparser::OutputParser) {
     let a = template(source).analyze().unwrap();
-    assert_eq!(
-        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
-        ("<|channel>thought", "<channel|>")
-    );
+    assert_eq!(reasoning_markers(&a), ("<|channel>thought", "<channel|>"));
     let config = chat_autoparser::ParserConfig::from(
         chat_autoparser::Options::default().with_enable_thinking(Some(true)),
     );
@@ -118,10 +120,7 @@ const PROMPT_HEADER: &str = r#"
 fn an_opener_only_the_prompt_writes_is_forced_open_reasoning() {
     let t = template(PROMPT_OPENS);
     let a = t.analyze().unwrap();
-    assert_eq!(
-        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
-        ("<think>", "</think>")
-    );
+    assert_eq!(reasoning_markers(&a), ("<think>", "</think>"));
     assert_eq!(a.reasoning.mode, ReasoningMode::ForcedOpen);
     assert_eq!(
         parse(&t, vec![], "Two and two.</think>4"),
@@ -232,7 +231,7 @@ fn an_empty_block_before_every_call_holds_the_plan() {
     let t = template(PLAN_BEFORE_CALLS);
     let a = t.analyze().unwrap();
     assert_eq!(
-        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
+        reasoning_markers(&a),
         ("<|START_THINKING|>", "<|END_THINKING|>")
     );
     let tools = a.tools.as_ref().expect("calls are rendered");
@@ -318,10 +317,7 @@ fn the_tail_a_template_writes_after_the_turn_closes_nothing() {
     // The empty block the switch appends also names the reasoning markers
     // (`docs/analysis.md`, prompt-only reasoning): inside the text it is an
     // empty reasoning block, the stop marker before it text.
-    assert_eq!(
-        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
-        ("<think>", "</think>")
-    );
+    assert_eq!(reasoning_markers(&a), ("<think>", "</think>"));
     assert_eq!(
         streaming::parse_and_stream(&parser, "A<|eos|><think>\n\n</think>B"),
         message("A<|eos|>B", "")
@@ -739,10 +735,7 @@ const CONTENT_KEPT: &str = r#"
 fn a_block_history_cuts_from_the_content_is_reasoning() {
     let t = template(CUT_FROM_CONTENT);
     let a = t.analyze().unwrap();
-    assert_eq!(
-        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
-        ("<think>", "</think>")
-    );
+    assert_eq!(reasoning_markers(&a), ("<think>", "</think>"));
     assert_eq!(a.reasoning.mode, ReasoningMode::Tag);
     assert_eq!(
         parse(&t, vec![], "<think>\nTwo and two.\n</think>\n\n4"),
