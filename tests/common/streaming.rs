@@ -9,9 +9,17 @@
 #![allow(dead_code)] // Each test crate uses the part it needs.
 
 use chat_autoparser::parser::char_chunks;
-use chat_autoparser::parser::Parsed;
-use chat_autoparser::{Analysis, AssistantMessage, ChatTemplate, OutputParser, TemplateConfig};
+use chat_autoparser::parser::{ForeignMarkers, Parsed};
+use chat_autoparser::{
+    Analysis, AssistantMessage, ChatTemplate, OutputParser, Policy, TemplateConfig,
+};
 use serde_json::{json, Value};
+
+/// `compatible` with other formats' markers read as markup and left out
+/// (`foreign_markers: drop`; the preset's own value is `text`).
+pub fn dropping_foreign() -> Policy {
+    Policy::compatible().with_foreign_markers(ForeignMarkers::Drop)
+}
 
 /// One tool, `get_weather`, with a required string argument `city`.
 pub fn weather_tools() -> Vec<Value> {

@@ -11,11 +11,11 @@
 //! block holding other JSON stays content, byte-exact. Streaming equals batch at 1-, 2-, 3- and
 //! 7-byte pieces (`report_and_stream`).
 
-use chat_autoparser::parser::{DiagnosticKind, ForeignMarkers, Parsed};
+use chat_autoparser::parser::{DiagnosticKind, Parsed};
 use chat_autoparser::{Options, OutputParser, ParserConfig, Policy};
 
 use crate::common::shipped_template;
-use crate::common::streaming::{calls, report_and_stream, weather_tools};
+use crate::common::streaming::{calls, dropping_foreign, report_and_stream, weather_tools};
 
 /// Tool formats of every kind but bare JSON: JSON in tags, a JSON list
 /// after a marker, Python calls in a list between tokens.
@@ -31,11 +31,6 @@ fn parser(template: &str, policy: Policy) -> OutputParser {
 fn named<'a>(parsed: &Parsed, kind: DiagnosticKind, output: &'a str) -> Vec<&'a str> {
     let of_kind = parsed.diagnostics.iter().filter(|d| d.kind == kind);
     of_kind.map(|d| &output[d.offset..d.end.unwrap()]).collect()
-}
-
-/// `compatible` with other formats' markers read and left out.
-fn dropping() -> Policy {
-    Policy::compatible().with_foreign_markers(ForeignMarkers::Drop)
 }
 
 fn kinds(parsed: &Parsed) -> Vec<DiagnosticKind> {
@@ -65,7 +60,7 @@ fn a_fenced_json_call_after_content_is_a_call() {
             assert_eq!(foreign, [fence, "```"], "{template}: {output:?}");
             assert_eq!(kinds(&kept).len(), 2, "{template}: {output:?}");
 
-            let left = report_and_stream(&parser(template, dropping()), &output);
+            let left = report_and_stream(&parser(template, dropping_foreign()), &output);
             assert_eq!(calls(&left.message), [("get_weather", ARGS)], "{template}");
             assert_eq!(left.message.content.as_deref(), Some("Sure."), "{template}");
             let dropped = named(&left, DiagnosticKind::Dropped, &output);
@@ -84,7 +79,7 @@ fn a_fenced_list_of_calls_with_parameters_is_read() {
     let other = r#"{"name": "get_weather", "parameters": {"city": "Rome"}}"#;
     let output = format!("```json\n[{CALL}, {other}]\n```");
     for template in TEMPLATES {
-        let parsed = report_and_stream(&parser(template, dropping()), &output);
+        let parsed = report_and_stream(&parser(template, dropping_foreign()), &output);
         assert_eq!(
             calls(&parsed.message),
             [
@@ -124,7 +119,7 @@ fn a_fenced_call_of_an_unknown_tool_is_content_or_a_flagged_call() {
         assert_eq!(kept.message.content_text(), output, "{template}");
         assert!(kept.message.tool_calls.is_empty(), "{template}");
         assert!(kept.diagnostics.is_empty(), "{template}");
-        let called = report_and_stream(&parser(template, dropping()), output);
+        let called = report_and_stream(&parser(template, dropping_foreign()), output);
         assert_eq!(calls(&called.message), [("get_time", "{}")], "{template}");
         assert!(
             kinds(&called).contains(&DiagnosticKind::UnknownToolCall),

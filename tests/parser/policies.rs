@@ -10,7 +10,9 @@ use chat_autoparser::parser::{
 use chat_autoparser::{Options, OutputParser, ParserConfig, Policy, ToolChoice};
 
 use crate::common::shipped_template;
-use crate::common::streaming::{report_and_stream, report_and_stream_at, weather_tools};
+use crate::common::streaming::{
+    dropping_foreign, report_and_stream, report_and_stream_at, weather_tools,
+};
 
 fn parser(policy: Policy) -> OutputParser {
     let (_, analysis) = shipped_template("hermes-think");
@@ -572,12 +574,6 @@ fn named<'a>(parsed: &Parsed, kind: DiagnosticKind, output: &'a str) -> Vec<&'a 
 
 const BARE: &str = r#"{"name": "get_weather", "parameters": {"city": "Paris"}}"#;
 
-/// `compatible` with other formats' markers read and left out (its own
-/// `foreign_markers` is `text`).
-fn dropping() -> Policy {
-    Policy::compatible().with_foreign_markers(ForeignMarkers::Drop)
-}
-
 #[test]
 fn foreign_wrappers_around_a_bare_json_call_are_named_or_dropped() {
     for (open, close) in [
@@ -643,7 +639,7 @@ fn foreign_wrappers_around_a_json_call_on_a_marked_format_are_named_or_dropped()
         let foreign = named(&kept, DiagnosticKind::ForeignMarker, &output);
         assert_eq!(foreign, markers, "{output}");
 
-        let left = report_and_stream(&parser(dropping()), &output);
+        let left = report_and_stream(&parser(dropping_foreign()), &output);
         assert_eq!(left.message.tool_calls.len(), 1, "{output}");
         assert_eq!(left.message.content_text(), text, "{output}");
         assert_eq!(dropped(&left, &output), markers, "{output}");
@@ -663,7 +659,7 @@ fn a_lone_foreign_closer_after_text_is_named_or_dropped() {
     assert_eq!(kept.message.content_text(), output);
     let foreign = named(&kept, DiagnosticKind::ForeignMarker, output);
     assert_eq!(foreign, ["</tool_call>"]);
-    let left = report_and_stream(&bare_json(dropping()), output);
+    let left = report_and_stream(&bare_json(dropping_foreign()), output);
     assert_eq!(left.message.content_text(), "It is sunny in Paris.");
     assert_eq!(dropped(&left, output), ["</tool_call>"]);
     // `compatible`: a closer after text is text, as in vLLM and SGLang.
@@ -687,7 +683,7 @@ fn text_inside_a_foreign_wrapper_keeps_or_drops_both_markers() {
         assert_eq!(kept.message.content_text(), output);
         let foreign = named(&kept, DiagnosticKind::ForeignMarker, &output);
         assert_eq!(foreign, [open, close], "{output}");
-        let left = report_and_stream(&bare_json(dropping()), &output);
+        let left = report_and_stream(&bare_json(dropping_foreign()), &output);
         assert_eq!(left.message.content_text(), "It is sunny.", "{output}");
         assert_eq!(dropped(&left, &output), [open, close], "{output}");
         let as_text = report_and_stream(&bare_json(Policy::compatible()), &output);
@@ -930,7 +926,7 @@ fn a_python_call_list_in_a_foreign_wrapper_is_read_on_any_format() {
             let foreign = named(&kept, DiagnosticKind::ForeignMarker, &output);
             assert_eq!(foreign, markers, "{template}: {output}");
 
-            let left = report_and_stream(&parser(dropping()), &output);
+            let left = report_and_stream(&parser(dropping_foreign()), &output);
             assert_eq!(
                 crate::common::streaming::calls(&left.message),
                 want,
@@ -1028,7 +1024,7 @@ fn a_python_dict_call_in_a_foreign_wrapper_is_read_as_the_json_one() {
     };
     for template in templates {
         let (_, analysis) = shipped_template(template);
-        for policy in [Policy::lossless(), dropping()] {
+        for policy in [Policy::lossless(), dropping_foreign()] {
             let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
             let parser = analysis.parser(&config.with_policy(policy)).unwrap();
             let mut compared = 0;
@@ -1070,7 +1066,7 @@ fn foreign_markers_as_text_leave_fences_wrappers_and_lone_closers_as_content() {
         format!("<|python_start|>{BARE}<|python_end|>"),
         "Hello there</tool_call>".to_string(),
     ] {
-        let read = report_and_stream(&parser(dropping()), &output);
+        let read = report_and_stream(&parser(dropping_foreign()), &output);
         let lone = output.starts_with("Hello");
         assert_eq!(read.message.tool_calls.is_empty(), lone, "{output}");
         let parsed = report_and_stream(&parser(text), &output);

@@ -11,7 +11,7 @@
 //! markers around plain text, the closer is text, as vLLM's and SGLang's
 //! parsers leave it.
 
-use chat_autoparser::parser::{Diagnostic, DiagnosticKind, ForeignMarkers, Parsed};
+use chat_autoparser::parser::{Diagnostic, DiagnosticKind, Parsed};
 use chat_autoparser::{Options, OutputParser, ParserConfig, Policy};
 
 use crate::common::shipped_template;
@@ -37,7 +37,7 @@ fn report(template: &str, output: &str) -> Parsed {
 /// `foreign_markers: drop`, which must agree; under `compatible` the
 /// closer is text: the content is the output, byte for byte.
 fn report_lone_closer(template: &str, output: &str) -> Parsed {
-    let dropping = Policy::compatible().with_foreign_markers(ForeignMarkers::Drop);
+    let dropping = crate::common::streaming::dropping_foreign();
     let lossless = report_and_stream(&parser(template, Policy::lossless()), output);
     let other = report_and_stream(&parser(template, dropping), output);
     assert_eq!(lossless, other, "{output:?}");
