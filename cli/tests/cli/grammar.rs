@@ -12,8 +12,14 @@ fn run(args: &[&str]) -> Output {
         .expect("binary runs")
 }
 
+/// A file of one tool, its own per call: tests run in parallel in one
+/// process, and one rewriting a shared file (truncated, then written) while
+/// another's CLI reads it made that read fail now and then.
 fn tools_file() -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("cap-grammar-tools-{}.json", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path =
+        std::env::temp_dir().join(format!("cap-grammar-tools-{}-{n}.json", std::process::id()));
     let tools = serde_json::json!([{"type": "function", "function": {"name": "get_weather", "parameters": {
         "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]);
     std::fs::write(&path, tools.to_string()).unwrap();
