@@ -453,45 +453,6 @@ impl TaggedArguments {
         let typed = self.typed_value_prefix.as_deref()?;
         crate::markers::typed_word(&self.value_prefix, typed)
     }
-
-    /// The words the template writes at the [`typed_word`](Self::typed_word)
-    /// place of the typed and the string prefix, sorted (`["number",
-    /// "string"]`), with the text around them; `flag`: the two are `false`
-    /// and `true`, so the word is a flag (`string="false"`), not a type's
-    /// name. What the outline and the parser both make of a typed prefix.
-    pub fn type_words(&self) -> Option<TypeWords<'_>> {
-        let (before, after) = self.typed_word()?;
-        let typed = self.typed_value_prefix.as_deref()?;
-        let word = |prefix: &str| {
-            let end = prefix.len().saturating_sub(after.len());
-            prefix
-                .get(before.len()..end)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let mut written = [word(typed), word(&self.value_prefix)];
-        written.sort();
-        let flag = written == ["false", "true"];
-        Some(TypeWords {
-            before,
-            after,
-            written,
-            flag,
-        })
-    }
-}
-
-/// The type words of a typed prefix (see [`TaggedArguments::type_words`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TypeWords<'a> {
-    /// The prefix's text before the word.
-    pub before: &'a str,
-    /// The prefix's text after the word.
-    pub after: &'a str,
-    /// The two words the template writes, sorted.
-    pub written: [String; 2],
-    /// The words are `false` and `true`: a flag, not a type's name.
-    pub flag: bool,
 }
 
 /// Where a call id is written.

@@ -3,6 +3,7 @@
 //! marker is a raw value whose whitespace matters, only the template's exact
 //! trailing whitespace may be skipped ([`Marker::expr_exact_tail`]).
 
+pub(crate) use crate::protocol::marker::is_token;
 use crate::protocol::marker::Piece;
 use chat_autoparser_peg::{choice, eoi, lit, opt, seq, ws, Expr};
 
@@ -66,19 +67,6 @@ impl Marker {
         }
     }
 
-    /// The marker from its first core that is a bracketed token on
-    /// (`<|tool_call_end|>` of `]<|tool_call_end|>`): the part distinctive
-    /// enough to be read alone. `None` without such a core.
-    pub fn from_first_token(&self) -> Option<Marker> {
-        let first = self
-            .pieces
-            .iter()
-            .position(|p| matches!(p, Piece::Core(c) if is_token(c)))?;
-        Some(Marker {
-            pieces: self.pieces[first..].to_vec(),
-        })
-    }
-
     /// Like [`Marker::expr`], but after the last core only the template's
     /// whitespace there, or a start of it (`\n` of `\n\n`).
     fn expr_template_tail(&self) -> Expr {
@@ -124,14 +112,6 @@ impl Marker {
             Piece::Space(_) => ws(),
         }))
     }
-}
-
-/// A bracketed special token (`<|tool_call_end|>`, `</tool_call>`,
-/// `[/TOOL_CALLS]`): distinctive enough to close by itself.
-pub(crate) fn is_token(core: &str) -> bool {
-    core.len() >= 3
-        && ((core.starts_with('<') && core.ends_with('>'))
-            || (core.starts_with('[') && core.ends_with(']')))
 }
 
 #[cfg(test)]

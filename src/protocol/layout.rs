@@ -24,9 +24,9 @@
 
 use std::ops::Range;
 
-use crate::analysis::{
-    ArgumentsSlot, Header, IdSlot, NameSlot, TaggedArguments, ToolClass, ToolFormat,
-};
+use super::TaggedLayout;
+
+use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, ToolClass, ToolFormat};
 
 /// One piece of a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +74,7 @@ pub enum Arguments {
         as_string: bool,
     },
     /// One marker-wrapped pair per argument.
-    Tagged(Box<TaggedArguments>),
+    Tagged(Box<TaggedLayout>),
     /// Python keyword arguments (`a="x", b=1`), without the parentheses.
     Python,
 }
@@ -449,7 +449,9 @@ fn arguments(format: &ToolFormat) -> Arguments {
         ArgumentsSlot::Json { as_string, .. } => Arguments::Json {
             as_string: *as_string,
         },
-        ArgumentsSlot::Tagged(t) => Arguments::Tagged(t.clone()),
+        ArgumentsSlot::Tagged(t) => {
+            Arguments::Tagged(Box::new(TaggedLayout::new(t, &format.call_end)))
+        }
         ArgumentsSlot::Python { .. } => Arguments::Python,
     }
 }

@@ -74,6 +74,19 @@ impl Marker {
         element.then_some(opener)
     }
 
+    /// The marker from its first core that is a bracketed token on
+    /// (`<|tool_call_end|>` of `]<|tool_call_end|>`): the part distinctive
+    /// enough to be read alone. `None` without such a core.
+    pub fn from_first_token(&self) -> Option<Marker> {
+        let first = self
+            .pieces
+            .iter()
+            .position(|p| matches!(p, Piece::Core(c) if is_token(c)))?;
+        Some(Marker {
+            pieces: self.pieces[first..].to_vec(),
+        })
+    }
+
     /// The marker has no non-whitespace text.
     pub fn is_blank(&self) -> bool {
         self.first_core().is_none()
@@ -148,6 +161,14 @@ fn trailing_marker(text: &str) -> Option<usize> {
     markers::marker_at(text, open)
         .filter(|m| m.end == text.len())
         .map(|m| m.start)
+}
+
+/// A bracketed special token (`<|tool_call_end|>`, `</tool_call>`,
+/// `[/TOOL_CALLS]`): distinctive enough to close by itself.
+pub(crate) fn is_token(core: &str) -> bool {
+    core.len() >= 3
+        && ((core.starts_with('<') && core.ends_with('>'))
+            || (core.starts_with('[') && core.ends_with(']')))
 }
 
 #[cfg(test)]

@@ -60,6 +60,7 @@ mod notation;
 pub mod outline;
 mod seam;
 pub(crate) mod start;
+mod tagged;
 #[cfg(test)]
 pub(crate) mod testing;
 mod tools;
@@ -77,6 +78,7 @@ pub use marker::Marker;
 pub use notation::Notation;
 pub use outline::Outline;
 pub use seam::TurnSeam;
+pub use tagged::{StrayValueCloser, TaggedLayout, TypeWord, UnopenedValue};
 pub use tools::{nameless_tool, read_tools, Tool, ToolChoice};
 
 /// Where the output starts, relative to reasoning.

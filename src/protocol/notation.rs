@@ -8,9 +8,8 @@
 //! parser reads it (and turns it into JSON); the GBNF export writes it.
 //!
 //! Invariant: a notation exists only where every one of its four markers
-//! is non-blank and the call's non-string values are bare.
-
-use crate::analysis::TaggedArguments;
+//! is non-blank and the call's non-string values are bare (it is read off
+//! the arguments once, as [`TaggedLayout::notation`](super::TaggedLayout::notation)).
 
 /// The markers of one notation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,32 +22,4 @@ pub struct Notation {
     pub key_end: String,
     /// Between two entries (`,`).
     pub separator: String,
-}
-
-impl Notation {
-    /// The notation of tagged arguments whose non-string values are bare
-    /// (no marker before them) and whose strings are quoted: only there can
-    /// a value be a nested structure written in the same notation.
-    pub fn of(t: &TaggedArguments) -> Option<Notation> {
-        let bare = t
-            .typed_value_prefix
-            .as_deref()
-            .is_some_and(|p| p.trim().is_empty());
-        let (open, close) = (t.value_prefix.trim(), t.value_suffix.trim());
-        let (key_end, separator) = (t.name_suffix.trim(), t.separator.trim());
-        if !bare
-            || open.is_empty()
-            || close.is_empty()
-            || key_end.is_empty()
-            || separator.is_empty()
-        {
-            return None;
-        }
-        Some(Notation {
-            quote_open: open.to_string(),
-            quote_close: close.to_string(),
-            key_end: key_end.to_string(),
-            separator: separator.to_string(),
-        })
-    }
 }

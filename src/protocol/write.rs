@@ -14,7 +14,8 @@
 use serde_json::{Map, Value};
 
 use super::layout::{Arguments, CallLayout, IdShape, Segment};
-use crate::analysis::{TaggedArguments, ToolFormat};
+use super::TaggedLayout;
+use crate::analysis::ToolFormat;
 
 /// `calls` (OpenAI `tool_calls`) as the model writes them in `format`: the
 /// section's markers around the calls, the calls between its separators.
@@ -87,7 +88,7 @@ fn arguments_text(how: &Arguments, arguments: &Map<String, Value>) -> String {
 }
 
 /// Marker-wrapped pairs, as a template with tagged arguments renders them.
-fn tagged_text(tags: &TaggedArguments, arguments: &Map<String, Value>) -> String {
+fn tagged_text(tags: &TaggedLayout, arguments: &Map<String, Value>) -> String {
     let pairs: Vec<String> = arguments
         .iter()
         .map(|(name, value)| {
@@ -105,10 +106,7 @@ fn tagged_text(tags: &TaggedArguments, arguments: &Map<String, Value>) -> String
                 }
                 _ => text,
             };
-            let close = match &tags.named_close {
-                Some(after) => format!("{}{name}{after}", tags.value_suffix),
-                None => tags.value_suffix.clone(),
-            };
+            let close = tags.close_for(name);
             format!(
                 "{}{name}{}{opener}{text}{close}",
                 tags.name_prefix, tags.name_suffix

@@ -9,36 +9,31 @@
 //!   the argument's close follows (see `nested`).
 //! - A value left unclosed ends at the arguments' or the call's closer,
 //!   which it never swallows, or where the next argument opens the element
-//!   the value's closer closes ([`enclosing_closers`]).
+//!   the value's closer closes ([`TaggedLayout::unclosed_value_ends`]).
 //! - A value whose opening element the model left out is read to its
 //!   closer ([`unopened_value`]); a value's closer where a call with no
 //!   arguments opened none is a stray marker ([`stray_value_closer`]).
+//!
+//! What ends a value the model left unclosed or unopened, and which
+//! closer is stray, is read off the arguments once, by the protocol
+//! ([`TaggedLayout`]); this module compiles those readings, it decides none.
 //!
 //! Invariant: an argument is captured `ARG` (key and value tags inside)
 //! and commits after its key, so its value streams.
 
 use super::names::{identifier, space_set};
 use super::nested::{elements_value, notation_rule_name};
-use crate::analysis::TaggedArguments;
 use crate::parser::marker::Marker;
 use crate::parser::tags::*;
 use crate::parser::vocabulary::Vocabulary;
-use crate::protocol::Notation;
+use crate::protocol::TaggedLayout;
 use chat_autoparser_peg::{
     and, cap, choice, class, commit, cut, empty, fail, lit, not, opt, rule, seq, star, until, ws,
     Expr,
 };
 
 /// Marker-wrapped arguments, then the arguments' end marker.
-pub(super) fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
-    // A bare (typed) value ends at the next separator or closing marker.
-    let mut bare_stops: Vec<String> = [&t.separator, &t.end, &call_end.to_string()]
-        .iter()
-        .filter_map(|m| Marker::new(m).first_core().map(str::to_string))
-        .collect();
-    if bare_stops.is_empty() {
-        bare_stops = vec![",".into(), "}".into()];
-    }
+pub(super) fn tagged_arguments(t: &TaggedLayout, call_end: &str) -> Expr {
     let end = Marker::new(&t.end);
     // Text where the arguments or the call end is no argument (`</invoke>`
     // after `<`; `}<end_function_call>` of a call with none).
@@ -49,7 +44,7 @@ pub(super) fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
     let arg = seq([
         not_end(&end),
         not_end(&Marker::new(call_end)),
-        tagged_argument(t, &bare_stops, &enclosing_closers(t, call_end)),
+        tagged_argument(t),
     ]);
     let sep = Marker::new(&t.separator);
     let more = if sep.is_blank() {
@@ -57,7 +52,7 @@ pub(super) fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
     } else {
         star(seq([sep.expr(), arg.clone()]))
     };
-    let args = match stray_value_closer(t, call_end) {
+    let args = match stray_value_closer(t) {
         Some(stray) => choice([seq([arg, more]), stray]),
         None => seq([arg, more]),
     };
@@ -71,92 +66,25 @@ pub(super) fn tagged_arguments(t: &TaggedArguments, call_end: &str) -> Expr {
 /// no part of the name or the arguments; captured `STRAY`, as the
 /// template's own closers are where nothing is open (the decoder names it).
 /// Without the end after it the call is not read (its text stays content),
-/// so no marker is named as left out of text that is kept. Not a quote
-/// token its opener repeats (`<|"|>`), which may open a value as well.
-fn stray_value_closer(t: &TaggedArguments, call_end: &str) -> Option<Expr> {
-    let closer = Marker::new(&t.value_suffix).from_first_token()?;
-    let opener = Marker::new(&t.value_prefix);
-    if closer.first_core() == opener.first_core() {
-        return None;
-    }
-    let ends = [t.end.as_str(), call_end].map(Marker::new);
-    let end = ends.iter().find(|m| !m.is_blank())?;
+/// so no marker is named as left out of text that is kept.
+fn stray_value_closer(t: &TaggedLayout) -> Option<Expr> {
+    let stray = t.stray_value_closer.as_ref()?;
     Some(seq([
-        cap(STRAY, closer.expr_exact_tail()),
-        and(seq([ws(), end.expr()])),
+        cap(STRAY, stray.closer.expr_exact_tail()),
+        and(seq([ws(), stray.before.expr()])),
     ]))
 }
 
-/// The markers that end a tagged value left unclosed: the closers around
-/// it (`NYC\n</function>` with no `</parameter>`: the arguments' and the
-/// call's end markers), so an unclosed value never swallows them, and the
-/// next argument's opener where it opens the element the value's closer
-/// closes (see [`opens_the_values_element`]). Those with a distinctive
-/// first core (a bracketed token) other than the value's own closer's, in
-/// formats whose value closer names no argument.
-fn enclosing_closers(t: &TaggedArguments, call_end: &str) -> Vec<Marker> {
-    // A closer that names its argument (`</city>`) is read by nesting
-    // (`value_close`); its values keep their rules.
-    if t.named_close.is_some() {
-        return Vec::new();
-    }
-    let own = Marker::new(&t.value_suffix)
-        .first_core()
-        .map(str::to_string);
-    let mut out: Vec<Marker> = Vec::new();
-    let mut candidates = vec![t.end.as_str(), call_end];
-    if opens_the_values_element(t) {
-        candidates.push(&t.name_prefix);
-    }
-    for m in candidates.into_iter().map(Marker::new) {
-        let distinct = m.first_core().is_some_and(|core| {
-            core.len() >= 3
-                && core.starts_with(['<', '['])
-                && own.as_deref().is_some_and(|own| own != core)
-        });
-        if distinct && !out.iter().any(|o| o.first_core() == m.first_core()) {
-            out.push(m);
-        }
-    }
-    out
-}
-
-/// Whether an argument opens the element its value's closer closes
-/// (`<parameter=city>…</parameter>`, `<parameter name="city">…</parameter>`):
-/// then a second opener before the closer starts the next argument, since
-/// such an element never holds one of its own kind (`Paris\n<parameter=days>`
-/// ends `Paris`, as vLLM's and SGLang's Qwen3-Coder readers do). A key and a
-/// value in elements of their own (`<arg_key>…</arg_key><arg_value>…</arg_value>`)
-/// say nothing of that kind: both engines read such a value to its closer.
-fn opens_the_values_element(t: &TaggedArguments) -> bool {
-    let opener = Marker::new(&t.name_prefix);
-    let closer = Marker::new(&t.value_suffix);
-    let (Some(opener), Some(closer)) = (opener.first_core(), closer.first_core()) else {
-        return false;
-    };
-    let opened = element_name(opener.strip_prefix('<').unwrap_or(""));
-    let closed = element_name(closer.strip_prefix("</").unwrap_or(""));
-    opened.is_some() && opened == closed
-}
-
-/// The element name a tag's text starts with (`parameter` of `parameter=`,
-/// `parameter name="`, `parameter>`).
-fn element_name(tag: &str) -> Option<&str> {
-    let end = tag.find([' ', '=', '>']).unwrap_or(tag.len());
-    Some(&tag[..end]).filter(|name| !name.is_empty())
-}
-
-/// One `name-prefix KEY name-suffix value` pair; `enclosing`: the closers
-/// an unclosed value ends at (see [`enclosing_closers`]).
-fn tagged_argument(t: &TaggedArguments, bare_stops: &[String], enclosing: &[Marker]) -> Expr {
+/// One `name-prefix KEY name-suffix value` pair.
+fn tagged_argument(t: &TaggedLayout) -> Expr {
     let name_suffix = Marker::new(&t.name_suffix);
     let key = match name_suffix.first_core() {
         Some(core) => until([core, "\n"]),
         None => identifier(),
     };
     let value_end = Marker::new(&t.value_suffix);
-    let close = argument_close(t, &value_end, enclosing);
-    let string_value = string_value(t, &value_end, enclosing, &close);
+    let close = argument_close(t, &value_end);
+    let string_value = string_value(t, &value_end, &close);
     cap(
         ARG,
         seq([
@@ -164,39 +92,36 @@ fn tagged_argument(t: &TaggedArguments, bare_stops: &[String], enclosing: &[Mark
             cap(ARG_KEY, seq([not(class(space_set())), key])),
             name_suffix.expr_exact_tail(),
             commit(),
-            argument_value(t, bare_stops, &value_end, string_value, close),
+            argument_value(t, &value_end, string_value, close),
         ]),
     )
 }
 
 /// What ends a value: its closing marker ([`value_close`]); or, for a
 /// value whose closer never came, where its arguments or its call close
-/// (those stay for the rules after the value).
-fn argument_close(t: &TaggedArguments, value_end: &Marker, enclosing: &[Marker]) -> Expr {
-    match enclosing.is_empty() {
+/// ([`TaggedLayout::unclosed_value_ends`]: those stay for the rules after
+/// the value).
+fn argument_close(t: &TaggedLayout, value_end: &Marker) -> Expr {
+    let ends = &t.unclosed_value_ends;
+    match ends.is_empty() {
         true => value_close(t, value_end),
         false => choice([
             value_close(t, value_end),
-            and(choice(enclosing.iter().map(|m| seq([ws(), m.expr()])))),
+            and(choice(ends.iter().map(|m| seq([ws(), m.expr()])))),
         ]),
     }
 }
 
 /// A string value: escaped between the format's own brackets, nested
 /// elements, or raw text up to its closing marker.
-fn string_value(
-    t: &TaggedArguments,
-    value_end: &Marker,
-    enclosing: &[Marker],
-    close: &Expr,
-) -> Expr {
+fn string_value(t: &TaggedLayout, value_end: &Marker, close: &Expr) -> Expr {
     let raw_value = || {
         let mut stops = value_end.delimiters();
         if !stops.is_empty() {
             // A newline before these is the line the closers sit on, not
             // the value's (`NYC\n</function>`): the template writes the
             // value's own closer there.
-            for core in enclosing.iter().filter_map(Marker::first_core) {
+            for core in t.unclosed_value_ends.iter().filter_map(Marker::first_core) {
                 stops.push(format!("\n{core}"));
                 stops.push(core.to_string());
             }
@@ -228,13 +153,7 @@ fn string_value(
 
 /// The value after its key: a string value after the value's opening
 /// marker, or, in a typed format, a typed value after its typed prefix.
-fn argument_value(
-    t: &TaggedArguments,
-    bare_stops: &[String],
-    value_end: &Marker,
-    string_value: Expr,
-    close: Expr,
-) -> Expr {
+fn argument_value(t: &TaggedLayout, value_end: &Marker, string_value: Expr, close: Expr) -> Expr {
     let value_start = Marker::new(&t.value_prefix);
     // Whitespace the template never writes between the key's marker and
     // the value's (`</arg_key>\n<arg_value>`, as GLM models write) is
@@ -252,7 +171,7 @@ fn argument_value(
     };
     let typed_marker = Marker::new(typed);
     let typed_value = if typed_marker.is_blank() {
-        bare_value(t, bare_stops, value_end)
+        bare_value(t, value_end)
     } else {
         cap(ARG_JSON, until(value_end.delimiters()))
     };
@@ -272,45 +191,32 @@ fn argument_value(
 /// A value whose opening marker the model left out, its closing marker
 /// written (`<arg_key>query</arg_key>vacation days</arg_value>`, as GLM
 /// models write under load): the text up to that closer is the value, as
-/// when the opener is there.
+/// when the opener is there ([`TaggedLayout::unopened_value`]).
 ///
-/// Only where the opener is an element of its own (`<arg_value>`; not the
-/// rest of the key's tag, ` string="true">`, nor a quote that the closer
-/// repeats, `<|"|>`), and only when the closer
-/// ends the text: text that holds any of the arguments' markers first
-/// (the opener, a key's, the arguments' or the call's end) is no such
-/// value, and the call stays malformed as before. So the value is text
-/// the model wrote as one, byte for byte; no scaffolding goes into it and
-/// nothing is dropped.
-fn unopened_value(t: &TaggedArguments, value_end: &Marker) -> Option<Expr> {
-    let closer = value_end.first_core()?;
-    let opener = Marker::element_opener(&t.value_prefix, &t.value_suffix)?;
-    let opener = opener.as_str();
-    let markers = [&t.name_prefix, &t.name_suffix, &t.end, &t.separator].map(|m| Marker::new(m));
-    let others = markers
-        .iter()
-        .filter_map(|m| m.first_core().map(str::to_string));
-    let stops: Vec<String> = [closer.to_string(), opener.to_string()]
-        .into_iter()
-        .chain(others)
-        .collect();
+/// Only when the closer ends the text: text that holds any of the
+/// arguments' markers first (the opener, a key's, the arguments' or the
+/// call's end) is no such value, and the call stays malformed as before.
+/// So the value is text the model wrote as one, byte for byte; no
+/// scaffolding goes into it and nothing is dropped.
+fn unopened_value(t: &TaggedLayout, value_end: &Marker) -> Option<Expr> {
+    let unopened = t.unopened_value.as_ref()?;
     let tag = if t.raw_strings { ARG_STRING } else { ARG_JSON };
     // Checked whole before anything is captured: a value begun here and
     // then refused would stay in the call the recovery reads.
     let shape = seq([
-        not(seq([ws(), lit(opener)])),
-        until(stops.iter()),
+        not(seq([ws(), lit(&unopened.opener)])),
+        until(unopened.stops.iter()),
         value_close(t, value_end),
     ]);
     Some(seq([
         and(shape),
-        cap(tag, until(stops)),
+        cap(tag, until(unopened.stops.iter())),
         value_close(t, value_end),
     ]))
 }
 
 /// The prefix of a non-string value; its type word, when it has one
-/// ([`TaggedArguments::typed_word`]), may name any JSON Schema type
+/// ([`TaggedLayout::type_word`]), may name any JSON Schema type
 /// (`type="object"`). (The string prefix is tried first.)
 ///
 /// When the two words the template writes are `true` and `false`, the
@@ -318,11 +224,11 @@ fn unopened_value(t: &TaggedArguments, value_end: &Marker) -> Option<Expr> {
 /// (`string="maybe"`, `type="strnig"`) is text the model wrote, so the
 /// value is read as a typed one and the whole attribute is kept as
 /// content, with a diagnostic (`EXTRA`), never dropped.
-fn typed_prefix(t: &TaggedArguments, typed: &str) -> Expr {
-    let Some(words) = t.type_words() else {
+fn typed_prefix(t: &TaggedLayout, typed: &str) -> Expr {
+    let Some(words) = &t.type_word else {
         return Marker::new(typed).expr();
     };
-    let (before, after) = (words.before, words.after);
+    let (before, after) = (&words.before, &words.after);
     let with_word = |word: Expr| seq([Marker::new(before).expr(), word, Marker::new(after).expr()]);
     let known = match words.flag {
         true => Marker::new(typed).expr(),
@@ -338,7 +244,8 @@ fn typed_prefix(t: &TaggedArguments, typed: &str) -> Expr {
 /// The value's closing marker right before a stop (`n:3<|q|>}`,
 /// `c:{a:1}<|q|>,`) closes nothing the model opened: it ends the value, as
 /// the grammars allow it there (the caller reads it as the optional close).
-fn bare_value(t: &TaggedArguments, bare_stops: &[String], close: &Marker) -> Expr {
+fn bare_value(t: &TaggedLayout, close: &Marker) -> Expr {
+    let bare_stops = &t.bare_value_stops;
     let stop = and(seq([ws(), choice(bare_stops.iter().map(lit))]));
     let closed_text = match close.first_core() {
         Some(core) => {
@@ -351,15 +258,12 @@ fn bare_value(t: &TaggedArguments, bare_stops: &[String], close: &Marker) -> Exp
         None => fail(),
     };
     let text = choice([closed_text, cap(ARG_JSON, until(bare_stops))]);
-    let Some(notation) = Notation::of(t) else {
+    let Some(notation) = &t.notation else {
         return text;
     };
     let stop = and(seq([opt(close.expr()), stop]));
     choice([
-        seq([
-            cap(ARG_NOTATION, rule(&notation_rule_name(&notation))),
-            stop,
-        ]),
+        seq([cap(ARG_NOTATION, rule(&notation_rule_name(notation))), stop]),
         text,
     ])
 }
@@ -369,7 +273,7 @@ fn bare_value(t: &TaggedArguments, bare_stops: &[String], close: &Marker) -> Exp
 /// grammar does not check the name against the opening one (a model that
 /// mismatches them still meant to close the value); the decoder keeps a
 /// name that differs as content (`CLOSE_NAME`).
-fn value_close(t: &TaggedArguments, value_end: &Marker) -> Expr {
+fn value_close(t: &TaggedLayout, value_end: &Marker) -> Expr {
     let Some(after) = &t.named_close else {
         return value_end.expr_exact_head();
     };

@@ -20,9 +20,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::super::{Arguments, Tool};
+use super::super::{Arguments, TaggedLayout, Tool};
 use super::{values, Kind, Lowering, Member, Node, Order, Produces, ValueNotation};
-use crate::analysis::TaggedArguments;
 use crate::json_schema::{object_schema, properties, required_names, string_kind, StringKind};
 
 /// `raw_python`: Python strings may be written raw (`'it's'`).
@@ -92,9 +91,9 @@ fn tagged(
     tool: &Tool,
     schema: &Value,
     root: &Arc<Value>,
-    g: &TaggedArguments,
+    g: &TaggedLayout,
 ) -> Node {
-    if g.elements.is_some() && values::template_notation(g).is_some() {
+    if g.elements.is_some() && g.notation.is_some() {
         lower.warn(format!(
             "{}: a value notation and nested elements at once; elements used",
             tool.name
@@ -151,7 +150,7 @@ fn tagged(
 /// Warns of each argument a raw string may be written for whose schema
 /// holds a `pattern` or `format`: raw text up to a closing marker follows
 /// neither.
-fn raw_string_warnings(lower: &mut Lowering, tool: &Tool, schema: &Value, g: &TaggedArguments) {
+fn raw_string_warnings(lower: &mut Lowering, tool: &Tool, schema: &Value, g: &TaggedLayout) {
     if !g.raw_strings {
         return;
     }

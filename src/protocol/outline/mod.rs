@@ -17,8 +17,10 @@
 //!
 //! Invariants:
 //! - the lowering is the only reader of the analysis' format types
-//!   (`ToolFormat`, `TaggedArguments`, `Elements`) on the way to a printer:
-//!   a printer reads nodes, never the format;
+//!   (`ToolFormat`, `TaggedArguments`, `Elements`) on the way to a printer,
+//!   with the layouts it reads them through ([`CallLayout`](super::CallLayout),
+//!   [`TaggedLayout`](super::TaggedLayout)): a printer reads nodes, never
+//!   the format;
 //! - request options (tools, `tool_choice` including a named function and
 //!   `allowed_tools`, which narrow the calls to their tools,
 //!   `parallel_tool_calls` against the template's own one-call formats,
@@ -46,8 +48,9 @@
 //! its own part, the [`ParserOutline`] (each format's section of a generic
 //! call, the turn's headers), for its nested-value rules, its sections'
 //! markers and its scaffolding; its call rules are still built from the
-//! [`Protocol`]'s formats (issue 30, later steps:
-//! `docs/parser-from-outline.md`).
+//! layouts of those calls ([`CallLayout`](super::CallLayout) with its
+//! `Naming`, [`TaggedLayout`](super::TaggedLayout)), not from this tree's
+//! nodes (issue 30, step 9: `docs/parser-from-outline.md`).
 
 mod arguments;
 mod calls;

@@ -15,9 +15,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::super::Notation;
+use super::super::TaggedLayout;
 use super::{Kind, Node, Produces, ValueNode, ValueNotation};
-use crate::analysis::TaggedArguments;
 use crate::json_schema::{string_kind, StringKind};
 
 /// A value of `schema` (`$ref`s in `root`) written in `notation`.
@@ -29,19 +28,9 @@ pub(super) fn value(schema: &Value, root: &Arc<Value>, notation: ValueNotation) 
     })))
 }
 
-/// The template's own value notation for nested values, if it has one.
-pub(super) fn template_notation(g: &TaggedArguments) -> Option<Notation> {
-    Notation::of(g)
-}
-
 /// The value of the tagged argument `key` of schema `prop`, with its
 /// prefix and closing marker.
-pub(super) fn tagged_value(
-    g: &TaggedArguments,
-    key: &str,
-    prop: &Value,
-    root: &Arc<Value>,
-) -> Node {
+pub(super) fn tagged_value(g: &TaggedLayout, key: &str, prop: &Value, root: &Arc<Value>) -> Node {
     let close = g.close_for(key);
     value_closed_by(g, &close, Node::marker(&close), prop, root)
 }
@@ -49,7 +38,7 @@ pub(super) fn tagged_value(
 /// A tagged value of schema `prop` and what closes it: `close`, whose
 /// text begins with the marker `stop` (a raw value's end).
 pub(super) fn value_closed_by(
-    g: &TaggedArguments,
+    g: &TaggedLayout,
     stop: &str,
     close: Node,
     prop: &Value,
@@ -91,7 +80,7 @@ pub(super) fn value_closed_by(
     if !(g.raw_strings && kind.always()) {
         let prefix = g.typed_value_prefix.as_deref().unwrap_or(&g.value_prefix);
         let typed = |notation| value(prop, root, notation).producing(Produces::Value);
-        let typed = match (&g.elements, template_notation(g)) {
+        let typed = match (&g.elements, g.notation.clone()) {
             (Some(e), _) => typed(ValueNotation::Element {
                 tags: e.clone(),
                 raw_strings: g.raw_strings,
@@ -124,16 +113,16 @@ const TYPE_WORDS: [&str; 7] = [
 ];
 
 /// The prefix of a typed value: when it names the value's type
-/// (` type="number"<|sep|>`, see [`TaggedArguments::typed_word`]), any
+/// (` type="number"<|sep|>`, see [`TaggedLayout::type_word`]), any
 /// type's name, since the probes render only some (`type="object"` too);
 /// a flag (`string="false"`) or a prefix with no word stays as written.
 /// Strings are raw where the template writes them raw, so their name is
 /// left to the raw value.
-fn typed_prefix(g: &TaggedArguments, prefix: &str) -> Node {
-    let Some(words) = g.type_words().filter(|w| !w.flag) else {
+fn typed_prefix(g: &TaggedLayout, prefix: &str) -> Node {
+    let Some(words) = g.type_word.as_ref().filter(|w| !w.flag) else {
         return Node::marker(prefix);
     };
-    let (before, after) = (words.before, words.after);
+    let (before, after) = (&words.before, &words.after);
     let options = TYPE_WORDS
         .iter()
         .filter(|w| !(g.raw_strings && **w == "string"))
