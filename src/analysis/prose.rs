@@ -5,10 +5,13 @@
 //! `... formatted as functools[{"name": [function name], "arguments": [...]}, ...]`,
 //! `[TOOL_CALLS] [{"name": <function-name>, ...}] [/TOOL_CALLS]`. Such an
 //! example is a *skeleton*: a marker, then a JSON object (or a list of
-//! them) whose first key is `"name"`, with placeholder values that need not
+//! them) whose first key is `"name"` (or whose keys are `"name"` and the
+//! arguments' key, in either order), with placeholder values that need not
 //! be JSON, then, maybe, the marker that closes it. The skeleton is turned
 //! into a tiny chat template of our own that renders calls with the same
-//! markers and keys, which the analysis reads the usual way (as it reads
+//! markers and keys, in the example's order (`{"arguments": <args-dict>,
+//! "name": <function-name>}` writes the arguments first), which the
+//! analysis reads the usual way (as it reads
 //! the fallback dialects, `fallback`), so the result is ordinary
 //! [`ToolFormat`] data.
 //!
@@ -64,8 +67,11 @@ pub struct Skeleton {
     list: bool,
     /// The closing marker after the call, with the whitespace before it.
     after: String,
-    /// The key after `"name"` (`arguments`, `parameters`).
+    /// The arguments' key (`arguments`, `parameters`): the key after
+    /// `"name"`, or the one before it.
     arguments_key: String,
+    /// `"name"` comes before the arguments' key.
+    name_first: bool,
     /// The whole example.
     example: String,
 }
@@ -108,6 +114,7 @@ pub fn named_skeleton(instructions: &str, bare: &str) -> Option<Skeleton> {
             list: lower.contains("list") || lower.contains("array"),
             after,
             arguments_key: "arguments".into(),
+            name_first: true,
             example: format!("{marker}{sentence}"),
         })
     })
@@ -159,14 +166,18 @@ fn unescaped(text: &str) -> String {
 }
 
 /// The skeleton whose call object opens at byte `object`, if it is one:
-/// `"name"` is its first key, a marker stands right before it (or before
-/// the list holding it), and it names none of the probe tools (a listing
-/// of the tools, not an example call).
+/// `"name"` is its first key, or its keys are the arguments' and then
+/// `"name"` ([`arguments_first`]); a marker stands right before it (or
+/// before the list holding it), and it names none of the probe tools (a
+/// listing of the tools, not an example call).
 fn skeleton_at(text: &str, object: usize) -> Option<Skeleton> {
     let key = text[object + 1..].trim_start();
-    if !key.starts_with("\"name\"") || !key["\"name\"".len()..].trim_start().starts_with(':') {
-        return None;
-    }
+    let name_first =
+        key.starts_with("\"name\"") && key["\"name\"".len()..].trim_start().starts_with(':');
+    let arguments_key = match name_first {
+        true => second_key(&text[object..]).unwrap_or_else(|| "arguments".into()),
+        false => arguments_first(text, object)?,
+    };
     let head = text[..object].trim_end_matches([' ', '\n']);
     let list = head.ends_with('[');
     let open = if list { head.len() - 1 } else { object };
@@ -182,7 +193,8 @@ fn skeleton_at(text: &str, object: usize) -> Option<Skeleton> {
         before: text[before_start..open].to_owned(),
         list,
         after: text[close..after_end].to_owned(),
-        arguments_key: second_key(&text[object..]).unwrap_or_else(|| "arguments".into()),
+        arguments_key,
+        name_first,
         example: text[before_start..after_end].to_owned(),
     })
 }
@@ -248,6 +260,46 @@ fn marker_after(text: &str, opener: &str, close: usize) -> usize {
     }
 }
 
+/// The arguments' key of a call object written arguments first
+/// (`{"arguments": <args-dict>, "name": <function-name>}`, as Hermes-2-Pro's
+/// instructions show it): its top-level keys are exactly `arguments` (or
+/// `parameters`) and then `name`. Anything else (a schema, a tool listing)
+/// is no such call.
+fn arguments_first(text: &str, object: usize) -> Option<String> {
+    let close = closing_bracket(text, object)?;
+    match top_keys(&text[object..close])[..] {
+        [arguments @ ("arguments" | "parameters"), "name"] => Some(arguments.to_owned()),
+        _ => None,
+    }
+}
+
+/// The keys of the object `body` (`{` to its `}`) at its own level: the
+/// quoted strings followed by `:` outside any inner bracket. Placeholder
+/// values (`<args-dict>`, `[function name]`) are text.
+fn top_keys(body: &str) -> Vec<&str> {
+    let mut keys = Vec::new();
+    let (mut depth, mut string_from, mut escaped) = (0usize, None, false);
+    for (i, c) in body.char_indices() {
+        match (string_from, escaped, c) {
+            (Some(_), true, _) => escaped = false,
+            (Some(_), false, '\\') => escaped = true,
+            (Some(from), false, '"') => {
+                string_from = None;
+                let is_key = body[i + 1..].trim_start().starts_with(':');
+                if depth == 1 && is_key {
+                    keys.push(&body[from..i]);
+                }
+            }
+            (Some(_), ..) => {}
+            (None, _, '"') => string_from = Some(i + 1),
+            (None, _, '{' | '[') => depth += 1,
+            (None, _, '}' | ']') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    keys
+}
+
 /// The first quoted key after `"name"` in the call object starting `object`.
 fn second_key(object: &str) -> Option<String> {
     let after_name = &object[object.find("\"name\"")? + "\"name\"".len()..];
@@ -267,7 +319,7 @@ fn second_key(object: &str) -> Option<String> {
 
 /// ChatML turns; the calls as a skeleton shows them, `@OPEN@` and
 /// `@CLOSE@` standing for its markers (as Jinja string literals) and
-/// `@KEY@` for its arguments key. A list between the markers, `, ` between
+/// `@CALL@` for one call's object ([`CALL`]). A list between the markers, `, ` between
 /// calls:
 const LIST: &str = r#"
 {%- for message in messages -%}
@@ -276,7 +328,7 @@ const LIST: &str = r#"
 {%- if message.tool_calls -%}
 {{- @OPEN@ -}}
 {%- for call in message.tool_calls -%}
-{{- '{"name": ' + call.function.name | tojson + ', "@KEY@": ' + call.function.arguments | tojson + '}' -}}
+{{- @CALL@ -}}
 {{- ', ' if not loop.last -}}
 {%- endfor -%}
 {{- @CLOSE@ -}}
@@ -294,7 +346,7 @@ const EACH: &str = r#"
 {%- for call in message.tool_calls or [] -%}
 {{- '\n' if not loop.first -}}
 {{- @OPEN@ -}}
-{{- '{"name": ' + call.function.name | tojson + ', "@KEY@": ' + call.function.arguments | tojson + '}' -}}
+{{- @CALL@ -}}
 {{- @CLOSE@ -}}
 {%- endfor -%}
 {{- '<|im_end|>\n' -}}
@@ -309,11 +361,26 @@ fn dialect_template(s: &Skeleton) -> String {
         true => (LIST, format!("{}[", s.before), format!("]{}", s.after)),
         false => (EACH, s.before.clone(), s.after.clone()),
     };
+    let (first, second) = match s.name_first {
+        true => (NAME_MEMBER, ARGUMENTS_MEMBER),
+        false => (ARGUMENTS_MEMBER, NAME_MEMBER),
+    };
+    let call = CALL.replace("@FIRST@", first).replace("@SECOND@", second);
     shape
+        .replace("@CALL@", &call)
         .replace("@OPEN@", &literal(open))
         .replace("@CLOSE@", &literal(close))
         .replace("@KEY@", &s.arguments_key)
 }
+
+/// One call's object, `@FIRST@` and `@SECOND@` standing for its two
+/// members (`"name": ...` and `"@KEY@": ...`, `@KEY@` its arguments' key)
+/// in the skeleton's order.
+const CALL: &str = r#"'{' + @FIRST@ + ', ' + @SECOND@ + '}'"#;
+
+/// The call object's members, as Jinja expressions.
+const NAME_MEMBER: &str = r#"'"name": ' + call.function.name | tojson"#;
+const ARGUMENTS_MEMBER: &str = r#"'"@KEY@": ' + call.function.arguments | tojson"#;
 
 /// The tool format the analysis reads from a skeleton's template, on the
 /// analysis's own fuel (the markers are the template's text); `None` when
@@ -397,6 +464,47 @@ mod tests {
         assert_eq!(
             (s.before.as_str(), s.list, s.after.as_str()),
             ("<tool_call>\n", false, "\n</tool_call>")
+        );
+    }
+
+    /// Hermes-2-Pro's instructions write the arguments before the name;
+    /// the format read keeps that order.
+    #[test]
+    fn a_call_object_written_arguments_first() {
+        let s = only(
+            r#"For each function call return a json object with function name and arguments within <tool_call></tool_call> XML tags as follows:
+<tool_call>{"arguments": <args-dict>, "name": <function-name>}</tool_call>"#,
+        );
+        assert_eq!(
+            (s.before.as_str(), s.list, s.after.as_str()),
+            ("<tool_call>", false, "</tool_call>")
+        );
+        assert_eq!(
+            (s.arguments_key.as_str(), s.name_first),
+            ("arguments", false)
+        );
+        let call = s.read().expect("a format").format;
+        assert_eq!(
+            (call.call_start.as_str(), call.call_end.as_str()),
+            ("<tool_call>", "</tool_call>")
+        );
+        let dialect = dialect_template(&only(
+            r#"<tool_call>{"arguments": <args-dict>, "name": <function-name>}</tool_call>"#,
+        ));
+        assert!(dialect.contains(r#"'{' + '"arguments": ' + call.function.arguments | tojson + ', ' + '"name": ' + call.function.name | tojson + '}'"#), "{dialect}");
+    }
+
+    /// A schema of the call (the same instructions hold one) has other
+    /// keys around `name`: no call.
+    #[test]
+    fn a_schema_naming_the_keys_is_no_skeleton() {
+        assert!(skeletons(
+            r#"<schema>{"properties": {"arguments": {"title": "Arguments", "type": "object"}, "name": {"title": "Name", "type": "string"}}, "required": ["arguments", "name"]}</schema>"#
+        )
+        .is_empty());
+        assert!(
+            skeletons(r#"<tool_call>{"arguments": {}, "name": "x", "id": 1}</tool_call>"#)
+                .is_empty()
         );
     }
 
