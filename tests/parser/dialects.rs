@@ -894,3 +894,46 @@ fn calls_shown_only_in_history_are_found_there() {
     assert_eq!(m.tool_calls.len(), 1);
     assert_eq!(m.tool_calls[0].function.arguments, r#"{"city": "Paris"}"#);
 }
+
+/// A JSON call the template glues to its end marker (`}</tool_call>`).
+const GLUED_END: &str = r#"{%- for m in messages -%}
+{%- if m.role == 'assistant' and m.tool_calls -%}<|assistant|>
+{%- for c in m.tool_calls -%}<tool_call>{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}</tool_call>{%- endfor -%}<|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+/// Whitespace between a JSON call object and an end marker the template
+/// glues to it (`}\n</tool_call>`) is JSON's, as models write it: the
+/// call is read whole, with no diagnostic, and the text after it is
+/// content.
+#[test]
+fn whitespace_before_a_glued_call_end_is_the_json_objects() {
+    let analysis = template(GLUED_END).analyze().unwrap();
+    let tools = analysis.tools.as_ref().expect("tools found");
+    assert_eq!(
+        (tools.call_start.as_str(), tools.call_end.as_str()),
+        ("<tool_call>", "</tool_call>")
+    );
+    let parser = analysis.parser(&ParserConfig::default()).expect("parser");
+    for (out, content) in [
+        (
+            "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>",
+            None,
+        ),
+        (
+            "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}} \n </tool_call>\nDone",
+            Some("Done"),
+        ),
+    ] {
+        let parsed = parser.parse_report(out, false);
+        assert_eq!(parsed.diagnostics, [], "{out:?}");
+        let message = serde_json::to_value(&parsed.message).unwrap();
+        assert_eq!(
+            message["tool_calls"],
+            json!([{"id": null, "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}]),
+            "{out:?}"
+        );
+        assert_eq!(message["content"], json!(content), "{out:?}");
+    }
+}

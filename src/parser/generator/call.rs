@@ -178,6 +178,15 @@ impl<'a> ToolGrammar<'a> {
     /// A call after its start marker: head, arguments and end.
     fn body(&self) -> Expr {
         let end = Marker::new(self.layout.end()).closer_expr();
+        // After a JSON call object whitespace is JSON's: models write
+        // `}\n</tool_call>` where the template writes `}</tool_call>`. (An
+        // end the template writes with whitespace before it reads any.)
+        let raw_end = self.layout.end();
+        let glued = !raw_end.starts_with(|c: char| c.is_ascii_whitespace());
+        let end = match self.layout.naming.is_json() && glued && !Marker::blank(raw_end) {
+            true => seq([ws(), end]),
+            false => end,
+        };
         let end = match self.shared_wrapper() {
             Some((close, prefix)) => choice([end, seq([lit(&close), and(lit(&prefix))])]),
             None => end,
