@@ -832,3 +832,45 @@ fn strict_tools_take_no_undeclared_key_in_lark() {
         );
     }
 }
+
+/// Bare JSON calls that content may precede (`{"name": ..., "parameters":
+/// ...}` after any text, as Llama-4's JSON template writes them): the
+/// lazy head is the text up to the call's `{`, and a call with no text
+/// before it has a head too, the `{` alone. (The head took the content's
+/// exclusion of `{` and so could never begin with it: an output that was
+/// only the call was refused.)
+#[test]
+fn a_bare_json_call_may_open_the_output_after_no_text() {
+    let source = r#"{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}<|assistant|>{{ m.content or '' }}
+{%- for c in m.tool_calls or [] -%}{"name": "{{ c.function.name }}", "parameters": {{ c.function.arguments | tojson }}}{%- endfor -%}<|eot|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|eot|>{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+    let analysis = ChatTemplate::new(source, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let tool = json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}});
+    let options = Options::default().with_tools(vec![tool]);
+    let grammar = lark(&Protocol::new(&analysis, &options)).unwrap().lark;
+    assert!(grammar.contains("head[lazy]: /(?s:.*)\\{/\n"), "{grammar}");
+    let call = r#"{"name": "get_weather", "parameters": {"city": "Paris"}}"#;
+    let mut engine = Engine::new();
+    for (text, want) in [
+        (call.to_string(), true),
+        (format!("Checking. {call}"), true),
+        ("Just text.".to_string(), true),
+        (
+            r#"{"name": "get_time", "parameters": {}}"#.to_string(),
+            false,
+        ),
+    ] {
+        assert_eq!(
+            engine.accepts(&grammar, &text),
+            Ok(want),
+            "{text:?}\n{grammar}"
+        );
+    }
+}

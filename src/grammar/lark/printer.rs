@@ -673,7 +673,8 @@ impl<'o> Printer<'o> {
             return Vec::new();
         };
         if let Some(core) = self.stop_of(first) {
-            return vec![(core, exclude.to_vec())];
+            let exclude = not_beginning_with(exclude, &core);
+            return vec![(core, exclude)];
         }
         match self.optional_until(first) {
             Some((prefix, core)) => {
@@ -689,7 +690,7 @@ impl<'o> Printer<'o> {
     /// head would run past), unless that opening begins with the core
     /// itself (then the head is how it begins).
     fn head_exclude(&self, prefix: &[&Node], core: &str, base: &[String]) -> Vec<String> {
-        let mut out = base.to_vec();
+        let mut out = not_beginning_with(base, core);
         if let Some(first) = prefix.first() {
             let leads: Vec<String> = self.leads(first);
             let leads: Vec<String> = leads.into_iter().filter(|l| !l.starts_with(core)).collect();
@@ -714,6 +715,19 @@ impl std::ops::Deref for RuleRef<'_> {
             RuleRef::Copy(rule) => rule,
         }
     }
+}
+
+/// `exclude` without what begins with `core`: a head is text up to `core`
+/// and then `core`, so one with no text before it begins with `core`
+/// (`{` of a bare JSON call at the start of the output); an exclusion of
+/// that (the free text's, whose options may not begin with a call) would
+/// leave no head for it at all.
+fn not_beginning_with(exclude: &[String], core: &str) -> Vec<String> {
+    exclude
+        .iter()
+        .filter(|e| !e.starts_with(core))
+        .cloned()
+        .collect()
 }
 
 /// `items` added to `list`, each once.
