@@ -322,7 +322,9 @@ fn row(name: &str, a: &Analysis) -> Vec<String> {
         other => code(&format!("{other:?}")),
     };
     let arguments = match &t.arguments {
-        ArgumentsSlot::Json { path, as_string } => {
+        ArgumentsSlot::Json {
+            path, as_string, ..
+        } => {
             let at = if path.is_empty() {
                 "JSON object".to_owned()
             } else {

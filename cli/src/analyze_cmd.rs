@@ -276,14 +276,23 @@ pub fn table(a: &Analysis) -> String {
             row(
                 "  arguments",
                 match &t.arguments {
-                    ArgumentsSlot::Json { path, as_string } => format!(
-                        "JSON {}{}",
+                    ArgumentsSlot::Json {
+                        path,
+                        as_string,
+                        before_name,
+                    } => format!(
+                        "JSON {}{}{}",
                         if path.is_empty() {
                             "object".to_owned()
                         } else {
                             format!("field {}", path.join("."))
                         },
-                        if *as_string { " (as text)" } else { "" }
+                        if *as_string { " (as text)" } else { "" },
+                        if *before_name {
+                            ", before the name"
+                        } else {
+                            ""
+                        }
                     ),
                     ArgumentsSlot::Python { .. } => "Python keyword arguments".into(),
                     ArgumentsSlot::Tagged(g) => format!(

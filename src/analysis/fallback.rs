@@ -191,7 +191,8 @@ mod tests {
             f.arguments,
             ArgumentsSlot::Json {
                 path: vec!["arguments".into()],
-                as_string: false
+                as_string: false,
+                before_name: false,
             }
         );
     }

@@ -364,6 +364,11 @@ pub enum ArgumentsSlot {
         path: Vec<String>,
         /// The object is written as JSON text inside a JSON string.
         as_string: bool,
+        /// The template writes the arguments' member before the name's
+        /// (`{"arguments": {...}, "name": "f"}`, as Hermes-2-Pro's
+        /// instructions show it), so a grammar keeps that order.
+        #[serde(default, skip_serializing_if = "is_false")]
+        before_name: bool,
     },
     /// One marker-wrapped pair per argument.
     Tagged(Box<TaggedArguments>),

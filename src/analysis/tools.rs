@@ -390,11 +390,9 @@ fn slots(
     let core = &one[cores.one.clone()];
     if cores.class == ToolClass::JsonNative {
         let value: Json = serde_json::from_str(core).unwrap_or(Json::Null);
-        return (
-            json_name(&value),
-            json_arguments(&value),
-            frame.call_start.clone(),
-        );
+        let name = json_name(&value);
+        let arguments = json_arguments(&value, &name);
+        return (name, arguments, frame.call_start.clone());
     }
     let (call_start, prefix) = split_name_prefix(&frame.call_start);
     let after_name = cores.one.start + NAME.len();
@@ -407,6 +405,7 @@ fn slots(
                 ArgumentsSlot::Json {
                     path: vec![],
                     as_string: false,
+                    before_name: false,
                 },
             )
         }
@@ -457,29 +456,54 @@ fn json_name(value: &Json) -> NameSlot {
     }
 }
 
-fn json_arguments(value: &Json) -> ArgumentsSlot {
+fn json_arguments(value: &Json, name: &NameSlot) -> ArgumentsSlot {
     let is_args = |v: &Json| v.get(ARG) == Some(&Json::from(VALUE));
-    if let Some(path) = json_scan::path_to(value, &is_args) {
-        return ArgumentsSlot::Json {
-            path,
-            as_string: false,
-        };
-    }
     let is_text_args = |v: &Json| {
         v.as_str()
             .and_then(|s| serde_json::from_str::<Json>(s).ok())
             .is_some_and(|p| is_args(&p))
     };
-    match json_scan::path_to(value, &is_text_args) {
-        Some(path) => ArgumentsSlot::Json {
-            path,
-            as_string: true,
-        },
-        None => ArgumentsSlot::Json {
+    let found = json_scan::path_to(value, &is_args)
+        .map(|path| (path, false))
+        .or_else(|| json_scan::path_to(value, &is_text_args).map(|path| (path, true)));
+    let Some((path, as_string)) = found else {
+        return ArgumentsSlot::Json {
             path: vec![],
             as_string: false,
-        },
+            before_name: false,
+        };
+    };
+    let before_name = match name {
+        NameSlot::JsonField { path: name_path } => written_first(value, &path, name_path),
+        _ => false,
+    };
+    ArgumentsSlot::Json {
+        path,
+        as_string,
+        before_name,
     }
+}
+
+/// Whether the member at key path `a` comes before the one at `b` in the
+/// object `value` as rendered (its keys keep their order): compared where
+/// the paths part.
+fn written_first(value: &Json, a: &[String], b: &[String]) -> bool {
+    let shared = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let (Some(ka), Some(kb)) = (a.get(shared), b.get(shared)) else {
+        return false;
+    };
+    let mut object = value;
+    for key in &a[..shared] {
+        match object.get(key) {
+            Some(inner) => object = inner,
+            None => return false,
+        }
+    }
+    let Some(map) = object.as_object() else {
+        return false;
+    };
+    let at = |k: &String| map.keys().position(|key| key == k);
+    matches!((at(ka), at(kb)), (Some(i), Some(j)) if i < j)
 }
 
 /// T7: where the call id is written.

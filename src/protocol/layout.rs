@@ -482,7 +482,9 @@ fn tagged_call(
     }
     tagged_id(out, format, false);
     match &format.arguments {
-        ArgumentsSlot::Json { path, as_string } if !path.is_empty() => {
+        ArgumentsSlot::Json {
+            path, as_string, ..
+        } if !path.is_empty() => {
             let args = Segment::Arguments(Arguments::Json {
                 as_string: *as_string,
             });
@@ -538,8 +540,13 @@ fn json_call(out: &mut Builder, format: &ToolFormat, name: &str) {
     if let NameSlot::JsonField { path } = &format.name {
         fields.push((path.as_slice(), Field::Name(name.to_string())));
     }
-    if let ArgumentsSlot::Json { path, .. } = &format.arguments {
-        fields.push((path.as_slice(), Field::Value(args)));
+    if let ArgumentsSlot::Json {
+        path, before_name, ..
+    } = &format.arguments
+    {
+        // The arguments keep their rendered place: after the name, or first.
+        let at = if *before_name { 0 } else { fields.len() };
+        fields.insert(at, (path.as_slice(), Field::Value(args)));
     }
     if let Some(IdSlot::JsonField { path, before_name }) = &format.id {
         // The id keeps its rendered place: first, or after the name and arguments.
@@ -636,6 +643,7 @@ mod tests {
             ArgumentsSlot::Json {
                 path: path(&["parameters"]),
                 as_string: false,
+                before_name: false,
             },
             Some(IdSlot::JsonField {
                 path: path(&["tool_call_id"]),
@@ -683,6 +691,7 @@ mod tests {
             ArgumentsSlot::Json {
                 path: path(&["arguments"]),
                 as_string: false,
+                before_name: false,
             },
             Some(IdSlot::JsonField {
                 path: path(&["id"]),
@@ -762,6 +771,7 @@ mod tests {
             ArgumentsSlot::Json {
                 path: path(&["function", "arguments"]),
                 as_string: false,
+                before_name: false,
             },
             None,
         );
@@ -783,6 +793,7 @@ mod tests {
             ArgumentsSlot::Json {
                 path: vec![],
                 as_string: false,
+                before_name: false,
             },
             Some(IdSlot::Counted {
                 separator: ":".into(),
@@ -816,6 +827,7 @@ mod tests {
             ArgumentsSlot::Json {
                 path: vec![],
                 as_string: false,
+                before_name: false,
             },
             Some(IdSlot::Tagged {
                 prefix: "[CALL_ID]".into(),
@@ -885,6 +897,7 @@ mod tests {
             ArgumentsSlot::Json {
                 path: vec![],
                 as_string: false,
+                before_name: false,
             },
             None,
         );

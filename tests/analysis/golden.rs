@@ -184,6 +184,7 @@ fn json_args(path: &[&str]) -> ArgumentsSlot {
     ArgumentsSlot::Json {
         path: path.iter().map(|s| s.to_string()).collect(),
         as_string: false,
+        before_name: false,
     }
 }
 

@@ -246,6 +246,7 @@ fn stripped_tokens(analysis: &Analysis, output: &str) -> Option<String> {
     let ArgumentsSlot::Json {
         path,
         as_string: false,
+        ..
     } = &format.arguments
     else {
         return None;

@@ -937,3 +937,52 @@ fn whitespace_before_a_glued_call_end_is_the_json_objects() {
         assert_eq!(message["content"], json!(content), "{out:?}");
     }
 }
+
+/// A JSON call the template writes arguments first, as Hermes-2-Pro's
+/// instructions show it.
+const ARGUMENTS_FIRST: &str = r#"{%- for m in messages -%}
+{%- if m.role == 'assistant' and m.tool_calls -%}<|assistant|>
+{%- for c in m.tool_calls -%}<tool_call>
+{ "arguments": {{ c.function.arguments | tojson }}, "name": "{{ c.function.name }}"}
+</tool_call>{%- endfor -%}<|end|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+
+/// The analysis keeps the order of the call object's members; the grammar
+/// writes them in that order, the parser reads either.
+#[test]
+fn a_call_object_written_arguments_first_keeps_its_order() {
+    let analysis = template(ARGUMENTS_FIRST).analyze().unwrap();
+    let tools = analysis.tools.as_ref().expect("tools found");
+    assert_eq!(
+        tools.arguments,
+        ArgumentsSlot::Json {
+            path: vec!["arguments".into()],
+            as_string: false,
+            before_name: true,
+        }
+    );
+    let tool = json!({"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"a": {"type": "integer"}}}}});
+    let options = Options::default().with_tools(vec![tool]);
+    let protocol = chat_autoparser::Protocol::new(&analysis, &options);
+    let lark = chat_autoparser::grammar::lark(&protocol).unwrap().lark;
+    assert!(
+        lark.contains(r#""{" WS? "\"arguments\"" WS? ":" WS? args_f WS? "," WS? "\"name\"""#),
+        "{lark}"
+    );
+    let parser = analysis.parser(&ParserConfig::from(options)).unwrap();
+    for out in [
+        "<tool_call>\n{ \"arguments\": {\"a\": 1}, \"name\": \"f\"}\n</tool_call>",
+        "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>",
+    ] {
+        let parsed = parser.parse_report(out, false);
+        assert_eq!(parsed.diagnostics, [], "{out:?}");
+        assert_eq!(
+            serde_json::to_value(&parsed.message).unwrap()["tool_calls"],
+            json!([{"id": null, "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}]),
+            "{out:?}"
+        );
+    }
+}

@@ -87,7 +87,8 @@ fn json_call(format: &ToolFormat, arguments_key: &str) {
         format.arguments,
         ArgumentsSlot::Json {
             path: vec![arguments_key.into()],
-            as_string: false
+            as_string: false,
+            before_name: false,
         }
     );
 }
