@@ -294,7 +294,18 @@ pub fn table(a: &Analysis) -> String {
                             ""
                         }
                     ),
-                    ArgumentsSlot::Python { .. } => "Python keyword arguments".into(),
+                    ArgumentsSlot::Python {
+                        raw_strings,
+                        bare_strings,
+                    } => format!(
+                        "Python keyword arguments{}{}",
+                        if *raw_strings {
+                            ", strings raw in quotes"
+                        } else {
+                            ""
+                        },
+                        if *bare_strings { ", strings bare" } else { "" }
+                    ),
                     ArgumentsSlot::Tagged(g) => format!(
                         "{} KEY {} {} VALUE {}{} sep {}{}{}",
                         q(&g.name_prefix),

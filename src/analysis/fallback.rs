@@ -171,7 +171,13 @@ mod tests {
                 suffix: "(".into()
             }
         );
-        assert_eq!(f.arguments, ArgumentsSlot::Python { raw_strings: false });
+        assert_eq!(
+            f.arguments,
+            ArgumentsSlot::Python {
+                raw_strings: false,
+                bare_strings: false
+            }
+        );
     }
 
     #[test]

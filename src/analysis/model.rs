@@ -378,6 +378,11 @@ pub enum ArgumentsSlot {
         /// (LFM2.5-8B-A1B): a quote or a newline inside is no Python literal.
         #[serde(default, skip_serializing_if = "is_false")]
         raw_strings: bool,
+        /// String values are written with no quotes at all, as `str()`
+        /// prints them (`city=Paris`: a template formatting values with
+        /// `"%s"`); other values are Python literals as ever.
+        #[serde(default, skip_serializing_if = "is_false")]
+        bare_strings: bool,
     },
 }
 

@@ -413,6 +413,7 @@ fn slots(
             "(".to_owned(),
             ArgumentsSlot::Python {
                 raw_strings: raw_python_strings(outputs),
+                bare_strings: bare_python_strings(outputs),
             },
         ),
         _ => {
@@ -437,6 +438,15 @@ fn raw_python_strings(outputs: &Outputs) -> bool {
     outputs
         .get(Variant::CallMarkup)
         .is_ok_and(|text| text.contains(&format!("'{MARKUP_VALUE}'")))
+}
+
+/// Whether the markup value is written with no quote around it,
+/// `first=X<&` + newline + `Y`: the template prints values with `str()`
+/// (`"%s" | format(value)`), so a string is its bare text.
+fn bare_python_strings(outputs: &Outputs) -> bool {
+    outputs
+        .get(Variant::CallMarkup)
+        .is_ok_and(|text| text.contains(&format!("{ARG}={MARKUP_VALUE}")))
 }
 
 /// Splits the text before a name into the call's start and the name's prefix:

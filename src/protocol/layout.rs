@@ -879,7 +879,10 @@ mod tests {
                 prefix: String::new(),
                 suffix: "(".into(),
             },
-            ArgumentsSlot::Python { raw_strings: false },
+            ArgumentsSlot::Python {
+                raw_strings: false,
+                bare_strings: false,
+            },
             None,
         );
         f.call_start = String::new();

@@ -196,7 +196,7 @@ fn python_call_templates_say_whether_strings_are_raw() {
     let mut seen = BTreeMap::new();
     for path in &paths {
         let analysis = analyze(path).unwrap_or_else(|e| panic!("{}: {e}", name_of(path)));
-        if let Some(ArgumentsSlot::Python { raw_strings }) =
+        if let Some(ArgumentsSlot::Python { raw_strings, .. }) =
             analysis.tools.as_ref().map(|f| f.arguments.clone())
         {
             seen.insert(name_of(path), raw_strings);

@@ -577,7 +577,13 @@ fn markers_python_calls() {
     assert_eq!(t.call_separator, ", ");
     assert!(t.parallel);
     assert_eq!(tagged_name(t), ("", "("));
-    assert_eq!(t.arguments, ArgumentsSlot::Python { raw_strings: false });
+    assert_eq!(
+        t.arguments,
+        ArgumentsSlot::Python {
+            raw_strings: false,
+            bare_strings: false
+        }
+    );
     assert_eq!(t.id, None);
     assert!(t.content_with_calls);
     assert_eq!(a.turn.end_of_turn, "<|im_end|>\n");

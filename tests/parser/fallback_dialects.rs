@@ -84,7 +84,10 @@ fn a_silent_template_gets_the_fallback_dialects() {
     assert_eq!(a.fallback_tools[0].section_start, "<|tool_call_start|>[");
     assert_eq!(
         a.fallback_tools[0].arguments,
-        ArgumentsSlot::Python { raw_strings: false }
+        ArgumentsSlot::Python {
+            raw_strings: false,
+            bare_strings: false
+        }
     );
     assert_eq!(a.fallback_tools[1].call_start.trim(), "<tool_call>");
     assert!(a.tool_formats().eq(&a.fallback_tools));

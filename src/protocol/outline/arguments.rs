@@ -24,12 +24,24 @@ use super::super::{Arguments, TaggedLayout, Tool};
 use super::{values, Kind, Lowering, Member, Node, Order, Produces, ValueNotation};
 use crate::json_schema::{object_schema, properties, required_names, string_kind, StringKind};
 
-/// `raw_python`: Python strings may be written raw (`'it's'`).
+/// How a template spells the strings of Python keyword arguments besides
+/// Python literals.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct PythonStrings {
+    /// Raw between single quotes (`'it's'`), nothing escaped: read by the
+    /// parser, a lenient spelling.
+    pub raw: bool,
+    /// Bare, as `str()` prints them (`city=Paris`): what the template
+    /// writes, so part of the strict language.
+    pub bare: bool,
+}
+
+/// `python`: how Python strings are spelled besides literals.
 pub(super) fn lower(
     lower: &mut Lowering,
     tool: &Tool,
     arguments: &Arguments,
-    raw_python: bool,
+    python: PythonStrings,
 ) -> Node {
     let schema = object_schema(&tool.parameters);
     let root = Arc::new(tool.parameters.clone());
@@ -41,22 +53,28 @@ pub(super) fn lower(
             };
             values::value(&schema, &root, notation).producing(Produces::Arguments)
         }
-        Arguments::Python => python(&schema, &root, raw_python),
+        Arguments::Python => self::python(&schema, &root, python),
         Arguments::Tagged(g) => tagged(lower, tool, &schema, &root, g),
     }
 }
 
-/// `k=v` pairs joined by `, `; with `raw_strings`, a string value may
-/// also be written raw between quotes (`'it's'`), as the parser reads it:
-/// a lenient spelling, which strict printers leave out.
-fn python(schema: &Value, root: &Arc<Value>, raw_strings: bool) -> Node {
+/// `k=v` pairs joined by `, `. A string value may also be written raw
+/// between quotes (`'it's'`, `python.raw`), as the parser reads it: a
+/// lenient spelling, which strict printers leave out; or bare, as `str()`
+/// prints it (`city=Paris`, `python.bare`): the template's own spelling,
+/// which every printer takes.
+fn python(schema: &Value, root: &Arc<Value>, python: PythonStrings) -> Node {
     let member = |key: Node, value: Value| {
         let typed = values::value(&value, root, ValueNotation::Python).producing(Produces::Value);
-        let value = match raw_strings && string_kind(&value, root) != StringKind::Never {
-            true => Node::choice(vec![typed, raw_python_string().lenient()]),
-            false => typed,
-        };
-        Node::seq([key, Node::literal("="), value])
+        let kind = string_kind(&value, root);
+        let mut options = vec![typed];
+        if python.bare && kind != StringKind::Never {
+            options.push(bare_python_string(&value, root, &kind));
+        }
+        if python.raw && kind != StringKind::Never {
+            options.push(raw_python_string().lenient());
+        }
+        Node::seq([key, Node::literal("="), Node::choice(options)])
     };
     let list = members(schema, |key, prop| member(Node::literal(key), prop.clone()));
     let extra = open(schema).then(|| {
@@ -73,6 +91,19 @@ fn python(schema: &Value, root: &Arc<Value>, raw_strings: bool) -> Node {
         root: Arc::clone(root),
     })
     .producing(Produces::Arguments)
+}
+
+/// A string as `str()` prints it, with no quotes: an enum's word, or text
+/// up to the next argument or the call's end. It holds no quote (which
+/// would open a literal) and no comma or parenthesis (which end it).
+fn bare_python_string(schema: &Value, root: &Arc<Value>, kind: &StringKind) -> Node {
+    match kind {
+        StringKind::Enum(_) => values::value(schema, root, ValueNotation::Raw),
+        _ => Node::new(Kind::Until {
+            stops: [",", ")", "\"", "'"].map(String::from).to_vec(),
+        }),
+    }
+    .producing(Produces::Value)
 }
 
 /// A string as written raw between single quotes, up to the last quote

@@ -14,11 +14,11 @@ use super::super::{CallLayout, HeaderAttributes, IdShape, Segment, Tool};
 use super::{arguments, Kind, Lowering, Node, Produces};
 use crate::analysis::{ArgumentsSlot, ToolFormat};
 
-/// The call being lowered: its tool, and whether Python strings may be
-/// written raw.
+/// The call being lowered: its tool, and how its Python strings are
+/// spelled.
 struct Call<'t> {
     tool: &'t Tool,
-    raw_python: bool,
+    python: arguments::PythonStrings,
 }
 
 /// The call of `tool` in `format`.
@@ -35,13 +35,17 @@ pub(super) fn laid_out(
     tool: &Tool,
 ) -> Node {
     let mut named = false;
-    // Python strings the template writes raw (`'it's'`), which the parser
-    // reads too: a lenient spelling of each string argument.
-    let raw_python = matches!(
-        format.arguments,
-        ArgumentsSlot::Python { raw_strings: true }
-    );
-    let call = Call { tool, raw_python };
+    let python = match format.arguments {
+        ArgumentsSlot::Python {
+            raw_strings,
+            bare_strings,
+        } => arguments::PythonStrings {
+            raw: raw_strings,
+            bare: bare_strings,
+        },
+        _ => arguments::PythonStrings::default(),
+    };
+    let call = Call { tool, python };
     let nodes = pieces(lower, &call, &layout.segments, layout.name_end, &mut named);
     Node::seq(nodes)
 }
@@ -97,7 +101,7 @@ fn pieces(
                 out.extend(text_with_name(text, &tool.name, named, lower.generic))
             }
             Segment::Id(shape) => out.push(id(shape)),
-            Segment::Arguments(a) => out.push(arguments::lower(lower, tool, a, call.raw_python)),
+            Segment::Arguments(a) => out.push(arguments::lower(lower, tool, a, call.python)),
             // The template writes the group (a JSON id member); a model
             // may leave it out, as the parser reads a call without it.
             Segment::Optional(inner) => {
