@@ -874,3 +874,48 @@ fn a_bare_json_call_may_open_the_output_after_no_text() {
         );
     }
 }
+
+/// Python calls whose template prints values with `str()` (`"%s" |
+/// format(v)`): strings bare (`city=Paris`), other values as literals. The
+/// grammar takes the bare spelling beside the literal one; a bare word
+/// where the schema wants a number is still refused.
+#[test]
+fn python_strings_a_template_prints_bare_are_accepted() {
+    let source = r#"{%- for m in messages -%}
+{%- if m.role == 'assistant' and m.tool_calls -%}<|assistant|>[
+{%- for c in m.tool_calls -%}{{ c.function.name }}(
+{%- for k in c.function.arguments -%}{{ k }}={{ "%s" | format(c.function.arguments[k]) }}{{ ", " if not loop.last }}{%- endfor -%}){{ ", " if not loop.last }}
+{%- endfor -%}]<|eot|>
+{%- else -%}<|{{ m.role }}|>{{ m.content }}<|eot|>{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
+    let analysis = ChatTemplate::new(source, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    assert_eq!(
+        analysis.tools.as_ref().map(|t| t.arguments.clone()),
+        Some(chat_autoparser::analysis::ArgumentsSlot::Python {
+            raw_strings: false,
+            bare_strings: true,
+        })
+    );
+    let tool = json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["city"]}}});
+    let options = Options::default().with_tools(vec![tool]);
+    let grammar = lark(&Protocol::new(&analysis, &options)).unwrap().lark;
+    let mut engine = Engine::new();
+    for (text, want) in [
+        ("[get_weather(city=Paris, days=3)]", true),
+        ("[get_weather(city=New York\nNY)]", true),
+        ("[get_weather(city=\"Paris\", days=3)]", true),
+        ("[get_weather(city=Paris, days=three)]", false),
+    ] {
+        assert_eq!(
+            engine.accepts(&grammar, text),
+            Ok(want),
+            "{text:?}\n{grammar}"
+        );
+    }
+}
