@@ -221,3 +221,35 @@ fn a_bare_python_value_may_hold_a_newline() {
         json!({"text": "line one\nline two", "flag": true})
     );
 }
+
+/// A bare value is a short literal only when the value ends with it (the
+/// next `,`, `)` or `name=`): `50%` and `3 apples` are words; and a bare
+/// word may start with any letter (`東京`, `🙂`). Batch and every chunking
+/// agree.
+#[test]
+fn a_bare_python_value_is_a_literal_only_when_it_ends_there() {
+    let template = CALL_LIST.replace("VALUE", "{{ v }}");
+    let parser = parser_for(&template);
+    for (output, want) in [
+        (
+            "<|call|>[save_note(text=50%, flag=True)]<|/call|>",
+            json!({"text": "50%", "flag": true}),
+        ),
+        (
+            "<|call|>[save_note(text=3 apples\nand 東京)]<|/call|>",
+            json!({"text": "3 apples\nand 東京"}),
+        ),
+        (
+            "<|call|>[save_note(text=🙂 ok, flag=False)]<|/call|>",
+            json!({"text": "🙂 ok", "flag": false}),
+        ),
+        (
+            "<|call|>[save_note(flag=True text=Paris)]<|/call|>",
+            json!({"flag": true, "text": "Paris"}),
+        ),
+    ] {
+        let batch = parse_with(&parser, output);
+        assert_eq!(batch.content, None, "{output:?}: {batch:?}");
+        assert_eq!(arguments(&batch), want, "{output:?}");
+    }
+}

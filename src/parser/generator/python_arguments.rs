@@ -50,43 +50,56 @@ pub(super) fn python_arguments() -> Expr {
 /// A Python literal, or a bare word. A value that opens with a quote or a
 /// bracket is a literal, committed to at once: trying a bare word after it
 /// would make the engine keep all of a long value. A short literal (a
-/// number, `True`, `None`) is one only when the word ends with it: `3pm`,
-/// `2024-01-15`, `10:30` and `Trueish` are bare words.
+/// number, `True`, `None`) is one only when the value ends with it, at the
+/// next `,` or `)` or the next argument's `name=` (a comma left out):
+/// `3pm`, `2024-01-15`, `10:30`, `50%`, `3 apples` and `Trueish` are bare
+/// words.
 fn python_value() -> Expr {
+    let value_end = choice([
+        class(ByteSet::of(b",)")),
+        seq([identifier(), ws(), lit("=")]),
+    ]);
     choice([
-        seq([and(class(ByteSet::of(b"'\"[{("))), cut(), python()]),
-        seq([python(), not(class(word_part()))]),
+        seq([and(class(ByteSet::of(OPENS_A_LITERAL))), cut(), python()]),
+        seq([
+            python(),
+            not(class(word_part())),
+            and(seq([ws(), value_end])),
+        ]),
         bare_word_value(),
     ])
 }
 
-/// A value written without quotes (`city=Paris`), as templates that print
-/// values with `{{ v }}` render strings: it starts as a word or a number
-/// does (literals are tried first) and runs to the next `,` or `)`, over
+/// The bytes a value that is a literal opens with: quotes and brackets.
+const OPENS_A_LITERAL: &[u8] = b"'\"[{(";
+
+/// A value written without quotes (`city=Paris`, `city=東京`), as
+/// templates that print values with `{{ v }}` or `str()` render strings:
+/// it starts with any byte but whitespace, `,`, `)` and what opens a
+/// literal (literals are tried first) and runs to the next `,` or `)`, over
 /// line ends (such a template prints a multi-line string as it is), less
 /// the whitespace before that end. `to_json` rejects it, so it decodes as
 /// a string.
 fn bare_word_value() -> Expr {
     let space = space_set();
     let text = class(ByteSet::of(b",)").union(space).complement());
+    let start = ByteSet::of(b",)")
+        .union(space)
+        .union(ByteSet::of(OPENS_A_LITERAL))
+        .complement();
     seq([
-        class(word_start()),
+        class(start),
         star(text.clone()),
         star(seq([plus(class(space)), plus(text)])),
     ])
 }
 
-/// The bytes a bare word starts with: ASCII letters and digits, `_`, and
-/// a number's sign or point.
-fn word_start() -> ByteSet {
+/// The bytes that go on a word after a literal's end (`3` of `3pm`,
+/// `2024` of `2024-01-15`): ASCII letters and digits, `_`, a number's sign
+/// or point, `:` and `/`.
+fn word_part() -> ByteSet {
     ByteSet::range(b'a', b'z')
         .union(ByteSet::range(b'A', b'Z'))
         .union(ByteSet::range(b'0', b'9'))
-        .union(ByteSet::of(b"_-+."))
-}
-
-/// The bytes that go on a word after a literal's end (`3` of `3pm`,
-/// `2024` of `2024-01-15`): a word's, and `:` and `/`.
-fn word_part() -> ByteSet {
-    word_start().union(ByteSet::of(b":/"))
+        .union(ByteSet::of(b"_-+.:/"))
 }
