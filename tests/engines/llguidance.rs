@@ -833,6 +833,31 @@ fn strict_tools_take_no_undeclared_key_in_lark() {
     }
 }
 
+/// The analysis of the inline template `source` and its Lark export for
+/// `tool`.
+fn inline_lark(source: &str, tool: Value) -> (Analysis, String) {
+    let analysis = ChatTemplate::new(source, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let options = Options::default().with_tools(vec![tool]);
+    let grammar = lark(&Protocol::new(&analysis, &options)).unwrap().lark;
+    (analysis, grammar)
+}
+
+/// llguidance accepts each text of `cases` exactly when its flag says.
+fn assert_accepts<T: AsRef<str>>(grammar: &str, cases: &[(T, bool)]) {
+    let mut engine = Engine::new();
+    for (text, want) in cases {
+        let text = text.as_ref();
+        assert_eq!(
+            engine.accepts(grammar, text),
+            Ok(*want),
+            "{text:?}\n{grammar}"
+        );
+    }
+}
+
 /// Bare JSON calls that content may precede (`{"name": ..., "parameters":
 /// ...}` after any text, as Llama-4's JSON template writes them): the
 /// lazy head is the text up to the call's `{`, and a call with no text
@@ -847,32 +872,23 @@ fn a_bare_json_call_may_open_the_output_after_no_text() {
 {%- else -%}<|{{ m.role }}|>{{ m.content }}<|eot|>{%- endif -%}
 {%- endfor -%}
 {%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
-    let analysis = ChatTemplate::new(source, &TemplateConfig::default())
-        .unwrap()
-        .analyze()
-        .unwrap();
     let tool = json!({"type": "function", "function": {"name": "get_weather", "parameters": {
         "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}});
-    let options = Options::default().with_tools(vec![tool]);
-    let grammar = lark(&Protocol::new(&analysis, &options)).unwrap().lark;
+    let (_, grammar) = inline_lark(source, tool);
     assert!(grammar.contains("head[lazy]: /(?s:.*)\\{/\n"), "{grammar}");
     let call = r#"{"name": "get_weather", "parameters": {"city": "Paris"}}"#;
-    let mut engine = Engine::new();
-    for (text, want) in [
-        (call.to_string(), true),
-        (format!("Checking. {call}"), true),
-        ("Just text.".to_string(), true),
-        (
-            r#"{"name": "get_time", "parameters": {}}"#.to_string(),
-            false,
-        ),
-    ] {
-        assert_eq!(
-            engine.accepts(&grammar, &text),
-            Ok(want),
-            "{text:?}\n{grammar}"
-        );
-    }
+    assert_accepts(
+        &grammar,
+        &[
+            (call.to_string(), true),
+            (format!("Checking. {call}"), true),
+            ("Just text.".to_string(), true),
+            (
+                r#"{"name": "get_time", "parameters": {}}"#.to_string(),
+                false,
+            ),
+        ],
+    );
 }
 
 /// Python calls whose template prints values with `str()` (`"%s" |
@@ -889,10 +905,10 @@ fn python_strings_a_template_prints_bare_are_accepted() {
 {%- else -%}<|{{ m.role }}|>{{ m.content }}<|eot|>{%- endif -%}
 {%- endfor -%}
 {%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"#;
-    let analysis = ChatTemplate::new(source, &TemplateConfig::default())
-        .unwrap()
-        .analyze()
-        .unwrap();
+    let tool = json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["city"]}}});
+    let (analysis, grammar) = inline_lark(source, tool);
     assert_eq!(
         analysis.tools.as_ref().map(|t| t.arguments.clone()),
         Some(chat_autoparser::analysis::ArgumentsSlot::Python {
@@ -900,22 +916,13 @@ fn python_strings_a_template_prints_bare_are_accepted() {
             bare_strings: true,
         })
     );
-    let tool = json!({"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-        "required": ["city"]}}});
-    let options = Options::default().with_tools(vec![tool]);
-    let grammar = lark(&Protocol::new(&analysis, &options)).unwrap().lark;
-    let mut engine = Engine::new();
-    for (text, want) in [
-        ("[get_weather(city=Paris, days=3)]", true),
-        ("[get_weather(city=New York\nNY)]", true),
-        ("[get_weather(city=\"Paris\", days=3)]", true),
-        ("[get_weather(city=Paris, days=three)]", false),
-    ] {
-        assert_eq!(
-            engine.accepts(&grammar, text),
-            Ok(want),
-            "{text:?}\n{grammar}"
-        );
-    }
+    assert_accepts(
+        &grammar,
+        &[
+            ("[get_weather(city=Paris, days=3)]", true),
+            ("[get_weather(city=New York\nNY)]", true),
+            ("[get_weather(city=\"Paris\", days=3)]", true),
+            ("[get_weather(city=Paris, days=three)]", false),
+        ],
+    );
 }

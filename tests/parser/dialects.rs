@@ -926,16 +926,22 @@ fn whitespace_before_a_glued_call_end_is_the_json_objects() {
             Some("Done"),
         ),
     ] {
-        let parsed = parser.parse_report(out, false);
-        assert_eq!(parsed.diagnostics, [], "{out:?}");
-        let message = serde_json::to_value(&parsed.message).unwrap();
-        assert_eq!(
-            message["tool_calls"],
-            json!([{"id": null, "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}]),
-            "{out:?}"
-        );
-        assert_eq!(message["content"], json!(content), "{out:?}");
+        reads_one_call_of_f(&parser, out, content);
     }
+}
+
+/// `parser` reads `out` as the call `f({"a": 1})` and `content`, with no
+/// diagnostic.
+fn reads_one_call_of_f(parser: &chat_autoparser::OutputParser, out: &str, content: Option<&str>) {
+    let parsed = parser.parse_report(out, false);
+    assert_eq!(parsed.diagnostics, [], "{out:?}");
+    let message = serde_json::to_value(&parsed.message).unwrap();
+    assert_eq!(
+        message["tool_calls"],
+        json!([{"id": null, "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}]),
+        "{out:?}"
+    );
+    assert_eq!(message["content"], json!(content), "{out:?}");
 }
 
 /// A JSON call the template writes arguments first, as Hermes-2-Pro's
@@ -977,12 +983,6 @@ fn a_call_object_written_arguments_first_keeps_its_order() {
         "<tool_call>\n{ \"arguments\": {\"a\": 1}, \"name\": \"f\"}\n</tool_call>",
         "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>",
     ] {
-        let parsed = parser.parse_report(out, false);
-        assert_eq!(parsed.diagnostics, [], "{out:?}");
-        assert_eq!(
-            serde_json::to_value(&parsed.message).unwrap()["tool_calls"],
-            json!([{"id": null, "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}]),
-            "{out:?}"
-        );
+        reads_one_call_of_f(&parser, out, None);
     }
 }
