@@ -484,7 +484,9 @@ fn json_arguments(value: &Json, name: &NameSlot) -> ArgumentsSlot {
         };
     };
     let before_name = match name {
-        NameSlot::JsonField { path: name_path } => written_first(value, &path, name_path),
+        NameSlot::JsonField { path: name_path } => {
+            json_scan::written_before(value, &path, name_path)
+        }
         _ => false,
     };
     ArgumentsSlot::Json {
@@ -492,28 +494,6 @@ fn json_arguments(value: &Json, name: &NameSlot) -> ArgumentsSlot {
         as_string,
         before_name,
     }
-}
-
-/// Whether the member at key path `a` comes before the one at `b` in the
-/// object `value` as rendered (its keys keep their order): compared where
-/// the paths part.
-fn written_first(value: &Json, a: &[String], b: &[String]) -> bool {
-    let shared = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let (Some(ka), Some(kb)) = (a.get(shared), b.get(shared)) else {
-        return false;
-    };
-    let mut object = value;
-    for key in &a[..shared] {
-        match object.get(key) {
-            Some(inner) => object = inner,
-            None => return false,
-        }
-    }
-    let Some(map) = object.as_object() else {
-        return false;
-    };
-    let at = |k: &String| map.keys().position(|key| key == k);
-    matches!((at(ka), at(kb)), (Some(i), Some(j)) if i < j)
 }
 
 /// T7: where the call id is written.
