@@ -687,16 +687,14 @@ impl<'o> Printer<'o> {
 
     /// What the lazy head of an optional `prefix` then text up to `core`
     /// may not begin with: `base`, and the prefix's opening (which the
-    /// head would run past), unless that opening begins with the core
-    /// itself (then the head is how it begins).
+    /// head would run past), less what begins with the core itself (then
+    /// the head is how it begins, see [`not_beginning_with`]).
     fn head_exclude(&self, prefix: &[&Node], core: &str, base: &[String]) -> Vec<String> {
-        let mut out = not_beginning_with(base, core);
+        let mut out = base.to_vec();
         if let Some(first) = prefix.first() {
-            let leads: Vec<String> = self.leads(first);
-            let leads: Vec<String> = leads.into_iter().filter(|l| !l.starts_with(core)).collect();
-            extend_unique(&mut out, &leads);
+            extend_unique(&mut out, &self.leads(first));
         }
-        out
+        not_beginning_with(&out, core)
     }
 }
 
