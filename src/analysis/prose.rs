@@ -203,24 +203,37 @@ fn skeleton_at(text: &str, object: usize) -> Option<Skeleton> {
 /// placeholder text (`[function name]`, `<args>`) as text and brackets in
 /// strings as text; `None` past [`MAX_SKELETON`] bytes or unbalanced.
 fn closing_bracket(text: &str, open: usize) -> Option<usize> {
+    bracketed(text, open).map(|(close, _)| close)
+}
+
+/// [`closing_bracket`], and the keys of the value at its own level: the
+/// quoted strings followed by `:` outside any inner bracket.
+fn bracketed(text: &str, open: usize) -> Option<(usize, Vec<&str>)> {
+    let mut keys = Vec::new();
     let mut depth = 0usize;
-    let mut in_string = false;
+    let mut string_from = None;
     let mut escaped = false;
     for (i, c) in text[open..]
         .char_indices()
         .take_while(|(i, _)| *i < MAX_SKELETON)
     {
-        match (in_string, escaped, c) {
-            (true, true, _) => escaped = false,
-            (true, false, '\\') => escaped = true,
-            (true, false, '"') => in_string = false,
-            (true, ..) => {}
-            (false, _, '"') => in_string = true,
-            (false, _, '{' | '[') => depth += 1,
-            (false, _, '}' | ']') => {
+        let at = open + i;
+        match (string_from, escaped, c) {
+            (Some(_), true, _) => escaped = false,
+            (Some(_), false, '\\') => escaped = true,
+            (Some(from), false, '"') => {
+                string_from = None;
+                if depth == 1 && text[at + 1..].trim_start().starts_with(':') {
+                    keys.push(&text[from..at]);
+                }
+            }
+            (Some(_), ..) => {}
+            (None, _, '"') => string_from = Some(at + 1),
+            (None, _, '{' | '[') => depth += 1,
+            (None, _, '}' | ']') => {
                 depth = depth.checked_sub(1)?;
                 if depth == 0 {
-                    return Some(open + i + c.len_utf8());
+                    return Some((at + c.len_utf8(), keys));
                 }
             }
             _ => {}
@@ -266,38 +279,11 @@ fn marker_after(text: &str, opener: &str, close: usize) -> usize {
 /// `parameters`) and then `name`. Anything else (a schema, a tool listing)
 /// is no such call.
 fn arguments_first(text: &str, object: usize) -> Option<String> {
-    let close = closing_bracket(text, object)?;
-    match top_keys(&text[object..close])[..] {
+    let (_, keys) = bracketed(text, object)?;
+    match keys[..] {
         [arguments @ ("arguments" | "parameters"), "name"] => Some(arguments.to_owned()),
         _ => None,
     }
-}
-
-/// The keys of the object `body` (`{` to its `}`) at its own level: the
-/// quoted strings followed by `:` outside any inner bracket. Placeholder
-/// values (`<args-dict>`, `[function name]`) are text.
-fn top_keys(body: &str) -> Vec<&str> {
-    let mut keys = Vec::new();
-    let (mut depth, mut string_from, mut escaped) = (0usize, None, false);
-    for (i, c) in body.char_indices() {
-        match (string_from, escaped, c) {
-            (Some(_), true, _) => escaped = false,
-            (Some(_), false, '\\') => escaped = true,
-            (Some(from), false, '"') => {
-                string_from = None;
-                let is_key = body[i + 1..].trim_start().starts_with(':');
-                if depth == 1 && is_key {
-                    keys.push(&body[from..i]);
-                }
-            }
-            (Some(_), ..) => {}
-            (None, _, '"') => string_from = Some(i + 1),
-            (None, _, '{' | '[') => depth += 1,
-            (None, _, '}' | ']') => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    keys
 }
 
 /// The first quoted key after `"name"` in the call object starting `object`.
