@@ -251,6 +251,17 @@ pub fn typed_word<'t>(string: &str, typed: &'t str) -> Option<(&'t str, &'t str)
     (word_len > 0 && same_after).then(|| (&typed[..start], &rest[word_len..]))
 }
 
+/// The raw text after the value of the tagged argument `key`:
+/// `value_suffix`, or, when the closer repeats the argument's name
+/// (`named_close`), `value_suffix`, the name and the text after it
+/// (`</` `city` `>`).
+pub fn value_close(value_suffix: &str, named_close: Option<&str>, key: &str) -> String {
+    match named_close {
+        Some(after) => format!("{value_suffix}{key}{after}"),
+        None => value_suffix.to_string(),
+    }
+}
+
 /// `s` with control characters escaped, for human-readable tables.
 pub fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);

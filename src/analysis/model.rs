@@ -448,10 +448,7 @@ pub struct Elements {
 impl TaggedArguments {
     /// The raw text after the value of the argument `key`.
     pub fn close_for(&self, key: &str) -> String {
-        match &self.named_close {
-            Some(after) => format!("{}{key}{after}", self.value_suffix),
-            None => self.value_suffix.clone(),
-        }
+        crate::markers::value_close(&self.value_suffix, self.named_close.as_deref(), key)
     }
 
     /// The typed value prefix around its type word, `(before, after)`, when

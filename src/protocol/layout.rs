@@ -540,26 +540,29 @@ fn json_call(out: &mut Builder, format: &ToolFormat, name: &str) {
     if let NameSlot::JsonField { path } = &format.name {
         fields.push((path.as_slice(), Field::Name(name.to_string())));
     }
+    // The arguments and the id keep their rendered places: before the name
+    // (first), or after what came before them.
     if let ArgumentsSlot::Json {
         path, before_name, ..
     } = &format.arguments
     {
-        // The arguments keep their rendered place: after the name, or first.
-        let at = if *before_name { 0 } else { fields.len() };
-        fields.insert(at, (path.as_slice(), Field::Value(args)));
-    }
-    if let Some(IdSlot::JsonField { path, before_name }) = &format.id {
-        // The id keeps its rendered place: first, or after the name and arguments.
-        let at = if *before_name { 0 } else { fields.len() };
-        fields.insert(
-            at,
-            (
-                path.as_slice(),
-                Field::Value(Segment::Id(IdShape::JsonString)),
-            ),
+        place(
+            &mut fields,
+            *before_name,
+            (path.as_slice(), Field::Value(args)),
         );
     }
+    if let Some(IdSlot::JsonField { path, before_name }) = &format.id {
+        let id = Field::Value(Segment::Id(IdShape::JsonString));
+        place(&mut fields, *before_name, (path.as_slice(), id));
+    }
     json_object(out, fields);
+}
+
+/// `field` first among `fields`, or last.
+fn place<'p>(fields: &mut Vec<KeyedField<'p>>, first: bool, field: KeyedField<'p>) {
+    let at = if first { 0 } else { fields.len() };
+    fields.insert(at, field);
 }
 
 /// A JSON object with `fields` at their key paths, in the order given;
