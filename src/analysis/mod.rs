@@ -128,7 +128,7 @@ fn prose_call(
     variables: &[String],
     own: Option<&ToolFormat>,
 ) -> Option<prose::ProseCall> {
-    if !variables.iter().any(|v| v == "tools") {
+    if !variables.iter().any(|v| v == "tools") || outputs.tools_refused.is_some() {
         return None;
     }
     // A call named in words is weaker evidence than one drawn: it is read

@@ -142,6 +142,9 @@ pub struct Outputs {
     pub follow_up: bool,
     /// Caller variables that had to be set to empty text for the template to render.
     pub assumed_empty: Vec<String>,
+    /// Why the template fails when given tools, when it does: the probes
+    /// were rendered without them, and no call format is assumed.
+    pub tools_refused: Option<String>,
     /// The message field the probes put reasoning in.
     pub reasoning_field: &'static str,
     /// The user turn with the generation prompt, rendered with the probe
@@ -187,7 +190,13 @@ pub fn collect(
     };
     let mut follow_up =
         prober.turn(&content, plain, false).is_err() && prober.turn(&content, plain, true).is_ok();
-    let (mut calls, why_not) = find_encoding(&prober, follow_up);
+    let (mut calls, why_not) = match prober.tools_refused() {
+        None => find_encoding(&prober, follow_up),
+        Some(why) => (
+            CallTurns::Refused,
+            format!("the template fails when given tools: {why}"),
+        ),
+    };
     if calls == CallTurns::Silent && !follow_up {
         // A template may render the last assistant message as a prefill to
         // continue (its content only, as Nemotron's JSON template does) and
@@ -231,6 +240,7 @@ pub fn collect(
         has_thinking_switch: has_switch,
         follow_up,
         assumed_empty: prober.extra.keys().cloned().collect(),
+        tools_refused: prober.tools_refused().map(str::to_owned),
         reasoning_field: prober.reasoning_field,
         instructions: full_prompt,
         bare_prompt: prober.prompt_without_tools().ok(),
@@ -255,6 +265,21 @@ fn first_prompt(prober: &mut Prober<'_>, variables: &[String]) -> Result<String>
                 // only content parts (MiniMax-M1, MiniMax-Text-01).
                 prober.content_parts = true;
                 prober.prompt()
+            })
+            .or_else(|_| {
+                // A template that fails only when given tools (jinja2 fails
+                // it too: `set dict.key`, `list.append`) still writes
+                // reasoning and content; its calls are unsupported.
+                use crate::error::ErrorKind;
+                if !matches!(first.kind(), ErrorKind::Render | ErrorKind::Raised) {
+                    return Err(first.clone());
+                }
+                prober.drop_tools(first.to_string());
+                prober.content_parts = false;
+                prober.prompt().or_else(|_| {
+                    prober.content_parts = true;
+                    prober.prompt()
+                })
             })
             .map_err(|_| {
                 Error::new(

@@ -98,7 +98,11 @@ pub fn tools() -> Vec<Json> {
 /// Renders probes of one template.
 pub struct Prober<'t> {
     template: &'t ChatTemplate,
-    tools: Vec<Json>,
+    /// The probe tools; `None` once the template failed with them and
+    /// rendered without (see `outputs::first_prompt`).
+    tools: Option<Vec<Json>>,
+    /// Why the template failed with tools, once it did.
+    tools_refused: Option<String>,
     /// Template variables every render gets (e.g. a pinned `enable_thinking`).
     pub extra: Map<String, Json>,
     /// The message field that carries reasoning for this template.
@@ -171,7 +175,8 @@ impl<'t> Prober<'t> {
         let reasoning_field = reasoning_field(template.source());
         Prober {
             template,
-            tools: tools(),
+            tools: Some(tools()),
+            tools_refused: None,
             extra: Map::new(),
             reasoning_field,
             content_parts: false,
@@ -216,6 +221,19 @@ impl<'t> Prober<'t> {
     /// The user turn followed by the generation prompt, in full.
     pub fn prompt(&self) -> Result<String, Error> {
         self.render(vec![user()], true, None)
+    }
+
+    /// Renders every probe without tools from now on: the template fails
+    /// when given them, for the reason `why`.
+    pub fn drop_tools(&mut self, why: String) {
+        self.tools = None;
+        self.tools_refused = Some(why);
+        self.cache.borrow_mut().clear();
+    }
+
+    /// Why the template fails when given tools, when it does.
+    pub fn tools_refused(&self) -> Option<&str> {
+        self.tools_refused.as_deref()
     }
 
     /// The user turn followed by the generation prompt, rendered without
@@ -263,7 +281,7 @@ impl<'t> Prober<'t> {
         };
         let request = RenderRequest {
             messages,
-            tools: Some(self.tools.clone()),
+            tools: self.tools.clone(),
             add_generation_prompt,
             enable_thinking,
             extra: self.extra.clone(),

@@ -744,3 +744,38 @@ fn a_block_history_cuts_from_the_content_is_reasoning() {
     let a = template(CONTENT_KEPT).analyze().unwrap();
     assert_eq!(a.reasoning.mode, ReasoningMode::None);
 }
+
+/// DeepSeek-V4 (SGLang's example) style: the tool block is built with
+/// `list.append`, which jinja2's sandbox (and ours) refuses; without tools
+/// the template renders. MiroThinker's `set dict.key` fails the same way.
+const FAILS_WITH_TOOLS: &str = r#"
+{%- set lines = [] -%}
+{%- for t in tools or [] -%}{%- set _ = lines.append(t.function.name) -%}{%- endfor -%}
+{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}
+{{- '<|assistant|>' + ('<think>' + m.reasoning_content + '</think>' if m.reasoning_content else '') + m.content + '<|end|>' -}}
+{%- else -%}{{- '<|' + m.role + '|>' + m.content + '<|end|>' -}}{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|assistant|>' -}}{%- endif -%}"#;
+
+#[test]
+fn a_template_that_fails_with_tools_is_analysed_without_them() {
+    use chat_autoparser::analysis::ComparisonStatus;
+    let t = template(FAILS_WITH_TOOLS);
+    let a = t.analyze().unwrap();
+    assert_eq!(reasoning_markers(&a), ("<think>", "</think>"));
+    assert!(a.tools.is_none());
+    let t1 = a.comparisons.iter().find(|c| c.name == "T1").unwrap();
+    let ComparisonStatus::Unsupported(why) = &t1.status else {
+        panic!("T1 is {:?}", t1.status)
+    };
+    assert!(
+        why.starts_with("the template fails when given tools: ")
+            && why.contains("'append' of 'list' object is unsafe"),
+        "{why}"
+    );
+    assert_eq!(
+        parse(&t, vec![], "<think>Two and two.</think>4"),
+        message("4", "Two and two.")
+    );
+}
