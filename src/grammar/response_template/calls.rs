@@ -347,7 +347,8 @@ fn path_to(value: &Value, marker: &str) -> Option<Vec<String>> {
     }
 }
 
-/// Python calls: the bracketed list between the section markers is one
+/// Python calls: the bracketed list between the section markers (or, with
+/// none, from the bracket of a known name's call to the end) is one
 /// region, read by `python-call-list`; strings written raw need one region
 /// per call instead (`raw_python_calls`).
 fn python_calls(
@@ -361,14 +362,19 @@ fn python_calls(
         warnings.push("response_template: Python calls without a bracketed list are not expressible; no tool_calls field".into());
         return None;
     };
-    if is_blank(start) {
-        warnings.push("response_template: Python calls without a section marker are not expressible; no tool_calls field".into());
-        return None;
-    }
     if call.arguments.is_some_and(arguments::raw_python_strings) {
         return Some(raw_python_calls(start, end, names));
     }
-    let open = format!(r"{}(?=\s*\[)", flex(start));
+    // With no section marker the list itself opens the region, where it
+    // begins with a known name's call (`[search(`), as the parser reads it.
+    let open = match is_blank(start) {
+        true => format!(r"(?=\[\s*{}\s*\()", name_group(names, false, false, false)),
+        false => format!(r"{}(?=\s*\[)", flex(start)),
+    };
+    let lookahead = match is_blank(start) {
+        true => open.clone(),
+        false => flex(start),
+    };
     let mut field = json!({
         "open_pattern": open,
         "content": "python-call-list",
@@ -378,10 +384,7 @@ fn python_calls(
     if !is_blank(end) {
         field["close_pattern"] = json!(format!(r"(?<=\])\s*{}", flex(end)));
     }
-    Some(Calls {
-        field,
-        lookahead: flex(start),
-    })
+    Some(Calls { field, lookahead })
 }
 
 /// Python calls whose strings are `'` + value + `'` unescaped
