@@ -83,12 +83,19 @@ fn python_values(arguments: &Node) -> bool {
     false
 }
 
-/// Whether Python arguments' strings may be written raw (`'it's'`): a
-/// lenient spelling of the value beside the literal.
-pub(super) fn raw_python_strings(arguments: &Node) -> bool {
+/// Whether Python arguments' strings may be written other than as
+/// literals: raw between quotes (`'it's'`, a lenient spelling beside the
+/// literal) or bare as `str()` prints them (`city=Paris`: text up to the
+/// next argument, or an enum's word).
+pub(super) fn unliteral_python_strings(arguments: &Node) -> bool {
     let mut stack = vec![arguments];
     while let Some(n) = stack.pop() {
-        if n.lenient && n.produces == Produces::Nothing {
+        let bare = match &n.kind {
+            Kind::Until { .. } => n.produces == Produces::Value,
+            Kind::Value(v) => v.notation == ValueNotation::Raw,
+            _ => false,
+        };
+        if bare || (n.lenient && n.produces == Produces::Nothing) {
             return true;
         }
         stack.extend(n.children());

@@ -349,8 +349,8 @@ fn path_to(value: &Value, marker: &str) -> Option<Vec<String>> {
 
 /// Python calls: the bracketed list between the section markers (or, with
 /// none, from the bracket of a known name's call to the end) is one
-/// region, read by `python-call-list`; strings written raw need one region
-/// per call instead (`raw_python_calls`).
+/// region, read by `python-call-list`; strings written raw or bare need
+/// one region per call instead (`raw_python_calls`).
 fn python_calls(
     section: &Section,
     call: &Call,
@@ -362,7 +362,7 @@ fn python_calls(
         warnings.push("response_template: Python calls without a bracketed list are not expressible; no tool_calls field".into());
         return None;
     };
-    if call.arguments.is_some_and(arguments::raw_python_strings) {
+    if call.arguments.is_some_and(arguments::unliteral_python_strings) {
         return Some(raw_python_calls(start, end, names));
     }
     // With no section marker the list itself opens the region, where it
