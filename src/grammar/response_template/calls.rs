@@ -349,8 +349,9 @@ fn path_to(value: &Value, marker: &str) -> Option<Vec<String>> {
 
 /// Python calls: the bracketed list between the section markers (or, with
 /// none, from the bracket of a known name's call to the end) is one
-/// region, read by `python-call-list`; strings written raw or bare need
-/// one region per call instead (`raw_python_calls`).
+/// region, read by `python-call-list`. Strings written raw or bare, and
+/// calls with no list around them (one per line between the section
+/// markers), need one region per call instead (`per_call_regions`).
 fn python_calls(
     section: &Section,
     call: &Call,
@@ -358,12 +359,27 @@ fn python_calls(
     warnings: &mut Vec<String>,
 ) -> Option<Calls> {
     let (start, end) = (section.start.trim_end(), section.end.trim_start());
-    let (Some(start), Some(end)) = (start.strip_suffix('['), end.strip_prefix(']')) else {
-        warnings.push("response_template: Python calls without a bracketed list are not expressible; no tool_calls field".into());
-        return None;
+    let Some((start, end)) = start.strip_suffix('[').zip(end.strip_prefix(']')) else {
+        if is_blank(start) {
+            warnings.push("response_template: Python calls with neither a section marker nor a bracketed list are not expressible; no tool_calls field".into());
+            return None;
+        }
+        let around = Around {
+            start: flex(start),
+            separator: r"\s*,?\s*".into(),
+            end: format!(r"\s*{}", flex(end)),
+            lookahead: flex(start),
+        };
+        return Some(per_call_regions(&around, names));
     };
     if call.arguments.is_some_and(arguments::unliteral_python_strings) {
-        return Some(raw_python_calls(start, end, names));
+        let around = Around {
+            start: format!(r"{}\s*\[\s*", flex(start)),
+            separator: r"\s*,\s*".into(),
+            end: format!(r"\s*\]\s*{}", flex(end.trim_start())),
+            lookahead: flex(start),
+        };
+        return Some(per_call_regions(&around, names));
     }
     // With no section marker the list itself opens the region, where it
     // begins with a known name's call (`[search(`), as the parser reads it.
@@ -387,25 +403,39 @@ fn python_calls(
     Some(Calls { field, lookahead })
 }
 
-/// Python calls whose strings are `'` + value + `'` unescaped
-/// (`text='it's'`): `python-call-list` is strict and refuses the whole
-/// list, so each call is a region (`name(` opens it, after the section start
-/// or the previous call's `),`; `)` then `,` or the section end closes it,
-/// the `)` kept in the region as the end of the last value) and its keyword
-/// arguments are read by `xml-inline`. A string runs to the quote before
-/// `, key=` or the final `)`, as the parser reads it; the value keeps its
-/// `='` and that end so that `string_delims` (pairs `='`..`',` and
-/// `='`..`')`) take it whole, unescaped; other values (`3`, `True`,
-/// `{"a": 1}`, `['x', 'y']`, whose quoted items the last pair turns into
-/// JSON strings) are JSON where they can be, else text that `tools=` types.
-fn raw_python_calls(start: &str, end: &str, names: &[&str]) -> Calls {
+/// The patterns around a section's Python calls: before the first, between
+/// two, after the last; and what tells content a call section begins.
+struct Around {
+    start: String,
+    separator: String,
+    end: String,
+    lookahead: String,
+}
+
+/// Python calls read one region each, where `python-call-list` cannot read
+/// them: strings written `'` + value + `'` unescaped (`text='it's'`) or bare
+/// (`city=Paris`), which it refuses, or calls with no list around them. A
+/// call's region opens at `name(` after the section's start or the previous
+/// call's `)` and separator; `)` then the separator and the next call, or
+/// the section's end, closes it (the `)` kept in the region as the end of
+/// the last value). Its keyword arguments are read by `xml-inline`. A string
+/// runs to the quote before `, key=` or the final `)`, as the parser reads
+/// it; the value keeps its `='` and that end so that `string_delims` (pairs
+/// `='`..`',` and `='`..`')`) take it whole, unescaped; other values (`3`,
+/// `True`, `{"a": 1}`, `['x', 'y']`, whose quoted items the last pair turns
+/// into JSON strings) are JSON where they can be, else text that `tools=`
+/// types.
+fn per_call_regions(around: &Around, names: &[&str]) -> Calls {
+    let Around {
+        start,
+        separator,
+        end,
+        lookahead,
+    } = around;
     let name = name_group(names, false, true, false);
     let any_name = name_group(names, false, false, false);
-    let open = format!(r"(?:{}\s*\[\s*|(?<=\)\s*,\s*)){name}\(", flex(start));
-    let close = format!(
-        r"(?<=\))\s*(?:,\s*(?={any_name}\()|\]\s*{})",
-        flex(end.trim_start())
-    );
+    let open = format!(r"(?:{start}|(?<=\){separator})){name}\(");
+    let close = format!(r"(?<=\))(?:{separator}(?={any_name}\()|{end})");
     let next_key = r"\s*[A-Za-z_]\w*\s*=";
     let tag = format!(
         r"(?P<key>[A-Za-z_]\w*)\s*(?:(?P<value>='.*?'(?:,(?={next_key})|\)\Z))|=\s*(?P<value>.*?)(?=\s*,{next_key}|\s*\)\Z))"
@@ -424,7 +454,7 @@ fn raw_python_calls(start: &str, end: &str, names: &[&str]) -> Calls {
     });
     Calls {
         field,
-        lookahead: flex(start),
+        lookahead: lookahead.clone(),
     }
 }
 
