@@ -365,7 +365,7 @@ fn python_calls(
             return None;
         }
         let around = Around {
-            start: flex(start),
+            start: format!(r"{}\s*", flex(start)),
             separator: r"\s*,?\s*".into(),
             end: format!(r"\s*{}", flex(end)),
             lookahead: flex(start),
