@@ -796,3 +796,82 @@ fn a_lone_end_marker_first_is_no_content() {
     );
     assert_eq!(theirs, ours);
 }
+
+/// A template written for this test in the style of olmo3's: calls one per
+/// line between `<function_calls>` markers, no list around them, strings
+/// between single quotes.
+const LISTLESS_CALLS: &str = r#"
+{%- for m in messages -%}
+{{- '<|' + m.role + '|>\n' -}}
+{%- if m.tool_calls -%}
+{{- '<function_calls>\n' -}}
+{%- for c in m.tool_calls -%}
+{{- c.function.name + '(' -}}
+{%- for k, v in c.function.arguments.items() -%}
+{{- k + '=' + ("'" + v + "'" if v is string else v | tojson) -}}{{- ', ' if not loop.last -}}
+{%- endfor -%}
+{{- ')\n' -}}
+{%- endfor -%}
+{{- '</function_calls>' -}}
+{%- else -%}{{- m.content -}}{%- endif -%}
+{{- '<|end|>\n' -}}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|assistant|>\n' -}}{%- endif -%}"#;
+
+/// The same calls in a bracketed list with no section marker, strings
+/// printed bare as `str()` prints them (vLLM's Llama-3.2 pythonic style).
+const BARE_STRING_LIST: &str = r#"
+{%- for m in messages -%}
+{{- '<|' + m.role + '|>\n' -}}
+{%- if m.tool_calls -%}
+{{- '[' -}}
+{%- for c in m.tool_calls -%}
+{{- c.function.name + '(' -}}
+{%- for k, v in c.function.arguments.items() -%}
+{{- k + '=' + ('%s' | format(v)) -}}{{- ', ' if not loop.last -}}
+{%- endfor -%}
+{{- ')' -}}{{- ', ' if not loop.last -}}
+{%- endfor -%}
+{{- ']' -}}
+{%- else -%}{{- m.content -}}{%- endif -%}
+{{- '<|end|>\n' -}}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|assistant|>\n' -}}{%- endif -%}"#;
+
+/// `source` written to a file of its own for [`both_parses`].
+fn template_file(stem: &str, source: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rt-{}-{stem}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{stem}.jinja"));
+    std::fs::write(&path, source).unwrap();
+    path
+}
+
+/// Python calls that `python-call-list` cannot read (one per line with no
+/// list; strings printed bare) are read one region each, as our parser
+/// reads them; before, the export left the tool_calls field out.
+#[test]
+fn python_calls_without_a_literal_list_are_read() {
+    let listless = template_file("listless", LISTLESS_CALLS);
+    let output = "<function_calls>\nget_weather(city='Paris', days=3)\n\
+        get_weather(city='Tokyo', days=1)\n</function_calls>";
+    let Some((ours, theirs)) = both_parses(&listless, None, output) else {
+        return;
+    };
+    let weather = |city: &str, days: u32| {
+        (
+            "get_weather".to_string(),
+            json!({"city": city, "days": days}),
+        )
+    };
+    assert_eq!(ours.calls, vec![weather("Paris", 3), weather("Tokyo", 1)]);
+    assert_eq!(theirs, ours);
+
+    let bare = template_file("bare", BARE_STRING_LIST);
+    let output = "[get_weather(city=Paris, days=3), get_weather(city=New York, days=1)]";
+    let Some((ours, theirs)) = both_parses(&bare, None, output) else {
+        return;
+    };
+    assert_eq!(ours.calls, vec![weather("Paris", 3), weather("New York", 1)]);
+    assert_eq!(theirs, ours);
+}
