@@ -872,6 +872,9 @@ fn python_calls_without_a_literal_list_are_read() {
     let Some((ours, theirs)) = both_parses(&bare, None, output) else {
         return;
     };
-    assert_eq!(ours.calls, vec![weather("Paris", 3), weather("New York", 1)]);
+    assert_eq!(
+        ours.calls,
+        vec![weather("Paris", 3), weather("New York", 1)]
+    );
     assert_eq!(theirs, ours);
 }

@@ -372,7 +372,10 @@ fn python_calls(
         };
         return Some(per_call_regions(&around, names));
     };
-    if call.arguments.is_some_and(arguments::unliteral_python_strings) {
+    if call
+        .arguments
+        .is_some_and(arguments::unliteral_python_strings)
+    {
         let around = Around {
             start: format!(r"{}\s*\[\s*", flex(start)),
             separator: r"\s*,\s*".into(),

@@ -146,7 +146,8 @@ fn text_tag(protocol: &Protocol) -> Result<StructuralTag> {
     warn_dropped_patterns(protocol, &mut notes.warnings);
     let outline = protocol.outline();
     let sections = sections(&outline);
-    let body = body(parts(&outline).1, &sections, &mut notes);
+    let stop = protocol.turn.stop_marker.trim();
+    let body = body(parts(&outline).1, &sections, stop, &mut notes);
     protocol.note_strict(&mut notes.warnings);
     let format = match reasoning(parts(&outline).0) {
         Some(block) => sequence(vec![block, body]),
@@ -217,15 +218,15 @@ fn reasoning(part: &Node) -> Option<Value> {
 /// What follows reasoning, from the outline's body: calls (triggered where
 /// the body has a lazy start, else eager), the answer, a choice of both, or
 /// free text.
-fn body(body: &Node, sections: &[Section], notes: &mut Notes) -> Value {
+fn body(body: &Node, sections: &[Section], stop: &str, notes: &mut Notes) -> Value {
     let answer = answer(body, notes);
     let lazy = shape::first(body, |n| n.lazy_start.then_some(())).is_some();
     match (sections.is_empty(), answer) {
-        (false, None) if lazy => calls_format(sections, false, notes),
-        (false, None) => eager_calls(body, sections, notes),
+        (false, None) if lazy => calls_format(sections, false, stop, notes),
+        (false, None) => eager_calls(body, sections, stop, notes),
         // An answer schema makes the output eager: a call or the answer.
         (false, Some(answer)) => {
-            let calls = eager_calls(body, sections, notes);
+            let calls = eager_calls(body, sections, stop, notes);
             node("or", vec![("elements", Value::Array(vec![calls, answer]))])
         }
         (true, Some(answer)) => answer,
@@ -271,8 +272,8 @@ fn markers(nodes: &[&Node]) -> Option<String> {
 /// with a content wrapper write before calls
 /// (`<|open|>response<|sep|><|close|>response<|sep|>`), if the outline has
 /// one (an optional pair of markers).
-fn eager_calls(body: &Node, sections: &[Section], notes: &mut Notes) -> Value {
-    let calls = calls_format(sections, true, notes);
+fn eager_calls(body: &Node, sections: &[Section], stop: &str, notes: &mut Notes) -> Value {
+    let calls = calls_format(sections, true, stop, notes);
     let block = shape::first(body, |n| match &n.kind {
         Kind::Optional(inner) => match flat(inner)[..] {
             [start, end] => Some((markers(&[start])?, markers(&[end])?)),
@@ -294,13 +295,14 @@ fn eager_calls(body: &Node, sections: &[Section], notes: &mut Notes) -> Value {
 
 /// The calls as `triggered_tags`: free text until a trigger, then a call (or
 /// a section of calls) of one of the tools. `required`: no free text before
-/// the first call and at least one; leading whitespace stays free.
-fn calls_format(sections: &[Section], required: bool, notes: &mut Notes) -> Value {
+/// the first call and at least one; leading whitespace stays free. `stop`:
+/// the turn's stop marker, trimmed.
+fn calls_format(sections: &[Section], required: bool, stop: &str, notes: &mut Notes) -> Value {
     let single = sections.iter().all(|s| s.single);
     let mut tags = Vec::new();
     let mut words = Vec::new();
     for section in sections {
-        for (tag, word) in section_tags(section, notes) {
+        for (tag, word) in section_tags(section, stop, notes) {
             tags.push(tag);
             words.push(word);
         }
@@ -324,7 +326,7 @@ fn calls_format(sections: &[Section], required: bool, notes: &mut Notes) -> Valu
 
 /// The tags of one section with the trigger of each: a call tag per tool,
 /// or one section tag holding them.
-fn section_tags(section: &Section, notes: &mut Notes) -> Vec<(Value, String)> {
+fn section_tags(section: &Section, stop: &str, notes: &mut Notes) -> Vec<(Value, String)> {
     let start = section.start.trim_start();
     let calls: Vec<(Value, String)> = section
         .calls
@@ -349,6 +351,11 @@ fn section_tags(section: &Section, notes: &mut Notes) -> Vec<(Value, String)> {
     if section.end_optional {
         // Written only after two calls or more: after one it may be missing.
         tag["end"] = Value::Array(vec![Value::from(section.end.as_str()), Value::from("")]);
+    } else if section.end.trim().is_empty() && !section.single && !stop.is_empty() {
+        // A section with no end marker ends with the turn. xgrammar refuses a
+        // tag of unbounded content with no non-empty end string, so the turn's
+        // stop marker, which follows the calls, may end it too.
+        tag["end"] = Value::Array(vec![Value::from(stop), Value::from("")]);
     }
     vec![(tag, word)]
 }
