@@ -351,10 +351,11 @@ fn section_tags(section: &Section, stop: &str, notes: &mut Notes) -> Vec<(Value,
     if section.end_optional {
         // Written only after two calls or more: after one it may be missing.
         tag["end"] = Value::Array(vec![Value::from(section.end.as_str()), Value::from("")]);
-    } else if section.end.trim().is_empty() && !section.single && !stop.is_empty() {
+    } else if section.end.trim().is_empty() && !stop.is_empty() {
         // A section with no end marker ends with the turn. xgrammar refuses a
-        // tag of unbounded content with no non-empty end string, so the turn's
-        // stop marker, which follows the calls, may end it too.
+        // tag holding `tags_with_separator` (even one stopping after the first
+        // call) with no non-empty end string, so the turn's stop marker, which
+        // follows the calls, may end it too.
         tag["end"] = Value::Array(vec![Value::from(stop), Value::from("")]);
     }
     vec![(tag, word)]
