@@ -689,3 +689,61 @@ fn allowed_and_strict_tools_in_xgrammar() {
         assert_eq!(result, Ok(want), "{}\n{tag}", check.label);
     }
 }
+
+/// Calls opened once by a section marker and never closed (the section of
+/// vLLM's Hermes-2-Pro example): xgrammar refused the whole structural tag
+/// ("at least one end string must be non-empty"); now it compiles, with
+/// parallel calls on and off, and takes the calls with or without the stop
+/// marker after them.
+#[test]
+fn a_section_with_no_end_marker_compiles_in_xgrammar() {
+    use chat_autoparser::TemplateConfig;
+    let Some(python) = engine() else { return };
+    let source = r#"{%- for m in messages -%}
+{{- '<|' + m.role + '|>' -}}
+{%- if m.tool_calls -%}{{- '<calls>\n' -}}
+{%- for c in m.tool_calls -%}{{- '{"name": "' + c.function.name + '", "arguments": ' + c.function.arguments | tojson + '}\n' -}}{%- endfor -%}
+{%- else -%}{{- m.content -}}{%- endif -%}
+{{- '<|end|>' -}}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|assistant|>' -}}{%- endif -%}"#;
+    let analysis = ChatTemplate::new(source, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let one = "<calls>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n";
+    let two =
+        format!("{one}{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Oslo\"}}}}\n");
+    for parallel in [true, false] {
+        let options = Options::default()
+            .with_tools(tools())
+            .with_parallel_tool_calls(parallel);
+        let tag = structural_tag(&Protocol::new(&analysis, &options))
+            .unwrap()
+            .structural_tag;
+        let mut jobs = Jobs::default();
+        for output in [one.to_string(), format!("{one}<|end|>"), two.clone()] {
+            let kind = match output == two && !parallel {
+                true => Kind::Mutation,
+                false => Kind::Auto,
+            };
+            let check = Check {
+                label: output.clone(),
+                kind,
+                output,
+                cut: false,
+            };
+            jobs.add(tag.clone(), check);
+        }
+        let results = jobs.run(&python);
+        for (check, result) in jobs.checks.iter().zip(results) {
+            let want = check.kind == Kind::Auto;
+            assert_eq!(
+                result,
+                Ok(want),
+                "parallel {parallel}: {:?}\n{tag}",
+                check.label
+            );
+        }
+    }
+}

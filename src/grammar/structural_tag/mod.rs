@@ -629,6 +629,45 @@ mod tests {
         out
     }
 
+    /// Calls opened once by `<calls>` and never closed (vLLM's Hermes-2-Pro
+    /// example writes its section so): the section's tag ends at the turn's
+    /// stop marker or at nothing, since xgrammar refuses a tag of calls whose
+    /// every end string is empty; with parallel calls off too.
+    #[test]
+    fn a_section_with_no_end_marker_may_end_at_the_stop_marker() {
+        let a = analysis(
+            r#"{%- for m in messages -%}
+{{- '<|' + m.role + '|>' -}}
+{%- if m.tool_calls -%}{{- '<calls>\n' -}}
+{%- for c in m.tool_calls -%}{{- '{"name": "' + c.function.name + '", "arguments": ' + c.function.arguments | tojson + '}\n' -}}{%- endfor -%}
+{%- else -%}{{- m.content -}}{%- endif -%}
+{{- '<|end|>' -}}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|assistant|>' -}}{%- endif -%}"#,
+        );
+        let tools = a.tools.as_ref().unwrap();
+        assert_eq!(
+            (tools.section_start.as_str(), tools.section_end.as_str()),
+            ("<calls>\n", "")
+        );
+        for parallel in [true, false] {
+            let st = export(
+                &a,
+                Options {
+                    parallel_tool_calls: parallel,
+                    ..Options::default()
+                },
+            );
+            let section = &all(&st, "triggered_tags")[0]["tags"][0];
+            assert_eq!(section["begin"], "<calls>\n");
+            assert_eq!(
+                section["end"],
+                json!(["<|end|>", ""]),
+                "parallel {parallel}"
+            );
+        }
+    }
+
     #[test]
     fn auto_calls_are_triggered_tags_after_an_optional_reasoning_block() {
         let st = export(&hermes(), Options::default());
