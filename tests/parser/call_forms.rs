@@ -12,7 +12,9 @@
 //!   are one object each (`<tool_call>[{...}, {...}]</tool_call>`);
 //! - a JSON call object (or one written as a Python dict) inside the call
 //!   wrapper of a format whose calls are tagged (`<tool_call>{"name": ...}`
-//!   where the template writes `<tool_call><function=NAME>...`).
+//!   where the template writes `<tool_call><function=NAME>...`);
+//! - Python calls in a list (`[f(x=1), g()]`) where the template writes
+//!   them bare (`f(x=1)<|eom|>`, vLLM's Llama-4 pythonic template).
 
 use chat_autoparser::{Analysis, AssistantMessage, Options, ParserConfig, Policy};
 
@@ -535,4 +537,47 @@ fn mistrals_json_call_list_with_ids_is_its_calls() {
         assert_eq!(parsed.message.tool_calls[0].id, None);
         assert_eq!(parsed.message.content.as_deref(), Some(r#""id": 7"#));
     }
+}
+
+/// Written for this test in the style of vLLM's Llama-4 pythonic template:
+/// bare Python calls, `, ` between them, `<|eom|>` after the last.
+const BARE_PYTHON_CALLS: &str = r#"
+{%- for m in messages -%}
+{{- '<|' + m.role + '|>' -}}
+{%- if m.tool_calls -%}
+{%- for c in m.tool_calls -%}
+{{- c.function.name + '(' -}}
+{%- for k, v in c.function.arguments.items() -%}{{- k + '=' + v | tojson -}}{{- ', ' if not loop.last -}}{%- endfor -%}
+{{- ')' -}}{{- ', ' if not loop.last -}}
+{%- endfor -%}{{- '<|eom|>' -}}
+{%- else -%}{{- m.content + '<|eot|>' -}}{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|assistant|>' -}}{%- endif -%}"#;
+
+#[test]
+fn bare_python_calls_in_a_list_are_the_same_calls() {
+    let analysis = chat_autoparser::ChatTemplate::new(
+        BARE_PYTHON_CALLS,
+        &chat_autoparser::TemplateConfig::default(),
+    )
+    .unwrap()
+    .analyze()
+    .unwrap();
+    for output in [
+        r#"get_weather(city="Paris")<|eom|>"#,
+        r#"[get_weather(city="Paris")]"#,
+        r#"[get_weather(city="Paris")]<|eom|>"#,
+        r#"[ get_weather(city='Paris') ]"#,
+    ] {
+        let m = message_under_both_presets(&analysis, output);
+        assert_eq!(m.content, None, "{output:?}");
+        assert_weather_calls(&m, &["Paris"], output);
+    }
+    let two = r#"[get_weather(city="Paris"), get_weather(city="Tokyo")]<|eom|>"#;
+    let m = message_under_both_presets(&analysis, two);
+    assert_weather_calls(&m, &["Paris", "Tokyo"], two);
+    // A bracket that opens no call of the request's is text.
+    let m = message_under_both_presets(&analysis, "[1] see the note");
+    assert_eq!(m.content.as_deref(), Some("[1] see the note"));
+    assert!(m.tool_calls.is_empty());
 }

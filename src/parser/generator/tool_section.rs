@@ -422,7 +422,36 @@ impl<'a> ToolGrammar<'a> {
             None if droppable => opt(start),
             None => start,
         };
-        seq([start, self.call(), more, self.section_end()])
+        let section = seq([start, self.call(), more, self.section_end()]);
+        match self.is_bare_python() {
+            true => choice([self.python_list(), section]),
+            false => section,
+        }
+    }
+
+    /// Calls are Python calls with no opening marker and no list around
+    /// them (`f(x=1)<|eom|>`, vLLM's Llama-4 pythonic template).
+    fn is_bare_python(&self) -> bool {
+        self.layout.naming == Naming::Python
+            && Marker::blank(self.marks.start)
+            && Marker::blank(self.layout.start())
+    }
+
+    /// Such calls in a Python list, as the same models also write them
+    /// (`[f(x=1), g()]`: the form vLLM's and SGLang's pythonic parsers
+    /// read): the brackets and commas framing the template's own calls.
+    /// Tried first at the section's place (the body's start); text that
+    /// is no list of calls falls back as before.
+    fn python_list(&self) -> Expr {
+        let item = seq([cap(SECTION_OPEN, seq([ws(), lit(",")])), ws(), self.call()]);
+        seq([
+            cap(SECTION_OPEN, lit("[")),
+            ws(),
+            self.call(),
+            star(item),
+            self.closer(cap(FRAME, seq([ws(), lit("]")]))),
+            self.section_end(),
+        ])
     }
 
     /// The section's closer, when it has one, and the whitespace before it
