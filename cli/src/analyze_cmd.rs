@@ -203,7 +203,16 @@ pub fn table(a: &Analysis) -> String {
     if !a.content.start.is_empty() || !a.content.end.is_empty() {
         row(
             "content wrapper",
-            format!("{} ... {}", q(&a.content.start), q(&a.content.end)),
+            format!(
+                "{} ... {}{}",
+                q(&a.content.start),
+                q(&a.content.end),
+                if a.content.calls_only {
+                    " (before calls only)"
+                } else {
+                    ""
+                }
+            ),
         );
     }
     match &a.tools {

@@ -52,6 +52,7 @@ pub fn detect(
     let format = ContentFormat {
         start: keep(start),
         end: keep(end),
+        calls_only: false,
     };
     match format.start.is_empty() && format.end.is_empty() {
         true => report.same("C1"),

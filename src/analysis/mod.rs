@@ -64,17 +64,23 @@ fn analyze_with(template: &ChatTemplate, fallbacks: bool) -> Result<Analysis> {
     let (reasoning, reasoning_from_prose) =
         reasoning::detect(&outputs, template, &variables, &mut report);
     let mut turn = outputs.turn_format(&mut report);
-    let content = content::detect(&outputs, &reasoning, &turn.stop_marker, &mut report);
+    let mut content = content::detect(&outputs, &reasoning, &turn.stop_marker, &mut report);
     turn.headers = sections::headers(&content, &reasoning);
     (turn.message_end, turn.message_start) =
         sections::message_break(&reasoning, &turn.generation_prompt.default);
-    let tools = tools::detect(
+    let mut tools = tools::detect(
         &outputs,
         &reasoning,
         &content,
         &turn.stop_marker,
         &mut report,
     );
+    if let Some(block) = tools
+        .as_mut()
+        .and_then(|f| tools::content_block(&outputs, &content, f))
+    {
+        content = block;
+    }
     let preserved_tokens = report::preserved_tokens(&reasoning, &content, tools.as_ref(), &turn);
     let prose_call = match fallbacks {
         true => prose_call(&outputs, &variables, tools.as_ref()),

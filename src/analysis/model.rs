@@ -234,6 +234,11 @@ pub struct ContentFormat {
     pub start: String,
     /// Text after the content, before the end of turn, raw.
     pub end: String,
+    /// The wrapper is written only in turns with calls, around the content
+    /// before them (Llama 4: `<|python_start|>` + content + `<|python_end|>`
+    /// + the calls); a plain answer is bare.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub calls_only: bool,
 }
 
 /// The family a tool-call format belongs to.

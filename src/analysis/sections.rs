@@ -80,6 +80,7 @@ mod tests {
         let content = ContentFormat {
             start: "<|c|>final<|m|>".into(),
             end: String::new(),
+            calls_only: false,
         };
         let found = headers(&content, &reasoning("<|c|>analysis<|m|>", "<|end|>"));
         assert_eq!(
@@ -92,6 +93,7 @@ mod tests {
         let content = ContentFormat {
             start: "<response>".into(),
             end: "</response>".into(),
+            calls_only: false,
         };
         assert!(headers(&content, &reasoning("<think>", "</think>")).is_empty());
     }

@@ -134,6 +134,42 @@ pub fn detect(
     Some(format)
 }
 
+/// The content block a template writes only in turns with calls, which
+/// the call diff took for the section's start: the section start holds two
+/// marker cores and the content-and-call turn writes the content between
+/// them (Llama 4: `<|python_start|>` + content + `<|python_end|>` + the
+/// calls). Takes the block off the section start and returns it as the
+/// content's wrapper in call turns. `None` (the format untouched) for any
+/// other template, or one whose plain answers have a wrapper already.
+pub fn content_block(
+    outputs: &Outputs,
+    content: &ContentFormat,
+    format: &mut ToolFormat,
+) -> Option<ContentFormat> {
+    if !content.start.trim().is_empty() || !content.end.trim().is_empty() {
+        return None;
+    }
+    let turn = outputs.ok(Variant::ContentCall)?;
+    let at = turn.find(CONTENT)?;
+    let (before, after) = (&turn[..at], &turn[at + CONTENT.len()..]);
+    let start = format.section_start.as_str();
+    let spans = markers::spans(start);
+    let (open, close) = (spans.first()?, spans.get(1)?);
+    let block_start = &start[..close.start];
+    let block_end = &start[close.clone()];
+    let opens_block = before.trim_end().ends_with(block_start.trim()) && open.start == 0;
+    if !opens_block || !after.starts_with(block_end) || !block_start.trim().starts_with("<") {
+        return None;
+    }
+    let wrapper = ContentFormat {
+        start: block_start.to_string(),
+        end: block_end.to_string(),
+        calls_only: true,
+    };
+    format.section_start = start[close.end..].to_string();
+    Some(wrapper)
+}
+
 /// Empty reasoning and content blocks some templates write before every
 /// call: they belong to reasoning and content, not to the calls.
 fn lead<'a>(output: &'a str, reasoning: &Reasoning, content: &ContentFormat) -> &'a str {

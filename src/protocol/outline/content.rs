@@ -73,7 +73,7 @@ fn auto(lower: &Lowering, sections: Vec<Section>, mut exclude: Vec<String>) -> N
             // calls, which holds no further section (a single call stays
             // one).
             let text = match &section.opening {
-                Some(opening) => content_until(lower, opening),
+                Some(opening) => content_until(lower, opening, Place::Alone),
                 None => free_content(lower, section.first_text.iter().cloned().collect()),
             };
             node = Node::seq([node, Node::optional(text)]);
@@ -89,9 +89,13 @@ fn auto(lower: &Lowering, sections: Vec<Section>, mut exclude: Vec<String>) -> N
                 .filter(|t| !t.chars().any(char::is_alphanumeric)),
         };
         options.push(match (stop, with_content) {
-            (Some(stop), true) => Node::seq([Node::optional(content_until(lower, stop)), node]),
+            (Some(stop), true) => {
+                let content = content_until(lower, stop, Place::BeforeCalls);
+                Node::seq([Node::optional(content), node])
+            }
             (None, true) if wrapper_closes(lower) => {
-                Node::seq([Node::optional(content_until(lower, "")), node])
+                let content = content_until(lower, "", Place::BeforeCalls);
+                Node::seq([Node::optional(content), node])
             }
             // Content before a call that opens with its name, ended by the
             // separator the calls are joined with (`…>>>get_weather`): the
@@ -103,7 +107,10 @@ fn auto(lower: &Lowering, sections: Vec<Section>, mut exclude: Vec<String>) -> N
                     stops: vec![section.separator.clone()],
                 })
                 .producing(Produces::Content);
-                let content = Node::seq([wrapped(lower, text), Node::marker(&section.separator)]);
+                let content = Node::seq([
+                    wrapped(lower, text, Place::BeforeCalls),
+                    Node::marker(&section.separator),
+                ]);
                 Node::seq([Node::optional(content).lenient(), node])
             }
             _ => node,
@@ -122,23 +129,32 @@ fn wrapper_closes(lower: &Lowering) -> bool {
 /// Content text to the end of the output.
 fn free_content(lower: &Lowering, exclude: Vec<String>) -> Node {
     let text = Node::new(Kind::FreeText { exclude }).producing(Produces::Content);
-    wrapped(lower, text)
+    wrapped(lower, text, Place::Alone)
 }
 
-/// Content text up to `stop` (a section's opening marker).
-fn content_until(lower: &Lowering, stop: &str) -> Node {
+/// Content text up to `stop` (a section's opening marker), at `place`.
+fn content_until(lower: &Lowering, stop: &str, place: Place) -> Node {
     let text = Node::new(Kind::Until {
         stops: vec![stop.to_string()],
     })
     .producing(Produces::Content);
-    wrapped(lower, text)
+    wrapped(lower, text, place)
 }
 
-/// `text` inside the template's content wrapper, when it has one: then
-/// the text runs to the wrapper's end instead (when it has an end).
-fn wrapped(lower: &Lowering, text: Node) -> Node {
+/// Where content text is: before calls, or not (alone, or after them).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    BeforeCalls,
+    Alone,
+}
+
+/// `text` inside the template's content wrapper, when it has one there (a
+/// wrapper written only before calls is not around other text): then the
+/// text runs to the wrapper's end instead (when it has an end).
+fn wrapped(lower: &Lowering, text: Node, place: Place) -> Node {
     let c = &lower.protocol.content;
-    if c.start.trim().is_empty() || opens_reasoning(lower, &c.start) {
+    let absent = c.calls_only && place != Place::BeforeCalls;
+    if c.start.trim().is_empty() || absent || opens_reasoning(lower, &c.start) {
         return text;
     }
     if c.end.trim().is_empty() {
@@ -181,6 +197,9 @@ fn answer(lower: &Lowering, schema: &Value) -> Node {
         notation: ValueNotation::Json,
     })))
     .producing(Produces::Content);
+    if c.calls_only {
+        return value;
+    }
     if c.start.trim().is_empty() {
         return Node::seq([value, Node::marker(&c.end)]);
     }
