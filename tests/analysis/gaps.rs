@@ -779,3 +779,63 @@ fn a_template_that_fails_with_tools_is_analysed_without_them() {
         message("4", "Two and two.")
     );
 }
+
+/// Llama 4 style (vLLM's llama4_json example): a call turn writes its
+/// content inside `<|python_start|>…<|python_end|>`, then bare JSON calls;
+/// a plain answer is bare. The pair is the content's wrapper before calls,
+/// not the section's start (the diff took the empty pair for it).
+const CONTENT_BLOCK_BEFORE_CALLS: &str = r#"
+{%- for m in messages -%}
+{{- '<|header_start|>' + m.role + '<|header_end|>\n\n' -}}
+{%- if m.tool_calls -%}
+{{- '<|python_start|>' + (m.content or '') + '<|python_end|>' -}}
+{%- for c in m.tool_calls -%}
+{{- '{"name": "' + c.function.name + '", "parameters": ' + c.function.arguments | tojson + '}' -}}
+{%- endfor -%}
+{%- else -%}{{- m.content -}}{%- endif -%}
+{{- '<|eot|>' -}}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|header_start|>assistant<|header_end|>\n\n' -}}{%- endif -%}"#;
+
+#[test]
+fn a_content_block_written_only_before_calls_is_the_contents() {
+    let t = template(CONTENT_BLOCK_BEFORE_CALLS);
+    let a = t.analyze().unwrap();
+    let content = &a.content;
+    assert_eq!(
+        (
+            content.start.as_str(),
+            content.end.as_str(),
+            content.calls_only
+        ),
+        ("<|python_start|>", "<|python_end|>", true)
+    );
+    let tools = a.tools.as_ref().unwrap();
+    assert_eq!(
+        (tools.class, tools.section_start.as_str()),
+        (ToolClass::JsonNative, "")
+    );
+    let tools_json = vec![
+        json!({"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}),
+    ];
+    let call = r#"{"name": "get_weather", "parameters": {"city": "Paris"}}"#;
+    for (output, content) in [
+        (
+            format!("<|python_start|>Let me check.<|python_end|>{call}"),
+            Some("Let me check."),
+        ),
+        (format!("<|python_start|><|python_end|>{call}"), None),
+        (call.to_string(), None),
+        (format!("Let me check. {call}"), Some("Let me check.")),
+    ] {
+        let m = parse(&t, tools_json.clone(), &output);
+        assert_eq!(m.content.as_deref(), content, "{output:?}");
+        assert_eq!(m.tool_calls.len(), 1, "{output:?}");
+        assert_eq!(m.tool_calls[0].function.arguments, r#"{"city": "Paris"}"#);
+    }
+    assert_eq!(
+        parse(&t, tools_json, "It is sunny in Paris."),
+        message("It is sunny in Paris.", "")
+    );
+}
