@@ -158,7 +158,7 @@ pub fn content_block(
     let block_start = &start[..close.start];
     let block_end = &start[close.clone()];
     let opens_block = before.trim_end().ends_with(block_start.trim()) && open.start == 0;
-    if !opens_block || !after.starts_with(block_end) || !block_start.trim().starts_with("<") {
+    if !opens_block || !after.starts_with(block_end) {
         return None;
     }
     let wrapper = ContentFormat {
