@@ -668,25 +668,35 @@ fn allowed_and_strict_tools_in_xgrammar() {
     let Some(python) = engine() else { return };
     let p = prepared(tools(true), allowed_tools("required", &["get_time"]));
     let tag = p.structural_tag().unwrap().structural_tag;
+    let cases = [
+        (call("get_time", "{}"), true),
+        (call("get_time", r#"{"zone": "UTC"}"#), false),
+        (call("get_weather", r#"{"city": "Paris"}"#), false),
+    ];
+    assert_accepts(&python, &tag, &cases, "");
+}
+
+/// Asserts that xgrammar compiles `tag` and accepts each output of `cases`
+/// exactly where it is marked `true`; `context` heads each failure.
+fn assert_accepts(python: &Path, tag: &Value, cases: &[(String, bool)], context: &str) {
     let mut jobs = Jobs::default();
-    for (output, kind) in [
-        (call("get_time", "{}"), Kind::Required),
-        (call("get_time", r#"{"zone": "UTC"}"#), Kind::Mutation),
-        (call("get_weather", r#"{"city": "Paris"}"#), Kind::Mutation),
-    ] {
-        let label = output.clone();
+    for (output, accept) in cases {
+        let kind = match accept {
+            true => Kind::Auto,
+            false => Kind::Mutation,
+        };
         let check = Check {
-            label,
+            label: output.clone(),
             kind,
-            output,
+            output: output.clone(),
             cut: false,
         };
         jobs.add(tag.clone(), check);
     }
-    let results = jobs.run(&python);
+    let results = jobs.run(python);
     for (check, result) in jobs.checks.iter().zip(results) {
-        let want = check.kind == Kind::Required;
-        assert_eq!(result, Ok(want), "{}\n{tag}", check.label);
+        let want = check.kind == Kind::Auto;
+        assert_eq!(result, Ok(want), "{context}{:?}\n{tag}", check.label);
     }
 }
 
@@ -699,14 +709,7 @@ fn allowed_and_strict_tools_in_xgrammar() {
 fn a_section_with_no_end_marker_compiles_in_xgrammar() {
     use chat_autoparser::TemplateConfig;
     let Some(python) = engine() else { return };
-    let source = r#"{%- for m in messages -%}
-{{- '<|' + m.role + '|>' -}}
-{%- if m.tool_calls -%}{{- '<calls>\n' -}}
-{%- for c in m.tool_calls -%}{{- '{"name": "' + c.function.name + '", "arguments": ' + c.function.arguments | tojson + '}\n' -}}{%- endfor -%}
-{%- else -%}{{- m.content -}}{%- endif -%}
-{{- '<|end|>' -}}
-{%- endfor -%}
-{%- if add_generation_prompt -%}{{- '<|assistant|>' -}}{%- endif -%}"#;
+    let source = include_str!("../fixtures/open-section.jinja");
     let analysis = ChatTemplate::new(source, &TemplateConfig::default())
         .unwrap()
         .analyze()
@@ -721,29 +724,11 @@ fn a_section_with_no_end_marker_compiles_in_xgrammar() {
         let tag = structural_tag(&Protocol::new(&analysis, &options))
             .unwrap()
             .structural_tag;
-        let mut jobs = Jobs::default();
-        for output in [one.to_string(), format!("{one}<|end|>"), two.clone()] {
-            let kind = match output == two && !parallel {
-                true => Kind::Mutation,
-                false => Kind::Auto,
-            };
-            let check = Check {
-                label: output.clone(),
-                kind,
-                output,
-                cut: false,
-            };
-            jobs.add(tag.clone(), check);
-        }
-        let results = jobs.run(&python);
-        for (check, result) in jobs.checks.iter().zip(results) {
-            let want = check.kind == Kind::Auto;
-            assert_eq!(
-                result,
-                Ok(want),
-                "parallel {parallel}: {:?}\n{tag}",
-                check.label
-            );
-        }
+        let cases = [
+            (one.to_string(), true),
+            (format!("{one}<|end|>"), true),
+            (two.clone(), parallel),
+        ];
+        assert_accepts(&python, &tag, &cases, &format!("parallel {parallel}: "));
     }
 }

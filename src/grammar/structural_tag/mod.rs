@@ -635,16 +635,7 @@ mod tests {
     /// every end string is empty; with parallel calls off too.
     #[test]
     fn a_section_with_no_end_marker_may_end_at_the_stop_marker() {
-        let a = analysis(
-            r#"{%- for m in messages -%}
-{{- '<|' + m.role + '|>' -}}
-{%- if m.tool_calls -%}{{- '<calls>\n' -}}
-{%- for c in m.tool_calls -%}{{- '{"name": "' + c.function.name + '", "arguments": ' + c.function.arguments | tojson + '}\n' -}}{%- endfor -%}
-{%- else -%}{{- m.content -}}{%- endif -%}
-{{- '<|end|>' -}}
-{%- endfor -%}
-{%- if add_generation_prompt -%}{{- '<|assistant|>' -}}{%- endif -%}"#,
-        );
+        let a = analysis(include_str!("../../../tests/fixtures/open-section.jinja"));
         let tools = a.tools.as_ref().unwrap();
         assert_eq!(
             (tools.section_start.as_str(), tools.section_end.as_str()),
