@@ -67,6 +67,12 @@ pub(super) fn build(
     });
     pyfilters::register(&mut env, limit);
     guarded::register(&mut env, limit);
+    // A panic inside a render, for the test that the engine's panics are
+    // caught (`template::tests::a_panic_inside_the_engine_is_a_render_error`).
+    #[cfg(test)]
+    env.add_function("__panic_for_tests", || -> Result<String, Error> {
+        panic!("a panic inside a render")
+    });
     env.add_filter(
         "tojson",
         move |value: Value, args: Rest<Value>, kwargs: Kwargs| {

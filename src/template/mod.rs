@@ -68,6 +68,10 @@ pub use source::TemplateSource;
 pub(crate) const RUN_OUT_OF_FUEL: &str =
     "the run ran out of fuel (too many instructions over all its renders)";
 
+/// The error of a render the template engine itself panicked in.
+const ENGINE_FAILED: &str =
+    "the template engine failed on this template (a panic inside minijinja, caught)";
+
 /// Name under which the template is registered in its environment.
 const TEMPLATE_NAME: &str = "chat_template";
 
@@ -362,7 +366,16 @@ impl ChatTemplate {
         let _budget = cpu_budget::start(self.config.limits.max_cpu_time);
         let meter = limits::meter(self.config.limits.max_total_bytes);
         let mut out = limits::BoundedBuffer::new(self.config.limits.max_output_bytes);
-        let result = template.render_captured_to(context, &mut out);
+        // A panic inside the engine is its bug, not the caller's: the template
+        // fails to render (minijinja 3.0.5 indexed past an empty list on
+        // `[][::-1]`; whatever else hides there ends the same way).
+        let rendered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            template.render_captured_to(context, &mut out)
+        }));
+        let Ok(result) = rendered else {
+            limits::RunFuel::spend(fuel);
+            return Err(Error::new(ErrorKind::Render, ENGINE_FAILED));
+        };
         limits::RunFuel::spend(match &result {
             Ok(captured) => captured.state().fuel_levels().map_or(0, |(used, _)| used),
             Err(e) if e.kind() == minijinja::ErrorKind::OutOfFuel => fuel,
@@ -618,4 +631,29 @@ fn defaulted_variables(source: &str) -> Vec<String> {
                 .then(|| name.to_string())
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic inside a render (here a test-only function; minijinja 3.0.5's
+    /// `[][::-1]` was one) is a render error, and the next render works.
+    #[test]
+    fn a_panic_inside_the_engine_is_a_render_error() {
+        let source = "{% if messages %}{{ __panic_for_tests() }}{% endif %}ok";
+        let t = ChatTemplate::new(source, &TemplateConfig::default()).unwrap();
+        let user = serde_json::json!({"role": "user", "content": "hi"});
+        let err = t
+            .render(&RenderRequest {
+                messages: vec![user],
+                ..Default::default()
+            })
+            .unwrap_err();
+        assert_eq!(
+            (err.kind(), err.message()),
+            (ErrorKind::Render, ENGINE_FAILED)
+        );
+        assert_eq!(t.render(&RenderRequest::default()).unwrap(), "ok");
+    }
 }
