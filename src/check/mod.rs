@@ -494,6 +494,29 @@ mod tests {
         {{ m.content }}<|end|>{% endfor %}\
         {%- if add_generation_prompt %}<|assistant|><think>\n{% endif %}";
 
+    /// Hermes-style calls; the system turn prints each parameter's
+    /// description with `+`, as gpt-oss-derived templates do (undefined
+    /// there fails the render).
+    const DESCRIBED_PARAMETERS: &str = "{%- for m in messages %}<|{{ m.role }}|>\
+        {%- if loop.first and tools %}{% for t in tools %}{{ t.function.name }}\
+        {% for k, p in t.function.parameters.properties.items() %}{{ '// ' + p.description }}{% endfor %}\
+        {% endfor %}{% endif %}\
+        {{- m.content }}{% for c in m.tool_calls or [] %}<tool_call>{{ {'name': c.function.name, 'arguments': c.function.arguments} | tojson }}</tool_call>{% endfor %}\
+        <|end|>{% endfor %}\
+        {%- if add_generation_prompt %}<|assistant|>{% endif %}";
+
+    #[test]
+    fn probes_describe_every_parameter() {
+        let template = ChatTemplate::new(DESCRIBED_PARAMETERS, &TemplateConfig::default()).unwrap();
+        let report = Chat::new(template).unwrap().check();
+        let default = &report.shapes[0];
+        assert!(
+            default.probes.iter().all(|p| p.output.is_some()),
+            "{:?}",
+            default.probes
+        );
+    }
+
     #[test]
     fn a_turn_after_a_prompt_that_opened_reasoning_closes_the_block_first() {
         let template = ChatTemplate::new(OPENED_BY_PROMPT, &TemplateConfig::default()).unwrap();

@@ -46,7 +46,8 @@ pub struct Probe {
 }
 
 /// The tools every probe request gives: a flat one and one with free text,
-/// an object and a list.
+/// an object and a list; every parameter described, as clients send them
+/// (templates that print `param.description` with `+` fail without one).
 pub fn tools() -> Vec<Value> {
     vec![
         json!({"type": "function", "function": {
@@ -60,9 +61,9 @@ pub fn tools() -> Vec<Value> {
             "name": "save_note",
             "description": "Saves a note.",
             "parameters": {"type": "object", "properties": {
-                "text": {"type": "string"},
-                "meta": {"type": "object"},
-                "tags": {"type": "array", "items": {"type": "string"}}
+                "text": {"type": "string", "description": "The note"},
+                "meta": {"type": "object", "description": "Anything else"},
+                "tags": {"type": "array", "items": {"type": "string"}, "description": "Labels"}
             }, "required": ["text"]}}}),
     ]
 }
