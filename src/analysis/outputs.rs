@@ -143,7 +143,8 @@ pub struct Outputs {
     /// Caller variables that had to be set to empty text for the template to render.
     pub assumed_empty: Vec<String>,
     /// Why the template fails when given tools, when it does: the probes
-    /// were rendered without them, and no call format is assumed.
+    /// were rendered without them (T1 says why; the fallback dialect is the
+    /// polyfill's, as for a template that does not take tools).
     pub tools_refused: Option<String>,
     /// The message field the probes put reasoning in.
     pub reasoning_field: &'static str,

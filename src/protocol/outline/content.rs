@@ -73,7 +73,7 @@ fn auto(lower: &Lowering, sections: Vec<Section>, mut exclude: Vec<String>) -> N
             // calls, which holds no further section (a single call stays
             // one).
             let text = match &section.opening {
-                Some(opening) => content_until(lower, opening, Place::Alone),
+                Some(opening) => content_until(lower, opening, Place::Elsewhere),
                 None => free_content(lower, section.first_text.iter().cloned().collect()),
             };
             node = Node::seq([node, Node::optional(text)]);
@@ -129,7 +129,7 @@ fn wrapper_closes(lower: &Lowering) -> bool {
 /// Content text to the end of the output.
 fn free_content(lower: &Lowering, exclude: Vec<String>) -> Node {
     let text = Node::new(Kind::FreeText { exclude }).producing(Produces::Content);
-    wrapped(lower, text, Place::Alone)
+    wrapped(lower, text, Place::Elsewhere)
 }
 
 /// Content text up to `stop` (a section's opening marker), at `place`.
@@ -141,11 +141,11 @@ fn content_until(lower: &Lowering, stop: &str, place: Place) -> Node {
     wrapped(lower, text, place)
 }
 
-/// Where content text is: before calls, or not (alone, or after them).
+/// Where content text is: before calls, or elsewhere (alone, or after them).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Place {
     BeforeCalls,
-    Alone,
+    Elsewhere,
 }
 
 /// `text` inside the template's content wrapper, when it has one there (a
