@@ -253,42 +253,42 @@ pub fn collect(
 /// caller-supplied variables (`functions`, `datetime`) without a default:
 /// when the first render fails, they are set to empty text for every probe.
 fn first_prompt(prober: &mut Prober<'_>, variables: &[String]) -> Result<String> {
+    use crate::error::ErrorKind;
     prober.prompt().or_else(|first| {
         // A bound met is not the template refusing the turn.
-        if first.kind() == crate::error::ErrorKind::Limit {
+        if first.kind() == ErrorKind::Limit {
             return Err(first);
         }
         prober.extra = assumed_empty(variables);
-        prober
-            .prompt()
-            .or_else(|_| {
-                // A template that reads `message['content'][0]['text']` takes
-                // only content parts (MiniMax-M1, MiniMax-Text-01).
-                prober.content_parts = true;
-                prober.prompt()
-            })
+        plain_or_parts(prober)
             .or_else(|_| {
                 // A template that fails only when given tools (jinja2 fails
                 // it too: `set dict.key`, `list.append`) still writes
                 // reasoning and content; its calls are unsupported.
-                use crate::error::ErrorKind;
                 if !matches!(first.kind(), ErrorKind::Render | ErrorKind::Raised) {
                     return Err(first.clone());
                 }
                 prober.drop_tools(first.to_string());
-                prober.content_parts = false;
-                prober.prompt().or_else(|_| {
-                    prober.content_parts = true;
-                    prober.prompt()
-                })
+                plain_or_parts(prober)
             })
             .map_err(|_| {
                 Error::new(
-                    crate::error::ErrorKind::Analysis,
+                    ErrorKind::Analysis,
                     format!("template cannot render a user turn: {}", first.message()),
                 )
                 .at(first.location())
             })
+    })
+}
+
+/// The prompt with string contents, else with content parts: a template
+/// that reads `message['content'][0]['text']` takes only those (MiniMax-M1,
+/// MiniMax-Text-01).
+fn plain_or_parts(prober: &mut Prober<'_>) -> Result<String> {
+    prober.content_parts = false;
+    prober.prompt().or_else(|_| {
+        prober.content_parts = true;
+        prober.prompt()
     })
 }
 
