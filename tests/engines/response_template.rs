@@ -852,29 +852,30 @@ fn template_file(stem: &str, source: &str) -> PathBuf {
 /// reads them; before, the export left the tool_calls field out.
 #[test]
 fn python_calls_without_a_literal_list_are_read() {
-    let listless = template_file("listless", LISTLESS_CALLS);
-    let output = "<function_calls>\nget_weather(city='Paris', days=3)\n\
-        get_weather(city='Tokyo', days=1)\n</function_calls>";
-    let Some((ours, theirs)) = both_parses(&listless, None, output) else {
-        return;
-    };
+    let cases = [
+        (
+            template_file("listless", LISTLESS_CALLS),
+            "<function_calls>\nget_weather(city='Paris', days=3)\n\
+             get_weather(city='Tokyo', days=1)\n</function_calls>",
+            "Tokyo",
+        ),
+        (
+            template_file("bare", BARE_STRING_LIST),
+            "[get_weather(city=Paris, days=3), get_weather(city=New York, days=1)]",
+            "New York",
+        ),
+    ];
     let weather = |city: &str, days: u32| {
         (
             "get_weather".to_string(),
             json!({"city": city, "days": days}),
         )
     };
-    assert_eq!(ours.calls, vec![weather("Paris", 3), weather("Tokyo", 1)]);
-    assert_eq!(theirs, ours);
-
-    let bare = template_file("bare", BARE_STRING_LIST);
-    let output = "[get_weather(city=Paris, days=3), get_weather(city=New York, days=1)]";
-    let Some((ours, theirs)) = both_parses(&bare, None, output) else {
-        return;
-    };
-    assert_eq!(
-        ours.calls,
-        vec![weather("Paris", 3), weather("New York", 1)]
-    );
-    assert_eq!(theirs, ours);
+    for (template, output, second) in cases {
+        let Some((ours, theirs)) = both_parses(&template, None, output) else {
+            return;
+        };
+        assert_eq!(ours.calls, vec![weather("Paris", 3), weather(second, 1)]);
+        assert_eq!(theirs, ours, "{output:?}");
+    }
 }

@@ -368,9 +368,12 @@ fn python_calls(
             start: format!(r"{}\s*", flex(start)),
             separator: r"\s*,?\s*".into(),
             end: format!(r"\s*{}", flex(end)),
-            lookahead: flex(start),
         };
-        return Some(per_call_regions(&around, names));
+        let field = per_call_regions(&around, names);
+        return Some(Calls {
+            field,
+            lookahead: flex(start),
+        });
     };
     if call
         .arguments
@@ -380,19 +383,21 @@ fn python_calls(
             start: format!(r"{}\s*\[\s*", flex(start)),
             separator: r"\s*,\s*".into(),
             end: format!(r"\s*\]\s*{}", flex(end.trim_start())),
-            lookahead: flex(start),
         };
-        return Some(per_call_regions(&around, names));
+        let field = per_call_regions(&around, names);
+        return Some(Calls {
+            field,
+            lookahead: flex(start),
+        });
     }
     // With no section marker the list itself opens the region, where it
     // begins with a known name's call (`[search(`), as the parser reads it.
-    let open = match is_blank(start) {
-        true => format!(r"(?=\[\s*{}\s*\()", name_group(names, false, false, false)),
-        false => format!(r"{}(?=\s*\[)", flex(start)),
-    };
-    let lookahead = match is_blank(start) {
-        true => open.clone(),
-        false => flex(start),
+    let (open, lookahead) = match is_blank(start) {
+        true => {
+            let list = format!(r"(?=\[\s*{}\s*\()", name_group(names, false, false, false));
+            (list.clone(), list)
+        }
+        false => (format!(r"{}(?=\s*\[)", flex(start)), flex(start)),
     };
     let mut field = json!({
         "open_pattern": open,
@@ -407,12 +412,11 @@ fn python_calls(
 }
 
 /// The patterns around a section's Python calls: before the first, between
-/// two, after the last; and what tells content a call section begins.
+/// two, after the last.
 struct Around {
     start: String,
     separator: String,
     end: String,
-    lookahead: String,
 }
 
 /// Python calls read one region each, where `python-call-list` cannot read
@@ -428,12 +432,11 @@ struct Around {
 /// `True`, `{"a": 1}`, `['x', 'y']`, whose quoted items the last pair turns
 /// into JSON strings) are JSON where they can be, else text that `tools=`
 /// types.
-fn per_call_regions(around: &Around, names: &[&str]) -> Calls {
+fn per_call_regions(around: &Around, names: &[&str]) -> Value {
     let Around {
         start,
         separator,
         end,
-        lookahead,
     } = around;
     let name = name_group(names, false, true, false);
     let any_name = name_group(names, false, false, false);
@@ -443,7 +446,7 @@ fn per_call_regions(around: &Around, names: &[&str]) -> Calls {
     let tag = format!(
         r"(?P<key>[A-Za-z_]\w*)\s*(?:(?P<value>='.*?'(?:,(?={next_key})|\)\Z))|=\s*(?P<value>.*?)(?=\s*,{next_key}|\s*\)\Z))"
     );
-    let field = json!({
+    json!({
         "open_pattern": open,
         "close_pattern": close,
         "repeats": true,
@@ -454,11 +457,7 @@ fn per_call_regions(around: &Around, names: &[&str]) -> Calls {
             "strip": false,
         }}},
         "transform": call_transform("{name}", "{content}", None),
-    });
-    Calls {
-        field,
-        lookahead: lookahead.clone(),
-    }
+    })
 }
 
 /// A call as its pieces spell it: the text before the arguments opens the
