@@ -376,6 +376,16 @@ pub fn table(a: &Analysis) -> String {
                     },
                 );
             }
+            for constant in &t.json_constants {
+                row(
+                    "  fixed member",
+                    format!(
+                        "JSON field {} = {}",
+                        constant.path.join("."),
+                        constant.value
+                    ),
+                );
+            }
         }
     }
     row("end of turn", q(&a.turn.end_of_turn));

@@ -60,6 +60,36 @@ pub fn path_to(value: &Json, pred: &dyn Fn(&Json) -> bool) -> Option<Vec<String>
     })
 }
 
+/// Every scalar (not an object or a list) below `value` with its key path,
+/// in the order the text has them; list items are keyed by index.
+pub fn leaves(value: &Json) -> Vec<(Vec<String>, Json)> {
+    let children: Vec<(String, &Json)> = match value {
+        Json::Object(map) => map.iter().map(|(k, v)| (k.clone(), v)).collect(),
+        Json::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i.to_string(), v))
+            .collect(),
+        scalar => return vec![(Vec::new(), scalar.clone())],
+    };
+    let mut out = Vec::new();
+    for (key, child) in children {
+        for (mut path, leaf) in leaves(child) {
+            path.insert(0, key.clone());
+            out.push((path, leaf));
+        }
+    }
+    out
+}
+
+/// The value at key path `path` (list items keyed by index).
+pub fn at<'v>(value: &'v Json, path: &[String]) -> Option<&'v Json> {
+    path.iter().try_fold(value, |v, key| match v {
+        Json::Array(items) => items.get(key.parse::<usize>().ok()?),
+        _ => v.get(key),
+    })
+}
+
 /// Key path to the first scalar (string or number) whose own key satisfies
 /// `pred`, searching objects depth-first in key order.
 pub fn scalar_key_path(value: &Json, pred: &dyn Fn(&str) -> bool) -> Option<Vec<String>> {

@@ -288,6 +288,11 @@ pub struct ToolFormat {
     pub arguments: ArgumentsSlot,
     /// Where a call id is written, if anywhere.
     pub id: Option<IdSlot>,
+    /// Members of a JSON call object that hold none of the slots and render
+    /// the same in every call (`"type": "function"` of a call printed with
+    /// `tojson` in OpenAI's shape): the model writes them too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub json_constants: Vec<JsonConstant>,
     /// Content written in the same turn appears before the calls.
     pub content_with_calls: bool,
     /// The template writes a turn's content after its calls
@@ -317,6 +322,7 @@ impl ToolFormat {
             name_echo: None,
             arguments,
             id: None,
+            json_constants: vec![],
             content_with_calls: true,
             content_after_calls: false,
             input: ToolInput {
@@ -325,6 +331,18 @@ impl ToolFormat {
             },
         }
     }
+}
+
+/// A fixed member of a JSON call object (see [`ToolFormat::json_constants`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JsonConstant {
+    /// Keys from the call object down to the member's value.
+    pub path: Vec<String>,
+    /// The value, as the template renders it.
+    pub value: serde_json::Value,
+    /// How many of the call's name, arguments and id members the template
+    /// writes before it: its place among them.
+    pub after: usize,
 }
 
 /// How the template wants tool-call history passed to it.

@@ -20,7 +20,8 @@ use super::arguments;
 use super::diff::{common_prefix_len, common_suffix_len};
 use super::json_scan;
 use super::model::{
-    ArgumentsSlot, ContentFormat, IdSlot, NameSlot, Reasoning, ToolClass, ToolFormat, ToolInput,
+    ArgumentsSlot, ContentFormat, IdSlot, JsonConstant, NameSlot, Reasoning, ToolClass, ToolFormat,
+    ToolInput,
 };
 use super::outputs::{Outputs, Variant};
 use super::probe::{ARG, CONTENT, ID, MARKUP_VALUE, NAME, NAME2, VALUE};
@@ -109,6 +110,7 @@ pub fn detect(
             .ok(Variant::CallName2)
             .and_then(|t| t.strip_prefix(lead)),
     );
+    let json_constants = json_constants(one, two, &cores, &name, &arguments, id.as_ref());
     let mut format = ToolFormat {
         class: cores.class,
         section_start: frame.section_start,
@@ -122,6 +124,7 @@ pub fn detect(
         name_echo,
         arguments,
         id,
+        json_constants,
         content_with_calls,
         content_after_calls,
         input: ToolInput {
@@ -530,6 +533,69 @@ fn json_arguments(value: &Json, name: &NameSlot) -> ArgumentsSlot {
         as_string,
         before_name,
     }
+}
+
+/// The members of a JSON call object that hold none of its slots (name,
+/// arguments, id) and render the same in both calls of the two-call output:
+/// `"type": "function"` where the template prints the whole OpenAI call
+/// object with `tojson`. A member that tells calls apart (an index) or
+/// echoes a probe value is no constant.
+fn json_constants(
+    one: &str,
+    two: Option<&str>,
+    cores: &Cores,
+    name: &NameSlot,
+    arguments: &ArgumentsSlot,
+    id: Option<&IdSlot>,
+) -> Vec<JsonConstant> {
+    let parse = |text: &str, range: &Range<usize>| {
+        serde_json::from_str::<Json>(text.get(range.clone())?).ok()
+    };
+    let (NameSlot::JsonField { path: name }, ArgumentsSlot::Json { path: args, .. }) =
+        (name, arguments)
+    else {
+        return vec![];
+    };
+    let Some(call) = (cores.class == ToolClass::JsonNative)
+        .then(|| parse(one, &cores.one))
+        .flatten()
+    else {
+        return vec![];
+    };
+    let second = two
+        .zip(cores.two.as_ref())
+        .and_then(|(text, (_, range))| parse(text, range));
+    let id = match id {
+        Some(IdSlot::JsonField { path, .. }) => Some(path.as_slice()),
+        _ => None,
+    };
+    let slots: Vec<&[String]> = [Some(name.as_slice()), Some(args.as_slice()), id]
+        .into_iter()
+        .flatten()
+        .collect();
+    let echoes_a_probe = |v: &Json| {
+        [NAME, NAME2, ID, ARG, VALUE]
+            .iter()
+            .any(|p| v.to_string().contains(p))
+    };
+    json_scan::leaves(&call)
+        .into_iter()
+        .filter(|(path, _)| !slots.iter().any(|s| path.starts_with(s)))
+        .filter(|(_, value)| !echoes_a_probe(value))
+        .filter(|(path, value)| {
+            second
+                .as_ref()
+                .is_none_or(|s| json_scan::at(s, path) == Some(value))
+        })
+        .map(|(path, value)| JsonConstant {
+            after: slots
+                .iter()
+                .filter(|s| json_scan::written_before(&call, s, &path))
+                .count(),
+            path,
+            value,
+        })
+        .collect()
 }
 
 /// T7: where the call id is written.

@@ -26,7 +26,9 @@ use std::ops::Range;
 
 use super::TaggedLayout;
 
-use crate::analysis::{ArgumentsSlot, Header, IdSlot, NameSlot, ToolClass, ToolFormat};
+use crate::analysis::{
+    ArgumentsSlot, Header, IdSlot, JsonConstant, NameSlot, ToolClass, ToolFormat,
+};
 
 /// One piece of a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -523,6 +525,8 @@ type KeyedField<'p> = (&'p [String], Field);
 enum Field {
     /// A JSON string of this text.
     Name(String),
+    /// A member every call writes the same (`"type": "function"`).
+    Constant(String),
     /// A segment (the arguments or the id).
     Value(Segment),
 }
@@ -556,7 +560,24 @@ fn json_call(out: &mut Builder, format: &ToolFormat, name: &str) {
         let id = Field::Value(Segment::Id(IdShape::JsonString));
         place(&mut fields, *before_name, (path.as_slice(), id));
     }
-    json_object(out, fields);
+    json_object(out, with_constants(fields, &format.json_constants));
+}
+
+/// The slot `fields` (in rendered order) with the constant members in
+/// their rendered places among them.
+fn with_constants<'p>(
+    fields: Vec<KeyedField<'p>>,
+    constants: &'p [JsonConstant],
+) -> Vec<KeyedField<'p>> {
+    let constant = |c: &'p JsonConstant| (c.path.as_slice(), Field::Constant(c.value.to_string()));
+    let slots = fields.len();
+    let mut out = Vec::new();
+    for (i, field) in fields.into_iter().enumerate() {
+        out.extend(constants.iter().filter(|c| c.after == i).map(constant));
+        out.push(field);
+    }
+    out.extend(constants.iter().filter(|c| c.after >= slots).map(constant));
+    out
 }
 
 /// `field` first among `fields`, or last.
@@ -596,6 +617,7 @@ fn json_object(out: &mut Builder, fields: Vec<KeyedField>) {
         if members.len() == 1 && members[0].0.is_empty() {
             match members.remove(0).1 {
                 Field::Name(name) => member.text(&quoted(&name)),
+                Field::Constant(json) => member.text(&json),
                 Field::Value(segment) => member.push(segment),
             }
         } else {

@@ -839,3 +839,37 @@ fn a_content_block_written_only_before_calls_is_the_contents() {
         message("It is sunny in Paris.", "")
     );
 }
+
+/// A call object's members that hold no slot and render the same in every
+/// call are the format's fixed members, in their rendered place (`"type"`
+/// after the id, before `"function"`); a member that numbers the calls
+/// (`"index"`) is none. The parser reads a call with or without them.
+#[test]
+fn fixed_members_of_a_json_call_object_are_learned() {
+    let t = template(concat!(
+        "{%- for m in messages -%}<|{{ m.role }}|>",
+        "{%- if m.tool_calls -%}[{%- for c in m.tool_calls -%}",
+        "{%- if not loop.first %}, {% endif -%}",
+        "{{ {'id': c.id, 'type': 'function', 'index': loop.index0, 'function': c.function} | tojson }}",
+        "{%- endfor -%}]{%- else -%}{{ m.content }}{%- endif -%}<|end|>",
+        "{%- endfor -%}{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}",
+    ));
+    let analysis = t.analyze().unwrap();
+    let format = analysis.tools.as_ref().expect("calls");
+    assert_eq!(format.class, ToolClass::JsonNative);
+    let fixed: Vec<(String, Value, usize)> = format
+        .json_constants
+        .iter()
+        .map(|c| (c.path.join("."), c.value.clone(), c.after))
+        .collect();
+    assert_eq!(fixed, vec![("type".to_string(), json!("function"), 1)]);
+    let with = r#"[{"id": "c1", "type": "function", "index": 0, "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]"#;
+    let without = r#"[{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]"#;
+    for output in [with, without] {
+        assert_eq!(
+            only_call(&parse(&t, vec![weather_tool()], output)),
+            ("get_weather", r#"{"city": "Paris"}"#),
+            "{output}"
+        );
+    }
+}

@@ -926,3 +926,35 @@ fn python_strings_a_template_prints_bare_are_accepted() {
         ],
     );
 }
+
+/// Calls the template prints whole with `tojson`, in OpenAI's shape: the
+/// Lark holds the `"type": "function"` member every call object writes, so
+/// the rendered calls (one, and two in one list) are accepted; before the
+/// member was kept, llguidance accepted none of them.
+#[test]
+fn openai_shaped_call_objects_are_accepted() {
+    let source = include_str!("../fixtures/openai-call-objects.jinja");
+    let tmpl = ChatTemplate::new(source, &TemplateConfig::default()).unwrap();
+    let analysis = tmpl.analyze().unwrap();
+    let t = Template {
+        name: "openai-call-objects".into(),
+        tmpl,
+        analysis,
+    };
+    let second = ("get_weather", json!({"city": "Oslo"}));
+    let mut engine = Engine::new();
+    for calls in [vec![weather()], vec![weather(), second]] {
+        let r = output(&t, "", "", &calls, false).expect("renders the calls");
+        assert!(r.output.contains("\"type\": \"function\""), "{}", r.output);
+        let options = options(&r.generation_prompt, false, ToolChoice::Auto, true);
+        let grammar = lark(&Protocol::new(&t.analysis, &options)).unwrap().lark;
+        assert_eq!(
+            engine.accepts(&grammar, &r.output),
+            Ok(true),
+            "{:?}\n{grammar}",
+            r.output
+        );
+        let without = r.output.replace("\"type\": \"function\", ", "");
+        assert_eq!(engine.accepts(&grammar, &without), Ok(false), "{without:?}");
+    }
+}
