@@ -957,6 +957,7 @@ def three_engines(cases, vllm, sglang, trtllm, ours) -> dict:
     agree: how often each engine, and ours under each policy, equals that majority; and
     where all three agree, how often ours does."""
     stats = Counter()
+    misses = defaultdict(list)  # compatible differs from the majority
     for c in cases:
         cid = str(c["id"])
         third = trtllm.get(cid)
@@ -975,6 +976,13 @@ def three_engines(cases, vllm, sglang, trtllm, ours) -> dict:
             hit = key(got.get(cid)) == top
             stats[policy] += hit
             stats[policy + " all three"] += hit and votes == 3
+        mine = ours["compatible"].get(cid)
+        if key(mine) != top:
+            for name, k in keys.items():
+                stats["= " + name + " where ours differs"] += k == top
+            label = f"{cause(c['case'], top, key(mine))} ({votes} engines)"
+            misses[label].append((c, [n for n, k in keys.items() if k == top], mine))
+    stats["misses"] = misses
     return stats
 
 
@@ -989,7 +997,21 @@ def three_engine_lines(s: Counter) -> list[str]:
             "the rest of its package stood in for) on the families it has a text parser for: "
             f"{s['cases']} cases, of which {m} have a majority (at least two engines agree) and {a} have "
             "all three agreeing.", "",
-            "| | equals the majority | equals all three, where they agree |", "|---|---|---|", *rows, ""]
+            "| | equals the majority | equals all three, where they agree |", "|---|---|---|", *rows, "",
+            "### Where `compatible` differs from the majority", "",
+            "By how ours differs, with the engines in the majority; one example each.", "",
+            *three_engine_misses(s["misses"]), ""]
+
+
+def three_engine_misses(misses: dict) -> list[str]:
+    out = []
+    for label, items in sorted(misses.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        c, majority, mine = items[0]
+        fams = ", ".join(sorted({i[0]["family"] for i in items}))
+        out.append(f"- **{label}** — {len(items)} ({fams}); e.g. {c['family']} "
+                   f"`{json.dumps(c['output'], ensure_ascii=False)[:160]}`: majority ({', '.join(majority)}); "
+                   f"ours {short(mine)[:200]}")
+    return out
 
 
 def report(result: dict, command: str, ours_from: str, engine_errors: dict) -> str:
