@@ -893,8 +893,9 @@ fn a_bare_json_call_may_open_the_output_after_no_text() {
 
 /// Python calls whose template prints values with `str()` (`"%s" |
 /// format(v)`): strings bare (`city=Paris`), other values as literals. The
-/// grammar takes the bare spelling beside the literal one; a bare word
-/// where the schema wants a number is still refused.
+/// grammar takes the bare spelling beside the literal one, quotes inside
+/// it as `str()` prints them; a bare word where the schema wants a number
+/// is still refused.
 #[test]
 fn python_strings_a_template_prints_bare_are_accepted() {
     let source = r#"{%- for m in messages -%}
@@ -921,6 +922,7 @@ fn python_strings_a_template_prints_bare_are_accepted() {
         &[
             ("[get_weather(city=Paris, days=3)]", true),
             ("[get_weather(city=New York\nNY)]", true),
+            ("[get_weather(city=the \"Big\" 'Apple', days=3)]", true),
             ("[get_weather(city=\"Paris\", days=3)]", true),
             ("[get_weather(city=Paris, days=three)]", false),
         ],

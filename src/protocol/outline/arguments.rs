@@ -94,13 +94,14 @@ fn python(schema: &Value, root: &Arc<Value>, python: PythonStrings) -> Node {
 }
 
 /// A string as `str()` prints it, with no quotes: an enum's word, or text
-/// up to the next argument or the call's end. It holds no quote (which
-/// would open a literal) and no comma or parenthesis (which end it).
+/// up to the next argument or the call's end. It holds no comma or
+/// parenthesis (which end it) but may hold quotes, as `str()` prints them
+/// (`query=rust "lark" <b>`, which the parser reads as that text).
 fn bare_python_string(schema: &Value, root: &Arc<Value>, kind: &StringKind) -> Node {
     match kind {
         StringKind::Enum(_) => values::value(schema, root, ValueNotation::Raw),
         _ => Node::new(Kind::Until {
-            stops: [",", ")", "\"", "'"].map(String::from).to_vec(),
+            stops: [",", ")"].map(String::from).to_vec(),
         }),
     }
     .producing(Produces::Value)
