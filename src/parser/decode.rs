@@ -949,15 +949,15 @@ impl Decoder {
         let quoted = decode_quoted(raw);
         call.named_in_json = quoted.is_some();
         let name = quoted.unwrap_or_else(|| raw.trim().to_string());
-        // A request's function in OpenAI's namespace (`functions.NAME`) is
-        // that function where a name the request lacks would be content;
-        // where such a name is a call (`unknown_tool: call`), the name is
-        // what was written, as vLLM's and SGLang's parsers return it.
-        let name = match name.strip_prefix(NAMESPACE) {
-            Some(bare)
-                if self.policy.unknown_tool == UnknownTool::Content
-                    && !self.schemas.knows(&name)
-                    && self.schemas.knows(bare) =>
+        // A request's function in OpenAI's namespace or with a call counter
+        // (`functions.NAME`, `NAME:0`) is that function where a name the
+        // request lacks would be content; where such a name is a call
+        // (`unknown_tool: call`), the name is what was written, as vLLM's
+        // and SGLang's parsers return it.
+        let name = match addressed_function(&name) {
+            bare if self.policy.unknown_tool == UnknownTool::Content
+                && !self.schemas.knows(&name)
+                && self.schemas.knows(bare) =>
             {
                 bare.to_string()
             }
@@ -1353,6 +1353,20 @@ impl Edges {
 /// The text of a quoted string as a call object writes one: JSON's, or a
 /// Python literal's (`'get_weather'`, a call object written as a dict);
 /// `None` for any other text.
+/// The function a name addresses: without OpenAI's namespace and a call
+/// counter after it (`functions.get_weather:0` → `get_weather`).
+fn addressed_function(name: &str) -> &str {
+    let bare = name.strip_prefix(NAMESPACE).unwrap_or(name);
+    match bare.rsplit_once(':') {
+        Some((function, counter))
+            if !counter.is_empty() && counter.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            function
+        }
+        _ => bare,
+    }
+}
+
 fn decode_quoted(raw: &str) -> Option<String> {
     if let Some(plain) = plain_json_string(raw) {
         return Some(plain.to_string());

@@ -110,7 +110,8 @@ fn message_lossless(output: &str) -> Option<AssistantMessage> {
     Some(analysis.parser(&config).unwrap().parse(output))
 }
 
-/// A request's function named in OpenAI's `functions.` namespace, in a
+/// A request's function named in OpenAI's `functions.` namespace or with
+/// a call counter (`get_weather:0`, as Kimi-style ids spell it), in a
 /// template that writes bare names (a JSON name, a tagged one): under
 /// `lossless` the call of that function; under `compatible`, whose unknown
 /// names are calls, the name as written, flagged as vLLM's and SGLang's
@@ -119,26 +120,34 @@ fn message_lossless(output: &str) -> Option<AssistantMessage> {
 fn a_namespaced_name_is_the_requests_function_where_unknown_names_are_content() {
     use crate::common::shipped_template;
     use chat_autoparser::parser::DiagnosticKind;
-    for (template, output) in [
-        (
-            "hermes-think",
-            r#"<tool_call>{"name": "functions.get_weather", "arguments": {"city": "Paris"}}</tool_call>"#,
-        ),
-        (
-            "qwen-coder-xml",
-            "<tool_call>\n<function=functions.get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
-        ),
-    ] {
+    let forms = [
+        "functions.get_weather",
+        "functions.get_weather:0",
+        "get_weather:12",
+    ];
+    let outputs = forms.iter().flat_map(|written| {
+        [
+            ("hermes-think", format!(r#"<tool_call>{{"name": "{written}", "arguments": {{"city": "Paris"}}}}</tool_call>"#)),
+            ("qwen-coder-xml", format!("<tool_call>\n<function={written}>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>")),
+        ]
+        .map(|(template, output)| (*written, template, output))
+    });
+    for (written, template, output) in outputs {
+        let output = output.as_str();
         let (_, analysis) = shipped_template(template);
         for (policy, name, flagged) in [
             (Policy::lossless(), "get_weather", false),
-            (Policy::compatible(), "functions.get_weather", true),
+            (Policy::compatible(), written, true),
         ] {
             let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
             let p = analysis.parser(&config.with_policy(policy)).unwrap();
             let batch = report_and_stream(&p, output);
             let kinds: Vec<DiagnosticKind> = batch.diagnostics.iter().map(|d| d.kind).collect();
-            let want = if flagged { vec![DiagnosticKind::UnknownToolCall] } else { vec![] };
+            let want = if flagged {
+                vec![DiagnosticKind::UnknownToolCall]
+            } else {
+                vec![]
+            };
             assert_eq!(kinds, want, "{template} {policy:?}");
             let m = &batch.message;
             assert_eq!(m.content, None, "{template}");

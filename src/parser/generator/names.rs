@@ -20,7 +20,8 @@ use chat_autoparser_peg::{
 /// request of a shape, whatever its tools are called:
 /// - slot [`NameSets::WORD`]: each name a call must have, bare and in the
 ///   `functions.` namespace;
-/// - slot [`NameSets::JSON`]: the same as JSON strings, quotes included;
+/// - slot [`NameSets::JSON`]: the same as JSON strings, the opening quote
+///   included (the closing one is read after them, see [`name_in_set`]);
 /// - slot [`NameSets::REQUESTED`]: each of the request's names, bare and
 ///   namespaced.
 ///
@@ -52,9 +53,12 @@ impl NameSets {
             let namespaced = names.iter().map(|n| format!("{NAMESPACE}{n}"));
             names.iter().cloned().chain(namespaced).collect()
         };
+        // Without the closing quote, which `name_in_set` reads after an
+        // optional call counter.
         let json = checked.iter().flat_map(|n| {
             let quoted = serde_json::to_string(n).unwrap_or_default();
-            [quoted.clone(), format!("\"{NAMESPACE}{}", &quoted[1..])]
+            let open = &quoted[..quoted.len() - 1];
+            [open.to_string(), format!("\"{NAMESPACE}{}", &open[1..])]
         });
         Some(NameSets {
             sets: [words(checked), json.collect(), words(all)],
@@ -81,9 +85,19 @@ impl NameSets {
 /// word when `quoted` is false (no name character after it).
 pub(super) fn name_in_set(slot: u8, quoted: bool) -> Expr {
     match quoted {
-        true => names(slot),
+        true => seq([names(slot), json_name_end()]),
         false => seq([names(slot), not(class(name_chars()))]),
     }
+}
+
+/// The end of a JSON string naming a function: its closing quote, after
+/// a call counter models trained on Kimi-style ids write
+/// (`"functions.get_weather:0"`), which the decoder takes off.
+fn json_name_end() -> Expr {
+    seq([
+        opt(seq([lit(":"), plus(class(ByteSet::range(b'0', b'9')))])),
+        lit("\""),
+    ])
 }
 
 /// A function name between markers: up to the end marker's first core, on
@@ -153,7 +167,10 @@ pub(super) fn known_name_alternatives(names: &[String], quoted: bool) -> Expr {
         let (open, rest) = match quoted {
             true => {
                 let json = serde_json::to_string(n).unwrap_or_default();
-                (lit("\""), lit(&json[1..]))
+                (
+                    lit("\""),
+                    seq([lit(&json[1..json.len() - 1]), json_name_end()]),
+                )
             }
             false => (empty(), seq([lit(n), not(class(name_chars()))])),
         };
@@ -230,6 +247,7 @@ mod tests {
             "获取",
             "x_1",
             "\\",
+            ":0",
         ];
         let mut inputs = vec![String::new()];
         for _ in 0..3 {
@@ -305,8 +323,8 @@ mod tests {
             [
                 vec!["get_weather".to_string(), "functions.get_weather".into()],
                 vec![
-                    "\"get_weather\"".to_string(),
-                    "\"functions.get_weather\"".into()
+                    "\"get_weather".to_string(),
+                    "\"functions.get_weather".into()
                 ],
                 vec!["get_weather".to_string(), "functions.get_weather".into()],
             ]
