@@ -451,9 +451,11 @@ fn arguments(format: &ToolFormat) -> Arguments {
         ArgumentsSlot::Json { as_string, .. } => Arguments::Json {
             as_string: *as_string,
         },
-        ArgumentsSlot::Tagged(t) => {
-            Arguments::Tagged(Box::new(TaggedLayout::new(t, &format.call_end)))
-        }
+        ArgumentsSlot::Tagged(t) => Arguments::Tagged(Box::new(TaggedLayout::new(
+            t,
+            &format.call_end,
+            &format.section_end,
+        ))),
         ArgumentsSlot::Python { .. } => Arguments::Python,
     }
 }

@@ -117,8 +117,9 @@ pub struct UnopenedValue {
 }
 
 impl TaggedLayout {
-    /// `t`, in a call that ends with `call_end`.
-    pub fn new(t: &TaggedArguments, call_end: &str) -> TaggedLayout {
+    /// `t`, in a call that ends with `call_end`, in a section that ends
+    /// with `section_end`.
+    pub fn new(t: &TaggedArguments, call_end: &str, section_end: &str) -> TaggedLayout {
         TaggedLayout {
             name_prefix: t.name_prefix.clone(),
             name_suffix: t.name_suffix.clone(),
@@ -135,7 +136,7 @@ impl TaggedLayout {
             notation: notation(t),
             type_word: type_word(t),
             bare_value_stops: bare_value_stops(t, call_end),
-            unclosed_value_ends: unclosed_value_ends(t, call_end),
+            unclosed_value_ends: unclosed_value_ends(t, call_end, section_end),
             stray_value_closer: stray_value_closer(t, call_end),
             unopened_value: unopened_value(t),
         }
@@ -206,12 +207,13 @@ fn bare_value_stops(t: &TaggedArguments, call_end: &str) -> Vec<String> {
     }
 }
 
-/// The closers around a value and, where an argument opens the element
+/// The closers around a value (the arguments', the call's and the
+/// section's) and, where an argument opens the element
 /// its value's closer closes, the next argument's opener: those with a
 /// distinctive first core (a bracketed token) other than the value's own
 /// closer's. None where the value's closer names its argument (`</city>`):
 /// such values are read by nesting.
-fn unclosed_value_ends(t: &TaggedArguments, call_end: &str) -> Vec<Marker> {
+fn unclosed_value_ends(t: &TaggedArguments, call_end: &str, section_end: &str) -> Vec<Marker> {
     if t.named_close.is_some() {
         return Vec::new();
     }
@@ -219,7 +221,7 @@ fn unclosed_value_ends(t: &TaggedArguments, call_end: &str) -> Vec<Marker> {
         .first_core()
         .map(str::to_string);
     let mut out: Vec<Marker> = Vec::new();
-    let mut candidates = vec![t.end.as_str(), call_end];
+    let mut candidates = vec![t.end.as_str(), call_end, section_end];
     if opens_the_values_element(t) {
         candidates.push(&t.name_prefix);
     }
@@ -310,7 +312,7 @@ mod tests {
             raw_strings: true,
             ..Default::default()
         };
-        let t = TaggedLayout::new(&t, "</function>\n</tool_call>");
+        let t = TaggedLayout::new(&t, "</function>\n</tool_call>", "");
         assert_eq!(
             cores(&t.unclosed_value_ends),
             ["</function>", "<parameter="]
@@ -334,7 +336,7 @@ mod tests {
             raw_strings: true,
             ..Default::default()
         };
-        let t = TaggedLayout::new(&t, "</tool_call>");
+        let t = TaggedLayout::new(&t, "</tool_call>", "");
         assert_eq!(cores(&t.unclosed_value_ends), ["</tool_call>"]);
         let stray = t.stray_value_closer.expect("stray closer");
         assert_eq!(stray.closer.first_core(), Some("</arg_value>"));
@@ -359,7 +361,9 @@ mod tests {
             separator: ",".into(),
             ..Default::default()
         };
-        let notation = TaggedLayout::new(&gemma, "}").notation.expect("notation");
+        let notation = TaggedLayout::new(&gemma, "}", "")
+            .notation
+            .expect("notation");
         assert_eq!(
             (notation.quote_open.as_str(), notation.key_end.as_str()),
             ("<|\"|>", ":")
@@ -370,7 +374,7 @@ mod tests {
                 typed_value_prefix: Some(typed.into()),
                 ..Default::default()
             };
-            TaggedLayout::new(&t, "").type_word.expect("a word")
+            TaggedLayout::new(&t, "", "").type_word.expect("a word")
         };
         let word = typed(" type=\"string\">", " type=\"number\">");
         assert_eq!(

@@ -5,10 +5,11 @@
 //!   as a JSON string cut there is: a missing *last* closer may recover, a
 //!   missing value closer may not;
 //! - a value left unclosed ends at the first closer around it (the
-//!   arguments' or the call's end), which then closes the call, instead of
-//!   swallowing them and the text after them; or where the next argument
-//!   opens the element the value's closer closes (`Paris\n<parameter=days>`),
-//!   as vLLM's and SGLang's Qwen3-Coder readers end it;
+//!   arguments', the call's or the section's end), which then closes the
+//!   call, instead of swallowing them and the text after them; or where
+//!   the next argument opens the element the value's closer closes
+//!   (`Paris\n<parameter=days>`), as vLLM's and SGLang's Qwen3-Coder
+//!   readers end it;
 //! - a closer of several cores written in part closes what it closes
 //!   (python-calls' section end `]<|tool_call_end|>`): its last token alone,
 //!   or its first cores at the very end of the output; nothing of it is
@@ -176,5 +177,39 @@ fn a_section_closer_where_the_calls_was_due_closes_both() {
         assert_eq!(m.content.as_deref(), content, "{output:?}");
         let kinds = diagnostic_kinds(&p, &output);
         assert_eq!(kinds, [DiagnosticKind::BrokenToolCall], "{output:?}");
+    }
+}
+
+/// A template whose calls sit in a section with a closer of its own
+/// (`<calls>` … `</calls>` around `<invoke name="f">` … `</invoke>`, the
+/// shape of MiniMax-M2's and DeepSeek-V3.2's): an unclosed value ends at
+/// the section's closer as it does at the call's, instead of holding it.
+#[test]
+fn an_unclosed_value_ends_at_the_section_closer_too() {
+    let source = concat!(
+        "{%- for m in messages -%}<|{{ m.role }}|>",
+        "{%- if m.tool_calls -%}<calls>\n{%- for c in m.tool_calls -%}",
+        "<invoke name=\"{{ c.function.name }}\">\n",
+        "{%- for k, v in c.function.arguments.items() -%}",
+        "<parameter name=\"{{ k }}\">{{ v if v is string else v | tojson }}</parameter>\n",
+        "{%- endfor -%}</invoke>\n{%- endfor -%}</calls>",
+        "{%- else -%}{{ m.content }}{%- endif -%}<|end|>",
+        "{%- endfor -%}{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}",
+    );
+    let analysis = ChatTemplate::new(source, &TemplateConfig::default())
+        .unwrap()
+        .analyze()
+        .unwrap();
+    let options = Options::default().with_tools(weather_tools());
+    let p = analysis.parser(&ParserConfig::from(options)).unwrap();
+    let open = "<calls>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">";
+    for closer in ["</invoke>", "</calls>"] {
+        let output = format!("{open}NYC {closer} then</parameter>\n</invoke>\n</calls>");
+        let m = parse_and_stream(&p, &output);
+        assert_eq!(
+            calls(&m),
+            [("get_weather", r#"{"city": "NYC "}"#)],
+            "{output:?}"
+        );
     }
 }

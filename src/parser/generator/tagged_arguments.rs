@@ -7,9 +7,10 @@
 //! - In a format that writes objects and lists as nested elements, a value
 //!   that starts with an element is read as text and whole elements when
 //!   the argument's close follows (see `nested`).
-//! - A value left unclosed ends at the arguments' or the call's closer,
-//!   which it never swallows, or where the next argument opens the element
-//!   the value's closer closes ([`TaggedLayout::unclosed_value_ends`]).
+//! - A value left unclosed ends at the arguments', the call's or the
+//!   section's closer, which it never swallows, or where the next argument
+//!   opens the element the value's closer closes
+//!   ([`TaggedLayout::unclosed_value_ends`]).
 //! - A value whose opening element the model left out is read to its
 //!   closer ([`unopened_value`]); a value's closer where a call with no
 //!   arguments opened none is a stray marker ([`stray_value_closer`]).

@@ -217,7 +217,7 @@ fn a_raw_value_may_be_escaped_in_the_templates_wrapper() {
         escaped_value: Some(("<![CDATA[".into(), "]]>".into())),
         ..Default::default()
     };
-    let g = crate::protocol::TaggedLayout::new(&g, "");
+    let g = crate::protocol::TaggedLayout::new(&g, "", "");
     let schema = serde_json::json!({"type": "string"});
     let root = std::sync::Arc::new(schema.clone());
     let value = super::values::tagged_value(&g, "city", &schema, &root);
