@@ -43,16 +43,7 @@ pub fn path_to(value: &Json, pred: &dyn Fn(&Json) -> bool) -> Option<Vec<String>
     if pred(value) {
         return Some(Vec::new());
     }
-    let children: Vec<(String, &Json)> = match value {
-        Json::Object(map) => map.iter().map(|(k, v)| (k.clone(), v)).collect(),
-        Json::Array(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (i.to_string(), v))
-            .collect(),
-        _ => return None,
-    };
-    children.into_iter().find_map(|(key, child)| {
+    children(value)?.into_iter().find_map(|(key, child)| {
         path_to(child, pred).map(|mut rest| {
             rest.insert(0, key);
             rest
@@ -63,14 +54,8 @@ pub fn path_to(value: &Json, pred: &dyn Fn(&Json) -> bool) -> Option<Vec<String>
 /// Every scalar (not an object or a list) below `value` with its key path,
 /// in the order the text has them; list items are keyed by index.
 pub fn leaves(value: &Json) -> Vec<(Vec<String>, Json)> {
-    let children: Vec<(String, &Json)> = match value {
-        Json::Object(map) => map.iter().map(|(k, v)| (k.clone(), v)).collect(),
-        Json::Array(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (i.to_string(), v))
-            .collect(),
-        scalar => return vec![(Vec::new(), scalar.clone())],
+    let Some(children) = children(value) else {
+        return vec![(Vec::new(), value.clone())];
     };
     let mut out = Vec::new();
     for (key, child) in children {
@@ -80,6 +65,22 @@ pub fn leaves(value: &Json) -> Vec<(Vec<String>, Json)> {
         }
     }
     out
+}
+
+/// The members of an object or the items of a list (keyed by index), in
+/// order; `None` for a scalar.
+fn children(value: &Json) -> Option<Vec<(String, &Json)>> {
+    match value {
+        Json::Object(map) => Some(map.iter().map(|(k, v)| (k.clone(), v)).collect()),
+        Json::Array(items) => Some(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i.to_string(), v))
+                .collect(),
+        ),
+        _ => None,
+    }
 }
 
 /// The value at key path `path` (list items keyed by index).
