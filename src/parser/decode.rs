@@ -189,6 +189,9 @@ struct Call {
     lead: String,
     /// Its arguments cannot end as JSON: its text goes to content whole.
     withdrawn: bool,
+    /// Its name is none of the request's (under `unknown_tool: content`):
+    /// withdrawn, and named by an `UnknownTool` diagnostic instead.
+    unknown: bool,
     /// A value was cut short by the end of the output: the call is not
     /// what the model meant to write, whatever JSON it would make.
     cut_value: bool,
@@ -223,7 +226,7 @@ impl Call {
     /// text of their own to keep: their text is content, as under
     /// `content` (the engines that salvage return such text as content).
     fn salvage(&mut self, complete: bool) {
-        if complete {
+        if complete || self.unknown {
             return;
         }
         // JSON arguments text seen, and no pairs: a slot of their own.
@@ -710,6 +713,8 @@ impl Decoder {
                         }
                         (false, _, MalformedSection::Salvage) => call.salvage(complete),
                     }
+                    // A call of a function the request lacks stays withdrawn.
+                    call.withdrawn |= call.unknown;
                 }
                 let kept = self.call.as_ref().is_some_and(|c| !c.withdrawn);
                 if kept {
@@ -963,9 +968,19 @@ impl Decoder {
             }
             _ => name,
         };
-        if self.policy.unknown_tool == UnknownTool::Call && !self.schemas.knows(&name) {
-            self.diagnostics
-                .push(Diagnostic::new(DiagnosticKind::UnknownToolCall, call.start));
+        match self.policy.unknown_tool {
+            _ if self.schemas.knows(&name) => {}
+            UnknownTool::Call => self
+                .diagnostics
+                .push(Diagnostic::new(DiagnosticKind::UnknownToolCall, call.start)),
+            // A name the grammar let through by its known start
+            // (`get_weather!` where the slot reads to its closer): no
+            // call a server could dispatch, so its text is content.
+            UnknownTool::Content => {
+                (call.withdrawn, call.unknown) = (true, true);
+                self.diagnostics
+                    .push(Diagnostic::new(DiagnosticKind::UnknownTool, call.start));
+            }
         }
         call.name = Some(name.clone());
         out.tool_call(ToolCallDelta {
@@ -1169,10 +1184,12 @@ impl Decoder {
     /// Leaves `call` out of the message: its framing and `text` (the whole
     /// call) are content.
     fn withdraw(&mut self, call: Call, text: &str, out: &mut Sink) {
-        self.diagnostics.push(Diagnostic::new(
-            DiagnosticKind::WithdrawnToolCall,
-            call.start,
-        ));
+        if !call.unknown {
+            self.diagnostics.push(Diagnostic::new(
+                DiagnosticKind::WithdrawnToolCall,
+                call.start,
+            ));
+        }
         self.call_text_in_content = true;
         self.retract(call.index, call.name.is_some(), out);
         if self.drops_content() {

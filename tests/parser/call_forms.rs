@@ -160,6 +160,39 @@ fn a_namespaced_name_is_the_requests_function_where_unknown_names_are_content() 
     }
 }
 
+/// A tagged name that starts as a request's function but goes on past it
+/// (`get_weather!`, `get_weather:x`): the name slot reads to its closer, so
+/// the call was returned under a name no server can dispatch. Under
+/// `lossless` its text is content, named by an `UnknownTool` diagnostic;
+/// under `compatible` it is the call as written, flagged.
+#[test]
+fn a_name_that_only_starts_as_a_requests_function_is_no_call_under_lossless() {
+    use crate::common::shipped_template;
+    use chat_autoparser::parser::DiagnosticKind;
+    let (_, analysis) = shipped_template("qwen-coder-xml");
+    for written in ["get_weather!", "get_weather:x"] {
+        let output = format!("<tool_call>\n<function={written}>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>");
+        for (policy, kind) in [
+            (Policy::lossless(), DiagnosticKind::UnknownTool),
+            (Policy::compatible(), DiagnosticKind::UnknownToolCall),
+        ] {
+            let config = ParserConfig::from(Options::default().with_tools(weather_tools()));
+            let p = analysis.parser(&config.with_policy(policy)).unwrap();
+            let batch = report_and_stream(&p, &output);
+            let kinds: Vec<DiagnosticKind> = batch.diagnostics.iter().map(|d| d.kind).collect();
+            assert_eq!(kinds, vec![kind], "{written} {policy:?}");
+            let m = &batch.message;
+            match kind {
+                DiagnosticKind::UnknownTool => {
+                    assert!(m.tool_calls.is_empty(), "{written}: {m:?}");
+                    assert_eq!(m.content.as_deref(), Some(output.as_str()));
+                }
+                _ => assert_eq!(m.tool_calls[0].function.name, written),
+            }
+        }
+    }
+}
+
 /// A JSON list of calls opened after a special token, with whitespace
 /// inside its brackets (`[TOOL_CALLS][ {...} ]`): JSON whitespace, so the
 /// calls, under both presets and every chunking.
