@@ -328,6 +328,7 @@ impl ToolFormat {
             input: ToolInput {
                 null_content: false,
                 object_arguments: true,
+                named_ids: false,
             },
         }
     }
@@ -352,6 +353,11 @@ pub struct ToolInput {
     pub null_content: bool,
     /// `arguments` is passed as an object (else as JSON text).
     pub object_arguments: bool,
+    /// The template writes a call's id where its name goes, so the ids
+    /// must name the function as its models write them,
+    /// `functions.NAME:N` (N counting the turn's calls): Kimi's convention.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub named_ids: bool,
 }
 
 /// Where a tool call's name is written.

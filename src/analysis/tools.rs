@@ -130,6 +130,7 @@ pub fn detect(
         input: ToolInput {
             null_content: encoding.null_content,
             object_arguments: encoding.object_args,
+            named_ids: encoding.named_ids,
         },
     };
     cut_call_end_at_stop(&mut format, stop_marker);

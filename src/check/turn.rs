@@ -113,13 +113,20 @@ pub fn assistant_message(analysis: &Analysis, turn: &Turn) -> Value {
         // OpenAI's field; `template_messages` moves it where the template reads it.
         message["reasoning_content"] = Value::String(turn.reasoning.clone());
     }
+    let named_ids = analysis.tools.as_ref().is_some_and(|t| t.input.named_ids);
     if !turn.calls.is_empty() {
         let calls: Vec<Value> = turn
             .calls
             .iter()
             .enumerate()
             .map(|(i, (name, args))| {
-                json!({"id": format!("call{i:05}"), "type": "function",
+                // Ids as the template wants them: where it writes the id in
+                // the name's place, ids that name the function.
+                let id = match named_ids {
+                    true => format!("functions.{name}:{i}"),
+                    false => format!("call{i:05}"),
+                };
+                json!({"id": id, "type": "function",
                        "function": {"name": name, "arguments": args}})
             })
             .collect();

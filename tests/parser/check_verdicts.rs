@@ -219,3 +219,32 @@ fn a_template_that_refuses_every_probe_is_not_called_working() {
     );
     assert_ne!(report.verdict, Verdict::Works);
 }
+
+/// A template that writes each call's id where its name goes (Kimi-K2.5's
+/// shape: `<|tool_call_begin|>{{ tool_call['id'] }}<|tool_call_argument_begin|>`)
+/// is probed with ids that name the function (`functions.get_weather:0`),
+/// as its analysis found; with `call00000` ids no call probe wrote its
+/// calls and `check` called the template working on its no-call probes
+/// alone.
+#[test]
+fn a_template_that_writes_ids_for_names_is_probed_with_named_ids() {
+    let source = concat!(
+        "{%- if tools -%}<|system|>{{ tools | tojson }}<|im_end|>{%- endif -%}",
+        "{%- for m in messages -%}<|{{ m.role }}|>{{ m.content or '' }}",
+        "{%- if m.tool_calls -%}<|tool_calls_section_begin|>",
+        "{%- for c in m.tool_calls -%}<|tool_call_begin|>{{ c.id }}<|tool_call_argument_begin|>",
+        "{{ c.function.arguments | tojson }}<|tool_call_end|>{%- endfor -%}",
+        "<|tool_calls_section_end|>{%- endif -%}<|im_end|>",
+        "{%- endfor -%}{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}",
+    );
+    let template = ChatTemplate::new(source, &TemplateConfig::default()).unwrap();
+    let chat = Chat::new(template).unwrap();
+    let tools = chat.analysis().tools.as_ref().expect("calls");
+    assert!(tools.input.named_ids, "{tools:?}");
+    let report = chat.check();
+    let one_call = default_probe(&report, "one-call");
+    assert_eq!(one_call.skipped, None, "{one_call:?}");
+    assert_eq!(one_call.parse_error, None, "{one_call:?}");
+    assert!(one_call.stream_failures.is_empty(), "{one_call:?}");
+    assert_eq!(report.verdict, Verdict::Works, "{:?}", report.warnings);
+}
