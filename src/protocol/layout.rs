@@ -10,7 +10,9 @@
 //!
 //! A JSON call object is written with the separators templates render
 //! (`tojson`: `", "` and `": "`) and its keys in the template's order (an
-//! id the template writes first stays first).
+//! id the template writes first stays first), with the members every call
+//! writes the same (`"type": "function"`, [`ToolFormat::json_constants`])
+//! in their rendered places.
 //!
 //! A JSON id member is a [`Segment::Optional`] group: the parser reads a
 //! call without it. Readers that cannot say "optional" take
