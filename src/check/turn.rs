@@ -113,26 +113,30 @@ pub fn assistant_message(analysis: &Analysis, turn: &Turn) -> Value {
         // OpenAI's field; `template_messages` moves it where the template reads it.
         message["reasoning_content"] = Value::String(turn.reasoning.clone());
     }
-    let named_ids = analysis.tools.as_ref().is_some_and(|t| t.input.named_ids);
     if !turn.calls.is_empty() {
         let calls: Vec<Value> = turn
             .calls
             .iter()
             .enumerate()
             .map(|(i, (name, args))| {
-                // Ids as the template wants them: where it writes the id in
-                // the name's place, ids that name the function.
-                let id = match named_ids {
-                    true => format!("functions.{name}:{i}"),
-                    false => format!("call{i:05}"),
-                };
-                json!({"id": id, "type": "function",
+                json!({"id": call_id(analysis, name, i), "type": "function",
                        "function": {"name": name, "arguments": args}})
             })
             .collect();
         message["tool_calls"] = Value::Array(calls);
     }
     message
+}
+
+/// The id of a turn's call `index` (of function `name`) as the template
+/// wants it: `call00000`, or where the template writes the id in the
+/// name's place ([`ToolInput::named_ids`](crate::analysis::ToolInput)),
+/// an id that names the function, `functions.get_weather:0`.
+pub fn call_id(analysis: &Analysis, name: &str, index: usize) -> String {
+    match analysis.tools.as_ref().is_some_and(|t| t.input.named_ids) {
+        true => format!("functions.{name}:{index}"),
+        false => format!("call{index:05}"),
+    }
 }
 
 /// Renders `turn` after one user message, with `thinking` as the request's

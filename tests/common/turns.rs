@@ -73,7 +73,7 @@ pub fn engine_tools() -> Vec<Value> {
 /// reads it (its own field, or a thinking content part), as `check` sends it.
 #[allow(unused_imports)] // Each test uses the part it needs.
 pub use chat_autoparser::check::turn::{
-    render_message, render_turn, RenderedTurn as Rendered, Turn,
+    call_id, render_message, render_turn, RenderedTurn as Rendered, Turn,
 };
 
 /// Both thinking switches templates read, on or off: `reasoning_effort`

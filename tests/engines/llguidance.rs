@@ -110,7 +110,7 @@ fn turn(analysis: &Analysis, content: &str, reasoning: &str, calls: &[(&str, Val
     let calls: Vec<Value> = calls
         .iter()
         .enumerate()
-        .map(|(i, (name, args))| json!({"id": format!("call{i:05}"), "type": "function", "function": {"name": name, "arguments": args.to_string()}}))
+        .map(|(i, (name, args))| json!({"id": turns::call_id(analysis, name, i), "type": "function", "function": {"name": name, "arguments": args.to_string()}}))
         .collect();
     turn["tool_calls"] = Value::Array(calls);
     turn

@@ -255,7 +255,7 @@ fn render(t: &Template, case: &Case, thinking: bool) -> Option<(String, String, 
         .enumerate()
         .map(|(i, (name, args))| {
             let arguments = if format.input.object_arguments { args.clone() } else { Value::String(args.to_string()) };
-            json!({"id": format!("call{i:05}"), "type": "function", "function": {"name": name, "arguments": arguments}})
+            json!({"id": turns::call_id(&t.analysis, name, i), "type": "function", "function": {"name": name, "arguments": arguments}})
         })
         .collect();
     let mut turn = json!({"role": "assistant", "tool_calls": calls});

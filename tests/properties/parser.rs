@@ -166,7 +166,7 @@ fn fixture(name: &'static str) -> Fixture {
     });
 
     let call = |i: usize, name: &str, args: Value| {
-        json!({"id": format!("call{i:05}"), "type": "function",
+        json!({"id": chat_autoparser::check::turn::call_id(&analysis, name, i), "type": "function",
                "function": {"name": name, "arguments": args.to_string()}})
     };
     let weather =
