@@ -847,9 +847,30 @@ fn template_file(stem: &str, source: &str) -> PathBuf {
     path
 }
 
+/// Calls with neither a section marker nor a list, strings bare, joined by
+/// `, ` and ended by the turn's own token (vLLM's Llama-4 pythonic shape:
+/// `get_weather(city=Paris, days=3)<|eom|>`).
+const BARE_CALLS: &str = r#"
+{%- for m in messages -%}
+{{- '<|' + m.role + '|>\n' -}}
+{%- if m.tool_calls -%}
+{%- for c in m.tool_calls -%}
+{{- c.function.name + '(' -}}
+{%- for k, v in c.function.arguments.items() -%}
+{{- k + '=' + ('%s' | format(v)) -}}{{- ', ' if not loop.last -}}
+{%- endfor -%}
+{{- ')' -}}{{- ', ' if not loop.last -}}
+{%- endfor -%}
+{{- '<|eom|>' -}}
+{%- else -%}{{- m.content -}}{{- '<|end|>\n' -}}{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|assistant|>\n' -}}{%- endif -%}
+"#;
+
 /// Python calls that `python-call-list` cannot read (one per line with no
-/// list; strings printed bare) are read one region each, as our parser
-/// reads them; before, the export left the tool_calls field out.
+/// list; strings printed bare; calls with no marker or list at all, which
+/// open the output) are read one region each, as our parser reads them;
+/// before, the export left the tool_calls field out.
 #[test]
 fn python_calls_without_a_literal_list_are_read() {
     let cases = [
@@ -863,6 +884,11 @@ fn python_calls_without_a_literal_list_are_read() {
             template_file("bare", BARE_STRING_LIST),
             "[get_weather(city=Paris, days=3), get_weather(city=New York, days=1)]",
             "New York",
+        ),
+        (
+            template_file("markerless", BARE_CALLS),
+            "get_weather(city=Paris, days=3), get_weather(city=Oslo, days=1)<|eom|>",
+            "Oslo",
         ),
     ];
     let weather = |city: &str, days: u32| {

@@ -95,7 +95,7 @@ pub(super) fn tool_calls(
 fn one_section(section: &Section, names: &Names, warnings: &mut Vec<String>) -> Option<Calls> {
     let call = call_of(section)?;
     if is_python(&call) {
-        return python_calls(section, &call, names.tools, warnings);
+        return python_calls(section, &call, names.tools);
     }
     whole_json_call(section, &call)
         .or_else(|| Some(laid_out_calls(section, &call, names, warnings)))
@@ -351,29 +351,32 @@ fn path_to(value: &Value, marker: &str) -> Option<Vec<String>> {
 /// none, from the bracket of a known name's call to the end) is one
 /// region, read by `python-call-list`. Strings written raw or bare, and
 /// calls with no list around them (one per line between the section
-/// markers), need one region per call instead (`per_call_regions`).
-fn python_calls(
-    section: &Section,
-    call: &Call,
-    names: &[&str],
-    warnings: &mut Vec<String>,
-) -> Option<Calls> {
+/// markers, or opening the output where there is no marker), need one
+/// region per call instead (`per_call_regions`).
+fn python_calls(section: &Section, call: &Call, names: &[&str]) -> Option<Calls> {
     let (start, end) = (section.start.trim_end(), section.end.trim_start());
     let Some((start, end)) = start.strip_suffix('[').zip(end.strip_prefix(']')) else {
-        if is_blank(start) {
-            warnings.push("response_template: Python calls with neither a section marker nor a bracketed list are not expressible; no tool_calls field".into());
-            return None;
-        }
-        let around = Around {
-            start: format!(r"{}\s*", flex(start)),
-            separator: r"\s*,?\s*".into(),
-            end: format!(r"\s*{}", flex(end)),
+        // With no section marker the calls open the output, as the parser
+        // reads them (`get_weather(city=Paris)<|eom|>`): the region opens
+        // at the text's start, the section's end optional after them.
+        let around = match is_blank(start) {
+            true => Around {
+                start: r"\A\s*".into(),
+                separator: r"\s*,\s*".into(),
+                end: format!(r"\s*(?:{})?\s*\Z", flex(end)),
+            },
+            false => Around {
+                start: format!(r"{}\s*", flex(start)),
+                separator: r"\s*,?\s*".into(),
+                end: format!(r"\s*{}", flex(end)),
+            },
+        };
+        let lookahead = match is_blank(start) {
+            true => format!(r"\A\s*{}\(", name_group(names, false, false, false)),
+            false => flex(start),
         };
         let field = per_call_regions(&around, names);
-        return Some(Calls {
-            field,
-            lookahead: flex(start),
-        });
+        return Some(Calls { field, lookahead });
     };
     if call
         .arguments
