@@ -818,13 +818,13 @@ const LISTLESS_CALLS: &str = r#"
 {%- endfor -%}
 {%- if add_generation_prompt -%}{{- '<|assistant|>\n' -}}{%- endif -%}"#;
 
-/// The same calls in a bracketed list with no section marker, strings
-/// printed bare as `str()` prints them (vLLM's Llama-3.2 pythonic style).
-const BARE_STRING_LIST: &str = r#"
+/// Calls with strings printed bare as `str()` prints them, joined by `, `
+/// between `[OPEN]` and `[CLOSE]` (see [`bare_string_calls`]).
+const BARE_STRING_CALLS: &str = r#"
 {%- for m in messages -%}
 {{- '<|' + m.role + '|>\n' -}}
 {%- if m.tool_calls -%}
-{{- '[' -}}
+{{- '[OPEN]' -}}
 {%- for c in m.tool_calls -%}
 {{- c.function.name + '(' -}}
 {%- for k, v in c.function.arguments.items() -%}
@@ -832,11 +832,21 @@ const BARE_STRING_LIST: &str = r#"
 {%- endfor -%}
 {{- ')' -}}{{- ', ' if not loop.last -}}
 {%- endfor -%}
-{{- ']' -}}
+{{- '[CLOSE]' -}}
 {%- else -%}{{- m.content -}}{%- endif -%}
 {{- '<|end|>\n' -}}
 {%- endfor -%}
 {%- if add_generation_prompt -%}{{- '<|assistant|>\n' -}}{%- endif -%}"#;
+
+/// [`BARE_STRING_CALLS`] between `open` and `close`: a bracketed list with
+/// no section marker (vLLM's Llama-3.2 pythonic style), or no list nor
+/// marker at all, ended by a token of the call turn's own (vLLM's Llama-4
+/// pythonic shape: `get_weather(city=Paris, days=3)<|eom|>`).
+fn bare_string_calls(open: &str, close: &str) -> String {
+    BARE_STRING_CALLS
+        .replace("[OPEN]", open)
+        .replace("[CLOSE]", close)
+}
 
 /// `source` written to a file of its own for [`both_parses`].
 fn template_file(stem: &str, source: &str) -> PathBuf {
@@ -846,26 +856,6 @@ fn template_file(stem: &str, source: &str) -> PathBuf {
     std::fs::write(&path, source).unwrap();
     path
 }
-
-/// Calls with neither a section marker nor a list, strings bare, joined by
-/// `, ` and ended by the turn's own token (vLLM's Llama-4 pythonic shape:
-/// `get_weather(city=Paris, days=3)<|eom|>`).
-const BARE_CALLS: &str = r#"
-{%- for m in messages -%}
-{{- '<|' + m.role + '|>\n' -}}
-{%- if m.tool_calls -%}
-{%- for c in m.tool_calls -%}
-{{- c.function.name + '(' -}}
-{%- for k, v in c.function.arguments.items() -%}
-{{- k + '=' + ('%s' | format(v)) -}}{{- ', ' if not loop.last -}}
-{%- endfor -%}
-{{- ')' -}}{{- ', ' if not loop.last -}}
-{%- endfor -%}
-{{- '<|eom|>' -}}
-{%- else -%}{{- m.content -}}{{- '<|end|>\n' -}}{%- endif -%}
-{%- endfor -%}
-{%- if add_generation_prompt -%}{{- '<|assistant|>\n' -}}{%- endif -%}
-"#;
 
 /// Python calls that `python-call-list` cannot read (one per line with no
 /// list; strings printed bare; calls with no marker or list at all, which
@@ -881,12 +871,12 @@ fn python_calls_without_a_literal_list_are_read() {
             "Tokyo",
         ),
         (
-            template_file("bare", BARE_STRING_LIST),
+            template_file("bare", &bare_string_calls("[", "]")),
             "[get_weather(city=Paris, days=3), get_weather(city=New York, days=1)]",
             "New York",
         ),
         (
-            template_file("markerless", BARE_CALLS),
+            template_file("markerless", &bare_string_calls("", "<|eom|>")),
             "get_weather(city=Paris, days=3), get_weather(city=Oslo, days=1)<|eom|>",
             "Oslo",
         ),
