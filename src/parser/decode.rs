@@ -1367,9 +1367,6 @@ impl Edges {
     }
 }
 
-/// The text of a quoted string as a call object writes one: JSON's, or a
-/// Python literal's (`'get_weather'`, a call object written as a dict);
-/// `None` for any other text.
 /// The function a name addresses: without OpenAI's namespace and a call
 /// counter after it (`functions.get_weather:0` → `get_weather`).
 fn addressed_function(name: &str) -> &str {
@@ -1384,6 +1381,9 @@ fn addressed_function(name: &str) -> &str {
     }
 }
 
+/// The text of a quoted string as a call object writes one: JSON's, or a
+/// Python literal's (`'get_weather'`, a call object written as a dict);
+/// `None` for any other text.
 fn decode_quoted(raw: &str) -> Option<String> {
     if let Some(plain) = plain_json_string(raw) {
         return Some(plain.to_string());

@@ -95,7 +95,7 @@ pub(super) fn tool_calls(
 fn one_section(section: &Section, names: &Names, warnings: &mut Vec<String>) -> Option<Calls> {
     let call = call_of(section)?;
     if is_python(&call) {
-        return python_calls(section, &call, names.tools);
+        return Some(python_calls(section, &call, names.tools));
     }
     whole_json_call(section, &call)
         .or_else(|| Some(laid_out_calls(section, &call, names, warnings)))
@@ -353,30 +353,32 @@ fn path_to(value: &Value, marker: &str) -> Option<Vec<String>> {
 /// calls with no list around them (one per line between the section
 /// markers, or opening the output where there is no marker), need one
 /// region per call instead (`per_call_regions`).
-fn python_calls(section: &Section, call: &Call, names: &[&str]) -> Option<Calls> {
+fn python_calls(section: &Section, call: &Call, names: &[&str]) -> Calls {
     let (start, end) = (section.start.trim_end(), section.end.trim_start());
     let Some((start, end)) = start.strip_suffix('[').zip(end.strip_prefix(']')) else {
         // With no section marker the calls open the output, as the parser
         // reads them (`get_weather(city=Paris)<|eom|>`): the region opens
         // at the text's start, the section's end optional after them.
-        let around = match is_blank(start) {
-            true => Around {
-                start: r"\A\s*".into(),
-                separator: r"\s*,\s*".into(),
-                end: format!(r"\s*(?:{})?\s*\Z", flex(end)),
-            },
-            false => Around {
-                start: format!(r"{}\s*", flex(start)),
-                separator: r"\s*,?\s*".into(),
-                end: format!(r"\s*{}", flex(end)),
-            },
-        };
-        let lookahead = match is_blank(start) {
-            true => format!(r"\A\s*{}\(", name_group(names, false, false, false)),
-            false => flex(start),
+        let (around, lookahead) = match is_blank(start) {
+            true => (
+                Around {
+                    start: r"\A\s*".into(),
+                    separator: r"\s*,\s*".into(),
+                    end: format!(r"\s*(?:{})?\s*\Z", flex(end)),
+                },
+                format!(r"\A\s*{}\(", name_group(names, false, false, false)),
+            ),
+            false => (
+                Around {
+                    start: format!(r"{}\s*", flex(start)),
+                    separator: r"\s*,?\s*".into(),
+                    end: format!(r"\s*{}", flex(end)),
+                },
+                flex(start),
+            ),
         };
         let field = per_call_regions(&around, names);
-        return Some(Calls { field, lookahead });
+        return Calls { field, lookahead };
     };
     if call
         .arguments
@@ -388,10 +390,10 @@ fn python_calls(section: &Section, call: &Call, names: &[&str]) -> Option<Calls>
             end: format!(r"\s*\]\s*{}", flex(end.trim_start())),
         };
         let field = per_call_regions(&around, names);
-        return Some(Calls {
+        return Calls {
             field,
             lookahead: flex(start),
-        });
+        };
     }
     // With no section marker the list itself opens the region, where it
     // begins with a known name's call (`[search(`), as the parser reads it.
@@ -411,7 +413,7 @@ fn python_calls(section: &Section, call: &Call, names: &[&str]) -> Option<Calls>
     if !is_blank(end) {
         field["close_pattern"] = json!(format!(r"(?<=\])\s*{}", flex(end)));
     }
-    Some(Calls { field, lookahead })
+    Calls { field, lookahead }
 }
 
 /// The patterns around a section's Python calls: before the first, between
